@@ -1,0 +1,183 @@
+//! Reading and writing frames: size limit, UTF-8, JSON, the message envelope.
+//!
+//! The happy path is one pass of serde_json over the bytes into the typed envelope. Only when
+//! that fails is the frame looked at again, to tell the caller precisely what was wrong:
+//! bad UTF-8, bad JSON, a wrong type at a JSON path, or no message key at all.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::client::{ClientMessage, ClientMessageKind};
+use crate::error::DecodeError;
+use crate::server::ServerMessage;
+
+/// The default largest frame accepted: 16 MiB.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// Limits applied when reading frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeLimits {
+    /// Frames larger than this are refused before any parsing.
+    pub max_frame_bytes: usize,
+}
+
+impl Default for DecodeLimits {
+    fn default() -> Self {
+        DecodeLimits {
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+        }
+    }
+}
+
+/// Reads a server frame (text or the bytes of a binary frame), with the default limits.
+///
+/// ```
+/// let frame = br#"{"serverContent":{"turnComplete":true},"usageMetadata":{"totalTokenCount":15}}"#;
+/// let message = reel_protocol::decode_server(frame).unwrap();
+/// assert_eq!(message.server_content.unwrap().turn_complete, Some(true));
+/// assert_eq!(message.usage_metadata.unwrap().total_token_count, Some(15));
+/// ```
+pub fn decode_server(frame: &[u8]) -> Result<ServerMessage, DecodeError> {
+    decode_server_with(frame, DecodeLimits::default())
+}
+
+/// Reads a server frame with the given limits.
+pub fn decode_server_with(
+    frame: &[u8],
+    limits: DecodeLimits,
+) -> Result<ServerMessage, DecodeError> {
+    let message: ServerMessage = decode_object(frame, limits)?;
+    let known = message.setup_complete.is_some()
+        || message.server_content.is_some()
+        || message.tool_call.is_some()
+        || message.tool_call_cancellation.is_some()
+        || message.go_away.is_some()
+        || message.session_resumption_update.is_some()
+        || message.usage_metadata.is_some()
+        || message.voice_activity.is_some()
+        || message.voice_activity_detection_signal.is_some();
+    if !known {
+        return Err(DecodeError::NoKnownKey {
+            found: message.extra.keys().cloned().collect(),
+            expected: ServerMessage::FIELDS,
+        });
+    }
+    Ok(message)
+}
+
+/// Reads a client frame (either key casing), with the default limits. The frame must carry
+/// exactly one message.
+///
+/// ```
+/// let frame = br#"{"client_content":{"turns":[{"role":"user","parts":[{"text":"Hi"}]}],"turn_complete":true}}"#;
+/// let message = reel_protocol::decode_client(frame).unwrap();
+/// assert_eq!(message.kind(), Some(reel_protocol::ClientMessageKind::ClientContent));
+/// ```
+pub fn decode_client(frame: &[u8]) -> Result<ClientMessage, DecodeError> {
+    decode_client_with(frame, DecodeLimits::default())
+}
+
+/// Reads a client frame with the given limits.
+pub fn decode_client_with(
+    frame: &[u8],
+    limits: DecodeLimits,
+) -> Result<ClientMessage, DecodeError> {
+    let message: ClientMessage = decode_object(frame, limits)?;
+    let kinds = message.kinds();
+    match kinds.len() {
+        1 => Ok(message),
+        0 => Err(DecodeError::NoKnownKey {
+            found: message.extra.keys().cloned().collect(),
+            expected: ClientMessage::FIELDS,
+        }),
+        _ => Err(DecodeError::SeveralMessages {
+            found: kinds.into_iter().map(ClientMessageKind::as_str).collect(),
+        }),
+    }
+}
+
+/// Writes any wire value as compact JSON (lowerCamelCase keys, known fields in declaration
+/// order, then unknown ones by key).
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    // Serializing these types into a Vec cannot fail: every map key is a string and no
+    // Serialize impl in this crate returns an error, so an error here is unreachable.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// Parses `frame` into `T`, turning any failure into the precise [`DecodeError`].
+fn decode_object<T: DeserializeOwned>(
+    frame: &[u8],
+    limits: DecodeLimits,
+) -> Result<T, DecodeError> {
+    if frame.len() > limits.max_frame_bytes {
+        return Err(DecodeError::TooLarge {
+            size: frame.len(),
+            limit: limits.max_frame_bytes,
+        });
+    }
+    if frame.iter().all(u8::is_ascii_whitespace) {
+        return Err(DecodeError::Empty);
+    }
+    match serde_json::from_slice::<T>(frame) {
+        Ok(value) => Ok(value),
+        Err(error) => Err(diagnose::<T>(frame, error)),
+    }
+}
+
+/// Works out what was wrong with a frame that did not parse.
+fn diagnose<T: DeserializeOwned>(frame: &[u8], error: serde_json::Error) -> DecodeError {
+    if let Err(utf8) = std::str::from_utf8(frame) {
+        return DecodeError::InvalidUtf8 {
+            offset: utf8.valid_up_to(),
+        };
+    }
+    if error.is_syntax() || error.is_eof() {
+        return DecodeError::InvalidJson {
+            line: error.line(),
+            column: error.column(),
+            message: strip_position(&error),
+        };
+    }
+    // Well-formed JSON of the wrong shape. Is it an object at all?
+    match serde_json::from_slice::<serde_json::Value>(frame) {
+        Ok(serde_json::Value::Object(_)) | Err(_) => {}
+        Ok(other) => {
+            return DecodeError::NotAnObject {
+                found: json_kind(&other),
+            };
+        }
+    }
+    // Parse again, tracking the path, to say which field was wrong.
+    let mut deserializer = serde_json::Deserializer::from_slice(frame);
+    match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
+        Err(tracked) => DecodeError::InvalidField {
+            path: tracked.path().to_string(),
+            message: strip_position(tracked.inner()),
+        },
+        // Unreachable in practice (the first parse failed); report the first error as is.
+        Ok(_) => DecodeError::InvalidField {
+            path: ".".into(),
+            message: strip_position(&error),
+        },
+    }
+}
+
+/// serde_json's message without its " at line L column C" suffix (reported separately).
+fn strip_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}

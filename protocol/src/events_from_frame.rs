@@ -1,0 +1,318 @@
+//! Turning server frames into [`SessionEvent`]s.
+//!
+//! A frame can carry several things at once, and every one of them becomes an event, in
+//! this order (the order the application needs to act on them):
+//!
+//! 1. `setupComplete` → [`SessionEvent::Connected`]
+//! 2. `voiceActivity` / `voiceActivityDetectionSignal` → voice activity start or end
+//! 3. `toolCallCancellation` → [`SessionEvent::ToolCallCancelled`] (before anything that
+//!    might start new work)
+//! 4. `serverContent`, field by field:
+//!    1. `interrupted` → [`SessionEvent::Interrupted`] first, so playback stops before any
+//!       audio of the same frame is considered
+//!    2. `inputTranscription` → a partial [`SessionEvent::InputTranscription`], then
+//!       `interimInputTranscription` → [`SessionEvent::InterimInputTranscription`]
+//!    3. `modelTurn.parts`, in order → text deltas, thoughts, audio, media, files, code,
+//!       code results; a part of unknown kind (or a function call or response part, which
+//!       Live never sends there) → [`SessionEvent::Unrecognized`]
+//!    4. `outputTranscription` → a partial [`SessionEvent::OutputTranscription`]
+//!    5. `groundingMetadata`, `urlContextMetadata`
+//!    6. `generationComplete` → [`SessionEvent::GenerationComplete`]
+//!    7. `turnComplete` → the final input transcription, the final output transcription and
+//!       [`SessionEvent::TextComplete`] (each only if the turn had any), then
+//!       [`SessionEvent::TurnComplete`]
+//!    8. `interactionStatus` → [`SessionEvent::InteractionStatus`]
+//!    9. unknown `serverContent` fields → [`SessionEvent::Unrecognized`]
+//! 5. `toolCall` → [`SessionEvent::ToolCall`]
+//! 6. `sessionResumptionUpdate` → [`SessionEvent::SessionResumeUpdate`]
+//! 7. `goAway` → [`SessionEvent::GoAway`]
+//! 8. `usageMetadata` → [`SessionEvent::Usage`]
+//! 9. unknown top-level keys → [`SessionEvent::Unrecognized`]
+//!
+//! Transcriptions arrive as chunks. Each chunk is reported as it comes (`is_final: false`);
+//! the whole text is reported once with `is_final: true` when the server marks it
+//! `finished`, or else at turn complete. An interruption drops the output transcription and
+//! answer text gathered so far without a final: the model never finished saying them.
+
+use crate::content::{Part, PartKind};
+use crate::event::{ResumeInfo, SessionEvent};
+use crate::server::{
+    ServerContent, ServerMessage, Transcription, VadSignalType, VoiceActivityType,
+};
+
+/// Turns server frames into events, keeping what spans frames: the answer text and the
+/// transcriptions of the current turn.
+#[derive(Debug, Clone, Default)]
+pub struct EventDecoder {
+    text: String,
+    input_transcript: Transcript,
+    output_transcript: Transcript,
+}
+
+/// A transcription being gathered over a turn.
+#[derive(Debug, Clone, Default)]
+struct Transcript {
+    text: String,
+    /// Chunks have arrived since the last final.
+    open: bool,
+}
+
+impl Transcript {
+    /// Adds a chunk; returns the partial event's text and, if finished, the final text.
+    fn push(&mut self, chunk: Transcription) -> (Option<String>, Option<String>) {
+        let partial = chunk.text.filter(|t| !t.is_empty());
+        if let Some(text) = &partial {
+            self.text.push_str(text);
+            self.open = true;
+        }
+        let last = if chunk.finished == Some(true) {
+            self.finish()
+        } else {
+            None
+        };
+        (partial, last)
+    }
+
+    /// The whole transcription, if any chunk arrived since the last final.
+    fn finish(&mut self) -> Option<String> {
+        let open = std::mem::take(&mut self.open);
+        let text = std::mem::take(&mut self.text);
+        open.then_some(text)
+    }
+
+    fn discard(&mut self) {
+        self.text.clear();
+        self.open = false;
+    }
+}
+
+impl EventDecoder {
+    /// A decoder at the start of a session.
+    pub fn new() -> Self {
+        EventDecoder::default()
+    }
+
+    /// Appends the events of one frame to `out`, in the documented order.
+    ///
+    /// ```
+    /// use reel_protocol::{decode_server, EventDecoder, SessionEvent};
+    /// let frame = br#"{"serverContent":{"interrupted":true,"outputTranscription":{"text":"Hi"}},
+    ///                  "usageMetadata":{"totalTokenCount":15}}"#;
+    /// let mut events = Vec::new();
+    /// EventDecoder::new().decode(decode_server(frame).unwrap(), &mut events);
+    /// let kinds: Vec<_> = events.iter().map(SessionEvent::kind).collect();
+    /// assert_eq!(kinds, ["interrupted", "output_transcription", "usage"]);
+    /// ```
+    pub fn decode(&mut self, message: ServerMessage, out: &mut Vec<SessionEvent>) {
+        let ServerMessage {
+            setup_complete,
+            server_content,
+            tool_call,
+            tool_call_cancellation,
+            go_away,
+            session_resumption_update,
+            usage_metadata,
+            voice_activity,
+            voice_activity_detection_signal,
+            extra,
+        } = message;
+
+        if let Some(setup) = setup_complete {
+            out.push(SessionEvent::Connected {
+                session_id: setup.session_id,
+            });
+        }
+        if let Some(activity) = voice_activity {
+            match activity.voice_activity_type {
+                Some(VoiceActivityType::ActivityStart) => {
+                    out.push(SessionEvent::VoiceActivityStart)
+                }
+                Some(VoiceActivityType::ActivityEnd) => out.push(SessionEvent::VoiceActivityEnd),
+                _ => {}
+            }
+        }
+        if let Some(signal) = voice_activity_detection_signal {
+            match signal.vad_signal_type {
+                Some(VadSignalType::StartOfSpeech) => out.push(SessionEvent::VoiceActivityStart),
+                Some(VadSignalType::EndOfSpeech) => out.push(SessionEvent::VoiceActivityEnd),
+                _ => {}
+            }
+        }
+        if let Some(cancellation) = tool_call_cancellation {
+            out.push(SessionEvent::ToolCallCancelled(
+                cancellation.ids.unwrap_or_default(),
+            ));
+        }
+        if let Some(content) = server_content {
+            self.decode_content(content, out);
+        }
+        if let Some(call) = tool_call {
+            out.push(SessionEvent::ToolCall(
+                call.function_calls.unwrap_or_default(),
+            ));
+        }
+        if let Some(update) = session_resumption_update {
+            out.push(SessionEvent::SessionResumeUpdate(ResumeInfo {
+                handle: update.new_handle.filter(|h| !h.is_empty()),
+                resumable: update.resumable.unwrap_or(false),
+                last_consumed_index: update.last_consumed_client_message_index.map(|i| i.0),
+            }));
+        }
+        if let Some(go_away) = go_away {
+            out.push(SessionEvent::GoAway {
+                time_left: go_away.time_left.map(|d| d.0),
+            });
+        }
+        if let Some(usage) = usage_metadata {
+            out.push(SessionEvent::Usage(usage));
+        }
+        for (key, value) in extra {
+            out.push(SessionEvent::Unrecognized { path: key, value });
+        }
+    }
+
+    fn decode_content(&mut self, content: ServerContent, out: &mut Vec<SessionEvent>) {
+        let ServerContent {
+            model_turn,
+            turn_complete,
+            generation_complete,
+            interrupted,
+            input_transcription,
+            output_transcription,
+            grounding_metadata,
+            url_context_metadata,
+            turn_complete_reason,
+            waiting_for_input,
+            interim_input_transcription,
+            interaction_status,
+            extra,
+        } = content;
+
+        if interrupted == Some(true) {
+            self.text.clear();
+            self.output_transcript.discard();
+            out.push(SessionEvent::Interrupted);
+        }
+        if let Some(chunk) = input_transcription {
+            let (partial, last) = self.input_transcript.push(chunk);
+            push_transcript(out, partial, last, |text, is_final| {
+                SessionEvent::InputTranscription { text, is_final }
+            });
+        }
+        if let Some(interim) = interim_input_transcription.and_then(|t| t.text) {
+            out.push(SessionEvent::InterimInputTranscription(interim));
+        }
+        if let Some(turn) = model_turn {
+            for (index, part) in turn.parts.unwrap_or_default().into_iter().enumerate() {
+                self.decode_part(index, part, out);
+            }
+        }
+        if let Some(chunk) = output_transcription {
+            let (partial, last) = self.output_transcript.push(chunk);
+            push_transcript(out, partial, last, |text, is_final| {
+                SessionEvent::OutputTranscription { text, is_final }
+            });
+        }
+        if let Some(grounding) = grounding_metadata {
+            out.push(SessionEvent::Grounding(grounding));
+        }
+        if let Some(url_context) = url_context_metadata {
+            out.push(SessionEvent::UrlContext(url_context));
+        }
+        if generation_complete == Some(true) {
+            out.push(SessionEvent::GenerationComplete);
+        }
+        if turn_complete == Some(true) {
+            if let Some(text) = self.input_transcript.finish() {
+                out.push(SessionEvent::InputTranscription {
+                    text,
+                    is_final: true,
+                });
+            }
+            if let Some(text) = self.output_transcript.finish() {
+                out.push(SessionEvent::OutputTranscription {
+                    text,
+                    is_final: true,
+                });
+            }
+            if !self.text.is_empty() {
+                out.push(SessionEvent::TextComplete(std::mem::take(&mut self.text)));
+            }
+            out.push(SessionEvent::TurnComplete {
+                reason: turn_complete_reason,
+                waiting_for_input: waiting_for_input.unwrap_or(false),
+            });
+        }
+        if let Some(status) = interaction_status {
+            out.push(SessionEvent::InteractionStatus(status));
+        }
+        for (key, value) in extra {
+            out.push(SessionEvent::Unrecognized {
+                path: format!("serverContent.{key}"),
+                value,
+            });
+        }
+    }
+
+    fn decode_part(&mut self, index: usize, part: Part, out: &mut Vec<SessionEvent>) {
+        // Classify by reference first, then move the data out: no copies of text or audio.
+        let event = match part.kind() {
+            PartKind::Text(_) => {
+                let text = part.text.unwrap_or_default();
+                self.text.push_str(&text);
+                SessionEvent::TextDelta(text)
+            }
+            PartKind::Thought(_) => SessionEvent::Thought(part.text.unwrap_or_default()),
+            PartKind::InlineData(_) => {
+                let blob = part.inline_data.unwrap_or_default();
+                let mime_type = blob.mime_type.unwrap_or_default();
+                let data = blob.data.map(|d| d.0).unwrap_or_default();
+                if mime_type.starts_with("audio/") {
+                    SessionEvent::AudioData(data)
+                } else {
+                    SessionEvent::Media { mime_type, data }
+                }
+            }
+            PartKind::FileData(_) => SessionEvent::File(part.file_data.unwrap_or_default()),
+            PartKind::ExecutableCode(_) => {
+                SessionEvent::ExecutableCode(part.executable_code.unwrap_or_default())
+            }
+            PartKind::CodeExecutionResult(_) => {
+                SessionEvent::CodeExecutionResult(part.code_execution_result.unwrap_or_default())
+            }
+            // Live delivers calls in `toolCall`, never as parts; a call part is reported, not
+            // dispatched, so a server that sent both could not make a tool run twice.
+            PartKind::FunctionCall(_) | PartKind::FunctionResponse(_) | PartKind::Unknown(_) => {
+                SessionEvent::Unrecognized {
+                    path: format!("serverContent.modelTurn.parts[{index}]"),
+                    // Infallible: wire types serialize to a Value without error.
+                    value: serde_json::to_value(&part).unwrap_or_default(),
+                }
+            }
+        };
+        out.push(event);
+    }
+}
+
+fn push_transcript(
+    out: &mut Vec<SessionEvent>,
+    partial: Option<String>,
+    last: Option<String>,
+    make: impl Fn(String, bool) -> SessionEvent,
+) {
+    if let Some(text) = partial {
+        out.push(make(text, false));
+    }
+    if let Some(text) = last {
+        out.push(make(text, true));
+    }
+}
+
+/// The events of one frame on its own, with no turn context: text and transcriptions of
+/// earlier frames are not known, so a final is only reported for what this frame holds.
+/// A session uses one [`EventDecoder`] for all of its frames instead.
+pub fn events_from_frame(message: ServerMessage) -> Vec<SessionEvent> {
+    let mut out = Vec::new();
+    EventDecoder::new().decode(message, &mut out);
+    out
+}

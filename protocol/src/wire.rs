@@ -1,0 +1,223 @@
+//! The two macros every wire type is written with, and the pieces they share.
+//!
+//! The Live protocol is protobuf rendered as JSON, so every field is optional, names arrive in
+//! lowerCamelCase *or* snake_case (the official Python SDK mixes both), and the server adds
+//! fields faster than any client learns them. Serde's derive covers the aliases but keeps
+//! unknown fields only through `#[serde(flatten)]`, which buffers the whole object and costs
+//! more than the frame budget allows. So every message struct is declared with
+//! [`wire_struct!`], which writes a direct map visitor: each key is matched against its two
+//! spellings, anything else lands in [`Extra`] verbatim, and encoding writes lowerCamelCase,
+//! then the extras. Decode → encode → decode therefore loses nothing.
+//!
+//! String enums are declared with [`wire_enum!`]: known values become variants, an unknown one
+//! is kept in `Other(String)`, so a value added to the API tomorrow still decodes.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+
+/// Fields of a message that this version of reel does not know, kept verbatim (ordered by
+/// key) and written back after the known fields when the message is encoded.
+pub type Extra = serde_json::Map<String, serde_json::Value>;
+
+/// A map key, borrowed from the input when it can be (no escapes), owned otherwise.
+///
+/// `Cow<str>`'s own `Deserialize` always allocates; this one does not, which matters when
+/// every frame has a handful of keys.
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        borrowed_str(deserializer, "a field name").map(Key)
+    }
+}
+
+/// Reads a string, borrowing it from the input when possible; `expecting` names what was
+/// wanted, for the error when something else is there.
+pub(crate) fn borrowed_str<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    expecting: &'static str,
+) -> Result<Cow<'de, str>, D::Error> {
+    struct StrVisitor(&'static str);
+    impl<'de> Visitor<'de> for StrVisitor {
+        type Value = Cow<'de, str>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(self.0)
+        }
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Borrowed(v))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Owned(v.to_owned()))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Cow<'de, str>, E> {
+            Ok(Cow::Owned(v))
+        }
+    }
+    deserializer.deserialize_str(StrVisitor(expecting))
+}
+
+/// Declares a protocol message: a struct whose fields are all `Option`s, plus `extra`.
+///
+/// ```text
+/// wire_struct! {
+///     /// Doc of the struct.
+///     pub struct Blob {
+///         /// Doc of the field.
+///         mime_type: String = "mimeType" | "mime_type",
+///         data: Base64Data = "data",
+///     }
+/// }
+/// ```
+///
+/// The first name is the one written; any further names are accepted when reading.
+/// A key given twice is an error (as in serde's derive); `null` reads as absent.
+macro_rules! wire_struct {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                $field:ident : $ty:ty = $wire:literal $(| $alias:literal)*,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct $name {
+            $(
+                $(#[$fmeta])*
+                pub $field: Option<$ty>,
+            )*
+            /// Fields this version of reel does not know, kept so that nothing is lost.
+            pub extra: $crate::wire::Extra,
+        }
+
+        impl $name {
+            /// The wire names (lowerCamelCase) of the fields this type knows.
+            pub const FIELDS: &'static [&'static str] = &[$($wire),*];
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = serializer.serialize_map(None)?;
+                $(
+                    if let Some(value) = &self.$field {
+                        map.serialize_entry($wire, value)?;
+                    }
+                )*
+                for (key, value) in &self.extra {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct MapVisitor;
+                impl<'de> serde::de::Visitor<'de> for MapVisitor {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str(concat!("a JSON object (", stringify!($name), ")"))
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
+                        let mut out = $name::default();
+                        while let Some(key) = map.next_key::<$crate::wire::Key<'de>>()? {
+                            match key.0.as_ref() {
+                                $(
+                                    $wire $(| $alias)* => {
+                                        if out.$field.is_some() {
+                                            return Err(serde::de::Error::duplicate_field($wire));
+                                        }
+                                        out.$field = map.next_value::<Option<$ty>>()?;
+                                    }
+                                )*
+                                _ => {
+                                    let value = map.next_value::<serde_json::Value>()?;
+                                    out.extra.insert(key.0.into_owned(), value);
+                                }
+                            }
+                        }
+                        Ok(out)
+                    }
+                }
+                deserializer.deserialize_map(MapVisitor)
+            }
+        }
+    };
+}
+
+/// Declares a protocol enum carried as a string, with an `Other` variant for values this
+/// version of reel does not know.
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident = $wire:literal,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $(
+                $(#[$vmeta])*
+                $variant,
+            )*
+            /// A value this version of reel does not know, kept verbatim.
+            Other(String),
+        }
+
+        impl $name {
+            /// The value as it is written on the wire.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( $name::$variant => $wire, )*
+                    $name::Other(other) => other,
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = std::convert::Infallible;
+            fn from_str(value: &str) -> Result<Self, Self::Err> {
+                Ok(match value {
+                    $( $wire => $name::$variant, )*
+                    other => $name::Other(other.to_owned()),
+                })
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = $crate::wire::borrowed_str(
+                    deserializer,
+                    concat!("a string (", stringify!($name), ")"),
+                )?;
+                Ok(match value.as_ref() {
+                    $( $wire => $name::$variant, )*
+                    _ => $name::Other(value.into_owned()),
+                })
+            }
+        }
+    };
+}
+
+pub(crate) use {wire_enum, wire_struct};
