@@ -4,6 +4,9 @@
 //! spine is record & replay. This crate re-exports the workspace's crates; see
 //! [`protocol`] for the wire protocol.
 
+// Library code never unwraps: a bad frame is an error value, never a panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub use reel_protocol as protocol;
 
 /// The names most programs need, in one import.

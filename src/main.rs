@@ -1,1 +1,23 @@
-fn main() {}
+//! The `reel` command line.
+//!
+//! Exit codes: 0 success, 1 the command's check failed (drift, a difference), 2 bad input
+//! (a missing file, a malformed frame or log).
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("reel: {error}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -28,6 +28,9 @@
 //! # Ok::<(), reel_protocol::DecodeError>(())
 //! ```
 
+// Library code never unwraps: a bad frame is an error value, never a panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod wire;
 
 mod client;

@@ -1,0 +1,82 @@
+//! `reel decode` on real files: exact output and exit codes.
+
+use std::process::Command;
+
+fn reel(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn decode_prints_every_event_and_reports_bad_lines() {
+    let dir = std::env::temp_dir().join(format!("reel-cli-decode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("frames.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"setupComplete\":{}}\n",
+            "{\"serverContent\":{\"modelTurn\":{\"parts\":[{\"text\":\"Hello!\"}]},\"turnComplete\":true}}\n",
+            "{\"toolCall\":{\"functionCalls\":[{\"id\":\"c1\",\"name\":\"get_weather\",\"args\":{\"city\":\"London\"}}]}}\n",
+            "{\"serverContent\":{\"turnComplete\":\"yes\"}}\n",
+        ),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let (code, stdout, stderr) = reel(&["decode", path]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stdout,
+        concat!(
+            "    1  connected              Connected { session_id: None }\n",
+            "    2  text                   \"Hello!\"\n",
+            "    2  text_complete          \"Hello!\"\n",
+            "    2  turn_complete          TurnComplete { reason: None, waiting_for_input: false }\n",
+            "    3  tool_call              get_weather({\"city\":\"London\"}) id=c1\n",
+        )
+    );
+    assert_eq!(
+        stderr,
+        format!(
+            "{path}:4: invalid field `serverContent.turnComplete`: invalid type: string \"yes\", expected a boolean\n"
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn decode_reads_client_frames_in_either_casing() {
+    let dir = std::env::temp_dir().join(format!("reel-cli-client-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("client.jsonl");
+    std::fs::write(
+        &path,
+        "{\"tool_response\": {\"function_responses\": [{\"id\": \"c1\", \"name\": \"f\", \"response\": {\"ok\": true}}]}}\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = reel(&["decode", "--client", "--json", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "{\"toolResponse\":{\"functionResponses\":[{\"id\":\"c1\",\"name\":\"f\",\"response\":{\"ok\":true}}]}}\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_missing_file_is_exit_2_with_a_clear_message() {
+    let (code, stdout, stderr) = reel(&["decode", "/nonexistent/frames.jsonl"]);
+    assert_eq!(code, 2);
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "reel: cannot read /nonexistent/frames.jsonl: No such file or directory (os error 2)\n"
+    );
+}
