@@ -1,0 +1,187 @@
+//! Application callbacks, by lane.
+//!
+//! Fast-lane callbacks are plain `Fn`s run synchronously in the fast lane: they must return
+//! quickly and never wait (push audio into a queue, update a UI). Control-lane callbacks are
+//! async and run in one of two modes: [`CallbackMode::Blocking`] (the control lane awaits
+//! it before handling the next event, so it sees events in order) or
+//! [`CallbackMode::Concurrent`] (spawned; the lane moves on at once).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use reel_protocol::{FunctionCall, FunctionResponse, SessionPhase, UsageMetadata};
+
+use crate::state::State;
+use crate::writer::SessionWriter;
+
+/// How a control-lane callback runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CallbackMode {
+    /// Awaited before the next event is handled (the default).
+    #[default]
+    Blocking,
+    /// Spawned as its own task; events keep flowing while it runs.
+    Concurrent,
+}
+
+type SyncFn<A> = Arc<dyn Fn(A) + Send + Sync>;
+/// A callback taking model audio.
+pub type AudioFn = Arc<dyn Fn(&Bytes) + Send + Sync>;
+/// A callback taking text.
+pub type TextFn = Arc<dyn Fn(&str) + Send + Sync>;
+/// A callback taking a transcription and whether it is final.
+pub type TranscriptFn = Arc<dyn Fn(&str, bool) + Send + Sync>;
+/// A callback taking token usage.
+pub type UsageFn = Arc<dyn Fn(&UsageMetadata) + Send + Sync>;
+/// `on_tool_call`: the calls and the state; `Some(responses)` answers them.
+pub type ToolCallFn = Arc<dyn Fn(Vec<FunctionCall>, State) -> ToolCallFuture + Send + Sync>;
+
+/// Callbacks run by the fast lane, synchronously.
+#[derive(Clone, Default)]
+pub struct FastCallbacks {
+    /// Model audio: PCM16LE mono 24 kHz.
+    pub on_audio: Option<AudioFn>,
+    /// A piece of answer text.
+    pub on_text: Option<TextFn>,
+    /// The whole answer text of a turn.
+    pub on_text_complete: Option<TextFn>,
+    /// Transcription of the user: text and whether it is final.
+    pub on_input_transcript: Option<TranscriptFn>,
+    /// Transcription of the model: text and whether it is final.
+    pub on_output_transcript: Option<TranscriptFn>,
+    /// A thought summary.
+    pub on_thought: Option<TextFn>,
+    /// The user started speaking.
+    pub on_vad_start: Option<SyncFn<()>>,
+    /// The user stopped speaking.
+    pub on_vad_end: Option<SyncFn<()>>,
+    /// The session phase changed.
+    pub on_phase: Option<SyncFn<SessionPhase>>,
+}
+
+impl fmt::Debug for FastCallbacks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FastCallbacks")
+            .field("on_audio", &self.on_audio.is_some())
+            .field("on_text", &self.on_text.is_some())
+            .field("on_text_complete", &self.on_text_complete.is_some())
+            .field("on_input_transcript", &self.on_input_transcript.is_some())
+            .field("on_output_transcript", &self.on_output_transcript.is_some())
+            .field("on_thought", &self.on_thought.is_some())
+            .field("on_vad_start", &self.on_vad_start.is_some())
+            .field("on_vad_end", &self.on_vad_end.is_some())
+            .field("on_phase", &self.on_phase.is_some())
+            .finish()
+    }
+}
+
+/// An async callback of the control lane and the mode it runs in.
+pub struct AsyncCallback<A> {
+    f: Arc<dyn Fn(A) -> BoxFuture<'static, ()> + Send + Sync>,
+    mode: CallbackMode,
+}
+
+impl<A> Clone for AsyncCallback<A> {
+    fn clone(&self) -> Self {
+        AsyncCallback {
+            f: Arc::clone(&self.f),
+            mode: self.mode,
+        }
+    }
+}
+
+impl<A: Send + 'static> AsyncCallback<A> {
+    /// A callback from an async closure, in `mode`.
+    pub fn new<F, Fut>(mode: CallbackMode, f: F) -> Self
+    where
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        AsyncCallback {
+            f: Arc::new(move |arg| Box::pin(f(arg))),
+            mode,
+        }
+    }
+
+    /// Its mode.
+    pub fn mode(&self) -> CallbackMode {
+        self.mode
+    }
+
+    /// Runs it and waits for it, whatever its mode (for callbacks that must finish first).
+    pub(crate) async fn run_blocking(&self, arg: A) {
+        (self.f)(arg).await;
+    }
+
+    /// Runs it: awaited when blocking, spawned when concurrent.
+    pub(crate) async fn run(&self, arg: A) {
+        let future = (self.f)(arg);
+        match self.mode {
+            CallbackMode::Blocking => future.await,
+            CallbackMode::Concurrent => {
+                tokio::spawn(future);
+            }
+        }
+    }
+}
+
+/// What `on_tool_call` returns: `Some(responses)` to answer the calls itself, `None` to let
+/// the dispatcher handle them.
+pub type ToolCallFuture = BoxFuture<'static, Option<Vec<FunctionResponse>>>;
+
+/// Callbacks run by the control lane.
+#[derive(Clone, Default)]
+pub struct ControlCallbacks {
+    /// The session is live (setup complete). Gets a writer to send with.
+    pub on_connected: Option<AsyncCallback<SessionWriter>>,
+    /// The connection ended: `Some(reason)` for an error close, `None` for a clean one.
+    pub on_disconnected: Option<AsyncCallback<Option<String>>>,
+    /// The server will close the connection in this long.
+    pub on_go_away: Option<AsyncCallback<Duration>>,
+    /// A non-fatal error.
+    pub on_error: Option<AsyncCallback<String>>,
+    /// The user barged in. Always blocking: it must finish before audio resumes.
+    pub on_interrupted: Option<AsyncCallback<()>>,
+    /// The model asked for function calls. Always blocking: its result is the response.
+    pub on_tool_call: Option<ToolCallFn>,
+    /// The server cancelled these calls.
+    pub on_tool_cancelled: Option<AsyncCallback<Vec<String>>>,
+    /// The model's turn is over (after the turn pipeline: phase transitions, state).
+    pub on_turn_complete: Option<AsyncCallback<()>>,
+    /// The model finished generating (before audio playback ends).
+    pub on_generation_complete: Option<AsyncCallback<()>>,
+}
+
+impl fmt::Debug for ControlCallbacks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ControlCallbacks")
+            .field("on_connected", &self.on_connected.is_some())
+            .field("on_disconnected", &self.on_disconnected.is_some())
+            .field("on_go_away", &self.on_go_away.is_some())
+            .field("on_error", &self.on_error.is_some())
+            .field("on_interrupted", &self.on_interrupted.is_some())
+            .field("on_tool_call", &self.on_tool_call.is_some())
+            .field("on_tool_cancelled", &self.on_tool_cancelled.is_some())
+            .field("on_turn_complete", &self.on_turn_complete.is_some())
+            .field("on_generation_complete", &self.on_generation_complete.is_some())
+            .finish()
+    }
+}
+
+/// Callbacks run by the telemetry actor, synchronously.
+#[derive(Clone, Default)]
+pub struct TelemetryCallbacks {
+    /// Token usage reported by the server.
+    pub on_usage: Option<UsageFn>,
+}
+
+impl fmt::Debug for TelemetryCallbacks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TelemetryCallbacks")
+            .field("on_usage", &self.on_usage.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,500 @@
+//! The ControlLane: tool calls, turn completion, conversation phases, lifecycle callbacks,
+//! and the session's own state keys.
+//!
+//! Slow work never sits in its mailbox: each tool call runs in its own task and posts its
+//! outcome back as a message, so the lane keeps handling events while tools run. Blocking
+//! callbacks are awaited in order (that is what blocking means); concurrent ones are spawned.
+//!
+//! The lane is the single writer of state derived from the event stream (the `session:`
+//! keys, `turn:` clearing, the turn count, the active phase) and commits tool writes in call
+//! order, so a replay of the same frames writes the same journal, entry by entry.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use reel_protocol::{FunctionCall, SessionEvent};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::callbacks::ControlCallbacks;
+use crate::control::signals::SessionSignals;
+use crate::control::tool_batches::{CallSlot, CallStatus, ToolBatch, ToolBatches};
+use crate::events::{Lane, LiveEvent, lock};
+use crate::lane_feed::{EventBatch, LaneMessage, LaneProgress};
+use crate::peers::Peers;
+use crate::phases::PhaseMachine;
+use crate::state::State;
+use crate::supervisor::SupervisorMsg;
+use crate::telemetry::TelemetryShared;
+use crate::tools::{
+    PhaseToolFilter, ToolContext, ToolDispatcher, ToolOutcome, run_call, running_ack,
+};
+use crate::writer::SessionWriter;
+
+/// The state key holding the conversation phase.
+pub const ACTIVE_PHASE_KEY: &str = "session:active_phase";
+/// The state key holding the number of completed model turns.
+pub const TURN_COUNT_KEY: &str = "session:turn_count";
+
+/// Messages to the control lane.
+#[derive(Debug)]
+pub enum ControlMsg {
+    /// Events of one frame, in order.
+    Events(Arc<EventBatch>),
+    /// Tool calls finished: their outcomes wait in [`ControlLaneArgs::outcomes`].
+    ToolsDone,
+    /// No more events: cancel running tools, write the last state, report drained.
+    Shutdown,
+}
+
+impl LaneMessage for ControlMsg {
+    fn events(batch: Arc<EventBatch>) -> Self {
+        ControlMsg::Events(batch)
+    }
+    fn shutdown() -> Self {
+        ControlMsg::Shutdown
+    }
+}
+
+/// What survives a restart of the control lane.
+#[derive(Debug)]
+pub struct ControlData {
+    batches: ToolBatches,
+    signals: SessionSignals,
+    active_phase: Option<String>,
+    turn_count: u64,
+}
+
+impl ControlData {
+    /// Fresh data for a session expected to last `budget` (for `session:remaining_budget_ms`).
+    pub fn new(budget: Duration) -> Self {
+        ControlData {
+            batches: ToolBatches::default(),
+            signals: SessionSignals::new(u64::try_from(budget.as_millis()).unwrap_or(u64::MAX)),
+            active_phase: None,
+            turn_count: 0,
+        }
+    }
+}
+
+/// A finished tool call: its batch, its place in the batch, and what happened.
+pub type FinishedCall = (u64, usize, ToolOutcome);
+
+/// What the control lane is given at start (and again at each restart).
+#[derive(Clone)]
+pub struct ControlLaneArgs {
+    /// Outcomes of finished tool calls, waiting for the lane. Kept outside the actor so
+    /// that an outcome that arrives while the lane restarts is not lost with its mailbox.
+    pub outcomes: Arc<std::sync::Mutex<std::collections::VecDeque<FinishedCall>>>,
+    /// What survives restarts (held for the whole of each message's handling; only one
+    /// instance runs at a time, so it is never contended).
+    pub data: Arc<tokio::sync::Mutex<ControlData>>,
+    /// The application's callbacks.
+    pub callbacks: Arc<ControlCallbacks>,
+    /// The tools, if the runtime dispatches calls.
+    pub dispatcher: Option<Arc<ToolDispatcher>>,
+    /// The conversation phases, if any.
+    pub phases: Option<Arc<PhaseMachine>>,
+    /// The session state.
+    pub state: State,
+    /// Sends to the transport.
+    pub writer: SessionWriter,
+    /// Counters.
+    pub telemetry: Arc<TelemetryShared>,
+    /// Progress (survives restarts).
+    pub progress: Arc<LaneProgress>,
+    /// The session's actors.
+    pub peers: Arc<Peers>,
+}
+
+/// The control lane's state.
+pub struct ControlLaneState {
+    args: ControlLaneArgs,
+    failed: Option<u64>,
+}
+
+/// The ControlLane actor.
+pub struct ControlLane;
+
+impl Actor for ControlLane {
+    type Msg = ControlMsg;
+    type State = ControlLaneState;
+    type Arguments = ControlLaneArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<ControlMsg>,
+        args: ControlLaneArgs,
+    ) -> Result<ControlLaneState, ActorProcessingErr> {
+        let failed = args.progress.failed();
+        Ok(ControlLaneState { args, failed })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<ControlMsg>,
+        _state: &mut ControlLaneState,
+    ) -> Result<(), ActorProcessingErr> {
+        // Outcomes that arrived while a predecessor was failing are waiting.
+        let _ = myself.cast(ControlMsg::ToolsDone);
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<ControlMsg>,
+        message: ControlMsg,
+        state: &mut ControlLaneState,
+    ) -> Result<(), ActorProcessingErr> {
+        let args = state.args.clone();
+        let mut data = args.data.lock().await;
+        match message {
+            ControlMsg::Events(batch) => {
+                for (seq, event) in batch.numbered() {
+                    if !args.progress.should_handle(seq, state.failed) {
+                        continue;
+                    }
+                    args.progress.begin(seq);
+                    args.peers
+                        .hub
+                        .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+                    args.handle_event(&mut data, event, batch.ts_ms).await;
+                    args.progress.end(seq);
+                }
+            }
+            ControlMsg::ToolsDone => loop {
+                let next = lock(&args.outcomes).pop_front();
+                let Some((batch, index, outcome)) = next else {
+                    break;
+                };
+                args.tool_done(&mut data, batch, index, outcome).await;
+            },
+            ControlMsg::Shutdown => {
+                for (batch, index) in data.batches.running() {
+                    args.cancel_call(&mut data, batch, index);
+                }
+                let now = args.peers.clock().now_ms();
+                args.flush_signals(&mut data, now, true).await;
+                args.state.flush_journal();
+                args.peers
+                    .supervisor
+                    .cast(SupervisorMsg::Drained("control_lane"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ControlLaneArgs {
+    async fn handle_event(&self, data: &mut ControlData, event: &SessionEvent, ts_ms: u64) {
+        data.signals.observe(event, ts_ms);
+        let callbacks = &self.callbacks;
+        let mut force_flush = false;
+        match event {
+            SessionEvent::Connected { .. } => {
+                force_flush = true;
+                self.enter_initial_phase(data).await;
+                if let Some(on_connected) = &callbacks.on_connected {
+                    on_connected.run(self.writer.clone()).await;
+                }
+            }
+            SessionEvent::ToolCall(calls) => self.tool_call(data, calls).await,
+            SessionEvent::ToolCallCancelled(ids) => {
+                for (batch, index) in data.batches.running_with_ids(ids) {
+                    self.cancel_call(data, batch, index);
+                }
+                self.answer_ready(data).await;
+                if let Some(on_cancelled) = &callbacks.on_tool_cancelled {
+                    on_cancelled.run(ids.clone()).await;
+                }
+            }
+            SessionEvent::Interrupted => {
+                if let Some(on_interrupted) = &callbacks.on_interrupted {
+                    // Forced blocking: the interruption must be handled before audio resumes.
+                    on_interrupted.run_blocking(()).await;
+                }
+            }
+            SessionEvent::TurnComplete { .. } => {
+                force_flush = true;
+                self.turn_complete(data).await;
+            }
+            SessionEvent::GenerationComplete => {
+                if let Some(on_generation_complete) = &callbacks.on_generation_complete {
+                    on_generation_complete.run(()).await;
+                }
+            }
+            SessionEvent::GoAway { time_left } => {
+                if let Some(on_go_away) = &callbacks.on_go_away {
+                    on_go_away.run(time_left.unwrap_or_default()).await;
+                }
+            }
+            SessionEvent::Disconnected { code, reason } => {
+                force_flush = true;
+                if let Some(on_disconnected) = &callbacks.on_disconnected {
+                    let clean = matches!(code, Some(1000) | Some(1001));
+                    let reason = if clean {
+                        None
+                    } else {
+                        Some(reason.clone().unwrap_or_else(|| match code {
+                            Some(code) => format!("closed with code {code}"),
+                            None => "connection lost".to_owned(),
+                        }))
+                    };
+                    on_disconnected.run(reason).await;
+                }
+            }
+            SessionEvent::Error(error) => {
+                if let Some(on_error) = &callbacks.on_error {
+                    on_error.run(error.to_string()).await;
+                }
+            }
+            _ => {}
+        }
+        self.flush_signals(data, ts_ms, force_flush).await;
+    }
+
+    async fn flush_signals(&self, data: &mut ControlData, ts_ms: u64, force: bool) {
+        let writes = data.signals.flush(ts_ms, force);
+        if writes.is_empty() {
+            return;
+        }
+        if let Err(error) = self.state.set_many(writes).await {
+            tracing::warn!(%error, "could not write the session: keys");
+        }
+    }
+
+    async fn set_state(&self, key: &str, value: Value) {
+        if let Err(error) = self.state.set(key, value).await {
+            tracing::warn!(%error, key, "could not write state");
+        }
+    }
+
+    async fn enter_initial_phase(&self, data: &mut ControlData) {
+        let Some(phases) = &self.phases else {
+            return;
+        };
+        if data.active_phase.is_some() {
+            return; // a reconnect: the conversation goes on where it was
+        }
+        let initial = phases.initial().to_owned();
+        data.active_phase = Some(initial.clone());
+        self.set_state(ACTIVE_PHASE_KEY, json!(initial)).await;
+        if let Some(hook) = phases.phase(&initial).and_then(|p| p.enter_hook()) {
+            hook(self.state.clone(), self.writer.clone()).await;
+        }
+    }
+
+    /// The turn pipeline: clear `turn:` keys, evaluate phase transitions, run
+    /// `on_turn_complete`, count the turn.
+    async fn turn_complete(&self, data: &mut ControlData) {
+        if let Err(error) = self.state.clear_prefix("turn:").await {
+            tracing::warn!(%error, "could not clear the turn: keys");
+        }
+        self.evaluate_phases(data).await;
+        if let Some(on_turn_complete) = &self.callbacks.on_turn_complete {
+            on_turn_complete.run(()).await;
+        }
+        data.turn_count += 1;
+        self.set_state(TURN_COUNT_KEY, json!(data.turn_count)).await;
+    }
+
+    async fn evaluate_phases(&self, data: &mut ControlData) {
+        let (Some(phases), Some(current)) = (&self.phases, data.active_phase.clone()) else {
+            return;
+        };
+        let Some(transition) = phases.evaluate(&current, &self.state) else {
+            return;
+        };
+        let target = transition.target.clone();
+        let reason = transition.description.clone();
+        if let Some(hook) = phases.phase(&current).and_then(|p| p.exit_hook()) {
+            hook(self.state.clone(), self.writer.clone()).await;
+        }
+        data.active_phase = Some(target.clone());
+        self.set_state(ACTIVE_PHASE_KEY, json!(target)).await;
+        if let Some(phase) = phases.phase(&target) {
+            if let Some(instruction) = phase.instruction_for(&self.state)
+                && self.writer.update_instruction(instruction).is_err()
+            {
+                tracing::warn!("the session ended before the phase instruction could be sent");
+            }
+            if let Some(hook) = phase.enter_hook() {
+                hook(self.state.clone(), self.writer.clone()).await;
+            }
+        }
+        self.peers.hub.publish(
+            Lane::Control,
+            LiveEvent::PhaseTransition {
+                from: current,
+                to: target,
+                reason,
+            },
+        );
+    }
+
+    async fn tool_call(&self, data: &mut ControlData, calls: &[FunctionCall]) {
+        if let Some(on_tool_call) = &self.callbacks.on_tool_call
+            && let Some(responses) = on_tool_call(calls.to_vec(), self.state.clone()).await
+        {
+            if self.writer.send_tool_response(responses).is_err() {
+                tracing::warn!("the session ended before the tool responses could be sent");
+            }
+            return;
+        }
+        // Without a dispatcher the application answers calls itself (manual mode).
+        let Some(dispatcher) = &self.dispatcher else {
+            return;
+        };
+        let phase_filter = self.phase_filter(data);
+        let mut batch = ToolBatch::default();
+        let mut acks = Vec::new();
+        for call in calls {
+            let name = call.name.clone().unwrap_or_default();
+            let mode = dispatcher.mode(&name);
+            let cancel = CancellationToken::new();
+            let delta = self.state.with_delta();
+            self.peers.hub.publish(
+                Lane::Control,
+                LiveEvent::ToolStarted {
+                    call_id: call.id.clone().unwrap_or_default(),
+                    name,
+                    args: call.args.clone().unwrap_or(Value::Null),
+                },
+            );
+            if let Some(ack) = running_ack(call, &mode) {
+                acks.push(ack);
+            }
+            batch.calls.push(CallSlot {
+                call: call.clone(),
+                mode,
+                delta,
+                status: CallStatus::Running(cancel),
+            });
+        }
+        let batch_id = data.batches.insert(batch);
+        if let Some(batch) = data.batches.get_mut(batch_id) {
+            for (index, slot) in batch.calls.iter().enumerate() {
+                let CallStatus::Running(cancel) = &slot.status else {
+                    continue;
+                };
+                let ctx = ToolContext::for_call(&slot.call, slot.delta.clone(), cancel.clone());
+                let dispatcher = Arc::clone(dispatcher);
+                let call = slot.call.clone();
+                let filter = phase_filter.clone();
+                let control = Arc::clone(&self.peers.control);
+                let outcomes = Arc::clone(&self.outcomes);
+                tokio::spawn(async move {
+                    let allowed = filter.as_ref().map(|(phase, tools)| PhaseToolFilter {
+                        phase,
+                        allowed: tools,
+                    });
+                    let outcome = run_call(&dispatcher, &call, ctx, allowed).await;
+                    lock(&outcomes).push_back((batch_id, index, outcome));
+                    // If the lane is restarting, its successor drains the queue on start.
+                    control.cast(ControlMsg::ToolsDone);
+                });
+            }
+        }
+        if !acks.is_empty() && self.writer.send_tool_response(acks).is_err() {
+            tracing::warn!("the session ended before the running acknowledgements could be sent");
+        }
+    }
+
+    fn phase_filter(&self, data: &ControlData) -> Option<(String, Vec<String>)> {
+        let phases = self.phases.as_ref()?;
+        let current = data.active_phase.as_ref()?;
+        let tools = phases.phase(current)?.allowed_tools()?;
+        Some((current.clone(), tools.to_vec()))
+    }
+
+    fn cancel_call(&self, data: &mut ControlData, batch: u64, index: usize) {
+        let Some(slot) = data.batches.get_mut(batch).and_then(|b| b.calls.get_mut(index)) else {
+            return;
+        };
+        if let CallStatus::Running(cancel) = &slot.status {
+            cancel.cancel();
+            slot.delta.rollback();
+            slot.status = CallStatus::Cancelled;
+            self.peers.hub.publish(
+                Lane::Control,
+                LiveEvent::ToolCancelled {
+                    call_id: slot.id().to_owned(),
+                    name: slot.name().to_owned(),
+                },
+            );
+        }
+    }
+
+    async fn tool_done(&self, data: &mut ControlData, batch: u64, index: usize, outcome: ToolOutcome) {
+        let Some(slot) = data.batches.get_mut(batch).and_then(|b| b.calls.get_mut(index)) else {
+            return;
+        };
+        if !matches!(slot.status, CallStatus::Running(_)) {
+            return; // cancelled meanwhile: its outcome is not wanted
+        }
+        self.telemetry.tool_finished(
+            u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+            outcome.result.is_ok(),
+        );
+        let background = slot.mode.is_background();
+        slot.status = CallStatus::Done(outcome);
+        if background {
+            let response = self.answer(slot).await;
+            if self.writer.send_tool_response(vec![response]).is_err() {
+                tracing::warn!("the session ended before a background tool's response could be sent");
+            }
+            data.batches.remove_if_settled(batch);
+        } else {
+            self.answer_ready(data).await;
+        }
+    }
+
+    /// Answers every batch whose standard calls are all finished or cancelled: commits their
+    /// writes and sends their responses in call order, as one frame per batch.
+    async fn answer_ready(&self, data: &mut ControlData) {
+        let ready: Vec<u64> = data
+            .batches
+            .ids()
+            .filter(|id| data.batches.get(*id).is_some_and(ToolBatch::standard_calls_ready))
+            .collect();
+        for id in ready {
+            let mut responses = Vec::new();
+            if let Some(batch) = data.batches.get_mut(id) {
+                for slot in batch.calls.iter_mut().filter(|s| !s.mode.is_background()) {
+                    if matches!(slot.status, CallStatus::Done(_)) {
+                        responses.push(self.answer(slot).await);
+                    }
+                }
+            }
+            if !responses.is_empty() && self.writer.send_tool_response(responses).is_err() {
+                tracing::warn!("the session ended before the tool responses could be sent");
+            }
+            data.batches.remove_if_settled(id);
+        }
+    }
+
+    /// Commits (or rolls back) a finished call's writes, marks it answered, publishes
+    /// `ToolFinished` and returns its response.
+    async fn answer(&self, slot: &mut CallSlot) -> reel_protocol::FunctionResponse {
+        let CallStatus::Done(outcome) = std::mem::replace(&mut slot.status, CallStatus::Answered)
+        else {
+            return reel_protocol::FunctionResponse::new(slot.id(), slot.name(), Value::Null);
+        };
+        let ok = outcome.result.is_ok();
+        if let Err(error) = outcome.settle(&slot.delta).await {
+            tracing::warn!(%error, tool = slot.name(), "could not commit a tool's state writes");
+        }
+        let response = outcome.to_response(&slot.mode);
+        self.peers.hub.publish(
+            Lane::Control,
+            LiveEvent::ToolFinished {
+                call_id: slot.id().to_owned(),
+                name: slot.name().to_owned(),
+                response: response.response.clone().unwrap_or(Value::Null),
+                ok,
+            },
+        );
+        response
+    }
+}

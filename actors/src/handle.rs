@@ -1,0 +1,169 @@
+//! [`LiveHandle`]: the application's handle on a running session.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use reel_protocol::{Content, FunctionResponse, SessionPhase};
+use tokio::sync::watch;
+
+use crate::events::{EventHub, EventStream};
+use crate::playback::PlaybackQueue;
+use crate::state::State;
+use crate::supervisor::SessionEnd;
+use crate::telemetry::{TelemetryShared, TelemetrySnapshot};
+use crate::writer::{SessionClosed, SessionWriter};
+
+/// A running session. Cheap to clone; every clone controls the same session.
+#[derive(Clone)]
+pub struct LiveHandle {
+    pub(crate) writer: SessionWriter,
+    pub(crate) hub: Arc<EventHub>,
+    pub(crate) state: State,
+    pub(crate) phase: watch::Receiver<SessionPhase>,
+    pub(crate) resume_handle: watch::Receiver<Option<String>>,
+    pub(crate) telemetry: Arc<TelemetryShared>,
+    pub(crate) ended: watch::Receiver<Option<SessionEnd>>,
+    pub(crate) playback: Option<PlaybackQueue>,
+}
+
+impl std::fmt::Debug for LiveHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveHandle")
+            .field("phase", &*self.phase.borrow())
+            .field("ended", &*self.ended.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LiveHandle {
+    /// A writer to send with (the same sends as the handle; for callbacks and tasks).
+    pub fn writer(&self) -> SessionWriter {
+        self.writer.clone()
+    }
+
+    /// A user text turn (the model answers).
+    pub fn send_text(&self, text: impl Into<String>) -> Result<(), SessionClosed> {
+        self.writer.send_text(text)
+    }
+
+    /// Input audio: PCM16LE mono 16 kHz.
+    pub fn send_audio(&self, pcm: impl Into<Bytes>) -> Result<(), SessionClosed> {
+        self.writer.send_audio(pcm)
+    }
+
+    /// A video frame (JPEG).
+    pub fn send_video(&self, jpeg: impl Into<Bytes>) -> Result<(), SessionClosed> {
+        self.writer.send_video(jpeg)
+    }
+
+    /// Turns of content; `turn_complete` asks the model to answer.
+    pub fn send_client_content(
+        &self,
+        turns: Vec<Content>,
+        turn_complete: bool,
+    ) -> Result<(), SessionClosed> {
+        self.writer.send_client_content(turns, turn_complete)
+    }
+
+    /// Answers to function calls, when the application handles them itself.
+    pub fn send_tool_response(&self, responses: Vec<FunctionResponse>) -> Result<(), SessionClosed> {
+        self.writer.send_tool_response(responses)
+    }
+
+    /// The user started speaking (only with server VAD off).
+    pub fn activity_start(&self) -> Result<(), SessionClosed> {
+        self.writer.activity_start()
+    }
+
+    /// The user stopped speaking (only with server VAD off).
+    pub fn activity_end(&self) -> Result<(), SessionClosed> {
+        self.writer.activity_end()
+    }
+
+    /// The audio stream paused.
+    pub fn audio_stream_end(&self) -> Result<(), SessionClosed> {
+        self.writer.audio_stream_end()
+    }
+
+    /// Replaces the system instruction.
+    pub fn update_instruction(&self, instruction: impl Into<String>) -> Result<(), SessionClosed> {
+        self.writer.update_instruction(instruction)
+    }
+
+    /// Every event published from now on. Subscribe before the events you want flow (see
+    /// `LiveSessionBuilder::subscribe` to subscribe before the session starts).
+    pub fn events(&self) -> EventStream {
+        self.hub.subscribe()
+    }
+
+    /// The session state.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The session phase now.
+    pub fn phase(&self) -> SessionPhase {
+        *self.phase.borrow()
+    }
+
+    /// Waits until the phase is `phase` (or the session ends). Returns whether it got there.
+    pub async fn wait_for_phase(&self, phase: SessionPhase) -> bool {
+        let mut watch = self.phase.clone();
+        let mut ended = self.ended.clone();
+        loop {
+            if *watch.borrow_and_update() == phase {
+                return true;
+            }
+            if ended.borrow_and_update().is_some() {
+                return false;
+            }
+            tokio::select! {
+                changed = watch.changed() => if changed.is_err() { return false },
+                changed = ended.changed() => if changed.is_err() { return false },
+            }
+        }
+    }
+
+    /// Counters, latencies and token usage now.
+    pub fn telemetry(&self) -> TelemetrySnapshot {
+        self.telemetry.snapshot()
+    }
+
+    /// The latest session resumption handle the server gave.
+    pub fn resume_handle(&self) -> Option<String> {
+        self.resume_handle.borrow().clone()
+    }
+
+    /// Model audio waiting to be played, if the session was built with a playback buffer.
+    pub fn playback(&self) -> Option<&PlaybackQueue> {
+        self.playback.as_ref()
+    }
+
+    /// How the session ended, if it has.
+    pub fn ended(&self) -> Option<SessionEnd> {
+        self.ended.borrow().clone()
+    }
+
+    /// Closes the session cleanly and waits until it has ended.
+    pub async fn disconnect(&self) -> SessionEnd {
+        // If the transport is gone the session is ending anyway.
+        let _ = self.writer.send(reel_protocol::SessionCommand::Disconnect);
+        self.join().await
+    }
+
+    /// Waits until the session ends (the server closed it, a disconnect, or a failure).
+    pub async fn join(&self) -> SessionEnd {
+        let mut ended = self.ended.clone();
+        loop {
+            if let Some(end) = ended.borrow_and_update().clone() {
+                return end;
+            }
+            if ended.changed().await.is_err() {
+                return SessionEnd {
+                    reason: "the session supervisor stopped".to_owned(),
+                    failed: true,
+                };
+            }
+        }
+    }
+}

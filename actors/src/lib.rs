@@ -1,0 +1,45 @@
+//! # reel-actors
+//!
+//! A Live session as a tree of supervised ractor actors:
+//!
+//! ```text
+//! SessionSupervisor            one per session; owns its children's refs, restarts them
+//! ├── Transport                bytes in/out: WebSocket | test script | (replay) tape
+//! ├── Router                   decodes inbound frames into events, routes them to the lanes
+//! ├── FastLane                 audio, text deltas, transcripts, VAD: sync callbacks
+//! ├── ControlLane              tool calls, turn complete, phases, async callbacks
+//! ├── Telemetry                counters, latencies, token usage
+//! └── StateStore               persistent map, prefix scopes, mutation journal + sink
+//! ```
+//!
+//! Start one with [`LiveSessionBuilder`]; drive it with the [`LiveHandle`] it returns.
+
+// Library code never unwraps: a bad frame or a failed tool is an error value, never a panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod callbacks;
+pub mod clock;
+mod control;
+pub mod control_lane;
+pub mod events;
+pub mod fast_lane;
+pub mod handle;
+pub mod lane_feed;
+pub mod peers;
+pub mod phases;
+pub mod playback;
+pub mod router;
+pub mod session;
+pub mod slot;
+pub mod state;
+pub mod supervisor;
+pub mod telemetry;
+pub mod testing;
+pub mod tools;
+pub mod transport;
+pub mod writer;
+
+pub use events::{EventEnvelope, EventStream, Lane, LiveEvent};
+pub use handle::LiveHandle;
+pub use session::{LiveSessionBuilder, SessionStartError};
+pub use supervisor::{RestartPolicy, SessionEnd};

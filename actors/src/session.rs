@@ -1,0 +1,346 @@
+//! [`LiveSessionBuilder`]: configure a session, spawn its tree, get a [`LiveHandle`].
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use reel_actors::session::LiveSessionBuilder;
+//! use reel_protocol::{ApiEndpoint, SessionConfig};
+//!
+//! let builder = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::from_env()?);
+//! let mut events = builder.subscribe(); // before anything flows: nothing is missed
+//! let handle = builder.connect().await?;
+//! handle.send_text("Hello!")?;
+//! while let Some(event) = events.recv().await {
+//!     println!("{:?}", event.event);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reel_protocol::{ApiEndpoint, DecodeLimits, SessionConfig, SessionPhase};
+use reel_recorder::journal::JournalSink;
+use reel_recorder::wire_log::WireRecorder;
+use tokio::sync::watch;
+
+use crate::callbacks::{ControlCallbacks, FastCallbacks, TelemetryCallbacks};
+use crate::clock::{SharedClock, TokioClock};
+use crate::control_lane::{ControlData, ControlLaneArgs};
+use crate::events::{EventHub, EventStream};
+use crate::fast_lane::FastLaneArgs;
+use crate::handle::LiveHandle;
+use crate::lane_feed::LaneProgress;
+use crate::peers::Peers;
+use crate::phases::{PhaseError, PhaseMachine};
+use crate::playback::PlaybackQueue;
+use crate::router::RouterArgs;
+use crate::state::State;
+use crate::supervisor::{RestartPolicy, SessionSupervisor, SupervisorArgs};
+use crate::telemetry::{TelemetryArgs, TelemetryShared};
+use crate::tools::ToolDispatcher;
+use crate::transport::{Connector, TransportArgs, TransportOptions, WebSocketConnector, WireTap};
+use crate::writer::SessionWriter;
+
+/// How long a Live audio session lasts, for `session:remaining_budget_ms`.
+pub const DEFAULT_SESSION_BUDGET: Duration = Duration::from_secs(15 * 60);
+
+/// A session that could not be started. The texts say what to fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionStartError {
+    /// The phases do not form a valid machine.
+    #[error("invalid phases: {0}")]
+    Phases(#[from] PhaseError),
+    /// A tool is declared both in the config and in the dispatcher.
+    #[error("tool `{name}` is declared twice: once in the session config and once in the dispatcher; keep one")]
+    DuplicateTool {
+        /// The tool.
+        name: String,
+    },
+    /// The actor tree could not be spawned.
+    #[error("could not start the session's actors: {message}")]
+    Spawn {
+        /// Why.
+        message: String,
+    },
+    /// The session ended before it was live.
+    #[error("the session ended before it was live: {reason}")]
+    NotLive {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Everything a session is made of, before it starts.
+pub struct LiveSessionBuilder {
+    config: SessionConfig,
+    endpoint: ApiEndpoint,
+    connector: Option<Arc<dyn Connector>>,
+    dispatcher: Option<ToolDispatcher>,
+    fast: FastCallbacks,
+    control: ControlCallbacks,
+    telemetry: TelemetryCallbacks,
+    phases: Option<PhaseMachine>,
+    state: State,
+    clock: Option<SharedClock>,
+    recorder: Option<Arc<dyn WireRecorder>>,
+    transport_options: TransportOptions,
+    restart_policy: RestartPolicy,
+    playback: Option<usize>,
+    budget: Duration,
+    hub: Arc<EventHub>,
+}
+
+impl LiveSessionBuilder {
+    /// A session with `config` at `endpoint`, over a WebSocket.
+    pub fn new(config: SessionConfig, endpoint: ApiEndpoint) -> Self {
+        LiveSessionBuilder {
+            config,
+            endpoint,
+            connector: None,
+            dispatcher: None,
+            fast: FastCallbacks::default(),
+            control: ControlCallbacks::default(),
+            telemetry: TelemetryCallbacks::default(),
+            phases: None,
+            state: State::new(),
+            clock: None,
+            recorder: None,
+            transport_options: TransportOptions::default(),
+            restart_policy: RestartPolicy::default(),
+            playback: None,
+            budget: DEFAULT_SESSION_BUDGET,
+            hub: Arc::new(EventHub::new()),
+        }
+    }
+
+    /// Tools the runtime dispatches (their declarations join the setup, sorted by name).
+    pub fn dispatcher(mut self, dispatcher: ToolDispatcher) -> Self {
+        self.dispatcher = Some(dispatcher);
+        self
+    }
+
+    /// Fast-lane callbacks.
+    pub fn fast_callbacks(mut self, callbacks: FastCallbacks) -> Self {
+        self.fast = callbacks;
+        self
+    }
+
+    /// Control-lane callbacks.
+    pub fn control_callbacks(mut self, callbacks: ControlCallbacks) -> Self {
+        self.control = callbacks;
+        self
+    }
+
+    /// Telemetry callbacks.
+    pub fn telemetry_callbacks(mut self, callbacks: TelemetryCallbacks) -> Self {
+        self.telemetry = callbacks;
+        self
+    }
+
+    /// Conversation phases; the initial phase's instruction becomes the system instruction.
+    pub fn phases(mut self, phases: PhaseMachine) -> Self {
+        self.phases = Some(phases);
+        self
+    }
+
+    /// Uses `state` (for instance one with a journal sink, or one the application already
+    /// holds) instead of a fresh one.
+    pub fn with_state(mut self, state: State) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// Sends every state mutation to `sink` as well as the in-memory journal.
+    pub fn journal_sink(self, sink: Arc<dyn JournalSink>) -> Self {
+        self.state.set_journal_sink(sink);
+        self
+    }
+
+    /// Records every frame, both directions, into `recorder`.
+    pub fn record_wire(mut self, recorder: Arc<dyn WireRecorder>) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// The session clock (default: the wall clock at start, advanced by tokio time).
+    pub fn clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// What opens connections (default: a WebSocket with the web PKI roots).
+    pub fn connector(mut self, connector: Arc<dyn Connector>) -> Self {
+        self.connector = Some(connector);
+        self
+    }
+
+    /// Timeouts, limits and reconnects of the transport.
+    pub fn transport_options(mut self, options: TransportOptions) -> Self {
+        self.transport_options = options;
+        self
+    }
+
+    /// Restart limits of the supervisor.
+    pub fn restart_policy(mut self, policy: RestartPolicy) -> Self {
+        self.restart_policy = policy;
+        self
+    }
+
+    /// Keeps model audio in a playback queue of at most `chunks` chunks, cleared on
+    /// interruption ([`LiveHandle::playback`]).
+    pub fn playback_buffer(mut self, chunks: usize) -> Self {
+        self.playback = Some(chunks);
+        self
+    }
+
+    /// How long the session is expected to last (for `session:remaining_budget_ms`).
+    pub fn session_budget(mut self, budget: Duration) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// A stream of every event of the session, from its very first. Subscribe here, before
+    /// `spawn`/`connect`, to be sure to miss nothing.
+    pub fn subscribe(&self) -> EventStream {
+        self.hub.subscribe()
+    }
+
+    /// The setup this session will send: the config, plus the dispatcher's declarations and
+    /// the initial phase's instruction. Checks the phases and tool names.
+    pub fn resolved_config(&self) -> Result<SessionConfig, SessionStartError> {
+        let mut config = self.config.clone();
+        let mut declared: Vec<String> = config.function_names().into_iter().map(str::to_owned).collect();
+        if let Some(dispatcher) = &self.dispatcher {
+            for declaration in dispatcher.declarations() {
+                let name = declaration.name.clone().unwrap_or_default();
+                if declared.contains(&name) {
+                    return Err(SessionStartError::DuplicateTool { name });
+                }
+                declared.push(name);
+                config = config.function(declaration);
+            }
+        }
+        if let Some(phases) = &self.phases {
+            phases.check_tools(&declared)?;
+            if let Some(instruction) = phases
+                .phase(phases.initial())
+                .and_then(|p| p.instruction_for(&self.state))
+            {
+                config = config.system_instruction(instruction);
+            }
+        }
+        Ok(config)
+    }
+
+    /// Starts the session's actors and returns at once; the connection opens in the
+    /// background.
+    pub async fn spawn(self) -> Result<LiveHandle, SessionStartError> {
+        let config = self.resolved_config()?;
+        let clock: SharedClock = self
+            .clock
+            .clone()
+            .unwrap_or_else(|| Arc::new(TokioClock::from_wall_clock()));
+        self.state.set_clock(Arc::clone(&clock));
+        let peers = Arc::new(Peers::new(Arc::clone(&clock), Arc::clone(&self.hub)));
+        let telemetry = Arc::new(TelemetryShared::default());
+        let (phase_tx, phase_rx) = watch::channel(SessionPhase::Disconnected);
+        let (resume_tx, resume_rx) = watch::channel(None);
+        let (ended_tx, ended_rx) = watch::channel(None);
+        let progress: [Arc<LaneProgress>; 3] = Default::default();
+        let [fast_progress, control_progress, telemetry_progress] = progress.clone();
+        let writer = SessionWriter::new(Arc::clone(&peers.transport));
+        let playback = self.playback.map(PlaybackQueue::new);
+        let tap = Arc::new(WireTap::new(Arc::clone(&clock), self.recorder.clone()));
+        let connector = self
+            .connector
+            .clone()
+            .unwrap_or_else(|| Arc::new(WebSocketConnector::new()));
+
+        let fast_callbacks = Arc::new(self.fast);
+        let fast_playback = playback.clone();
+        let fast_peers = Arc::clone(&peers);
+        let telemetry_callbacks = Arc::new(self.telemetry);
+        let telemetry_shared = Arc::clone(&telemetry);
+        let telemetry_peers = Arc::clone(&peers);
+        let args = SupervisorArgs {
+            transport: Some(TransportArgs {
+                connector,
+                endpoint: self.endpoint,
+                config,
+                options: self.transport_options,
+                tap,
+                resume_handle: resume_rx.clone(),
+                telemetry: Arc::clone(&telemetry),
+                peers: Arc::clone(&peers),
+            }),
+            router: Some(RouterArgs {
+                peers: Arc::clone(&peers),
+                progress,
+                limits: DecodeLimits {
+                    max_frame_bytes: self.transport_options.link.max_frame_bytes,
+                },
+                phase: phase_tx,
+                resume_handle: resume_tx,
+                telemetry: Arc::clone(&telemetry),
+            }),
+            telemetry_shared: Arc::clone(&telemetry),
+            fast: Arc::new(move || FastLaneArgs {
+                callbacks: Arc::clone(&fast_callbacks),
+                playback: fast_playback.clone(),
+                progress: Arc::clone(&fast_progress),
+                peers: Arc::clone(&fast_peers),
+            }),
+            control: ControlLaneArgs {
+                outcomes: Arc::default(),
+                data: Arc::new(tokio::sync::Mutex::new(ControlData::new(self.budget))),
+                callbacks: Arc::new(self.control),
+                dispatcher: self.dispatcher.map(Arc::new),
+                phases: self.phases.map(Arc::new),
+                state: self.state.clone(),
+                writer: writer.clone(),
+                telemetry: Arc::clone(&telemetry),
+                progress: control_progress,
+                peers: Arc::clone(&peers),
+            },
+            telemetry: Arc::new(move || TelemetryArgs {
+                shared: Arc::clone(&telemetry_shared),
+                callbacks: Arc::clone(&telemetry_callbacks),
+                progress: Arc::clone(&telemetry_progress),
+                peers: Arc::clone(&telemetry_peers),
+            }),
+            state: self.state.clone(),
+            policy: self.restart_policy,
+            ended: ended_tx,
+        };
+        ractor::Actor::spawn(None, SessionSupervisor, Box::new(args))
+            .await
+            .map_err(|error| SessionStartError::Spawn {
+                message: error.to_string(),
+            })?;
+        Ok(LiveHandle {
+            writer,
+            hub: self.hub,
+            state: self.state,
+            phase: phase_rx,
+            resume_handle: resume_rx,
+            telemetry,
+            ended: ended_rx,
+            playback,
+        })
+    }
+
+    /// Starts the session and waits until it is live (setup complete), or ended.
+    pub async fn connect(self) -> Result<LiveHandle, SessionStartError> {
+        let handle = self.spawn().await?;
+        if handle.wait_for_phase(SessionPhase::Active).await {
+            return Ok(handle);
+        }
+        let reason = handle
+            .ended()
+            .map(|end| end.reason)
+            .unwrap_or_else(|| "the session stopped".to_owned());
+        Err(SessionStartError::NotLive { reason })
+    }
+}

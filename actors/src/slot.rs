@@ -1,0 +1,56 @@
+//! [`Slot`]: the current instance of a restartable actor.
+//!
+//! Actors and tasks never keep another actor's `ActorRef` across a restart: they keep the
+//! slot, which the supervisor points at the new instance, so a tool task that finishes after
+//! the control lane restarted still reaches the control lane.
+
+use arc_swap::ArcSwapOption;
+use ractor::ActorRef;
+
+/// Holds the `ActorRef` of an actor's current instance, if it is running.
+pub struct Slot<M: Send + 'static> {
+    current: ArcSwapOption<ActorRef<M>>,
+}
+
+impl<M: Send + 'static> Default for Slot<M> {
+    fn default() -> Self {
+        Slot {
+            current: ArcSwapOption::empty(),
+        }
+    }
+}
+
+impl<M: Send + 'static> std::fmt::Debug for Slot<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.current.load().as_ref() {
+            Some(actor) => write!(f, "Slot({})", actor.get_id()),
+            None => f.write_str("Slot(empty)"),
+        }
+    }
+}
+
+impl<M: Send + 'static> Slot<M> {
+    /// Points the slot at `actor`.
+    pub fn set(&self, actor: ActorRef<M>) {
+        self.current.store(Some(std::sync::Arc::new(actor)));
+    }
+
+    /// Empties the slot (the actor stopped or failed).
+    pub fn clear(&self) {
+        self.current.store(None);
+    }
+
+    /// The current instance.
+    pub fn get(&self) -> Option<ActorRef<M>> {
+        self.current.load().as_deref().cloned()
+    }
+
+    /// Sends `message` to the current instance. `false` if there is none or it no longer
+    /// takes messages (it is stopping, or failed and awaits its restart).
+    pub fn cast(&self, message: M) -> bool {
+        match self.current.load().as_deref() {
+            Some(actor) => actor.cast(message).is_ok(),
+            None => false,
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! [`StateShared`]: what every clone of a `State`, every delta view and every StateStore
+//! instance of one session share.
+//!
+//! The data lives here, in an `ArcSwap`, not in the actor: readers load it without a lock,
+//! and a restarted StateStore continues from exactly where the failed one stopped.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use arc_swap::{ArcSwap, ArcSwapOption, Guard};
+use ractor::{ActorId, ActorRef};
+use reel_recorder::journal::JournalSink;
+use serde_json::Value;
+
+use super::data::{StateData, StateOp};
+use super::store::StateStoreMsg;
+use crate::clock::{SharedClock, TokioClock};
+
+/// The shared core of a session's state.
+pub(crate) struct StateShared {
+    data: ArcSwap<StateData>,
+    clock: ArcSwap<SharedClock>,
+    sink: ArcSwapOption<Arc<dyn JournalSink>>,
+    store: ArcSwapOption<ActorRef<StateStoreMsg>>,
+    /// Serializes writers. Normally only the actor writes, but a write applied directly (no
+    /// actor attached, or the attached one gone) may overlap with an actor starting up; the
+    /// lock keeps one order either way. Uncontended, it costs a few nanoseconds.
+    write_lock: Mutex<()>,
+}
+
+impl StateShared {
+    /// Empty data, the wall clock, no sink, no store.
+    pub(crate) fn new() -> Self {
+        let clock: SharedClock = Arc::new(TokioClock::from_wall_clock());
+        StateShared {
+            data: ArcSwap::from_pointee(StateData::default()),
+            clock: ArcSwap::from_pointee(clock),
+            sink: ArcSwapOption::empty(),
+            store: ArcSwapOption::empty(),
+            write_lock: Mutex::new(()),
+        }
+    }
+
+    /// The current data, without a lock or a copy.
+    pub(crate) fn load(&self) -> Guard<Arc<StateData>> {
+        self.data.load()
+    }
+
+    /// The current data, as an owned `Arc`.
+    pub(crate) fn load_full(&self) -> Arc<StateData> {
+        self.data.load_full()
+    }
+
+    /// The one write path: compute the batch with the pure [`StateData::apply`], hand each
+    /// mutation to the sink in order, publish the new data, return the old values.
+    ///
+    /// A panic in a `Modify` closure unwinds out of here before anything is published or
+    /// journaled: the data is untouched.
+    pub(crate) fn apply(&self, ops: Vec<StateOp>, delta: bool) -> Vec<Value> {
+        // A panic while holding the lock (a Modify closure) leaves nothing half-done, so a
+        // poisoned lock is safe to take.
+        let _writer = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let timestamp_ms = self.clock.load().now_ms();
+        let applied = self.data.load().apply(ops, delta, timestamp_ms);
+        if !applied.mutations.is_empty() {
+            if let Some(sink) = self.sink.load().as_deref() {
+                for mutation in &applied.mutations {
+                    sink.record(mutation);
+                }
+            }
+            self.data.store(Arc::new(applied.data));
+        }
+        applied.olds
+    }
+
+    /// Sets the session clock.
+    pub(crate) fn set_clock(&self, clock: SharedClock) {
+        self.clock.store(Arc::new(clock));
+    }
+
+    /// The session clock.
+    pub(crate) fn clock(&self) -> SharedClock {
+        Arc::clone(&self.clock.load())
+    }
+
+    /// Sets (or, with `None`, removes) the journal sink.
+    pub(crate) fn set_sink(&self, sink: Option<Arc<dyn JournalSink>>) {
+        self.sink.store(sink.map(Arc::new));
+    }
+
+    /// The journal sink, if any.
+    pub(crate) fn sink(&self) -> Option<Arc<dyn JournalSink>> {
+        self.sink.load().as_deref().cloned()
+    }
+
+    /// The attached store, if any.
+    pub(crate) fn store(&self) -> Option<Arc<ActorRef<StateStoreMsg>>> {
+        self.store.load_full()
+    }
+
+    /// Routes writes to `store` from now on.
+    pub(crate) fn attach(&self, store: ActorRef<StateStoreMsg>) {
+        self.store.store(Some(Arc::new(store)));
+    }
+
+    /// Applies writes directly from now on.
+    pub(crate) fn detach(&self) {
+        self.store.store(None);
+    }
+
+    /// Detaches the store only if `store` is still the one attached (a replacement that was
+    /// attached meanwhile stays).
+    pub(crate) fn detach_if_current(&self, store: &Arc<ActorRef<StateStoreMsg>>) {
+        self.store.compare_and_swap(store, None);
+    }
+
+    /// Detaches the store only if the attached one is the actor `id`.
+    pub(crate) fn detach_if_id(&self, id: ActorId) {
+        if let Some(current) = self.store.load_full()
+            && current.get_id() == id
+        {
+            self.detach_if_current(&current);
+        }
+    }
+}

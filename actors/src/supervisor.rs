@@ -1,0 +1,343 @@
+//! The SessionSupervisor: spawns a session's actors, restarts the ones that fail, and ends
+//! the session.
+//!
+//! Restarts are one-for-one: a failed fast lane, control lane, telemetry actor or state
+//! store is replaced by a new instance (after a short backoff that doubles with each
+//! restart), which continues from the shared data the failed one left and is fed again
+//! whatever it had not finished — nothing is lost but the event whose handling failed,
+//! which is reported. Past the restart intensity limit (by default more than 5 restarts of
+//! one actor within 10 s) the session ends with a reason that says which actor failed and
+//! why. A failure of the transport or the router ends the session at once.
+//!
+//! The session ends normally when the connection is over for good: the router tells every
+//! lane, each lane finishes its backlog and reports drained, then the supervisor publishes
+//! [`LiveEvent::SessionEnded`], closes the event streams and stops the tree.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
+use tokio::sync::watch;
+
+use crate::control_lane::{ControlLane, ControlLaneArgs};
+use crate::events::{Lane, LiveEvent};
+use crate::fast_lane::{FastLane, FastLaneArgs};
+use crate::router::{Router, RouterArgs, RouterMsg};
+use crate::state::{State, StateStore, StateStoreArgs};
+use crate::telemetry::{Telemetry, TelemetryArgs};
+use crate::transport::{Transport, TransportArgs, TransportMsg};
+
+/// Messages to the supervisor.
+#[derive(Debug)]
+pub enum SupervisorMsg {
+    /// A lane handled its last event (after the connection ended for good).
+    Drained(&'static str),
+    /// The connection is over for good, for this reason.
+    Ending(String),
+    /// A failed actor's backoff has passed: spawn its replacement.
+    Respawn(&'static str),
+}
+
+/// How many restarts are too many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestartPolicy {
+    /// Restarts of one actor allowed within `within`.
+    pub max_restarts: u32,
+    /// The window.
+    pub within: Duration,
+    /// Wait before the first restart; doubled for each restart in the window.
+    pub backoff: Duration,
+    /// Longest wait.
+    pub max_backoff: Duration,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy {
+            max_restarts: 5,
+            within: Duration::from_secs(10),
+            backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_secs(1),
+        }
+    }
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionEnd {
+    /// Why.
+    pub reason: String,
+    /// Whether it ended because an actor failed past the restart limit (or the transport
+    /// or router failed).
+    pub failed: bool,
+}
+
+/// Everything the supervisor needs to start, and to restart, the session's actors.
+pub struct SupervisorArgs {
+    /// Transport start arguments (used once: the transport is not restarted).
+    pub transport: Option<TransportArgs>,
+    /// Router start arguments (used once: the router is not restarted).
+    pub router: Option<RouterArgs>,
+    /// Counters (restarts are counted here).
+    pub telemetry_shared: Arc<crate::telemetry::TelemetryShared>,
+    /// Fast lane arguments, for every instance.
+    pub fast: Arc<dyn Fn() -> FastLaneArgs + Send + Sync>,
+    /// Control lane arguments, for every instance.
+    pub control: ControlLaneArgs,
+    /// Telemetry arguments, for every instance.
+    pub telemetry: Arc<dyn Fn() -> TelemetryArgs + Send + Sync>,
+    /// The session state (the store is restarted on it).
+    pub state: State,
+    /// Restart limits.
+    pub policy: RestartPolicy,
+    /// Where the end of the session is announced.
+    pub ended: watch::Sender<Option<SessionEnd>>,
+}
+
+/// The supervisor's state.
+pub struct SupervisorState {
+    args: SupervisorArgs,
+    children: HashMap<ActorId, &'static str>,
+    restarts: BTreeMap<&'static str, VecDeque<tokio::time::Instant>>,
+    drained: BTreeSet<&'static str>,
+    end_reason: Option<String>,
+    over: bool,
+}
+
+/// The SessionSupervisor actor.
+pub struct SessionSupervisor;
+
+const LANES: [&str; 3] = ["fast_lane", "control_lane", "telemetry"];
+
+impl Actor for SessionSupervisor {
+    type Msg = SupervisorMsg;
+    type State = SupervisorState;
+    type Arguments = Box<SupervisorArgs>;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        args: Box<SupervisorArgs>,
+    ) -> Result<SupervisorState, ActorProcessingErr> {
+        let args = *args;
+        let peers = Arc::clone(&args.control.peers);
+        peers.supervisor.set(myself.clone());
+        let mut state = SupervisorState {
+            args,
+            children: HashMap::new(),
+            restarts: BTreeMap::new(),
+            drained: BTreeSet::new(),
+            end_reason: None,
+            over: false,
+        };
+        // Leaves first: whoever sends to an actor finds it in place.
+        for child in ["state_store", "telemetry", "fast_lane", "control_lane"] {
+            state.spawn(&myself, child).await?;
+        }
+        let router_args = state
+            .args
+            .router
+            .take()
+            .ok_or("the supervisor was started without router arguments")?;
+        let (router, _) =
+            Actor::spawn_linked(None, Router, router_args, myself.get_cell()).await?;
+        state.children.insert(router.get_id(), "router");
+        peers.router.set(router);
+        let transport_args = state
+            .args
+            .transport
+            .take()
+            .ok_or("the supervisor was started without transport arguments")?;
+        let (transport, _) =
+            Actor::spawn_linked(None, Transport, transport_args, myself.get_cell()).await?;
+        state.children.insert(transport.get_id(), "transport");
+        peers.transport.set(transport);
+        Ok(state)
+    }
+
+    async fn post_start(
+        &self,
+        _myself: ActorRef<SupervisorMsg>,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.args.control.peers.transport.cast(TransportMsg::Start);
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        message: SupervisorMsg,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            SupervisorMsg::Ending(reason) => {
+                state.end_reason.get_or_insert(reason);
+            }
+            SupervisorMsg::Drained(lane) => {
+                state.drained.insert(lane);
+                if LANES.iter().all(|lane| state.drained.contains(lane)) {
+                    let reason = state
+                        .end_reason
+                        .clone()
+                        .unwrap_or_else(|| "the connection closed".to_owned());
+                    state.end(&myself, reason, false);
+                }
+            }
+            SupervisorMsg::Respawn(child) => {
+                if !state.over {
+                    state.spawn(&myself, child).await?;
+                    if child != "state_store" {
+                        state.args.control.peers.router.cast(RouterMsg::Restarted(child));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        event: SupervisionEvent,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
+        match event {
+            SupervisionEvent::ActorFailed(cell, error) => {
+                state.child_failed(&myself, &cell, error.to_string());
+            }
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                let child = state.children.remove(&cell.get_id());
+                if let Some(child) = child
+                    && !state.over
+                {
+                    // A child stopped on its own while the session is live: treat it as
+                    // a failure, so nothing silently goes missing.
+                    let why = reason.unwrap_or_else(|| "stopped".to_owned());
+                    state.children.insert(cell.get_id(), child);
+                    state.child_failed(&myself, &cell, why);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl SupervisorState {
+    async fn spawn(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+        child: &'static str,
+    ) -> Result<(), ActorProcessingErr> {
+        let supervisor = myself.get_cell();
+        let peers = Arc::clone(&self.args.control.peers);
+        let cell: ActorCell = match child {
+            "state_store" => {
+                let args = StateStoreArgs {
+                    state: self.args.state.clone(),
+                    clock: Arc::clone(peers.clock()),
+                };
+                let (actor, _) = Actor::spawn_linked(None, StateStore, args, supervisor).await?;
+                peers.store.set(actor.clone());
+                actor.get_cell()
+            }
+            "telemetry" => {
+                let args = (self.args.telemetry)();
+                let (actor, _) = Actor::spawn_linked(None, Telemetry, args, supervisor).await?;
+                peers.telemetry.set(actor.clone());
+                actor.get_cell()
+            }
+            "fast_lane" => {
+                let args = (self.args.fast)();
+                let (actor, _) = Actor::spawn_linked(None, FastLane, args, supervisor).await?;
+                peers.fast.set(actor.clone());
+                actor.get_cell()
+            }
+            "control_lane" => {
+                let args = self.args.control.clone();
+                let (actor, _) = Actor::spawn_linked(None, ControlLane, args, supervisor).await?;
+                peers.control.set(actor.clone());
+                actor.get_cell()
+            }
+            other => return Err(format!("unknown child {other}").into()),
+        };
+        self.children.insert(cell.get_id(), child);
+        Ok(())
+    }
+
+    fn child_failed(&mut self, myself: &ActorRef<SupervisorMsg>, cell: &ActorCell, error: String) {
+        let Some(child) = self.children.remove(&cell.get_id()) else {
+            return;
+        };
+        if self.over {
+            return;
+        }
+        let peers = Arc::clone(&self.args.control.peers);
+        match child {
+            "fast_lane" => peers.fast.clear(),
+            "control_lane" => peers.control.clear(),
+            "telemetry" => peers.telemetry.clear(),
+            "state_store" => peers.store.clear(),
+            _ => {
+                let reason = format!("the {child} failed: {error}");
+                self.end(myself, reason, true);
+                return;
+            }
+        }
+        let policy = self.args.policy;
+        let now = tokio::time::Instant::now();
+        let history = self.restarts.entry(child).or_default();
+        while history
+            .front()
+            .is_some_and(|at| now.saturating_duration_since(*at) > policy.within)
+        {
+            history.pop_front();
+        }
+        history.push_back(now);
+        let restarts = history.len() as u32;
+        if restarts > policy.max_restarts {
+            let reason = format!(
+                "the {child} failed {restarts} times within {:?}, over the limit of {}; last failure: {error}",
+                policy.within, policy.max_restarts
+            );
+            self.end(myself, reason, true);
+            return;
+        }
+        self.args.telemetry_shared.restarted();
+        peers.hub.publish(
+            Lane::Supervisor,
+            LiveEvent::Restarted {
+                actor: child,
+                restarts,
+                reason: error,
+            },
+        );
+        let factor = 1u32.checked_shl(restarts - 1).unwrap_or(u32::MAX);
+        let delay = policy.backoff.saturating_mul(factor).min(policy.max_backoff);
+        myself.send_after(delay, move || SupervisorMsg::Respawn(child));
+    }
+
+    /// Ends the session: announces it, closes the event streams, stops the tree.
+    fn end(&mut self, myself: &ActorRef<SupervisorMsg>, reason: String, failed: bool) {
+        if self.over {
+            return;
+        }
+        self.over = true;
+        let peers = &self.args.control.peers;
+        peers.hub.publish(
+            Lane::Supervisor,
+            LiveEvent::SessionEnded {
+                reason: reason.clone(),
+            },
+        );
+        peers.hub.close();
+        self.args.state.flush_journal();
+        self.args
+            .ended
+            .send_replace(Some(SessionEnd { reason, failed }));
+        myself.stop_children(None);
+        myself.stop(None);
+    }
+}

@@ -1,0 +1,327 @@
+//! Telemetry: counters, latencies and token usage of a session.
+//!
+//! The numbers live in [`TelemetryShared`] (atomics, and a small lock for latency samples),
+//! so the router and transport count on their hot paths without a message, a restart of the
+//! Telemetry actor loses nothing, and [`TelemetryShared::snapshot`] reads them at any time.
+//! The actor itself takes the events that need work — token usage (and the `on_usage`
+//! callback), turns, tool calls, interruptions — off the lanes.
+//!
+//! The debounced `session:` state keys are written by the control lane, not here: see
+//! `docs/decisions/0004-single-writer-of-session-state.md`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use reel_protocol::{SessionEvent, UsageMetadata};
+
+use crate::callbacks::TelemetryCallbacks;
+use crate::events::lock;
+use crate::lane_feed::{EventBatch, LaneMessage, LaneProgress};
+use crate::peers::Peers;
+use crate::supervisor::SupervisorMsg;
+
+/// How many latency samples are kept per measure (the most recent ones).
+const SAMPLES: usize = 4096;
+
+/// Messages to the Telemetry actor.
+#[derive(Debug)]
+pub enum TelemetryMsg {
+    /// Events routed to telemetry.
+    Events(Arc<EventBatch>),
+    /// No more events.
+    Shutdown,
+}
+
+impl LaneMessage for TelemetryMsg {
+    fn events(batch: Arc<EventBatch>) -> Self {
+        TelemetryMsg::Events(batch)
+    }
+    fn shutdown() -> Self {
+        TelemetryMsg::Shutdown
+    }
+}
+
+/// Token counts as last reported by the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenCounts {
+    /// Prompt tokens.
+    pub prompt: u64,
+    /// Tokens served from cache.
+    pub cached: u64,
+    /// Response tokens.
+    pub response: u64,
+    /// Tool-use prompt tokens.
+    pub tool_use_prompt: u64,
+    /// Thinking tokens.
+    pub thoughts: u64,
+    /// All tokens.
+    pub total: u64,
+}
+
+/// Summary of a latency measure, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LatencyStats {
+    /// Samples taken.
+    pub count: u64,
+    /// The latest sample.
+    pub last: u64,
+    /// Median of the kept samples.
+    pub p50: u64,
+    /// 99th percentile of the kept samples.
+    pub p99: u64,
+    /// Largest kept sample.
+    pub max: u64,
+}
+
+/// A point-in-time copy of a session's telemetry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TelemetrySnapshot {
+    /// Frames received.
+    pub frames_in: u64,
+    /// Frames sent.
+    pub frames_out: u64,
+    /// Bytes received.
+    pub bytes_in: u64,
+    /// Bytes sent.
+    pub bytes_out: u64,
+    /// Audio chunks received.
+    pub audio_chunks_in: u64,
+    /// Audio chunks sent.
+    pub audio_chunks_out: u64,
+    /// Model turns completed.
+    pub turns: u64,
+    /// Function calls requested by the model.
+    pub tool_calls: u64,
+    /// Function calls that ended in an error response.
+    pub tool_errors: u64,
+    /// Interruptions (barge-ins).
+    pub interruptions: u64,
+    /// Reconnects.
+    pub reconnects: u64,
+    /// Actor restarts.
+    pub restarts: u64,
+    /// Token usage, as last reported.
+    pub tokens: TokenCounts,
+    /// From the end of a user turn to the model's first output.
+    pub first_response_ms: LatencyStats,
+    /// Tool call durations.
+    pub tool_duration_ms: LatencyStats,
+}
+
+#[derive(Debug, Default)]
+struct Samples {
+    count: u64,
+    last: u64,
+    kept: std::collections::VecDeque<u64>,
+}
+
+impl Samples {
+    fn push(&mut self, value: u64) {
+        self.count += 1;
+        self.last = value;
+        if self.kept.len() == SAMPLES {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(value);
+    }
+
+    fn stats(&self) -> LatencyStats {
+        let mut sorted: Vec<u64> = self.kept.iter().copied().collect();
+        sorted.sort_unstable();
+        let at = |q: f64| -> u64 {
+            if sorted.is_empty() {
+                return 0;
+            }
+            let index = ((sorted.len() - 1) as f64 * q).round() as usize;
+            sorted[index.min(sorted.len() - 1)]
+        };
+        LatencyStats {
+            count: self.count,
+            last: self.last,
+            p50: at(0.5),
+            p99: at(0.99),
+            max: sorted.last().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// The numbers, shared by everyone who counts.
+#[derive(Debug, Default)]
+pub struct TelemetryShared {
+    frames_in: AtomicU64,
+    frames_out: AtomicU64,
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    audio_chunks_in: AtomicU64,
+    audio_chunks_out: AtomicU64,
+    turns: AtomicU64,
+    tool_calls: AtomicU64,
+    tool_errors: AtomicU64,
+    interruptions: AtomicU64,
+    reconnects: AtomicU64,
+    restarts: AtomicU64,
+    tokens: Mutex<TokenCounts>,
+    first_response: Mutex<Samples>,
+    tool_duration: Mutex<Samples>,
+}
+
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Ordering::Relaxed);
+}
+
+impl TelemetryShared {
+    /// A frame of `bytes` arrived.
+    pub fn frame_in(&self, bytes: usize) {
+        bump(&self.frames_in, 1);
+        bump(&self.bytes_in, bytes as u64);
+    }
+    /// A frame of `bytes` was sent; `audio` if it carried input audio.
+    pub fn frame_out(&self, bytes: usize, audio: bool) {
+        bump(&self.frames_out, 1);
+        bump(&self.bytes_out, bytes as u64);
+        if audio {
+            bump(&self.audio_chunks_out, 1);
+        }
+    }
+    /// An audio chunk arrived.
+    pub fn audio_chunk_in(&self) {
+        bump(&self.audio_chunks_in, 1);
+    }
+    /// The model's first output came `ms` after the user's turn ended.
+    pub fn first_response(&self, ms: u64) {
+        lock(&self.first_response).push(ms);
+    }
+    /// A tool call took `ms`; `ok` if it succeeded.
+    pub fn tool_finished(&self, ms: u64, ok: bool) {
+        lock(&self.tool_duration).push(ms);
+        if !ok {
+            bump(&self.tool_errors, 1);
+        }
+    }
+    /// The connection was re-established.
+    pub fn reconnected(&self) {
+        bump(&self.reconnects, 1);
+    }
+    /// An actor was restarted.
+    pub fn restarted(&self) {
+        bump(&self.restarts, 1);
+    }
+
+    /// A copy of every number now.
+    pub fn snapshot(&self) -> TelemetrySnapshot {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        TelemetrySnapshot {
+            frames_in: load(&self.frames_in),
+            frames_out: load(&self.frames_out),
+            bytes_in: load(&self.bytes_in),
+            bytes_out: load(&self.bytes_out),
+            audio_chunks_in: load(&self.audio_chunks_in),
+            audio_chunks_out: load(&self.audio_chunks_out),
+            turns: load(&self.turns),
+            tool_calls: load(&self.tool_calls),
+            tool_errors: load(&self.tool_errors),
+            interruptions: load(&self.interruptions),
+            reconnects: load(&self.reconnects),
+            restarts: load(&self.restarts),
+            tokens: *lock(&self.tokens),
+            first_response_ms: lock(&self.first_response).stats(),
+            tool_duration_ms: lock(&self.tool_duration).stats(),
+        }
+    }
+
+    fn usage(&self, usage: &UsageMetadata) {
+        let count = |v: Option<i64>| v.map(|v| v.max(0) as u64);
+        let mut guard = lock(&self.tokens);
+        let tokens: &mut TokenCounts = &mut guard;
+        let fields = [
+            (&mut tokens.prompt, count(usage.prompt_token_count)),
+            (&mut tokens.cached, count(usage.cached_content_token_count)),
+            (&mut tokens.response, count(usage.response_token_count)),
+            (&mut tokens.tool_use_prompt, count(usage.tool_use_prompt_token_count)),
+            (&mut tokens.thoughts, count(usage.thoughts_token_count)),
+            (&mut tokens.total, count(usage.total_token_count)),
+        ];
+        for (field, value) in fields {
+            if let Some(value) = value {
+                *field = value;
+            }
+        }
+    }
+}
+
+/// What the Telemetry actor is given at start (and again at each restart).
+pub struct TelemetryArgs {
+    /// The numbers.
+    pub shared: Arc<TelemetryShared>,
+    /// `on_usage`.
+    pub callbacks: Arc<TelemetryCallbacks>,
+    /// Progress through the event feed (survives restarts).
+    pub progress: Arc<LaneProgress>,
+    /// The session's actors.
+    pub peers: Arc<Peers>,
+}
+
+/// The Telemetry actor's state.
+pub struct TelemetryState {
+    args: TelemetryArgs,
+    failed: Option<u64>,
+}
+
+/// The Telemetry actor.
+pub struct Telemetry;
+
+impl Actor for Telemetry {
+    type Msg = TelemetryMsg;
+    type State = TelemetryState;
+    type Arguments = TelemetryArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<TelemetryMsg>,
+        args: TelemetryArgs,
+    ) -> Result<TelemetryState, ActorProcessingErr> {
+        let failed = args.progress.failed();
+        Ok(TelemetryState { args, failed })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<TelemetryMsg>,
+        message: TelemetryMsg,
+        state: &mut TelemetryState,
+    ) -> Result<(), ActorProcessingErr> {
+        let args = &state.args;
+        match message {
+            TelemetryMsg::Events(batch) => {
+                for (seq, event) in batch.numbered() {
+                    if !args.progress.should_handle(seq, state.failed) {
+                        continue;
+                    }
+                    args.progress.begin(seq);
+                    match event {
+                        SessionEvent::Usage(usage) => {
+                            args.shared.usage(usage);
+                            if let Some(on_usage) = &args.callbacks.on_usage {
+                                on_usage(usage);
+                            }
+                        }
+                        SessionEvent::TurnComplete { .. } => bump(&args.shared.turns, 1),
+                        SessionEvent::Interrupted => bump(&args.shared.interruptions, 1),
+                        SessionEvent::ToolCall(calls) => {
+                            bump(&args.shared.tool_calls, calls.len() as u64)
+                        }
+                        _ => {}
+                    }
+                    args.progress.end(seq);
+                }
+            }
+            TelemetryMsg::Shutdown => {
+                args.peers
+                    .supervisor
+                    .cast(SupervisorMsg::Drained("telemetry"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,330 @@
+//! The registry of a session's tools: names, declarations, timeouts, execution modes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reel_protocol::{Behavior, FunctionDeclaration, Scheduling};
+
+use super::{DispatchError, ResultFormatter, ToolExecutionMode, ToolFunction, validate_name};
+
+/// How long a call may run when neither the dispatcher nor the tool says otherwise.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One registered tool and its settings.
+#[derive(Clone)]
+struct Entry {
+    tool: Arc<dyn ToolFunction>,
+    mode: ToolExecutionMode,
+    timeout: Option<Duration>,
+}
+
+/// The tools of a session, by name.
+///
+/// Kept in a `BTreeMap`, so [`declarations`](Self::declarations) and [`names`](Self::names)
+/// come out sorted by name: the setup frame's bytes never depend on hash order or on the
+/// order tools were registered in. Tools are fixed at connect (the Live API does not change
+/// them mid-session). Running a call is [`run_call`](super::run_call).
+///
+/// ```
+/// use std::time::Duration;
+/// use reel_actors::tools::{SimpleTool, ToolDispatcher};
+/// use reel_protocol::{Behavior, Scheduling};
+/// use serde_json::json;
+///
+/// let mut tools = ToolDispatcher::new().with_timeout(Duration::from_secs(10));
+/// tools.register(SimpleTool::new("get_weather", "The weather.", None, |_, _| async { Ok(json!({})) }))?;
+/// tools.register(SimpleTool::new("book_table", "Books a table.", None, |_, _| async { Ok(json!({})) }))?;
+/// tools.set_background("book_table", Scheduling::WhenIdle)?;
+/// tools.set_timeout("get_weather", Duration::from_secs(2))?;
+///
+/// assert_eq!(tools.names(), ["book_table", "get_weather"]);
+/// let declarations = tools.declarations();
+/// assert_eq!(declarations[0].behavior, Some(Behavior::NonBlocking));
+/// assert_eq!(declarations[1].behavior, None);
+/// assert_eq!(tools.timeout("book_table"), Duration::from_secs(10));
+/// assert_eq!(tools.timeout("get_weather"), Duration::from_secs(2));
+/// # Ok::<(), reel_actors::tools::DispatchError>(())
+/// ```
+#[derive(Clone)]
+pub struct ToolDispatcher {
+    tools: BTreeMap<String, Entry>,
+    default_timeout: Duration,
+}
+
+impl Default for ToolDispatcher {
+    fn default() -> Self {
+        ToolDispatcher::new()
+    }
+}
+
+impl ToolDispatcher {
+    /// No tools; calls time out after [`DEFAULT_TOOL_TIMEOUT`] (30 s).
+    pub fn new() -> Self {
+        ToolDispatcher {
+            tools: BTreeMap::new(),
+            default_timeout: DEFAULT_TOOL_TIMEOUT,
+        }
+    }
+
+    /// Sets the timeout of every tool that has none of its own.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Registers a tool (standard mode, default timeout).
+    ///
+    /// Fails if the name is taken or is not one the Live API accepts.
+    pub fn register(&mut self, tool: impl ToolFunction) -> Result<(), DispatchError> {
+        self.register_arc(Arc::new(tool))
+    }
+
+    /// Registers a shared tool (standard mode, default timeout).
+    pub fn register_arc(&mut self, tool: Arc<dyn ToolFunction>) -> Result<(), DispatchError> {
+        let name = tool.name().to_owned();
+        if let Err(reason) = validate_name(&name) {
+            return Err(DispatchError::InvalidName { name, reason });
+        }
+        if self.tools.contains_key(&name) {
+            return Err(DispatchError::Duplicate { name });
+        }
+        self.tools.insert(
+            name,
+            Entry {
+                tool,
+                mode: ToolExecutionMode::Standard,
+                timeout: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// Sets the timeout of one tool.
+    pub fn set_timeout(&mut self, name: &str, timeout: Duration) -> Result<(), DispatchError> {
+        self.entry_mut(name)?.timeout = Some(timeout);
+        Ok(())
+    }
+
+    /// Sets how a tool's calls are answered.
+    pub fn set_mode(&mut self, name: &str, mode: ToolExecutionMode) -> Result<(), DispatchError> {
+        self.entry_mut(name)?.mode = mode;
+        Ok(())
+    }
+
+    /// Runs a tool in the background with the default formatter: its declaration gets
+    /// `behavior: NON_BLOCKING`, and its result is delivered with `scheduling`.
+    pub fn set_background(
+        &mut self,
+        name: &str,
+        scheduling: Scheduling,
+    ) -> Result<(), DispatchError> {
+        self.set_mode(name, ToolExecutionMode::background(scheduling))
+    }
+
+    /// Runs a tool in the background with a formatter of its own.
+    pub fn set_background_with_formatter(
+        &mut self,
+        name: &str,
+        scheduling: Scheduling,
+        formatter: Arc<dyn ResultFormatter>,
+    ) -> Result<(), DispatchError> {
+        self.set_mode(
+            name,
+            ToolExecutionMode::Background {
+                scheduling,
+                formatter: Some(formatter),
+            },
+        )
+    }
+
+    /// The tool registered under `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn ToolFunction>> {
+        self.tools.get(name).map(|entry| &entry.tool)
+    }
+
+    /// Whether a tool of that name is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The execution mode of `name` ([`ToolExecutionMode::Standard`] for an unknown name:
+    /// the error response to an unknown tool is a standard one).
+    pub fn mode(&self, name: &str) -> ToolExecutionMode {
+        self.tools
+            .get(name)
+            .map(|entry| entry.mode.clone())
+            .unwrap_or_default()
+    }
+
+    /// The time limit of a call to `name`: its own timeout, else the dispatcher's.
+    pub fn timeout(&self, name: &str) -> Duration {
+        self.tools
+            .get(name)
+            .and_then(|entry| entry.timeout)
+            .unwrap_or(self.default_timeout)
+    }
+
+    /// The timeout of tools without one of their own.
+    pub fn default_timeout(&self) -> Duration {
+        self.default_timeout
+    }
+
+    /// The declarations for the setup frame, sorted by name; background tools say
+    /// `behavior: NON_BLOCKING`.
+    pub fn declarations(&self) -> Vec<FunctionDeclaration> {
+        self.tools
+            .values()
+            .map(|entry| {
+                let mut declaration = entry.tool.declaration();
+                if entry.mode.is_background() {
+                    declaration.behavior = Some(Behavior::NonBlocking);
+                }
+                declaration
+            })
+            .collect()
+    }
+
+    fn entry_mut(&mut self, name: &str) -> Result<&mut Entry, DispatchError> {
+        let available = if self.tools.contains_key(name) {
+            Vec::new()
+        } else {
+            self.names()
+        };
+        self.tools
+            .get_mut(name)
+            .ok_or_else(|| DispatchError::UnknownTool {
+                name: name.to_owned(),
+                available,
+            })
+    }
+}
+
+impl fmt::Debug for ToolDispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tools: BTreeMap<&str, (&ToolExecutionMode, Option<Duration>)> = self
+            .tools
+            .iter()
+            .map(|(name, entry)| (name.as_str(), (&entry.mode, entry.timeout)))
+            .collect();
+        f.debug_struct("ToolDispatcher")
+            .field("tools", &tools)
+            .field("default_timeout", &self.default_timeout)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::SimpleTool;
+    use super::*;
+
+    fn tool(name: &str) -> SimpleTool {
+        SimpleTool::new(name, format!("The {name} tool."), None, |_, _| async {
+            Ok(json!({}))
+        })
+    }
+
+    #[test]
+    fn duplicate_names_are_refused() {
+        let mut tools = ToolDispatcher::new();
+        assert_eq!(tools.register(tool("get_weather")), Ok(()));
+        assert_eq!(
+            tools.register(tool("get_weather")),
+            Err(DispatchError::Duplicate {
+                name: "get_weather".into()
+            })
+        );
+        assert_eq!(tools.len(), 1);
+    }
+
+    #[test]
+    fn invalid_names_are_refused() {
+        let mut tools = ToolDispatcher::new();
+        assert_eq!(
+            tools.register(tool("get weather")),
+            Err(DispatchError::InvalidName {
+                name: "get weather".into(),
+                reason: "only letters, digits, `_`, `.`, `:` and `-` are allowed",
+            })
+        );
+        assert!(tools.is_empty());
+    }
+
+    #[test]
+    fn settings_for_unknown_tools_are_refused() {
+        let mut tools = ToolDispatcher::new();
+        assert_eq!(tools.register(tool("b")), Ok(()));
+        assert_eq!(tools.register(tool("a")), Ok(()));
+        let unknown = Err(DispatchError::UnknownTool {
+            name: "c".into(),
+            available: vec!["a".into(), "b".into()],
+        });
+        assert_eq!(tools.set_timeout("c", Duration::from_secs(1)), unknown);
+        assert_eq!(tools.set_background("c", Scheduling::Silent), unknown);
+    }
+
+    #[test]
+    fn declarations_are_sorted_and_background_ones_non_blocking() {
+        let mut tools = ToolDispatcher::new();
+        for name in ["search_flights", "book_table", "get_weather"] {
+            assert_eq!(tools.register(tool(name)), Ok(()));
+        }
+        assert_eq!(
+            tools.set_background("search_flights", Scheduling::WhenIdle),
+            Ok(())
+        );
+        assert_eq!(
+            serde_json::to_string(&tools.declarations()).ok().as_deref(),
+            Some(concat!(
+                r#"[{"name":"book_table","description":"The book_table tool."},"#,
+                r#"{"name":"get_weather","description":"The get_weather tool."},"#,
+                r#"{"name":"search_flights","description":"The search_flights tool.","behavior":"NON_BLOCKING"}]"#
+            ))
+        );
+        assert_eq!(
+            tools.names(),
+            ["book_table", "get_weather", "search_flights"]
+        );
+        assert!(tools.mode("search_flights").is_background());
+        assert_eq!(
+            tools.mode("search_flights").scheduling(),
+            Some(&Scheduling::WhenIdle)
+        );
+        assert!(!tools.mode("book_table").is_background());
+        assert!(!tools.mode("nope").is_background());
+    }
+
+    #[test]
+    fn timeouts_fall_back_to_the_dispatcher_default() {
+        let mut tools = ToolDispatcher::new();
+        assert_eq!(tools.register(tool("fast")), Ok(()));
+        assert_eq!(tools.register(tool("slow")), Ok(()));
+        assert_eq!(tools.timeout("fast"), Duration::from_secs(30));
+        assert_eq!(tools.set_timeout("slow", Duration::from_secs(90)), Ok(()));
+        assert_eq!(tools.timeout("slow"), Duration::from_secs(90));
+        let tools = tools.with_timeout(Duration::from_secs(5));
+        assert_eq!(tools.timeout("fast"), Duration::from_secs(5));
+        assert_eq!(tools.timeout("slow"), Duration::from_secs(90));
+        assert_eq!(tools.timeout("unknown"), Duration::from_secs(5));
+    }
+}

@@ -1,0 +1,255 @@
+//! What can go wrong with a tool: while running one call ([`ToolError`], which the model
+//! reads) and while setting up the dispatcher ([`DispatchError`], which the developer reads).
+
+use std::time::Duration;
+
+/// Why a tool call did not produce a result.
+///
+/// The [`Display`](std::fmt::Display) text is what the model reads in the error response,
+/// so it names the tool and says what to do differently.
+///
+/// ```
+/// use reel_actors::tools::ToolError;
+///
+/// let error = ToolError::UnknownTool {
+///     name: "get_wether".into(),
+///     available: vec!["book_table".into(), "get_weather".into()],
+/// };
+/// assert_eq!(
+///     error.to_string(),
+///     "unknown tool `get_wether`; available tools: book_table, get_weather"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The arguments do not fit the tool's parameters.
+    #[error("invalid arguments for tool `{tool}`: {message}")]
+    InvalidArgs {
+        /// The tool called.
+        tool: String,
+        /// What is wrong with them, e.g. "missing field `city`".
+        message: String,
+    },
+    /// The tool ran and reported a failure.
+    #[error("tool `{tool}` failed: {message}")]
+    ExecutionFailed {
+        /// The tool called.
+        tool: String,
+        /// The tool's own explanation.
+        message: String,
+    },
+    /// The tool did not finish in time; its task was aborted.
+    #[error("tool `{tool}` timed out after {after:?}")]
+    Timeout {
+        /// The tool called.
+        tool: String,
+        /// The time limit it exceeded.
+        after: Duration,
+    },
+    /// The call was cancelled (by the server, a disconnect or the application) before the
+    /// tool finished; its task was aborted.
+    #[error("tool `{tool}` was cancelled")]
+    Cancelled {
+        /// The tool called.
+        tool: String,
+    },
+    /// The tool panicked. The session goes on; the panic is reported as this error.
+    #[error("tool `{tool}` panicked: {message}")]
+    Panicked {
+        /// The tool called.
+        tool: String,
+        /// The panic message.
+        message: String,
+    },
+    /// No tool of that name is registered (or allowed in the current phase).
+    #[error("unknown tool `{name}`; available tools: {}", list_or_none(available))]
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+        /// The tools it may call instead, sorted by name.
+        available: Vec<String>,
+    },
+    /// The tool exists, but the current phase does not allow it.
+    #[error("tool `{tool}` is not available in the current phase `{phase}`")]
+    NotAllowed {
+        /// The tool called.
+        tool: String,
+        /// The phase whose tool filter rejected it.
+        phase: String,
+    },
+}
+
+impl ToolError {
+    /// The name of the tool the error is about.
+    ///
+    /// ```
+    /// use reel_actors::tools::ToolError;
+    ///
+    /// let error = ToolError::Cancelled { tool: "book_table".into() };
+    /// assert_eq!(error.tool(), "book_table");
+    /// ```
+    pub fn tool(&self) -> &str {
+        match self {
+            ToolError::InvalidArgs { tool, .. }
+            | ToolError::ExecutionFailed { tool, .. }
+            | ToolError::Timeout { tool, .. }
+            | ToolError::Cancelled { tool }
+            | ToolError::Panicked { tool, .. }
+            | ToolError::NotAllowed { tool, .. } => tool,
+            ToolError::UnknownTool { name, .. } => name,
+        }
+    }
+}
+
+/// Why a tool could not be registered or configured in a
+/// [`ToolDispatcher`](super::ToolDispatcher).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DispatchError {
+    /// A tool of that name is already registered.
+    #[error("a tool named `{name}` is already registered; tool names must be unique")]
+    Duplicate {
+        /// The name registered twice.
+        name: String,
+    },
+    /// The name is not one the Live API accepts for a function.
+    #[error("`{name}` is not a valid tool name: {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A setting names a tool that is not registered.
+    #[error(
+        "no tool named `{name}` is registered; registered tools: {}",
+        list_or_none(available)
+    )]
+    UnknownTool {
+        /// The name given.
+        name: String,
+        /// The registered tools, sorted by name.
+        available: Vec<String>,
+    },
+}
+
+/// `a, b, c`, or `(none)` for an empty list.
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "(none)".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_error_texts_name_the_tool_and_the_fix() {
+        let cases = [
+            (
+                ToolError::InvalidArgs {
+                    tool: "get_weather".into(),
+                    message: "missing field `city`".into(),
+                },
+                "invalid arguments for tool `get_weather`: missing field `city`",
+            ),
+            (
+                ToolError::ExecutionFailed {
+                    tool: "book_table".into(),
+                    message: "no table free at 19:00".into(),
+                },
+                "tool `book_table` failed: no table free at 19:00",
+            ),
+            (
+                ToolError::Timeout {
+                    tool: "slow".into(),
+                    after: Duration::from_secs(30),
+                },
+                "tool `slow` timed out after 30s",
+            ),
+            (
+                ToolError::Cancelled {
+                    tool: "slow".into(),
+                },
+                "tool `slow` was cancelled",
+            ),
+            (
+                ToolError::Panicked {
+                    tool: "buggy".into(),
+                    message: "index out of bounds".into(),
+                },
+                "tool `buggy` panicked: index out of bounds",
+            ),
+            (
+                ToolError::UnknownTool {
+                    name: "get_wether".into(),
+                    available: vec!["get_weather".into(), "book_table".into()],
+                },
+                "unknown tool `get_wether`; available tools: get_weather, book_table",
+            ),
+            (
+                ToolError::UnknownTool {
+                    name: "anything".into(),
+                    available: vec![],
+                },
+                "unknown tool `anything`; available tools: (none)",
+            ),
+            (
+                ToolError::NotAllowed {
+                    tool: "book_table".into(),
+                    phase: "greeting".into(),
+                },
+                "tool `book_table` is not available in the current phase `greeting`",
+            ),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn tool_names_the_tool_of_every_variant() {
+        let error = ToolError::UnknownTool {
+            name: "get_wether".into(),
+            available: vec![],
+        };
+        assert_eq!(error.tool(), "get_wether");
+        let error = ToolError::Timeout {
+            tool: "slow".into(),
+            after: Duration::from_millis(1500),
+        };
+        assert_eq!(error.tool(), "slow");
+        assert_eq!(error.to_string(), "tool `slow` timed out after 1.5s");
+    }
+
+    #[test]
+    fn dispatch_error_texts() {
+        assert_eq!(
+            DispatchError::Duplicate {
+                name: "get_weather".into()
+            }
+            .to_string(),
+            "a tool named `get_weather` is already registered; tool names must be unique"
+        );
+        assert_eq!(
+            DispatchError::InvalidName {
+                name: "get weather".into(),
+                reason: "only letters, digits, `_`, `.`, `:` and `-` are allowed",
+            }
+            .to_string(),
+            "`get weather` is not a valid tool name: only letters, digits, `_`, `.`, `:` and `-` are allowed"
+        );
+        assert_eq!(
+            DispatchError::UnknownTool {
+                name: "nope".into(),
+                available: vec!["a".into(), "b".into()],
+            }
+            .to_string(),
+            "no tool named `nope` is registered; registered tools: a, b"
+        );
+    }
+}

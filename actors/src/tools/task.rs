@@ -1,0 +1,276 @@
+//! Running one tool future on its own task, under a time limit and a cancellation token,
+//! with panics caught.
+
+use std::any::Any;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio::task::{JoinError, JoinHandle};
+use tokio_util::sync::CancellationToken;
+
+use super::ToolError;
+
+/// What ended the wait for the tool's task.
+enum Ending {
+    Finished(Result<Result<Value, ToolError>, JoinError>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Spawns `future` and waits for it, at most `limit`, and no longer than `cancel` stays
+/// unfired.
+///
+/// - The tool's own result comes back as it is.
+/// - A panic becomes [`ToolError::Panicked`] with the panic message: the spawned task
+///   catches it, so the caller (a lane actor) never unwinds.
+/// - Past `limit`: [`ToolError::Timeout`]; on `cancel`: [`ToolError::Cancelled`]. In both
+///   cases the task is aborted and *waited for*, so when this returns the tool's future has
+///   been dropped: it cannot write to its state view after the call was settled.
+///   (A tool that blocks its thread instead of awaiting delays that drop until it yields.)
+pub(crate) async fn supervise(
+    tool: &str,
+    future: BoxFuture<'static, Result<Value, ToolError>>,
+    limit: Duration,
+    cancel: &CancellationToken,
+) -> Result<Value, ToolError> {
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled {
+            tool: tool.to_owned(),
+        });
+    }
+    let mut task = tokio::spawn(future);
+    let ending = tokio::select! {
+        biased;
+        () = cancel.cancelled() => Ending::Cancelled,
+        joined = tokio::time::timeout(limit, &mut task) => match joined {
+            Ok(finished) => Ending::Finished(finished),
+            Err(_elapsed) => Ending::TimedOut,
+        },
+    };
+    match ending {
+        Ending::Finished(Ok(result)) => result,
+        Ending::Finished(Err(error)) => Err(join_error(tool, error)),
+        Ending::TimedOut => {
+            abort_and_wait(task).await;
+            Err(ToolError::Timeout {
+                tool: tool.to_owned(),
+                after: limit,
+            })
+        }
+        Ending::Cancelled => {
+            abort_and_wait(task).await;
+            Err(ToolError::Cancelled {
+                tool: tool.to_owned(),
+            })
+        }
+    }
+}
+
+/// Aborts the task and waits until its future is dropped. Whatever it was doing is
+/// discarded: a panic racing with the abort is of no interest any more.
+async fn abort_and_wait(task: JoinHandle<Result<Value, ToolError>>) {
+    task.abort();
+    let _discarded = task.await;
+}
+
+/// The error for a task that ended without a result.
+fn join_error(tool: &str, error: JoinError) -> ToolError {
+    match error.try_into_panic() {
+        Ok(payload) => ToolError::Panicked {
+            tool: tool.to_owned(),
+            message: panic_message(payload.as_ref()),
+        },
+        // Aborted from outside (the runtime is shutting down).
+        Err(_) => ToolError::Cancelled {
+            tool: tool.to_owned(),
+        },
+    }
+}
+
+/// The text of a panic payload (`panic!("…")` carries a `&str` or a `String`).
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "the panic carried no message".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use futures_util::FutureExt;
+    use serde_json::json;
+    use tokio::time::{Instant, sleep};
+
+    use super::*;
+
+    const LIMIT: Duration = Duration::from_secs(30);
+
+    /// Sets its flag when dropped: proof that a future is gone.
+    struct DropFlag(Arc<AtomicBool>);
+
+    impl Drop for DropFlag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_result_comes_back_as_it_is() {
+        let cancel = CancellationToken::new();
+        let ok = supervise("t", async { Ok(json!({ "a": 1 })) }.boxed(), LIMIT, &cancel).await;
+        assert_eq!(ok, Ok(json!({ "a": 1 })));
+        let failed = ToolError::ExecutionFailed {
+            tool: "t".into(),
+            message: "no".into(),
+        };
+        let expected = failed.clone();
+        let err = supervise("t", async move { Err(failed) }.boxed(), LIMIT, &cancel).await;
+        assert_eq!(err, Err(expected));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_panic_becomes_panicked_with_its_message() {
+        let cancel = CancellationToken::new();
+        let result = supervise(
+            "buggy",
+            async {
+                let seats: Vec<u32> = Vec::new();
+                if seats.is_empty() {
+                    panic!("no seats configured");
+                }
+                Ok(json!(seats))
+            }
+            .boxed(),
+            LIMIT,
+            &cancel,
+        )
+        .await;
+        assert_eq!(
+            result,
+            Err(ToolError::Panicked {
+                tool: "buggy".into(),
+                message: "no seats configured".into()
+            })
+        );
+        let formatted = supervise(
+            "buggy",
+            async {
+                let index = 7;
+                if index > 3 {
+                    panic!("index {index} out of range");
+                }
+                Ok(json!(null))
+            }
+            .boxed(),
+            LIMIT,
+            &cancel,
+        )
+        .await;
+        assert_eq!(
+            formatted,
+            Err(ToolError::Panicked {
+                tool: "buggy".into(),
+                message: "index 7 out of range".into()
+            })
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn past_the_limit_the_task_is_aborted_and_gone() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let flag = DropFlag(dropped.clone());
+        let cancel = CancellationToken::new();
+        let start = Instant::now();
+        let result = supervise(
+            "slow",
+            async move {
+                let _flag = flag;
+                sleep(Duration::from_secs(60)).await;
+                Ok(json!("done"))
+            }
+            .boxed(),
+            LIMIT,
+            &cancel,
+        )
+        .await;
+        assert_eq!(
+            result,
+            Err(ToolError::Timeout {
+                tool: "slow".into(),
+                after: LIMIT
+            })
+        );
+        assert_eq!(start.elapsed(), LIMIT);
+        assert!(dropped.load(Ordering::SeqCst));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cancelling_aborts_the_task() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let flag = DropFlag(dropped.clone());
+        let cancel = CancellationToken::new();
+        let start = Instant::now();
+        let canceller = cancel.clone();
+        let (result, ()) = tokio::join!(
+            supervise(
+                "slow",
+                async move {
+                    let _flag = flag;
+                    sleep(Duration::from_secs(60)).await;
+                    Ok(json!("done"))
+                }
+                .boxed(),
+                LIMIT,
+                &cancel,
+            ),
+            async move {
+                sleep(Duration::from_secs(2)).await;
+                canceller.cancel();
+            }
+        );
+        assert_eq!(
+            result,
+            Err(ToolError::Cancelled {
+                tool: "slow".into()
+            })
+        );
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+        assert!(dropped.load(Ordering::SeqCst));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_already_cancelled_call_never_starts() {
+        let started = Arc::new(AtomicBool::new(false));
+        let seen = started.clone();
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let result = supervise(
+            "t",
+            async move {
+                seen.store(true, Ordering::SeqCst);
+                Ok(json!(1))
+            }
+            .boxed(),
+            LIMIT,
+            &cancel,
+        )
+        .await;
+        assert_eq!(result, Err(ToolError::Cancelled { tool: "t".into() }));
+        tokio::task::yield_now().await;
+        assert!(!started.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn panic_messages_of_every_payload_kind() {
+        assert_eq!(panic_message(&"static"), "static");
+        assert_eq!(panic_message(&String::from("owned")), "owned");
+        assert_eq!(panic_message(&42_u8), "the panic carried no message");
+    }
+}

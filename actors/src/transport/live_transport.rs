@@ -1,0 +1,560 @@
+//! The Transport actor: the only place bytes cross the wire.
+//!
+//! It opens the connection through a [`Connector`] (a WebSocket live; anything that speaks
+//! the link seam in tests), sends the setup frame, waits for `setupComplete` within the setup
+//! timeout, then writes commands as frames. A reader task per connection stamps every inbound
+//! frame through the [`WireTap`] and hands it straight to the router. Commands sent while the
+//! connection is being set up or re-established wait in order and go out once it is live.
+//!
+//! Reconnects: after a `goAway`, or when the connection drops without a clean close, the
+//! transport reconnects (with backoff, up to a limit) and presents the latest resumption
+//! handle in the new setup, so the conversation continues. The application sees it as events
+//! (`Disconnected`, `Reconnecting`, `Connected`, `Reconnected`), not as a dead session. A
+//! clean close by the server (1000) or a refusal (1007, 1008, …) ends the session, with the
+//! close code and reason delivered to the application.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use reel_protocol::{
+    ApiEndpoint, CommandEncoder, FrameKind, SessionCommand, SessionConfig, SessionError,
+    SessionEvent,
+};
+use reel_recorder::wire_log::Direction;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, LinkSender};
+use super::wire_tap::WireTap;
+use crate::events::{Lane, LiveEvent};
+use crate::peers::Peers;
+use crate::router::{Lifecycle, RouterMsg};
+use crate::supervisor::SupervisorMsg;
+use crate::telemetry::TelemetryShared;
+
+/// Messages to the transport.
+#[derive(Debug)]
+pub enum TransportMsg {
+    /// Open the connection (the supervisor sends this once the tree is up).
+    Start,
+    /// Send a command.
+    Send(SessionCommand),
+    /// `setupComplete` arrived on connection `conn` (from the router).
+    SetupComplete {
+        /// The connection.
+        conn: u32,
+    },
+    /// Reconnect now (after a `goAway`), presenting the latest resumption handle.
+    Reconnect {
+        /// Why.
+        reason: String,
+    },
+    /// Close the session.
+    Disconnect,
+    /// Connection `conn` ended (from its reader task).
+    LinkEnded {
+        /// The connection.
+        conn: u32,
+        /// Close code, if a close frame arrived.
+        code: Option<u16>,
+        /// Close reason, or what broke.
+        reason: Option<String>,
+    },
+    /// The setup timeout of connection `conn` passed.
+    SetupTimedOut {
+        /// The connection.
+        conn: u32,
+    },
+    /// Our close of connection `conn` was not answered in time.
+    CloseTimedOut {
+        /// The connection.
+        conn: u32,
+    },
+    /// Time for reconnect attempt `attempt`.
+    Retry {
+        /// 1-based attempt.
+        attempt: u32,
+        /// Why the connection is being re-established.
+        reason: String,
+    },
+}
+
+/// How reconnects are paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    /// Attempts before the session gives up (0 disables reconnecting).
+    pub max_attempts: u32,
+    /// Wait before the second attempt; doubled each time after.
+    pub backoff: Duration,
+    /// Longest wait between attempts.
+    pub max_backoff: Duration,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy {
+            max_attempts: 5,
+            backoff: Duration::from_millis(250),
+            max_backoff: Duration::from_secs(8),
+        }
+    }
+}
+
+impl ReconnectPolicy {
+    /// The wait before `attempt` (1-based): none before the first.
+    pub fn delay(&self, attempt: u32) -> Duration {
+        if attempt <= 1 {
+            return Duration::ZERO;
+        }
+        let factor = 1u32.checked_shl(attempt - 2).unwrap_or(u32::MAX);
+        self.backoff.saturating_mul(factor).min(self.max_backoff)
+    }
+}
+
+/// Timeouts and limits of the transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransportOptions {
+    /// Opening a connection; frame size limit.
+    pub link: LinkOptions,
+    /// From the setup frame to `setupComplete`.
+    pub setup_timeout: Duration,
+    /// From our close frame to the server's answer.
+    pub close_timeout: Duration,
+    /// Reconnects.
+    pub reconnect: ReconnectPolicy,
+}
+
+impl Default for TransportOptions {
+    fn default() -> Self {
+        TransportOptions {
+            link: LinkOptions::default(),
+            setup_timeout: Duration::from_secs(15),
+            close_timeout: Duration::from_secs(5),
+            reconnect: ReconnectPolicy::default(),
+        }
+    }
+}
+
+/// What the transport is given at start.
+pub struct TransportArgs {
+    /// Opens links.
+    pub connector: Arc<dyn Connector>,
+    /// Where to connect.
+    pub endpoint: ApiEndpoint,
+    /// The session's setup.
+    pub config: SessionConfig,
+    /// Timeouts and limits.
+    pub options: TransportOptions,
+    /// Stamps and records frames.
+    pub tap: Arc<WireTap>,
+    /// The latest resumption handle (the router keeps it current).
+    pub resume_handle: watch::Receiver<Option<String>>,
+    /// Counters.
+    pub telemetry: Arc<TelemetryShared>,
+    /// The session's actors.
+    pub peers: Arc<Peers>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Link {
+    /// Not connected yet, or between reconnect attempts.
+    Down,
+    /// Setup sent, waiting for `setupComplete`.
+    AwaitingSetup,
+    /// Commands flow.
+    Live,
+    /// We closed; waiting for the close to complete.
+    Closing,
+    /// Over.
+    Closed,
+}
+
+/// The transport's state.
+pub struct TransportState {
+    args: TransportArgs,
+    encoder: CommandEncoder,
+    frame_kind: FrameKind,
+    link: Link,
+    conn: u32,
+    sender: Option<Box<dyn LinkSender>>,
+    reader: Option<JoinHandle<()>>,
+    queue: VecDeque<SessionCommand>,
+    /// A reconnect is under way (its `Connected` is announced as `Reconnected`).
+    reconnecting: bool,
+    /// The handle presented in the current connection's setup.
+    presented_handle: bool,
+}
+
+/// The Transport actor.
+pub struct Transport;
+
+impl Actor for Transport {
+    type Msg = TransportMsg;
+    type State = TransportState;
+    type Arguments = TransportArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<TransportMsg>,
+        args: TransportArgs,
+    ) -> Result<TransportState, ActorProcessingErr> {
+        let platform = args.endpoint.platform().clone();
+        Ok(TransportState {
+            encoder: args.config.command_encoder(&platform),
+            frame_kind: platform.frame_kind(),
+            args,
+            link: Link::Down,
+            conn: 0,
+            sender: None,
+            reader: None,
+            queue: VecDeque::new(),
+            reconnecting: false,
+            presented_handle: false,
+        })
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<TransportMsg>,
+        state: &mut TransportState,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(reader) = state.reader.take() {
+            reader.abort();
+        }
+        state.args.tap.flush();
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<TransportMsg>,
+        message: TransportMsg,
+        state: &mut TransportState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            TransportMsg::Start => state.open(&myself, 0, None).await,
+            TransportMsg::Send(SessionCommand::Disconnect) | TransportMsg::Disconnect => {
+                state.disconnect(&myself).await
+            }
+            TransportMsg::Send(command) => match state.link {
+                Link::Live => state.send_now(command).await,
+                Link::Down | Link::AwaitingSetup => state.queue.push_back(command),
+                Link::Closing | Link::Closed => {
+                    tracing::debug!(kind = command.kind(), "dropping a command sent after disconnect")
+                }
+            },
+            TransportMsg::SetupComplete { conn } => {
+                if conn == state.conn && state.link == Link::AwaitingSetup {
+                    state.link = Link::Live;
+                    if std::mem::take(&mut state.reconnecting) {
+                        state.args.telemetry.reconnected();
+                        state.args.peers.hub.publish(
+                            Lane::Supervisor,
+                            LiveEvent::Reconnected {
+                                resumed: state.presented_handle,
+                            },
+                        );
+                    }
+                    while state.link == Link::Live {
+                        let Some(command) = state.queue.pop_front() else {
+                            break;
+                        };
+                        state.send_now(command).await;
+                    }
+                }
+            }
+            TransportMsg::Reconnect { reason } => {
+                if matches!(state.link, Link::Live | Link::AwaitingSetup) {
+                    state.retire_connection(Some(1000), &reason).await;
+                    state.link_down(None, Some(reason.clone()), false);
+                    state.begin_reconnect(&myself, reason);
+                }
+            }
+            TransportMsg::LinkEnded { conn, code, reason } => {
+                if conn != state.conn {
+                    return Ok(()); // a connection already replaced
+                }
+                if state.link == Link::Down {
+                    return Ok(()); // already re-establishing after this connection broke
+                }
+                state.sender = None;
+                state.reader = None;
+                match state.link {
+                    Link::Closing | Link::Closed => state.finish(code, reason),
+                    _ if state.should_reconnect(code) => {
+                        state.link_down(code, reason.clone(), false);
+                        let why = reason.unwrap_or_else(|| "connection lost".to_owned());
+                        state.begin_reconnect(&myself, why);
+                    }
+                    _ => state.finish(code, reason),
+                }
+            }
+            TransportMsg::SetupTimedOut { conn } => {
+                if conn == state.conn && state.link == Link::AwaitingSetup {
+                    let after = state.args.options.setup_timeout;
+                    state.report(SessionError::SetupTimeout { after });
+                    state.retire_connection(Some(1000), "setup timeout").await;
+                    if state.reconnecting {
+                        state.link_down(None, Some("setup timeout".to_owned()), false);
+                        state.begin_reconnect(&myself, "setup timeout".to_owned());
+                    } else {
+                        state.finish(None, Some(format!("no setupComplete within {after:?}")));
+                    }
+                }
+            }
+            TransportMsg::CloseTimedOut { conn } => {
+                if conn == state.conn && state.link == Link::Closing {
+                    state.retire_connection(None, "close timeout").await;
+                    state.finish(None, Some("the server did not answer the close".to_owned()));
+                }
+            }
+            TransportMsg::Retry { attempt, reason } => {
+                if state.link == Link::Down && state.reconnecting {
+                    state.open(&myself, attempt, Some(reason)).await;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TransportState {
+    fn now(&self) -> u64 {
+        self.args.peers.clock().now_ms()
+    }
+
+    fn router(&self, message: RouterMsg) {
+        self.args.peers.router.cast(message);
+    }
+
+    fn report(&self, error: SessionError) {
+        self.router(RouterMsg::Report(Box::new(SessionEvent::Error(error))));
+    }
+
+    /// Opens connection number `conn + 1`. `attempt` is 0 for the first connect, else the
+    /// reconnect attempt.
+    async fn open(&mut self, myself: &ActorRef<TransportMsg>, attempt: u32, reason: Option<String>) {
+        self.conn += 1;
+        let conn = self.conn;
+        if attempt > 0 {
+            self.args.peers.hub.publish(
+                Lane::Supervisor,
+                LiveEvent::Reconnecting {
+                    attempt,
+                    reason: reason.clone().unwrap_or_default(),
+                },
+            );
+        }
+        self.router(RouterMsg::Lifecycle {
+            step: Lifecycle::ConnectStarted,
+            ts_ms: self.now(),
+        });
+        let request = self.args.endpoint.connect_request();
+        let (sender, receiver) = match self
+            .args
+            .connector
+            .connect(&request, &self.args.options.link)
+            .await
+        {
+            Ok(halves) => halves,
+            Err(error) => {
+                self.report(SessionError::Connect {
+                    message: error.to_string(),
+                });
+                let policy = self.args.options.reconnect;
+                if attempt > 0 && attempt < policy.max_attempts {
+                    self.schedule_retry(myself, attempt + 1, reason.unwrap_or_default());
+                } else {
+                    self.finish(None, Some(error.to_string()));
+                }
+                return;
+            }
+        };
+        self.sender = Some(sender);
+        self.reader = Some(spawn_reader(
+            conn,
+            receiver,
+            Arc::clone(&self.args.tap),
+            Arc::clone(&self.args.peers),
+        ));
+
+        // The setup, presenting the latest resumption handle if resumption is on.
+        let handle = self.args.resume_handle.borrow().clone();
+        let resuming = self.args.config.setup().session_resumption.is_some();
+        let config = match handle {
+            Some(handle) if resuming => {
+                self.presented_handle = true;
+                self.args.config.clone().session_resume_from(handle)
+            }
+            _ => {
+                self.presented_handle = false;
+                self.args.config.clone()
+            }
+        };
+        let setup = config.setup_frame(self.args.endpoint.platform());
+        self.link = Link::AwaitingSetup;
+        self.write(bytes::Bytes::from(setup), false).await;
+        self.router(RouterMsg::Lifecycle {
+            step: Lifecycle::SetupSent,
+            ts_ms: self.now(),
+        });
+        let timeout = self.args.options.setup_timeout;
+        myself.send_after(timeout, move || TransportMsg::SetupTimedOut { conn });
+    }
+
+    /// Encodes and writes a command; tells the router about the ones the phase or the
+    /// latency measure depend on.
+    async fn send_now(&mut self, command: SessionCommand) {
+        let Some(bytes) = self.encoder.encode(&command) else {
+            tracing::debug!(kind = command.kind(), "command has no frame (suppressed)");
+            return;
+        };
+        let audio = matches!(command, SessionCommand::SendAudio(_));
+        if !audio {
+            self.router(RouterMsg::Lifecycle {
+                step: Lifecycle::Sent(command),
+                ts_ms: self.now(),
+            });
+        }
+        self.write(bytes::Bytes::from(bytes), audio).await;
+    }
+
+    /// Stamps, records and writes one frame.
+    async fn write(&mut self, bytes: bytes::Bytes, audio: bool) {
+        let binary = self.frame_kind == FrameKind::Binary;
+        self.args
+            .tap
+            .stamp(Direction::Out, self.conn, binary, &bytes);
+        self.args.telemetry.frame_out(bytes.len(), audio);
+        let Some(sender) = &mut self.sender else {
+            return;
+        };
+        if let Err(error) = sender.send(LinkFrame::new(self.frame_kind, bytes)).await {
+            // The reader sees the broken connection and reports it; nothing else to do here.
+            tracing::warn!(%error, conn = self.conn, "could not write a frame");
+        }
+    }
+
+    fn should_reconnect(&self, code: Option<u16>) -> bool {
+        let transient = matches!(code, None | Some(1001 | 1006 | 1011 | 1012 | 1013 | 1014));
+        transient && self.args.options.reconnect.max_attempts > 0 && self.conn > 0
+            && (self.link == Link::Live || self.reconnecting)
+    }
+
+    fn begin_reconnect(&mut self, myself: &ActorRef<TransportMsg>, reason: String) {
+        self.reconnecting = true;
+        self.link = Link::Down;
+        self.schedule_retry(myself, 1, reason);
+    }
+
+    fn schedule_retry(&mut self, myself: &ActorRef<TransportMsg>, attempt: u32, reason: String) {
+        self.link = Link::Down;
+        let delay = self.args.options.reconnect.delay(attempt);
+        if delay.is_zero() {
+            let _ = myself.cast(TransportMsg::Retry { attempt, reason });
+        } else {
+            myself.send_after(delay, move || TransportMsg::Retry { attempt, reason });
+        }
+    }
+
+    /// Closes the current connection and stops listening to it.
+    async fn retire_connection(&mut self, code: Option<u16>, reason: &str) {
+        if let Some(reader) = self.reader.take() {
+            reader.abort();
+        }
+        if let Some(mut sender) = self.sender.take()
+            && let Some(code) = code
+        {
+            let _ = sender.close(code, reason.to_owned()).await;
+        }
+    }
+
+    /// Tells the router the connection is down, with a reconnect to follow (`last: false`)
+    /// or not.
+    fn link_down(&self, code: Option<u16>, reason: Option<String>, last: bool) {
+        self.router(RouterMsg::LinkDown {
+            code,
+            reason,
+            last,
+            ts_ms: self.now(),
+        });
+    }
+
+    /// The session's connection is over for good.
+    fn finish(&mut self, code: Option<u16>, reason: Option<String>) {
+        if self.link == Link::Closed {
+            return;
+        }
+        self.link = Link::Closed;
+        self.queue.clear();
+        let why = match (&reason, code) {
+            (Some(reason), Some(code)) => format!("closed with code {code}: {reason}"),
+            (Some(reason), None) => reason.clone(),
+            (None, Some(code)) => format!("closed with code {code}"),
+            (None, None) => "the connection closed".to_owned(),
+        };
+        self.args.peers.supervisor.cast(SupervisorMsg::Ending(why));
+        self.link_down(code, reason, true);
+        self.args.tap.flush();
+    }
+
+    async fn disconnect(&mut self, myself: &ActorRef<TransportMsg>) {
+        match self.link {
+            Link::Closing | Link::Closed => {}
+            Link::Down => {
+                self.router(RouterMsg::Lifecycle {
+                    step: Lifecycle::Sent(SessionCommand::Disconnect),
+                    ts_ms: self.now(),
+                });
+                self.finish(Some(1000), Some("client disconnect".to_owned()));
+            }
+            Link::AwaitingSetup | Link::Live => {
+                self.router(RouterMsg::Lifecycle {
+                    step: Lifecycle::Sent(SessionCommand::Disconnect),
+                    ts_ms: self.now(),
+                });
+                self.link = Link::Closing;
+                if let Some(sender) = &mut self.sender
+                    && let Err(error) = sender.close(1000, "client disconnect".to_owned()).await
+                {
+                    tracing::debug!(%error, "close frame not sent");
+                }
+                let conn = self.conn;
+                myself.send_after(self.args.options.close_timeout, move || {
+                    TransportMsg::CloseTimedOut { conn }
+                });
+            }
+        }
+    }
+}
+
+/// Reads connection `conn` until it ends: stamps and records each frame and hands it to the
+/// router, then tells the transport how the connection ended.
+fn spawn_reader(
+    conn: u32,
+    mut receiver: Box<dyn LinkReceiver>,
+    tap: Arc<WireTap>,
+    peers: Arc<Peers>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let (code, reason) = loop {
+            match receiver.recv().await {
+                Some(LinkEvent::Frame(frame)) => {
+                    let binary = frame.kind == FrameKind::Binary;
+                    let stamp = tap.stamp(Direction::In, conn, binary, &frame.bytes);
+                    peers
+                        .router
+                        .cast(RouterMsg::Inbound { conn, stamp, frame });
+                }
+                Some(LinkEvent::Closed { code, reason }) => break (code, reason),
+                Some(LinkEvent::Failed(error)) => break (None, Some(error.to_string())),
+                None => break (None, None),
+            }
+        };
+        peers
+            .transport
+            .cast(TransportMsg::LinkEnded { conn, code, reason });
+    })
+}

@@ -1,0 +1,90 @@
+//! [`SessionWriter`]: what callbacks, hooks and the application send with.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use reel_protocol::{Content, FunctionResponse, SessionCommand};
+
+use crate::slot::Slot;
+use crate::transport::TransportMsg;
+
+/// The session has ended; nothing more can be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the session has ended; nothing more can be sent")]
+pub struct SessionClosed;
+
+/// Sends commands to the session's transport. Cheap to clone.
+///
+/// Sends are queued in order and never wait for the network: while the connection is being
+/// set up or re-established they wait in the transport, and go out in order once it is live.
+#[derive(Debug, Clone)]
+pub struct SessionWriter {
+    transport: Arc<Slot<TransportMsg>>,
+}
+
+impl SessionWriter {
+    pub(crate) fn new(transport: Arc<Slot<TransportMsg>>) -> Self {
+        SessionWriter { transport }
+    }
+
+    /// Sends any command.
+    pub fn send(&self, command: SessionCommand) -> Result<(), SessionClosed> {
+        if self.transport.cast(TransportMsg::Send(command)) {
+            Ok(())
+        } else {
+            Err(SessionClosed)
+        }
+    }
+
+    /// A user text turn (the model answers).
+    pub fn send_text(&self, text: impl Into<String>) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::SendText(text.into()))
+    }
+
+    /// Input audio: PCM16LE mono 16 kHz.
+    pub fn send_audio(&self, pcm: impl Into<Bytes>) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::SendAudio(pcm.into()))
+    }
+
+    /// A video frame (JPEG).
+    pub fn send_video(&self, jpeg: impl Into<Bytes>) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::SendVideo(jpeg.into()))
+    }
+
+    /// Turns of content; `turn_complete` asks the model to answer.
+    pub fn send_client_content(
+        &self,
+        turns: Vec<Content>,
+        turn_complete: bool,
+    ) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::SendClientContent {
+            turns,
+            turn_complete,
+        })
+    }
+
+    /// Answers to function calls (when the application handles calls itself).
+    pub fn send_tool_response(&self, responses: Vec<FunctionResponse>) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::SendToolResponse(responses))
+    }
+
+    /// The user started speaking (only with server VAD off).
+    pub fn activity_start(&self) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::ActivityStart)
+    }
+
+    /// The user stopped speaking (only with server VAD off).
+    pub fn activity_end(&self) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::ActivityEnd)
+    }
+
+    /// The audio stream paused.
+    pub fn audio_stream_end(&self) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::AudioStreamEnd)
+    }
+
+    /// Replaces the system instruction.
+    pub fn update_instruction(&self, instruction: impl Into<String>) -> Result<(), SessionClosed> {
+        self.send(SessionCommand::UpdateInstruction(instruction.into()))
+    }
+}

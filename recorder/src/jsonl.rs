@@ -1,0 +1,328 @@
+//! JSON Lines, the shape of every reel recording: one JSON value per line.
+//!
+//! [`JsonlReader`] streams entries one line at a time, so a two-hour recording is read in
+//! the memory of its longest line. It is strict about corruption and lenient about exactly
+//! one thing: a crash mid-write leaves a *torn* last line (not valid JSON, no final newline),
+//! which is skipped with a warning instead of failing the whole file. [`JsonlWriter`] is
+//! the matching buffered writer; it writes each entry as one whole line.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::RecordError;
+
+/// The longest line a reader accepts by default: 64 MiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Something a reader tolerated but the caller may want to know about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonlWarning {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line number.
+    pub line: u64,
+    /// What was tolerated.
+    pub message: String,
+}
+
+impl fmt::Display for JsonlWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` line {}: {}",
+            self.path.display(),
+            self.line,
+            self.message
+        )
+    }
+}
+
+/// A streaming reader of JSON Lines, yielding one `T` per non-blank line.
+///
+/// - blank lines (only whitespace) are skipped;
+/// - a torn last line (it does not parse because it ends early, and the file does not end
+///   with a newline) ends the stream with a warning: logged with `tracing::warn!` and kept
+///   in [`JsonlReader::warnings`];
+/// - any other bad line is [`RecordError::Corrupt`] with its line number, and a read failure
+///   is [`RecordError::Io`]. After an error the reader yields nothing more.
+///
+/// ```
+/// use reel_recorder::jsonl::JsonlReader;
+///
+/// let text = b"{\"a\":1}\n\n{\"a\":2}\n{\"a\":";
+/// let mut reader = JsonlReader::<serde_json::Value, _>::new(&text[..], "example.jsonl");
+/// let values: Vec<_> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+/// assert_eq!(values, vec![serde_json::json!({"a": 1}), serde_json::json!({"a": 2})]);
+/// assert_eq!(reader.warnings().len(), 1); // the torn `{"a":`
+/// ```
+pub struct JsonlReader<T, R = BufReader<File>> {
+    reader: R,
+    path: PathBuf,
+    line: u64,
+    max_line_bytes: usize,
+    buf: Vec<u8>,
+    done: bool,
+    warnings: Vec<JsonlWarning>,
+    entry: PhantomData<fn() -> T>,
+}
+
+impl<T: DeserializeOwned> JsonlReader<T, BufReader<File>> {
+    /// Opens the file at `path` for streaming.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, RecordError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|source| RecordError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(JsonlReader::new(BufReader::new(file), path))
+    }
+}
+
+impl<T: DeserializeOwned, R: BufRead> JsonlReader<T, R> {
+    /// Reads from `reader`; `path` names the source in errors and warnings.
+    pub fn new(reader: R, path: impl Into<PathBuf>) -> Self {
+        JsonlReader {
+            reader,
+            path: path.into(),
+            line: 0,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            buf: Vec::new(),
+            done: false,
+            warnings: Vec::new(),
+            entry: PhantomData,
+        }
+    }
+
+    /// Sets the longest line accepted (default [`DEFAULT_MAX_LINE_BYTES`]); a longer line is
+    /// [`RecordError::Corrupt`]. This is what bounds the reader's memory.
+    pub fn with_max_line_bytes(mut self, max_line_bytes: usize) -> Self {
+        self.max_line_bytes = max_line_bytes;
+        self
+    }
+
+    /// The file being read, as named in errors.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many lines have been read so far (blank lines included).
+    pub fn lines_read(&self) -> u64 {
+        self.line
+    }
+
+    /// What the reader tolerated so far: at most one torn last line.
+    pub fn warnings(&self) -> &[JsonlWarning] {
+        &self.warnings
+    }
+
+    fn corrupt(&mut self, message: String) -> Option<Result<T, RecordError>> {
+        self.done = true;
+        Some(Err(RecordError::Corrupt {
+            path: self.path.clone(),
+            line: self.line,
+            message,
+        }))
+    }
+}
+
+impl<T: DeserializeOwned, R: BufRead> Iterator for JsonlReader<T, R> {
+    type Item = Result<T, RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            self.buf.clear();
+            // Read one more byte than allowed, to tell "too long" from "exactly the limit".
+            let limit = u64::try_from(self.max_line_bytes)
+                .unwrap_or(u64::MAX)
+                .saturating_add(1);
+            match self
+                .reader
+                .by_ref()
+                .take(limit)
+                .read_until(b'\n', &mut self.buf)
+            {
+                Ok(0) => self.done = true,
+                Ok(_) => {}
+                Err(source) => {
+                    self.done = true;
+                    return Some(Err(RecordError::Io {
+                        path: self.path.clone(),
+                        source,
+                    }));
+                }
+            }
+            if self.done {
+                return None;
+            }
+            self.line += 1;
+            let terminated = self.buf.last() == Some(&b'\n');
+            let content_len = self.buf.len() - usize::from(terminated);
+            if content_len > self.max_line_bytes {
+                let max = self.max_line_bytes;
+                return self.corrupt(format!("line is longer than {max} bytes"));
+            }
+            let content = self.buf.trim_ascii();
+            if content.is_empty() {
+                continue;
+            }
+            match serde_json::from_slice::<T>(content) {
+                Ok(entry) => return Some(Ok(entry)),
+                Err(error) if !terminated && (error.is_eof() || error.is_syntax()) => {
+                    self.done = true;
+                    let warning = JsonlWarning {
+                        path: self.path.clone(),
+                        line: self.line,
+                        message: format!(
+                            "torn last line skipped (a write was cut short): {}",
+                            describe(&error)
+                        ),
+                    };
+                    tracing::warn!(
+                        path = %warning.path.display(),
+                        line = warning.line,
+                        "{}",
+                        warning.message
+                    );
+                    self.warnings.push(warning);
+                    return None;
+                }
+                Err(error) => return self.corrupt(describe(&error)),
+            }
+        }
+        None
+    }
+}
+
+/// The parser's complaint with its column, string literals blanked so that no recorded
+/// value reaches an error or a log line.
+fn describe(error: &serde_json::Error) -> String {
+    // serde_json's Display appends " at line L column C"; the line is always 1 here.
+    let text = error.to_string();
+    let text = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(head, _)| head);
+    format!(
+        "{}, at column {}",
+        blank_string_literals(text),
+        error.column()
+    )
+}
+
+/// Replaces the content of every `"…"` in `text` with `…`.
+fn blank_string_literals(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_literal = false;
+    for c in text.chars() {
+        if c == '"' {
+            if in_literal {
+                out.push('…');
+            }
+            in_literal = !in_literal;
+            out.push(c);
+        } else if !in_literal {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A buffered JSON Lines writer: each entry is serialized whole, then written as one line.
+///
+/// Nothing reaches the underlying writer until the buffer fills or [`JsonlWriter::flush`]
+/// is called; dropping the writer flushes it, ignoring errors (call `flush` to see them).
+#[derive(Debug)]
+pub struct JsonlWriter<W: Write> {
+    out: BufWriter<W>,
+    scratch: Vec<u8>,
+}
+
+impl JsonlWriter<File> {
+    /// Creates (or truncates) the file at `path`.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self, RecordError> {
+        let path = path.as_ref();
+        let file = File::create(path).map_err(|source| RecordError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(JsonlWriter::new(file))
+    }
+}
+
+impl<W: Write> JsonlWriter<W> {
+    /// Writes to `inner`, through a buffer.
+    pub fn new(inner: W) -> Self {
+        JsonlWriter {
+            out: BufWriter::new(inner),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Appends `entry` as one line.
+    pub fn write<T: Serialize + ?Sized>(&mut self, entry: &T) -> std::io::Result<()> {
+        self.scratch.clear();
+        serde_json::to_writer(&mut self.scratch, entry)?;
+        self.scratch.push(b'\n');
+        self.out.write_all(&self.scratch)
+    }
+
+    /// Writes out everything buffered.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    /// The underlying writer.
+    pub fn get_ref(&self) -> &W {
+        self.out.get_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_literals_are_blanked() {
+        assert_eq!(
+            blank_string_literals(r#"invalid type: string "sk-secret", expected u64"#),
+            r#"invalid type: string "…", expected u64"#
+        );
+    }
+
+    #[test]
+    fn an_overlong_line_is_corrupt() {
+        let text = b"[1]\n[1,2,3,4]\n";
+        let mut reader = JsonlReader::<Vec<u8>, _>::new(&text[..], "x").with_max_line_bytes(5);
+        assert_eq!(reader.next().unwrap().unwrap(), vec![1]);
+        match reader.next().unwrap() {
+            Err(RecordError::Corrupt { line, message, .. }) => {
+                assert_eq!(line, 2);
+                assert_eq!(message, "line is longer than 5 bytes");
+            }
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
+        assert!(reader.next().is_none());
+    }
+
+    #[test]
+    fn a_line_of_exactly_the_limit_is_read() {
+        let text = b"[1,2]\n[3]";
+        let reader = JsonlReader::<Vec<u8>, _>::new(&text[..], "x").with_max_line_bytes(5);
+        let all: Vec<_> = reader.collect::<Result<_, _>>().unwrap();
+        assert_eq!(all, vec![vec![1, 2], vec![3]]);
+    }
+
+    #[test]
+    fn writer_writes_whole_lines() {
+        let mut writer = JsonlWriter::new(Vec::new());
+        writer.write(&serde_json::json!({"a": 1})).unwrap();
+        writer.write(&[1, 2]).unwrap();
+        writer.flush().unwrap();
+        assert_eq!(writer.get_ref(), b"{\"a\":1}\n[1,2]\n");
+    }
+}
