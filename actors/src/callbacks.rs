@@ -166,7 +166,10 @@ impl fmt::Debug for ControlCallbacks {
             .field("on_tool_call", &self.on_tool_call.is_some())
             .field("on_tool_cancelled", &self.on_tool_cancelled.is_some())
             .field("on_turn_complete", &self.on_turn_complete.is_some())
-            .field("on_generation_complete", &self.on_generation_complete.is_some())
+            .field(
+                "on_generation_complete",
+                &self.on_generation_complete.is_some(),
+            )
             .finish()
     }
 }

@@ -409,7 +409,11 @@ impl ControlLaneArgs {
     }
 
     fn cancel_call(&self, data: &mut ControlData, batch: u64, index: usize) {
-        let Some(slot) = data.batches.get_mut(batch).and_then(|b| b.calls.get_mut(index)) else {
+        let Some(slot) = data
+            .batches
+            .get_mut(batch)
+            .and_then(|b| b.calls.get_mut(index))
+        else {
             return;
         };
         if let CallStatus::Running(cancel) = &slot.status {
@@ -426,8 +430,18 @@ impl ControlLaneArgs {
         }
     }
 
-    async fn tool_done(&self, data: &mut ControlData, batch: u64, index: usize, outcome: ToolOutcome) {
-        let Some(slot) = data.batches.get_mut(batch).and_then(|b| b.calls.get_mut(index)) else {
+    async fn tool_done(
+        &self,
+        data: &mut ControlData,
+        batch: u64,
+        index: usize,
+        outcome: ToolOutcome,
+    ) {
+        let Some(slot) = data
+            .batches
+            .get_mut(batch)
+            .and_then(|b| b.calls.get_mut(index))
+        else {
             return;
         };
         if !matches!(slot.status, CallStatus::Running(_)) {
@@ -442,7 +456,9 @@ impl ControlLaneArgs {
         if background {
             let response = self.answer(slot).await;
             if self.writer.send_tool_response(vec![response]).is_err() {
-                tracing::warn!("the session ended before a background tool's response could be sent");
+                tracing::warn!(
+                    "the session ended before a background tool's response could be sent"
+                );
             }
             data.batches.remove_if_settled(batch);
         } else {
@@ -456,7 +472,11 @@ impl ControlLaneArgs {
         let ready: Vec<u64> = data
             .batches
             .ids()
-            .filter(|id| data.batches.get(*id).is_some_and(ToolBatch::standard_calls_ready))
+            .filter(|id| {
+                data.batches
+                    .get(*id)
+                    .is_some_and(ToolBatch::standard_calls_ready)
+            })
             .collect();
         for id in ready {
             let mut responses = Vec::new();

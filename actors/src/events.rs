@@ -218,7 +218,9 @@ impl EventHub {
 /// Locks a mutex, recovering the data if a panicking holder poisoned it (the lists guarded
 /// here stay consistent whatever a panic interrupted).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The events of a session, in publication order; ends when the session ends.
@@ -241,7 +243,11 @@ impl EventStream {
     /// Events until none arrives for `idle` (or `max` has passed, or the stream ends).
     /// Meant for tests and replay: with paused time, `idle` passes only once the whole
     /// tree is quiet.
-    pub async fn collect_until_idle(&mut self, idle: Duration, max: Duration) -> Vec<EventEnvelope> {
+    pub async fn collect_until_idle(
+        &mut self,
+        idle: Duration,
+        max: Duration,
+    ) -> Vec<EventEnvelope> {
         let deadline = tokio::time::Instant::now() + max;
         let mut events = Vec::new();
         loop {

@@ -66,7 +66,10 @@ impl LiveHandle {
     }
 
     /// Answers to function calls, when the application handles them itself.
-    pub fn send_tool_response(&self, responses: Vec<FunctionResponse>) -> Result<(), SessionClosed> {
+    pub fn send_tool_response(
+        &self,
+        responses: Vec<FunctionResponse>,
+    ) -> Result<(), SessionClosed> {
         self.writer.send_tool_response(responses)
     }
 

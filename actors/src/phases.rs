@@ -104,7 +104,10 @@ impl Phase {
     }
 
     /// An instruction computed from the state when the phase is entered.
-    pub fn dynamic_instruction(mut self, f: impl Fn(&State) -> String + Send + Sync + 'static) -> Self {
+    pub fn dynamic_instruction(
+        mut self,
+        f: impl Fn(&State) -> String + Send + Sync + 'static,
+    ) -> Self {
         self.instruction = Some(Instruction::Dynamic(Arc::new(f)));
         self
     }
@@ -214,7 +217,9 @@ pub enum PhaseError {
         name: String,
     },
     /// A transition leads to a phase that does not exist.
-    #[error("phase `{from}` has a transition to `{to}`, which is not defined; defined phases: {defined:?}")]
+    #[error(
+        "phase `{from}` has a transition to `{to}`, which is not defined; defined phases: {defined:?}"
+    )]
     UnknownTarget {
         /// The phase with the transition.
         from: String,
@@ -230,7 +235,9 @@ pub enum PhaseError {
         name: String,
     },
     /// A phase allows a tool no one declared.
-    #[error("phase `{phase}` allows tool `{tool}`, which is not declared; declared tools: {declared:?}")]
+    #[error(
+        "phase `{phase}` allows tool `{tool}`, which is not declared; declared tools: {declared:?}"
+    )]
     UnknownTool {
         /// The phase.
         phase: String,

@@ -45,7 +45,9 @@ impl PlaybackQueue {
         let mut chunks = lock(&self.inner.chunks);
         if chunks.len() == self.inner.capacity {
             chunks.pop_front();
-            self.inner.dropped_by_overflow.fetch_add(1, Ordering::Relaxed);
+            self.inner
+                .dropped_by_overflow
+                .fetch_add(1, Ordering::Relaxed);
         }
         chunks.push_back(chunk);
     }

@@ -172,8 +172,7 @@ impl Actor for Router {
                     let report = SessionEvent::Error(SessionError::CallbackPanicked {
                         lane,
                         event: event.kind(),
-                        message: "the lane failed while handling it and was restarted"
-                            .to_owned(),
+                        message: "the lane failed while handling it and was restarted".to_owned(),
                     });
                     let ts_ms = state.peers.clock().now_ms();
                     state.route(vec![report], ts_ms);

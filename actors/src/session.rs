@@ -53,7 +53,9 @@ pub enum SessionStartError {
     #[error("invalid phases: {0}")]
     Phases(#[from] PhaseError),
     /// A tool is declared both in the config and in the dispatcher.
-    #[error("tool `{name}` is declared twice: once in the session config and once in the dispatcher; keep one")]
+    #[error(
+        "tool `{name}` is declared twice: once in the session config and once in the dispatcher; keep one"
+    )]
     DuplicateTool {
         /// The tool.
         name: String,
@@ -211,7 +213,11 @@ impl LiveSessionBuilder {
     /// the initial phase's instruction. Checks the phases and tool names.
     pub fn resolved_config(&self) -> Result<SessionConfig, SessionStartError> {
         let mut config = self.config.clone();
-        let mut declared: Vec<String> = config.function_names().into_iter().map(str::to_owned).collect();
+        let mut declared: Vec<String> = config
+            .function_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         if let Some(dispatcher) = &self.dispatcher {
             for declaration in dispatcher.declarations() {
                 let name = declaration.name.clone().unwrap_or_default();

@@ -140,8 +140,7 @@ impl Actor for SessionSupervisor {
             .router
             .take()
             .ok_or("the supervisor was started without router arguments")?;
-        let (router, _) =
-            Actor::spawn_linked(None, Router, router_args, myself.get_cell()).await?;
+        let (router, _) = Actor::spawn_linked(None, Router, router_args, myself.get_cell()).await?;
         state.children.insert(router.get_id(), "router");
         peers.router.set(router);
         let transport_args = state
@@ -189,7 +188,12 @@ impl Actor for SessionSupervisor {
                 if !state.over {
                     state.spawn(&myself, child).await?;
                     if child != "state_store" {
-                        state.args.control.peers.router.cast(RouterMsg::Restarted(child));
+                        state
+                            .args
+                            .control
+                            .peers
+                            .router
+                            .cast(RouterMsg::Restarted(child));
                     }
                 }
             }
@@ -315,7 +319,10 @@ impl SupervisorState {
             },
         );
         let factor = 1u32.checked_shl(restarts - 1).unwrap_or(u32::MAX);
-        let delay = policy.backoff.saturating_mul(factor).min(policy.max_backoff);
+        let delay = policy
+            .backoff
+            .saturating_mul(factor)
+            .min(policy.max_backoff);
         myself.send_after(delay, move || SupervisorMsg::Respawn(child));
     }
 

@@ -238,7 +238,10 @@ impl TelemetryShared {
             (&mut tokens.prompt, count(usage.prompt_token_count)),
             (&mut tokens.cached, count(usage.cached_content_token_count)),
             (&mut tokens.response, count(usage.response_token_count)),
-            (&mut tokens.tool_use_prompt, count(usage.tool_use_prompt_token_count)),
+            (
+                &mut tokens.tool_use_prompt,
+                count(usage.tool_use_prompt_token_count),
+            ),
             (&mut tokens.thoughts, count(usage.thoughts_token_count)),
             (&mut tokens.total, count(usage.total_token_count)),
         ];

@@ -64,7 +64,10 @@ impl SessionWriter {
     }
 
     /// Answers to function calls (when the application handles calls itself).
-    pub fn send_tool_response(&self, responses: Vec<FunctionResponse>) -> Result<(), SessionClosed> {
+    pub fn send_tool_response(
+        &self,
+        responses: Vec<FunctionResponse>,
+    ) -> Result<(), SessionClosed> {
         self.send(SessionCommand::SendToolResponse(responses))
     }
 

@@ -1,53 +1,15 @@
 //! The whole session tree against a scripted Live server on a real loopback WebSocket,
 //! under paused tokio time: exact frames on the wire, exact event sequences per lane.
 
+mod support;
+
 use std::sync::Arc;
-use std::time::Duration;
 
-use reel_actors::clock::TokioClock;
-use reel_actors::testing::{ScriptedServer, ServerConn};
-use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveHandle, LiveSessionBuilder};
+use reel_actors::testing::ScriptedServer;
+use reel_actors::{Lane, LiveEvent};
 use reel_protocol::{SessionConfig, SessionEvent, SessionPhase};
-use serde_json::{Value, json};
-
-const T0: u64 = 1_718_000_000_000;
-
-/// Starts a session built by `build` against `server`, answers its setup, and returns the
-/// handle, the server side of the connection, the setup frame it sent and an event stream
-/// subscribed before anything flowed.
-async fn start(
-    server: &mut ScriptedServer,
-    build: impl FnOnce(LiveSessionBuilder) -> LiveSessionBuilder,
-    config: SessionConfig,
-) -> (LiveHandle, ServerConn, Value, EventStream) {
-    let builder = build(
-        LiveSessionBuilder::new(config, server.endpoint())
-            .clock(Arc::new(TokioClock::anchored_at(T0))),
-    );
-    let events = builder.subscribe();
-    let connecting = tokio::spawn(builder.connect());
-    let mut conn = server.accept().await;
-    let setup = conn.recv_json().await;
-    conn.send_json(&json!({"setupComplete": {}})).await;
-    let handle = connecting.await.unwrap().unwrap();
-    (handle, conn, setup, events)
-}
-
-/// Every event until the tree is quiet. Under paused time, the idle wait ends only when
-/// no task can make progress: every frame sent has been handled by every lane.
-async fn settle(events: &mut EventStream) -> Vec<EventEnvelope> {
-    events
-        .collect_until_idle(Duration::from_millis(500), Duration::from_secs(60))
-        .await
-}
-
-fn kinds(events: &[EventEnvelope], lane: Lane) -> Vec<&'static str> {
-    events
-        .iter()
-        .filter(|e| e.lane == lane)
-        .map(|e| e.event.kind())
-        .collect()
-}
+use serde_json::json;
+use support::{audio_frame, kinds, settle, start};
 
 #[tokio::test(start_paused = true)]
 async fn setup_handshake_and_a_text_turn() {
@@ -65,7 +27,10 @@ async fn setup_handshake_and_a_text_turn() {
             "systemInstruction": {"parts": [{"text": "You are terse."}]}
         }})
     );
-    assert_eq!(conn.query_param("key"), Some(reel_actors::testing::SCRIPTED_API_KEY));
+    assert_eq!(
+        conn.query_param("key"),
+        Some(reel_actors::testing::SCRIPTED_API_KEY)
+    );
     assert_eq!(handle.phase(), SessionPhase::Active);
 
     handle.send_text("Hello").unwrap();
@@ -77,8 +42,10 @@ async fn setup_handshake_and_a_text_turn() {
         .await;
     conn.send_json(&json!({"serverContent": {"modelTurn": {"parts": [{"text": " there."}]}}}))
         .await;
-    conn.send_json(&json!({"serverContent": {"turnComplete": true}, "usageMetadata": {"totalTokenCount": 9}}))
-        .await;
+    conn.send_json(
+        &json!({"serverContent": {"turnComplete": true}, "usageMetadata": {"totalTokenCount": 9}}),
+    )
+    .await;
 
     let seen = settle(&mut events).await;
     assert_eq!(
@@ -127,4 +94,137 @@ async fn setup_handshake_and_a_text_turn() {
     assert!(!end.failed);
     assert_eq!(handle.telemetry().turns, 1);
     assert_eq!(handle.telemetry().tokens.total, 9);
+}
+
+#[tokio::test(start_paused = true)]
+async fn audio_flows_in_and_out() {
+    let mut server = ScriptedServer::bind().await;
+    let heard = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let sink = Arc::clone(&heard);
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| {
+            b.fast_callbacks(reel_actors::callbacks::FastCallbacks {
+                on_audio: Some(Arc::new(move |pcm| {
+                    sink.lock().unwrap().extend_from_slice(pcm)
+                })),
+                ..Default::default()
+            })
+        },
+        SessionConfig::default(),
+    )
+    .await;
+
+    handle.send_audio(vec![1u8, 0, 2, 0]).unwrap();
+    handle.audio_stream_end().unwrap();
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"realtimeInput": {"audio": {"mimeType": "audio/pcm;rate=16000", "data": "AQACAA=="}}})
+    );
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"realtimeInput": {"audioStreamEnd": true}})
+    );
+
+    conn.send_json(&audio_frame(&[10, 0, 11, 0])).await;
+    conn.send_json(&audio_frame(&[12, 0])).await;
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let seen = settle(&mut events).await;
+    assert_eq!(*heard.lock().unwrap(), [10, 0, 11, 0, 12, 0]);
+    assert_eq!(
+        kinds(&seen, Lane::Fast)
+            .into_iter()
+            .filter(|k| *k != "phase_changed")
+            .collect::<Vec<_>>(),
+        ["audio", "audio"]
+    );
+    let telemetry = handle.telemetry();
+    assert_eq!(telemetry.audio_chunks_in, 2);
+    assert_eq!(telemetry.audio_chunks_out, 1);
+    assert_eq!(telemetry.first_response_ms.count, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interruption_drops_audio_queued_for_playback() {
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.playback_buffer(100),
+        SessionConfig::default(),
+    )
+    .await;
+    for i in 0..3u8 {
+        conn.send_json(&audio_frame(&[i, 0])).await;
+    }
+    settle(&mut events).await;
+    let playback = handle.playback().unwrap();
+    assert_eq!(playback.len(), 3);
+    assert_eq!(playback.pop().unwrap().as_ref(), &[0, 0]);
+
+    conn.send_json(&json!({"serverContent": {"interrupted": true}}))
+        .await;
+    let seen = settle(&mut events).await;
+    assert_eq!(playback.len(), 0, "queued audio is dropped");
+    assert_eq!(playback.dropped_by_interruption(), 2);
+    assert_eq!(kinds(&seen, Lane::Fast), ["interrupted", "phase_changed"]);
+    assert_eq!(
+        kinds(&seen, Lane::Control),
+        ["interrupted", "phase_changed"]
+    );
+    assert_eq!(handle.telemetry().interruptions, 1);
+
+    // Audio after the interruption plays again.
+    conn.send_json(&audio_frame(&[9, 0])).await;
+    settle(&mut events).await;
+    assert_eq!(playback.pop().unwrap().as_ref(), &[9, 0]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_close_code_reaches_the_application() {
+    let mut server = ScriptedServer::bind().await;
+    let reasons = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&reasons);
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| {
+            b.control_callbacks(reel_actors::callbacks::ControlCallbacks {
+                on_disconnected: Some(reel_actors::callbacks::AsyncCallback::new(
+                    reel_actors::callbacks::CallbackMode::Blocking,
+                    move |reason: Option<String>| {
+                        let sink = Arc::clone(&sink);
+                        async move { sink.lock().unwrap().push(reason) }
+                    },
+                )),
+                ..Default::default()
+            })
+        },
+        SessionConfig::default(),
+    )
+    .await;
+    conn.close(1008, "policy violation: quota").await;
+    let end = handle.join().await;
+    assert_eq!(end.reason, "closed with code 1008: policy violation: quota");
+    assert!(!end.failed);
+    let seen = settle(&mut events).await;
+    let disconnected: Vec<&SessionEvent> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(event @ SessionEvent::Disconnected { .. }) => Some(event),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        disconnected,
+        [&SessionEvent::Disconnected {
+            code: Some(1008),
+            reason: Some("policy violation: quota".into())
+        }]
+    );
+    assert_eq!(
+        *reasons.lock().unwrap(),
+        [Some("policy violation: quota".to_owned())]
+    );
+    assert_eq!(seen.last().unwrap().event.kind(), "session_ended");
+    assert_eq!(handle.phase(), SessionPhase::Disconnected);
 }

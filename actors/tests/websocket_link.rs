@@ -98,7 +98,10 @@ both_clocks!(text_and_binary_frames_cross_both_ways, async {
         text.json().unwrap(),
         json!({"setup": {"model": "models/gemini-live-2.5-flash"}})
     );
-    assert_eq!(text.message().unwrap().kind(), Some(ClientMessageKind::Setup));
+    assert_eq!(
+        text.message().unwrap().kind(),
+        Some(ClientMessageKind::Setup)
+    );
     assert_eq!(
         conn.recv().await,
         Some(ClientFrame {
@@ -167,27 +170,33 @@ both_clocks!(the_bearer_token_arrives_in_a_header, async {
     );
 });
 
-both_clocks!(a_server_close_reaches_the_client_with_code_and_reason, async {
-    let mut server = ScriptedServer::bind().await;
-    let (mut sender, mut receiver, mut conn) = open(&mut server, LinkOptions::default()).await;
-    conn.close(1007, "bad setup").await;
-    assert_eq!(
-        receiver.recv().await,
-        Some(LinkEvent::Closed {
-            code: Some(1007),
-            reason: Some("bad setup".to_owned())
-        })
-    );
-    assert_eq!(receiver.recv().await, None);
-    assert_eq!(receiver.recv().await, None);
-    // The client answered the close with the same code, as RFC 6455 asks.
-    assert_eq!(conn.expect_closed().await, Some((1007, "bad setup".to_owned())));
-    assert_eq!(
-        sender.send(LinkFrame::text("too late")).await,
-        Err(LinkError::Closed)
-    );
-    assert_eq!(sender.close(1000, String::new()).await, Ok(()));
-});
+both_clocks!(
+    a_server_close_reaches_the_client_with_code_and_reason,
+    async {
+        let mut server = ScriptedServer::bind().await;
+        let (mut sender, mut receiver, mut conn) = open(&mut server, LinkOptions::default()).await;
+        conn.close(1007, "bad setup").await;
+        assert_eq!(
+            receiver.recv().await,
+            Some(LinkEvent::Closed {
+                code: Some(1007),
+                reason: Some("bad setup".to_owned())
+            })
+        );
+        assert_eq!(receiver.recv().await, None);
+        assert_eq!(receiver.recv().await, None);
+        // The client answered the close with the same code, as RFC 6455 asks.
+        assert_eq!(
+            conn.expect_closed().await,
+            Some((1007, "bad setup".to_owned()))
+        );
+        assert_eq!(
+            sender.send(LinkFrame::text("too late")).await,
+            Err(LinkError::Closed)
+        );
+        assert_eq!(sender.close(1000, String::new()).await, Ok(()));
+    }
+);
 
 both_clocks!(a_close_without_reason_has_only_a_code, async {
     let mut server = ScriptedServer::bind().await;
@@ -227,20 +236,23 @@ both_clocks!(a_long_close_reason_is_cut_to_fit_a_close_frame, async {
     assert_eq!(conn.expect_closed().await, Some((4000, "é".repeat(61))));
 });
 
-both_clocks!(an_abrupt_drop_fails_the_link_after_the_frames_already_sent, async {
-    let mut server = ScriptedServer::bind().await;
-    let (_sender, mut receiver, mut conn) = open(&mut server, LinkOptions::default()).await;
-    conn.send_text("last words").await;
-    conn.drop_connection();
-    assert_eq!(frame(receiver.recv().await), LinkFrame::text("last words"));
-    assert_eq!(
-        receiver.recv().await,
-        Some(LinkEvent::Failed(LinkError::Io {
-            message: DROPPED_WITHOUT_CLOSE.to_owned()
-        }))
-    );
-    assert_eq!(receiver.recv().await, None);
-});
+both_clocks!(
+    an_abrupt_drop_fails_the_link_after_the_frames_already_sent,
+    async {
+        let mut server = ScriptedServer::bind().await;
+        let (_sender, mut receiver, mut conn) = open(&mut server, LinkOptions::default()).await;
+        conn.send_text("last words").await;
+        conn.drop_connection();
+        assert_eq!(frame(receiver.recv().await), LinkFrame::text("last words"));
+        assert_eq!(
+            receiver.recv().await,
+            Some(LinkEvent::Failed(LinkError::Io {
+                message: DROPPED_WITHOUT_CLOSE.to_owned()
+            }))
+        );
+        assert_eq!(receiver.recv().await, None);
+    }
+);
 
 both_clocks!(a_reset_fails_the_link, async {
     let mut server = ScriptedServer::bind().await;
@@ -274,7 +286,10 @@ both_clocks!(an_inbound_frame_over_the_limit_fails_the_link, async {
     );
     assert_eq!(receiver.recv().await, None);
     // The owner closes with 1009 (message too big); the server sees it.
-    sender.close(1009, "frame too large".to_owned()).await.unwrap();
+    sender
+        .close(1009, "frame too large".to_owned())
+        .await
+        .unwrap();
     assert_eq!(
         conn.expect_closed().await,
         Some((1009, "frame too large".to_owned()))
@@ -298,23 +313,29 @@ both_clocks!(an_oversized_text_frame_fails_the_link_too, async {
     );
 });
 
-both_clocks!(an_outbound_frame_over_the_limit_is_refused_and_the_link_lives_on, async {
-    let mut server = ScriptedServer::bind().await;
-    let options = LinkOptions {
-        max_frame_bytes: 1024,
-        ..LinkOptions::default()
-    };
-    let (mut sender, _receiver, mut conn) = open(&mut server, options).await;
-    assert_eq!(
-        sender.send(LinkFrame::binary(vec![1u8; 1025])).await,
-        Err(LinkError::FrameTooLarge {
-            size: 1025,
-            limit: 1024
-        })
-    );
-    sender.send(LinkFrame::binary(vec![1u8; 1024])).await.unwrap();
-    assert_eq!(conn.recv().await.unwrap().bytes.len(), 1024);
-});
+both_clocks!(
+    an_outbound_frame_over_the_limit_is_refused_and_the_link_lives_on,
+    async {
+        let mut server = ScriptedServer::bind().await;
+        let options = LinkOptions {
+            max_frame_bytes: 1024,
+            ..LinkOptions::default()
+        };
+        let (mut sender, _receiver, mut conn) = open(&mut server, options).await;
+        assert_eq!(
+            sender.send(LinkFrame::binary(vec![1u8; 1025])).await,
+            Err(LinkError::FrameTooLarge {
+                size: 1025,
+                limit: 1024
+            })
+        );
+        sender
+            .send(LinkFrame::binary(vec![1u8; 1024]))
+            .await
+            .unwrap();
+        assert_eq!(conn.recv().await.unwrap().bytes.len(), 1024);
+    }
+);
 
 both_clocks!(a_text_frame_that_is_not_utf8_is_refused, async {
     let mut server = ScriptedServer::bind().await;
@@ -604,40 +625,39 @@ fn scratch_dir() -> std::path::PathBuf {
     dir
 }
 
-both_clocks!(connections_are_handed_out_in_order_and_the_server_stops_on_drop, async {
-    let mut server = ScriptedServer::bind().await;
-    let request = server.endpoint().connect_request();
-    let connector = WebSocketConnector::new();
-    let options = LinkOptions::default();
-    let (first, second) = tokio::join!(
-        connector.connect(&request, &options),
-        connector.connect(&request, &options)
-    );
-    let (mut first, _first_rx) = first.unwrap();
-    let (mut second, _second_rx) = second.unwrap();
-    let mut a = server.accept().await;
-    let mut b = server.accept().await;
-    first.send(LinkFrame::text("1")).await.unwrap();
-    second.send(LinkFrame::text("2")).await.unwrap();
-    let mut got = vec![
-        a.recv().await.unwrap().text().unwrap().to_owned(),
-        b.recv().await.unwrap().text().unwrap().to_owned(),
-    ];
-    got.sort();
-    assert_eq!(got, ["1", "2"]);
-    assert!(server.try_accept().is_none());
+both_clocks!(
+    connections_are_handed_out_in_order_and_the_server_stops_on_drop,
+    async {
+        let mut server = ScriptedServer::bind().await;
+        let request = server.endpoint().connect_request();
+        let connector = WebSocketConnector::new();
+        let options = LinkOptions::default();
+        let (first, second) = tokio::join!(
+            connector.connect(&request, &options),
+            connector.connect(&request, &options)
+        );
+        let (mut first, _first_rx) = first.unwrap();
+        let (mut second, _second_rx) = second.unwrap();
+        let mut a = server.accept().await;
+        let mut b = server.accept().await;
+        first.send(LinkFrame::text("1")).await.unwrap();
+        second.send(LinkFrame::text("2")).await.unwrap();
+        let mut got = vec![
+            a.recv().await.unwrap().text().unwrap().to_owned(),
+            b.recv().await.unwrap().text().unwrap().to_owned(),
+        ];
+        got.sort();
+        assert_eq!(got, ["1", "2"]);
+        assert!(server.try_accept().is_none());
 
-    let addr = server.local_addr();
-    drop(server);
-    // The listener closes once the aborted accept loop is dropped; wait for that by
-    // retrying until the port refuses (no sleeps: each try is a real round trip).
-    let refused = loop {
-        match tokio::net::TcpStream::connect(addr).await {
-            Err(error) => break error.kind(),
-            Ok(_) => tokio::task::yield_now().await,
-        }
-    };
-    assert_eq!(refused, std::io::ErrorKind::ConnectionRefused);
-    // Accepted connections outlive the server.
-    a.send_text("still here").await;
-});
+        let addr = server.local_addr();
+        drop(server);
+        // The accept loop is aborted; it (and its listener) is gone once the scheduler has run
+        // it, which a single yield allows on this single-threaded runtime.
+        tokio::task::yield_now().await;
+        let refused = tokio::net::TcpStream::connect(addr).await.err().unwrap();
+        assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+        // Accepted connections outlive the server.
+        a.send_text("still here").await;
+    }
+);

@@ -96,7 +96,10 @@ impl SessionSignals {
                 let counts = [
                     ("session:prompt_token_count", usage.prompt_token_count),
                     ("session:response_token_count", usage.response_token_count),
-                    ("session:cached_content_token_count", usage.cached_content_token_count),
+                    (
+                        "session:cached_content_token_count",
+                        usage.cached_content_token_count,
+                    ),
                     ("session:thoughts_token_count", usage.thoughts_token_count),
                     ("session:total_token_count", usage.total_token_count),
                 ];
@@ -142,7 +145,10 @@ impl SessionSignals {
                 json!(self.budget_ms.saturating_sub(elapsed)),
             );
             let quiet_since = self.last_activity_ms.unwrap_or(started);
-            self.put("session:silence_ms", json!(ts_ms.saturating_sub(quiet_since)));
+            self.put(
+                "session:silence_ms",
+                json!(ts_ms.saturating_sub(quiet_since)),
+            );
         }
         if self.pending.is_empty() {
             return Vec::new();
@@ -177,7 +183,11 @@ mod tests {
             ]
         );
         signals.observe(&SessionEvent::VoiceActivityStart, 1_050);
-        assert_eq!(signals.flush(1_050, false), vec![], "within the debounce interval");
+        assert_eq!(
+            signals.flush(1_050, false),
+            vec![],
+            "within the debounce interval"
+        );
         assert_eq!(
             signals.flush(1_100, false),
             vec![
@@ -189,6 +199,9 @@ mod tests {
         );
         signals.observe(&SessionEvent::VoiceActivityStart, 1_300);
         let writes = signals.flush(1_300, false);
-        assert!(!writes.iter().any(|(k, _)| k == "session:is_user_speaking"), "unchanged");
+        assert!(
+            !writes.iter().any(|(k, _)| k == "session:is_user_speaking"),
+            "unchanged"
+        );
     }
 }

@@ -119,7 +119,9 @@ impl ToolBatches {
         let mut found = Vec::new();
         for (batch_id, batch) in &self.batches {
             for (index, slot) in batch.calls.iter().enumerate() {
-                if matches!(slot.status, CallStatus::Running(_)) && ids.iter().any(|id| id == slot.id()) {
+                if matches!(slot.status, CallStatus::Running(_))
+                    && ids.iter().any(|id| id == slot.id())
+                {
                     found.push((*batch_id, index));
                 }
             }

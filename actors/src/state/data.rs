@@ -60,25 +60,18 @@ pub enum StateOp {
     },
 }
 
+// Keys only: values may hold anything a tool stored, and a Debug line can reach a log.
 impl std::fmt::Debug for StateOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StateOp::Set { key, value } => f
-                .debug_struct("Set")
-                .field("key", key)
-                .field("value", value)
-                .finish(),
-            StateOp::Remove { key } => f.debug_struct("Remove").field("key", key).finish(),
-            StateOp::Modify { key, default, .. } => f
-                .debug_struct("Modify")
-                .field("key", key)
-                .field("default", default)
-                .finish_non_exhaustive(),
-            StateOp::ClearPrefix { prefix } => f
-                .debug_struct("ClearPrefix")
-                .field("prefix", prefix)
-                .finish(),
-        }
+        let (op, field, name) = match self {
+            StateOp::Set { key, .. } => ("Set", "key", key),
+            StateOp::Remove { key } => ("Remove", "key", key),
+            StateOp::Modify { key, .. } => ("Modify", "key", key),
+            StateOp::ClearPrefix { prefix } => ("ClearPrefix", "prefix", prefix),
+        };
+        f.debug_struct(op)
+            .field(field, name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -382,5 +375,11 @@ mod tests {
             Some(RECENT_MUTATIONS as u64 + 10)
         );
         assert_eq!(data.cursor(), RECENT_MUTATIONS as u64 + 10);
+    }
+
+    #[test]
+    fn debug_shows_keys_not_values() {
+        let op = set("app:token", json!("sk-secret"));
+        assert_eq!(format!("{op:?}"), r#"Set { key: "app:token", .. }"#);
     }
 }

@@ -4,10 +4,14 @@
 //! - **Reads** ([`State::get`], [`State::snapshot`], …) load the current version of an
 //!   [`imbl::OrdMap`] from an `ArcSwap`: no lock, no message, no copy of the map.
 //! - **Writes** ([`State::set`], [`State::modify`], …) are batches of [`StateOp`]s applied
-//!   by one pure function ([`data`](self) module docs list its rules: `null` is absence,
-//!   no-op writes are not journaled). In a session they go to the [`StateStore`] actor,
-//!   the single writer; a `State` with no store attached (a unit test of a tool, before
-//!   connect) applies them itself under a small lock. Both paths journal identically.
+//!   by one pure function. In a session they go to the [`StateStore`] actor, the single
+//!   writer; a `State` with no store attached (a unit test of a tool, before connect)
+//!   applies them itself under a small lock. Both paths journal identically.
+//! - **Rules**: JSON `null` is absence (setting a key to `null` removes it; the map never
+//!   holds `null`, so the journal's `null` always means "absent"). A write that changes
+//!   nothing (same value, or removing an absent key) is not journaled and takes no
+//!   sequence number. All mutations of one batch share one timestamp, read once from the
+//!   session clock. `clear_prefix` journals one entry per key removed, in key order.
 //! - **Journal**: every mutation is a [`StateMutation`] with a sequence number from 1 and
 //!   the session clock's time; the last [`RECENT_MUTATIONS`] stay in a ring
 //!   ([`State::recent_mutations`], [`State::mutations_since`]) and all of them go to the

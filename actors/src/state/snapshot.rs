@@ -74,11 +74,12 @@ impl StateSnapshot {
     }
 }
 
+// Keys only: values may hold anything a tool stored, and a Debug line can reach a log.
 impl std::fmt::Debug for StateSnapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateSnapshot")
             .field("cursor", &self.cursor())
-            .field("map", &self.data.map)
-            .finish()
+            .field("keys", &self.data.map.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
     }
 }

@@ -31,9 +31,11 @@
 //! # }
 //! ```
 //!
-//! The server uses no timers, so tests may run under `#[tokio::test(start_paused = true)]`.
-//! Under paused time, keep real-socket waits away from bare timers: see
-//! [`crate::transport::io_timeout`].
+//! The server uses no timers and runs on the test's own runtime, so tests may run under
+//! `#[tokio::test(start_paused = true)]`: a loopback connect then takes no virtual time, and
+//! timers (a connect or setup timeout) fire only when nothing is moving on the sockets. A
+//! server on another runtime, thread or process would not be seen by tokio when it idles,
+//! and the paused clock would jump to the next timer.
 
 mod client_frame;
 mod scripted_server;

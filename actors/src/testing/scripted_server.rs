@@ -23,9 +23,16 @@ pub const SCRIPTED_BEARER_TOKEN: &str = "reel-scripted-token";
 /// A Live server on `127.0.0.1`, played by the test.
 ///
 /// It accepts every WebSocket upgrade, on any path, and queues the connection for
-/// [`ScriptedServer::accept`]. The accept loop and the handshakes run in tasks, use no
-/// timers, and stop when the server is dropped (connections already accepted stay open
-/// until their [`ServerConn`] is dropped).
+/// [`ScriptedServer::accept`]. The accept loop and the handshakes run in tasks on the runtime
+/// that called `bind`, and use no timers. Dropping the server aborts them: the port refuses
+/// connections once the runtime has run the aborted loop (on a current-thread runtime, after
+/// one `yield_now`). Connections already accepted stay open until their [`ServerConn`] is
+/// dropped.
+///
+/// Under paused time (`#[tokio::test(start_paused = true)]`), keep the server on the same
+/// runtime as the client under test, as `bind` does: tokio then sees the socket events of
+/// both sides when it idles and does not jump the clock to the next timer in the middle of
+/// a loopback exchange (this needs tokio 1.51.6 / 1.53.3 or later, tokio-rs/tokio#8595).
 pub struct ScriptedServer {
     local_addr: SocketAddr,
     tls: bool,
@@ -191,6 +198,8 @@ async fn handshake(
         },
     };
     let mut head = None;
+    // The error type is tungstenite's `Callback` signature, not ours.
+    #[allow(clippy::result_large_err)]
     let record = |request: &Request, response: Response| {
         head = Some(RequestHead::of(request));
         Ok(response)

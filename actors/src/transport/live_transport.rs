@@ -242,7 +242,10 @@ impl Actor for Transport {
                 Link::Live => state.send_now(command).await,
                 Link::Down | Link::AwaitingSetup => state.queue.push_back(command),
                 Link::Closing | Link::Closed => {
-                    tracing::debug!(kind = command.kind(), "dropping a command sent after disconnect")
+                    tracing::debug!(
+                        kind = command.kind(),
+                        "dropping a command sent after disconnect"
+                    )
                 }
             },
             TransportMsg::SetupComplete { conn } => {
@@ -335,7 +338,12 @@ impl TransportState {
 
     /// Opens connection number `conn + 1`. `attempt` is 0 for the first connect, else the
     /// reconnect attempt.
-    async fn open(&mut self, myself: &ActorRef<TransportMsg>, attempt: u32, reason: Option<String>) {
+    async fn open(
+        &mut self,
+        myself: &ActorRef<TransportMsg>,
+        attempt: u32,
+        reason: Option<String>,
+    ) {
         self.conn += 1;
         let conn = self.conn;
         if attempt > 0 {
@@ -439,7 +447,9 @@ impl TransportState {
 
     fn should_reconnect(&self, code: Option<u16>) -> bool {
         let transient = matches!(code, None | Some(1001 | 1006 | 1011 | 1012 | 1013 | 1014));
-        transient && self.args.options.reconnect.max_attempts > 0 && self.conn > 0
+        transient
+            && self.args.options.reconnect.max_attempts > 0
+            && self.conn > 0
             && (self.link == Link::Live || self.reconnecting)
     }
 
@@ -544,9 +554,7 @@ fn spawn_reader(
                 Some(LinkEvent::Frame(frame)) => {
                     let binary = frame.kind == FrameKind::Binary;
                     let stamp = tap.stamp(Direction::In, conn, binary, &frame.bytes);
-                    peers
-                        .router
-                        .cast(RouterMsg::Inbound { conn, stamp, frame });
+                    peers.router.cast(RouterMsg::Inbound { conn, stamp, frame });
                 }
                 Some(LinkEvent::Closed { code, reason }) => break (code, reason),
                 Some(LinkEvent::Failed(error)) => break (None, Some(error.to_string())),

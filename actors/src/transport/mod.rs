@@ -15,9 +15,11 @@ pub mod wire_tap;
 pub use link::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
 };
+pub use live_transport::{
+    ReconnectPolicy, Transport, TransportArgs, TransportMsg, TransportOptions,
+};
 pub use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-pub use live_transport::{ReconnectPolicy, Transport, TransportArgs, TransportMsg, TransportOptions};
-pub use wire_tap::{Stamp, WireTap};
 pub use websocket::{
     CONNECTION_REFUSED, CONNECTION_RESET, DROPPED_WITHOUT_CLOSE, TlsSetupError, WebSocketConnector,
 };
+pub use wire_tap::{Stamp, WireTap};

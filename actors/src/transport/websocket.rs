@@ -41,8 +41,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Utf8Bytes};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::link::{
-    Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver,
-    LinkSender,
+    Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
 };
 
 /// The [`LinkError::Io`] message when the peer ends the connection without a close frame.
@@ -220,8 +219,12 @@ impl Connector for WebSocketConnector {
                 .max_frame_size(Some(options.max_frame_bytes))
                 .max_message_size(Some(options.max_frame_bytes));
             // Nagle off: audio chunks are small and late is as bad as lost.
-            let handshake =
-                tokio_tungstenite::connect_async_tls_with_config(upgrade, Some(config), true, Some(tls));
+            let handshake = tokio_tungstenite::connect_async_tls_with_config(
+                upgrade,
+                Some(config),
+                true,
+                Some(tls),
+            );
             match tokio::time::timeout(options.connect_timeout, handshake).await {
                 Err(_elapsed) => Err(LinkError::ConnectTimeout {
                     url,
@@ -237,7 +240,10 @@ impl Connector for WebSocketConnector {
                     let receiver = WebSocketReceiver {
                         stream: Some(stream),
                     };
-                    Ok((Box::new(sender) as Box<dyn LinkSender>, Box::new(receiver) as _))
+                    Ok((
+                        Box::new(sender) as Box<dyn LinkSender>,
+                        Box::new(receiver) as _,
+                    ))
                 }
             }
         })

@@ -1,0 +1,281 @@
+//! Reconnects and restarts: a `goAway` or a dropped connection is a reconnect presenting
+//! the latest resumption handle; a panicking callback is a restart that loses nothing but
+//! the event whose handling failed.
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use reel_actors::callbacks::{
+    AsyncCallback, CallbackMode, ControlCallbacks, FastCallbacks, TelemetryCallbacks,
+};
+use reel_actors::testing::ScriptedServer;
+use reel_actors::{Lane, LiveEvent, RestartPolicy};
+use reel_protocol::{SessionConfig, SessionError, SessionEvent};
+use serde_json::json;
+use support::{kinds, settle, start};
+
+fn text(t: &str) -> serde_json::Value {
+    json!({"serverContent": {"modelTurn": {"parts": [{"text": t}]}}})
+}
+
+#[tokio::test(start_paused = true)]
+async fn go_away_reconnects_presenting_the_latest_handle() {
+    let mut server = ScriptedServer::bind().await;
+    let config = SessionConfig::default().session_resume(true);
+    let (handle, mut conn, setup, mut events) = start(&mut server, |b| b, config).await;
+    assert_eq!(setup["setup"]["sessionResumption"], json!({}));
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}))
+        .await;
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-2", "resumable": true}}))
+        .await;
+    settle(&mut events).await;
+    assert_eq!(handle.resume_handle().as_deref(), Some("h-2"));
+
+    conn.send_json(&json!({"goAway": {"timeLeft": "5s"}})).await;
+    let mut conn2 = server.accept().await;
+    let setup2 = conn2.recv_json().await;
+    assert_eq!(
+        setup2["setup"]["sessionResumption"],
+        json!({"handle": "h-2"})
+    );
+    // Sent while the new connection is being set up: waits, then goes out on it.
+    handle.send_text("are you there?").unwrap();
+    conn2.send_json(&json!({"setupComplete": {}})).await;
+    assert_eq!(
+        conn2.recv_json().await["clientContent"]["turns"][0]["parts"][0]["text"],
+        "are you there?"
+    );
+    assert_eq!(
+        conn.expect_closed().await,
+        Some((1000, "go_away".to_owned()))
+    );
+
+    let seen = settle(&mut events).await;
+    let control: Vec<&str> = kinds(&seen, Lane::Control)
+        .into_iter()
+        .filter(|k| *k != "phase_changed")
+        .collect();
+    assert_eq!(control, ["go_away", "disconnected", "connected"]);
+    assert_eq!(
+        kinds(&seen, Lane::Supervisor),
+        ["reconnecting", "reconnected"]
+    );
+    assert_eq!(handle.telemetry().reconnects, 1);
+    assert_eq!(handle.phase(), reel_protocol::SessionPhase::Active);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_connection_reconnects_with_the_handle() {
+    let mut server = ScriptedServer::bind().await;
+    let config = SessionConfig::default().session_resume(true);
+    let (handle, mut conn, _, mut events) = start(&mut server, |b| b, config).await;
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-9", "resumable": true}}))
+        .await;
+    settle(&mut events).await;
+    conn.drop_connection();
+    let mut conn2 = server.accept().await;
+    assert_eq!(
+        conn2.recv_json().await["setup"]["sessionResumption"],
+        json!({"handle": "h-9"})
+    );
+    conn2.send_json(&json!({"setupComplete": {}})).await;
+    let seen = settle(&mut events).await;
+    assert!(
+        seen.iter()
+            .any(|e| e.event == LiveEvent::Reconnected { resumed: true })
+    );
+    assert_eq!(handle.ended(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_fast_callback_restarts_the_lane_and_loses_only_its_event() {
+    let mut server = ScriptedServer::bind().await;
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    let callbacks = FastCallbacks {
+        on_text: Some(Arc::new(move |t: &str| {
+            if t == "boom" {
+                panic!("the app's text callback failed on purpose");
+            }
+            sink.lock().unwrap().push(t.to_owned());
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.fast_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    for t in ["a", "boom", "b", "c"] {
+        conn.send_json(&text(t)).await;
+    }
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let seen = settle(&mut events).await;
+
+    assert_eq!(*heard.lock().unwrap(), ["a", "b", "c"]);
+    let fast_texts: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::TextDelta(t)) if e.lane == Lane::Fast => {
+                Some(t.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        fast_texts,
+        ["a", "b", "c"],
+        "every event but the failed one was handled"
+    );
+    let restarts: Vec<(&str, u32)> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Restarted {
+                actor, restarts, ..
+            } => Some((*actor, *restarts)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restarts, [("fast_lane", 1)]);
+    let reported: Vec<&SessionError> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::Error(error)) => Some(error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reported,
+        [&SessionError::CallbackPanicked {
+            lane: "fast",
+            event: "text",
+            message: "the lane failed while handling it and was restarted".into()
+        }]
+    );
+    assert_eq!(handle.telemetry().restarts, 1);
+    assert_eq!(handle.ended(), None, "the session goes on");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_control_callback_restarts_the_lane_and_the_next_turn_works() {
+    let mut server = ScriptedServer::bind().await;
+    let panicked = Arc::new(AtomicBool::new(false));
+    let turns = Arc::new(Mutex::new(0));
+    let (flag, count) = (Arc::clone(&panicked), Arc::clone(&turns));
+    let callbacks = ControlCallbacks {
+        on_turn_complete: Some(AsyncCallback::new(CallbackMode::Blocking, move |()| {
+            let (flag, count) = (Arc::clone(&flag), Arc::clone(&count));
+            async move {
+                if !flag.swap(true, Ordering::SeqCst) {
+                    panic!("turn callback failed on purpose");
+                }
+                *count.lock().unwrap() += 1;
+            }
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.control_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    for _ in 0..2 {
+        conn.send_json(&text("hi")).await;
+        conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+            .await;
+    }
+    conn.send_json(&json!({"toolCallCancellation": {"ids": ["x"]}}))
+        .await;
+    let seen = settle(&mut events).await;
+    assert_eq!(*turns.lock().unwrap(), 1, "the second turn's callback ran");
+    assert_eq!(handle.state().get::<u64>("session:turn_count"), Some(1));
+    let control: Vec<&str> = kinds(&seen, Lane::Control)
+        .into_iter()
+        .filter(|k| *k != "phase_changed")
+        .collect();
+    assert_eq!(
+        control,
+        // The failed event is reported once the lane is back, after what it had not finished.
+        [
+            "text_complete",
+            "turn_complete",
+            "text_complete",
+            "turn_complete",
+            "tool_call_cancelled",
+            "error"
+        ]
+    );
+    assert_eq!(handle.telemetry().restarts, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_usage_callback_restarts_telemetry() {
+    let mut server = ScriptedServer::bind().await;
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&calls);
+    let callbacks = TelemetryCallbacks {
+        on_usage: Some(Arc::new(move |usage| {
+            let total = usage.total_token_count.unwrap_or_default();
+            if total == 2 {
+                panic!("usage callback failed on purpose");
+            }
+            sink.lock().unwrap().push(total);
+        })),
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.telemetry_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await;
+    for total in 1..=4 {
+        conn.send_json(&json!({"usageMetadata": {"totalTokenCount": total}}))
+            .await;
+    }
+    settle(&mut events).await;
+    assert_eq!(*calls.lock().unwrap(), [1, 3, 4]);
+    assert_eq!(handle.telemetry().tokens.total, 4);
+    assert_eq!(handle.telemetry().restarts, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn past_the_restart_limit_the_session_ends_with_a_clear_reason() {
+    let mut server = ScriptedServer::bind().await;
+    let callbacks = FastCallbacks {
+        on_text: Some(Arc::new(|_: &str| panic!("always fails"))),
+        ..Default::default()
+    };
+    let policy = RestartPolicy {
+        max_restarts: 2,
+        ..RestartPolicy::default()
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.fast_callbacks(callbacks).restart_policy(policy),
+        SessionConfig::default(),
+    )
+    .await;
+    for t in ["1", "2", "3", "4"] {
+        conn.send_json(&text(t)).await;
+    }
+    let end = handle.join().await;
+    assert!(end.failed);
+    assert_eq!(
+        end.reason,
+        "the fast_lane failed 3 times within 10s, over the limit of 2; last failure: always fails"
+    );
+    let seen = settle(&mut events).await;
+    assert_eq!(
+        seen.last().unwrap().event,
+        LiveEvent::SessionEnded {
+            reason: end.reason.clone()
+        }
+    );
+}
