@@ -1,1 +1,162 @@
-fn main() {}
+//! Frame codec benchmarks for `reel-protocol`.
+//!
+//! The three figures the project tracks (see `docs/BENCHMARKS.md`):
+//!
+//! - `decode_server/text_camel`: a text `serverContent` frame, target ≤ 1.0 µs;
+//! - `decode_server/audio_100ms_24k`: 100 ms of 24 kHz output audio, base64 included,
+//!   target ≤ 6 µs;
+//! - `encode_command/send_audio_100ms_16k`: 100 ms of 16 kHz input audio through
+//!   `CommandEncoder::encode`, target ≤ 4 µs.
+//!
+//! The other benchmarks break those down or cover neighbouring paths.
+//!
+//! Run with `cargo bench -p reel-protocol --bench codec`.
+
+use std::f64::consts::TAU;
+use std::hint::black_box;
+use std::time::Duration;
+
+use bytes::Bytes;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use reel_protocol::{
+    Base64Data, CommandEncoder, EventDecoder, Platform, SessionCommand, SessionConfig,
+    SessionEvent, decode_server,
+};
+
+/// The text frame of figure 1, as the server writes it (lowerCamelCase).
+const TEXT_FRAME: &[u8] = br#"{"serverContent":{"modelTurn":{"role":"model","parts":[{"text":"The weather in London is 21 degrees and sunny."}]}}}"#;
+
+/// The same frame in snake_case, as the Python SDK's recordings have it.
+const TEXT_FRAME_SNAKE: &[u8] = br#"{"server_content":{"model_turn":{"role":"model","parts":[{"text":"The weather in London is 21 degrees and sunny."}]}}}"#;
+
+/// `samples` of PCM16LE mono at `rate` Hz: a 440 Hz sine at about half scale, so the base64
+/// text is not one repeated pattern.
+fn sine_pcm16(rate: u32, samples: usize) -> Vec<u8> {
+    let mut pcm = Vec::with_capacity(samples * 2);
+    for n in 0..samples {
+        let t = n as f64 / f64::from(rate);
+        let sample = (16_000.0 * (TAU * 440.0 * t).sin()) as i16;
+        pcm.extend_from_slice(&sample.to_le_bytes());
+    }
+    pcm
+}
+
+/// A server frame carrying `pcm` as 24 kHz output audio, as the server sends it.
+fn audio_frame(pcm: &[u8]) -> Vec<u8> {
+    let data = Base64Data::from(pcm.to_vec()).encode();
+    format!(
+        r#"{{"serverContent":{{"modelTurn":{{"parts":[{{"inlineData":{{"mimeType":"audio/pcm;rate=24000","data":"{data}"}}}}]}}}}}}"#
+    )
+    .into_bytes()
+}
+
+/// Checks once, outside the timed loops, that the frames decode to what they should, so the
+/// benchmarks cannot silently measure an error path.
+fn check_inputs(text: &[u8], snake: &[u8], audio: &[u8], output_pcm: &[u8]) {
+    for frame in [text, snake] {
+        let Ok(message) = decode_server(frame) else {
+            panic!("the text frame does not decode");
+        };
+        let mut events = Vec::new();
+        EventDecoder::new().decode(message, &mut events);
+        assert_eq!(
+            events,
+            [SessionEvent::TextDelta(
+                "The weather in London is 21 degrees and sunny.".into()
+            )]
+        );
+    }
+    let Ok(message) = decode_server(audio) else {
+        panic!("the audio frame does not decode");
+    };
+    let mut events = Vec::new();
+    EventDecoder::new().decode(message, &mut events);
+    assert_eq!(
+        events,
+        [SessionEvent::AudioData(Bytes::copy_from_slice(output_pcm))]
+    );
+}
+
+fn codec(c: &mut Criterion) {
+    // 100 ms of output audio: 2,400 samples at 24 kHz = 4,800 bytes = 6,400 base64 chars.
+    let output_pcm = sine_pcm16(24_000, 2_400);
+    assert_eq!(output_pcm.len(), 4_800);
+    let audio = audio_frame(&output_pcm);
+    // 100 ms of input audio: 1,600 samples at 16 kHz = 3,200 bytes.
+    let input_pcm = Bytes::from(sine_pcm16(16_000, 1_600));
+    assert_eq!(input_pcm.len(), 3_200);
+    check_inputs(TEXT_FRAME, TEXT_FRAME_SNAKE, &audio, &output_pcm);
+
+    let mut group = c.benchmark_group("decode_server");
+    group.throughput(Throughput::Bytes(TEXT_FRAME.len() as u64));
+    group.bench_function("text_camel", |b| {
+        b.iter(|| decode_server(black_box(TEXT_FRAME)))
+    });
+    group.throughput(Throughput::Bytes(TEXT_FRAME_SNAKE.len() as u64));
+    group.bench_function("text_snake", |b| {
+        b.iter(|| decode_server(black_box(TEXT_FRAME_SNAKE)))
+    });
+    group.throughput(Throughput::Bytes(audio.len() as u64));
+    group.bench_function("audio_100ms_24k", |b| {
+        b.iter(|| decode_server(black_box(&audio)))
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("decode_events");
+    group.throughput(Throughput::Bytes(audio.len() as u64));
+    group.bench_function("audio_100ms_24k", |b| {
+        let mut decoder = EventDecoder::new();
+        let mut events = Vec::with_capacity(4);
+        b.iter(|| {
+            events.clear();
+            if let Ok(message) = decode_server(black_box(&audio)) {
+                decoder.decode(message, &mut events);
+            }
+            black_box(&events);
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("base64");
+    let text = Base64Data::from(output_pcm.clone()).encode();
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("decode_6400_chars", |b| {
+        b.iter(|| Base64Data::decode(black_box(&text)))
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("encode_command");
+    let encoder = CommandEncoder::default();
+    let command = SessionCommand::SendAudio(input_pcm);
+    group.throughput(Throughput::Bytes(3_200));
+    group.bench_function("send_audio_100ms_16k", |b| {
+        b.iter(|| encoder.encode(black_box(&command)))
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("encode_setup");
+    let config = SessionConfig::new("gemini-live-2.5-flash-native-audio")
+        .voice("Kore")
+        .language("en-US")
+        .system_instruction("You are a helpful assistant. Answer briefly and in English.")
+        .input_transcription()
+        .output_transcription()
+        .session_resume(true)
+        .context_compression(25_600, 12_800);
+    let platform = Platform::GoogleAi;
+    group.bench_function("setup_frame", |b| {
+        b.iter(|| config.setup_frame(black_box(&platform)))
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    // Each benchmark: 2 s warm-up, 4 s of 100 samples; the whole file runs in about a minute.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(4))
+        .sample_size(100);
+    targets = codec
+}
+criterion_main!(benches);

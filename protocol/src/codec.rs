@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use crate::client::{ClientMessage, ClientMessageKind};
 use crate::error::DecodeError;
 use crate::server::ServerMessage;
+use crate::wire::WireStruct;
 
 /// The default largest frame accepted: 16 MiB.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
@@ -46,23 +47,27 @@ pub fn decode_server_with(
     frame: &[u8],
     limits: DecodeLimits,
 ) -> Result<ServerMessage, DecodeError> {
-    let message: ServerMessage = decode_object(frame, limits)?;
-    let known = message.setup_complete.is_some()
-        || message.server_content.is_some()
-        || message.tool_call.is_some()
-        || message.tool_call_cancellation.is_some()
-        || message.go_away.is_some()
-        || message.session_resumption_update.is_some()
-        || message.usage_metadata.is_some()
-        || message.voice_activity.is_some()
-        || message.voice_activity_detection_signal.is_some();
-    if !known {
-        return Err(DecodeError::NoKnownKey {
-            found: message.extra.keys().cloned().collect(),
-            expected: ServerMessage::FIELDS,
-        });
+    // The message stays in the `Result` it was read into: taking a 2 KB message out and
+    // wrapping it again copies it twice.
+    let mut result: Result<ServerMessage, DecodeError> = decode_object(frame, limits);
+    if let Ok(message) = &result {
+        let known = message.setup_complete.is_some()
+            || message.server_content.is_some()
+            || message.tool_call.is_some()
+            || message.tool_call_cancellation.is_some()
+            || message.go_away.is_some()
+            || message.session_resumption_update.is_some()
+            || message.usage_metadata.is_some()
+            || message.voice_activity.is_some()
+            || message.voice_activity_detection_signal.is_some();
+        if !known {
+            result = Err(DecodeError::NoKnownKey {
+                found: message.extra.keys().cloned().collect(),
+                expected: ServerMessage::FIELDS,
+            });
+        }
     }
-    Ok(message)
+    result
 }
 
 /// Reads a client frame (either key casing), with the default limits. The frame must carry
@@ -105,7 +110,10 @@ pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 }
 
 /// Parses `frame` into `T`, turning any failure into the precise [`DecodeError`].
-fn decode_object<T: DeserializeOwned>(
+///
+/// The message is read in place, in the `Result` that is returned (see [`WireStruct`]);
+/// otherwise this is `serde_json::from_slice`.
+fn decode_object<T: WireStruct + DeserializeOwned>(
     frame: &[u8],
     limits: DecodeLimits,
 ) -> Result<T, DecodeError> {
@@ -118,10 +126,15 @@ fn decode_object<T: DeserializeOwned>(
     if frame.iter().all(u8::is_ascii_whitespace) {
         return Err(DecodeError::Empty);
     }
-    match serde_json::from_slice::<T>(frame) {
-        Ok(value) => Ok(value),
-        Err(error) => Err(diagnose::<T>(frame, error)),
+    let mut result: Result<T, DecodeError> = Ok(T::default());
+    if let Ok(value) = &mut result {
+        let mut deserializer = serde_json::Deserializer::from_slice(frame);
+        if let Err(error) = T::read_into(&mut deserializer, value).and_then(|()| deserializer.end())
+        {
+            result = Err(diagnose::<T>(frame, error));
+        }
     }
+    result
 }
 
 /// Works out what was wrong with a frame that did not parse.
@@ -138,12 +151,20 @@ fn diagnose<T: DeserializeOwned>(frame: &[u8], error: serde_json::Error) -> Deco
             message: strip_position(&error),
         };
     }
-    // Well-formed JSON of the wrong shape. Is it an object at all?
+    // A wrong type stopped the parse. Is the rest of the frame well-formed JSON (a syntax
+    // error after the wrong type is still bad JSON), and is it an object at all?
     match serde_json::from_slice::<serde_json::Value>(frame) {
-        Ok(serde_json::Value::Object(_)) | Err(_) => {}
+        Ok(serde_json::Value::Object(_)) => {}
         Ok(other) => {
             return DecodeError::NotAnObject {
                 found: json_kind(&other),
+            };
+        }
+        Err(syntax) => {
+            return DecodeError::InvalidJson {
+                line: syntax.line(),
+                column: syntax.column(),
+                message: strip_position(&syntax),
             };
         }
     }

@@ -2,9 +2,9 @@
 
 /// A frame that could not be read.
 ///
-/// Every variant names the problem precisely enough to act on without the frame at hand;
-/// none of them ever includes the frame's content beyond key names and a JSON path, so no
-/// secret or audio can leak through an error.
+/// Every variant names the problem precisely enough to act on without the frame at hand.
+/// Beyond key names and a JSON path, an error quotes at most the offending scalar (as in
+/// `invalid type: string "yes"`); it never carries base64 payloads such as audio.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     /// The frame is bigger than the configured limit.

@@ -14,11 +14,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
-/// Fields of a message that this version of reel does not know, kept verbatim (ordered by
-/// key) and written back after the known fields when the message is encoded.
+/// Fields of a message that this version of reel does not know, kept verbatim in the order
+/// they arrived and written back after the known fields when the message is encoded.
 pub type Extra = serde_json::Map<String, serde_json::Value>;
 
 /// A map key, borrowed from the input when it can be (no escapes), owned otherwise.
@@ -56,6 +57,157 @@ pub(crate) fn borrowed_str<'de, D: Deserializer<'de>>(
         }
     }
     deserializer.deserialize_str(StrVisitor(expecting))
+}
+
+/// A message type declared with [`wire_struct!`], which can be read into a value that already
+/// exists instead of being returned.
+///
+/// Messages are large (a `Part` is over 1 KB, a `ServerMessage` over 2 KB, because every field
+/// is held inline) and returning them by value through the layers of `Result` and `Option`
+/// that serde goes through copies them at each layer; copies were half the cost of decoding
+/// a short text frame. Reading in place builds each message where it will live.
+pub(crate) trait WireStruct: Default {
+    /// Reads a JSON object into `place`, which must be `Self::default()`.
+    fn read_into<'de, D: Deserializer<'de>>(
+        deserializer: D,
+        place: &mut Self,
+    ) -> Result<(), D::Error>;
+}
+
+/// A field type read in place: the wire structs, and vectors of them.
+pub(crate) trait InPlace: Sized {
+    /// Reads a present (not `null`) value into `place`, which is `None`.
+    fn read_some<'de, D: Deserializer<'de>>(
+        deserializer: D,
+        place: &mut Option<Self>,
+    ) -> Result<(), D::Error>;
+}
+
+impl<T: WireStruct> InPlace for T {
+    fn read_some<'de, D: Deserializer<'de>>(
+        deserializer: D,
+        place: &mut Option<Self>,
+    ) -> Result<(), D::Error> {
+        T::read_into(deserializer, place.insert(T::default()))
+    }
+}
+
+impl<T: WireStruct> InPlace for Vec<T> {
+    fn read_some<'de, D: Deserializer<'de>>(
+        deserializer: D,
+        place: &mut Option<Self>,
+    ) -> Result<(), D::Error> {
+        struct SeqVisitor<'a, T>(&'a mut Vec<T>);
+        impl<'de, T: WireStruct> Visitor<'de> for SeqVisitor<'_, T> {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                loop {
+                    // `resize_with` builds the default where it goes; `push` would copy it.
+                    self.0.resize_with(self.0.len() + 1, T::default);
+                    let Some(last) = self.0.last_mut() else {
+                        return Ok(());
+                    };
+                    if seq.next_element_seed(StructSeed(last))?.is_none() {
+                        self.0.pop();
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        deserializer.deserialize_seq(SeqVisitor(place.insert(Vec::new())))
+    }
+}
+
+/// Reads a wire struct into the (default) value it borrows.
+struct StructSeed<'a, T>(&'a mut T);
+
+impl<'de, T: WireStruct> DeserializeSeed<'de> for StructSeed<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        T::read_into(deserializer, self.0)
+    }
+}
+
+/// Reads an `Option` field of an [`InPlace`] type where it lives; `null` reads as `None`,
+/// as `Option`'s own `Deserialize` does.
+pub(crate) struct InPlaceSeed<'a, T>(&'a mut Option<T>);
+
+impl<'de, T: InPlace> DeserializeSeed<'de> for InPlaceSeed<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de, T: InPlace> Visitor<'de> for InPlaceSeed<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("option")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        T::read_some(deserializer, self.0)
+    }
+}
+
+/// Reads an `Option` field of any other type by value, with its own `Deserialize`.
+pub(crate) struct ByValueSeed<'a, T>(&'a mut Option<T>);
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for ByValueSeed<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        *self.0 = Option::<T>::deserialize(deserializer)?;
+        Ok(())
+    }
+}
+
+/// Picks, for a field of type `T`, the seed that reads it: [`InPlaceSeed`] when `T` is
+/// [`InPlace`], [`ByValueSeed`] otherwise. `wire_struct!` calls
+/// `(&&FieldTag::<T>::new()).seed(place)`: method lookup tries `&FieldTag<T>` (the
+/// [`ReadInPlace`] impl, which needs `T: InPlace`) before `FieldTag<T>` ([`ReadByValue`]),
+/// so every field type that deserializes works, and no field type needs to opt in.
+pub(crate) struct FieldTag<T>(PhantomData<T>);
+
+impl<T> FieldTag<T> {
+    pub(crate) fn new() -> Self {
+        FieldTag(PhantomData)
+    }
+}
+
+/// See [`FieldTag`].
+pub(crate) trait ReadInPlace {
+    type Field;
+    fn seed<'a>(&self, place: &'a mut Option<Self::Field>) -> InPlaceSeed<'a, Self::Field>;
+}
+
+impl<T: InPlace> ReadInPlace for &FieldTag<T> {
+    type Field = T;
+    fn seed<'a>(&self, place: &'a mut Option<T>) -> InPlaceSeed<'a, T> {
+        InPlaceSeed(place)
+    }
+}
+
+/// See [`FieldTag`].
+pub(crate) trait ReadByValue {
+    type Field;
+    fn seed<'a>(&self, place: &'a mut Option<Self::Field>) -> ByValueSeed<'a, Self::Field>;
+}
+
+impl<T> ReadByValue for FieldTag<T> {
+    type Field = T;
+    fn seed<'a>(&self, place: &'a mut Option<T>) -> ByValueSeed<'a, T> {
+        ByValueSeed(place)
+    }
 }
 
 /// Declares a protocol message: a struct whose fields are all `Option`s, plus `extra`.
@@ -115,16 +267,21 @@ macro_rules! wire_struct {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct MapVisitor;
-                impl<'de> serde::de::Visitor<'de> for MapVisitor {
-                    type Value = $name;
+        impl $crate::wire::WireStruct for $name {
+            fn read_into<'de, D: serde::Deserializer<'de>>(
+                deserializer: D,
+                place: &mut Self,
+            ) -> Result<(), D::Error> {
+                struct PlaceVisitor<'a>(&'a mut $name);
+                impl<'de> serde::de::Visitor<'de> for PlaceVisitor<'_> {
+                    type Value = ();
                     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                         f.write_str(concat!("a JSON object (", stringify!($name), ")"))
                     }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
-                        let mut out = $name::default();
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                        #[allow(unused_imports)]
+                        use $crate::wire::{ReadByValue as _, ReadInPlace as _};
+                        let out = self.0;
                         while let Some(key) = map.next_key::<$crate::wire::Key<'de>>()? {
                             match key.0.as_ref() {
                                 $(
@@ -132,7 +289,9 @@ macro_rules! wire_struct {
                                         if out.$field.is_some() {
                                             return Err(serde::de::Error::duplicate_field($wire));
                                         }
-                                        out.$field = map.next_value::<Option<$ty>>()?;
+                                        map.next_value_seed(
+                                            (&&$crate::wire::FieldTag::<$ty>::new()).seed(&mut out.$field),
+                                        )?;
                                     }
                                 )*
                                 _ => {
@@ -141,10 +300,18 @@ macro_rules! wire_struct {
                                 }
                             }
                         }
-                        Ok(out)
+                        Ok(())
                     }
                 }
-                deserializer.deserialize_map(MapVisitor)
+                deserializer.deserialize_map(PlaceVisitor(place))
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let mut out = $name::default();
+                <$name as $crate::wire::WireStruct>::read_into(deserializer, &mut out)?;
+                Ok(out)
             }
         }
     };
