@@ -81,6 +81,38 @@ impl Clock for ManualClock {
     }
 }
 
+/// Event time: the session time of the last event the control lane handled.
+///
+/// This is the clock state mutations are stamped with. Every event carries the time of the
+/// frame it came from (stamped by the transport, or read from the tape in a replay), and the
+/// control lane — the single writer of event-derived state — moves this clock to each
+/// event's time before handling it. So the journal's timestamps depend only on the frames
+/// and their times, and a replay reproduces them exactly.
+#[derive(Debug, Default)]
+pub struct EventClock {
+    now_ms: AtomicU64,
+}
+
+impl EventClock {
+    /// A clock reading `start_ms` until the first event.
+    pub fn new(start_ms: u64) -> Self {
+        EventClock {
+            now_ms: AtomicU64::new(start_ms),
+        }
+    }
+
+    /// Moves the clock to `ts_ms` (never backwards).
+    pub fn advance_to(&self, ts_ms: u64) {
+        self.now_ms.fetch_max(ts_ms, Ordering::AcqRel);
+    }
+}
+
+impl Clock for EventClock {
+    fn now_ms(&self) -> u64 {
+        self.now_ms.load(Ordering::Acquire)
+    }
+}
+
 /// The wall clock in epoch milliseconds; used once, to anchor a live session's clock.
 pub fn wall_clock_ms() -> u64 {
     SystemTime::now()

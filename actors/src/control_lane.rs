@@ -151,6 +151,8 @@ impl Actor for ControlLane {
         let mut data = args.data.lock().await;
         match message {
             ControlMsg::Events(batch) => {
+                // State written while handling these events is stamped with their time.
+                args.peers.clock().advance_to(batch.ts_ms);
                 for (seq, event) in batch.numbered() {
                     if !args.progress.should_handle(seq, state.failed) {
                         continue;
@@ -174,7 +176,7 @@ impl Actor for ControlLane {
                 for (batch, index) in data.batches.running() {
                     args.cancel_call(&mut data, batch, index);
                 }
-                let now = args.peers.clock().now_ms();
+                let now = crate::clock::Clock::now_ms(args.peers.clock().as_ref());
                 args.flush_signals(&mut data, now, true).await;
                 args.state.flush_journal();
                 args.peers

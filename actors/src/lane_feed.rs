@@ -43,6 +43,8 @@ impl EventBatch {
 pub struct LaneProgress {
     started: AtomicU64,
     done: AtomicU64,
+    /// Woken whenever `done` moves (replay waits on it to pace frames by consumption).
+    changed: tokio::sync::Notify,
 }
 
 impl LaneProgress {
@@ -54,6 +56,20 @@ impl LaneProgress {
     /// The lane finished event `seq`.
     pub fn end(&self, seq: u64) {
         self.done.store(seq, Ordering::Release);
+        self.changed.notify_waiters();
+    }
+
+    /// Waits until the lane has finished event `seq`.
+    pub async fn wait_done(&self, seq: u64) {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.done() >= seq {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// The last event finished.
@@ -164,6 +180,11 @@ impl<M: LaneMessage> LaneFeed<M> {
         while self.pending.front().is_some_and(|b| b.last_seq() <= done) {
             self.pending.pop_front();
         }
+    }
+
+    /// The sequence number of the last event sent.
+    pub fn last_sent(&self) -> u64 {
+        self.next_seq - 1
     }
 
     /// How many events are sent but not yet handled.

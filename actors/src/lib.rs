@@ -9,7 +9,8 @@
 //! ├── FastLane                 audio, text deltas, transcripts, VAD: sync callbacks
 //! ├── ControlLane              tool calls, turn complete, phases, async callbacks
 //! ├── Telemetry                counters, latencies, token usage
-//! └── StateStore               persistent map, prefix scopes, mutation journal + sink
+//! ├── StateStore               persistent map, prefix scopes, mutation journal + sink
+//! └── Recorder                 wire log writer: buffered, flushed every second and on stop
 //! ```
 //!
 //! Start one with [`LiveSessionBuilder`]; drive it with the [`LiveHandle`] it returns.
@@ -28,6 +29,7 @@ pub mod lane_feed;
 pub mod peers;
 pub mod phases;
 pub mod playback;
+pub mod recorder;
 pub mod router;
 pub mod session;
 pub mod slot;

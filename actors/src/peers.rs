@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::clock::SharedClock;
+use crate::clock::{Clock, EventClock, SharedClock};
 use crate::control_lane::ControlMsg;
 use crate::events::EventHub;
 use crate::fast_lane::FastMsg;
@@ -32,7 +32,7 @@ pub struct Peers {
     pub supervisor: Arc<Slot<SupervisorMsg>>,
     /// Where events go to the application.
     pub hub: Arc<EventHub>,
-    clock: SharedClock,
+    clock: Arc<EventClock>,
 }
 
 impl std::fmt::Debug for Peers {
@@ -50,8 +50,8 @@ impl std::fmt::Debug for Peers {
 }
 
 impl Peers {
-    /// Empty slots around `clock` and `hub`.
-    pub fn new(clock: SharedClock, hub: Arc<EventHub>) -> Self {
+    /// Empty slots around the session's event clock and `hub`.
+    pub fn new(clock: Arc<EventClock>, hub: Arc<EventHub>) -> Self {
         Peers {
             transport: Arc::default(),
             router: Arc::default(),
@@ -65,8 +65,13 @@ impl Peers {
         }
     }
 
-    /// The session clock.
-    pub fn clock(&self) -> &SharedClock {
+    /// The session's event clock (see [`EventClock`]).
+    pub fn clock(&self) -> &Arc<EventClock> {
         &self.clock
+    }
+
+    /// The event clock as a shared [`crate::clock::Clock`].
+    pub fn shared_clock(&self) -> SharedClock {
+        Arc::clone(&self.clock) as SharedClock
     }
 }

@@ -37,8 +37,9 @@ pub enum RouterMsg {
     Lifecycle {
         /// What it did.
         step: Lifecycle,
-        /// When.
-        ts_ms: u64,
+        /// The time of the frame the step sent, if it sent one (else the router's current
+        /// event time applies).
+        ts_ms: Option<u64>,
     },
     /// The connection ended. `last` when no reconnect follows: the lanes drain and the
     /// session ends.
@@ -57,6 +58,10 @@ pub enum RouterMsg {
     /// A lane (`fast_lane`, `control_lane`, `telemetry`) was restarted: send it what its
     /// failed instance had not finished.
     Restarted(&'static str),
+    /// Replies with the sequence number of the last event sent to the fast lane, the control
+    /// lane and telemetry, after everything received before it was routed. With
+    /// [`LaneProgress::wait_done`] it tells when the tree has consumed those frames.
+    Barrier(tokio::sync::oneshot::Sender<[u64; 3]>),
 }
 
 /// Transport steps the phase depends on.
@@ -100,6 +105,9 @@ pub struct RouterState {
     telemetry: Arc<TelemetryShared>,
     /// Session time the user's turn ended, until the model's first output.
     awaiting_response_since: Option<u64>,
+    /// Session time of the last frame the router saw (inbound, or an outbound frame a
+    /// lifecycle step reported): the time every routed event carries.
+    event_time: u64,
     /// Scratch buffers, reused for every frame.
     events: Vec<SessionEvent>,
 }
@@ -130,6 +138,7 @@ impl Actor for Router {
             resume_handle: args.resume_handle,
             telemetry: args.telemetry,
             awaiting_response_since: None,
+            event_time: 0,
             events: Vec::new(),
         })
     }
@@ -142,13 +151,17 @@ impl Actor for Router {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             RouterMsg::Inbound { conn, stamp, frame } => state.inbound(conn, stamp, frame),
-            RouterMsg::Lifecycle { step, ts_ms } => state.lifecycle(step, ts_ms),
+            RouterMsg::Lifecycle { step, ts_ms } => {
+                let ts_ms = state.advance(ts_ms);
+                state.lifecycle(step, ts_ms)
+            }
             RouterMsg::LinkDown {
                 code,
                 reason,
                 last,
                 ts_ms,
             } => {
+                let ts_ms = state.advance(Some(ts_ms));
                 state.route(vec![SessionEvent::Disconnected { code, reason }], ts_ms);
                 if last {
                     state.fast.send_shutdown();
@@ -157,8 +170,15 @@ impl Actor for Router {
                 }
             }
             RouterMsg::Report(event) => {
-                let ts_ms = state.peers.clock().now_ms();
+                let ts_ms = state.event_time;
                 state.route(vec![*event], ts_ms);
+            }
+            RouterMsg::Barrier(reply) => {
+                let _ = reply.send([
+                    state.fast.last_sent(),
+                    state.control.last_sent(),
+                    state.telemetry_feed.last_sent(),
+                ]);
             }
             RouterMsg::Restarted(actor) => {
                 let failed = match actor {
@@ -174,7 +194,7 @@ impl Actor for Router {
                         event: event.kind(),
                         message: "the lane failed while handling it and was restarted".to_owned(),
                     });
-                    let ts_ms = state.peers.clock().now_ms();
+                    let ts_ms = state.event_time;
                     state.route(vec![report], ts_ms);
                 }
             }
@@ -204,7 +224,16 @@ fn destinations(event: &SessionEvent) -> (bool, bool, bool) {
 }
 
 impl RouterState {
+    /// Moves event time to `ts_ms` (never backwards) and returns it.
+    fn advance(&mut self, ts_ms: Option<u64>) -> u64 {
+        if let Some(ts_ms) = ts_ms {
+            self.event_time = self.event_time.max(ts_ms);
+        }
+        self.event_time
+    }
+
     fn inbound(&mut self, conn: u32, stamp: Stamp, frame: LinkFrame) {
+        let ts_ms = self.advance(Some(stamp.ts_ms));
         self.telemetry.frame_in(frame.bytes.len());
         let message = match decode_server_with(&frame.bytes, self.limits) {
             Ok(message) => message,
@@ -214,7 +243,7 @@ impl RouterState {
                     seq: stamp.seq,
                     error,
                 });
-                self.route(vec![report], stamp.ts_ms);
+                self.route(vec![report], ts_ms);
                 return;
             }
         };
@@ -242,9 +271,9 @@ impl RouterState {
                 SessionEvent::AudioData(_) => self.telemetry.audio_chunk_in(),
                 _ => {}
             }
-            self.measure_first_response(event, stamp.ts_ms);
+            self.measure_first_response(event, ts_ms);
         }
-        self.route(std::mem::take(&mut events), stamp.ts_ms);
+        self.route(std::mem::take(&mut events), ts_ms);
         self.events = events;
     }
 

@@ -25,7 +25,7 @@ use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
 use crate::callbacks::{ControlCallbacks, FastCallbacks, TelemetryCallbacks};
-use crate::clock::{SharedClock, TokioClock};
+use crate::clock::{EventClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs};
 use crate::events::{EventHub, EventStream};
 use crate::fast_lane::FastLaneArgs;
@@ -34,13 +34,17 @@ use crate::lane_feed::LaneProgress;
 use crate::peers::Peers;
 use crate::phases::{PhaseError, PhaseMachine};
 use crate::playback::PlaybackQueue;
+use crate::recorder::{RecordQueue, RecorderArgs};
 use crate::router::RouterArgs;
 use crate::state::State;
 use crate::supervisor::{RestartPolicy, SessionSupervisor, SupervisorArgs};
 use crate::telemetry::{TelemetryArgs, TelemetryShared};
 use crate::tools::ToolDispatcher;
-use crate::transport::{Connector, TransportArgs, TransportOptions, WebSocketConnector, WireTap};
-use crate::writer::SessionWriter;
+use crate::transport::{
+    Connector, LiveTransportFactory, TransportArgs, TransportFactory, TransportOptions,
+    WebSocketConnector, WireTap,
+};
+use crate::writer::{Origin, SessionWriter};
 
 /// How long a Live audio session lasts, for `session:remaining_budget_ms`.
 pub const DEFAULT_SESSION_BUDGET: Duration = Duration::from_secs(15 * 60);
@@ -92,6 +96,7 @@ pub struct LiveSessionBuilder {
     playback: Option<usize>,
     budget: Duration,
     hub: Arc<EventHub>,
+    transport: Box<dyn TransportFactory>,
 }
 
 impl LiveSessionBuilder {
@@ -114,6 +119,7 @@ impl LiveSessionBuilder {
             playback: None,
             budget: DEFAULT_SESSION_BUDGET,
             hub: Arc::new(EventHub::new()),
+            transport: Box::new(LiveTransportFactory),
         }
     }
 
@@ -175,6 +181,13 @@ impl LiveSessionBuilder {
     /// What opens connections (default: a WebSocket with the web PKI roots).
     pub fn connector(mut self, connector: Arc<dyn Connector>) -> Self {
         self.connector = Some(connector);
+        self
+    }
+
+    /// What stands behind the transport (default: the live transport over the connector).
+    /// A replay puts a tape reader here.
+    pub fn transport_factory(mut self, factory: Box<dyn TransportFactory>) -> Self {
+        self.transport = factory;
         self
     }
 
@@ -244,21 +257,34 @@ impl LiveSessionBuilder {
     /// background.
     pub async fn spawn(self) -> Result<LiveHandle, SessionStartError> {
         let config = self.resolved_config()?;
-        let clock: SharedClock = self
+        let frame_clock: SharedClock = self
             .clock
             .clone()
             .unwrap_or_else(|| Arc::new(TokioClock::from_wall_clock()));
-        self.state.set_clock(Arc::clone(&clock));
-        let peers = Arc::new(Peers::new(Arc::clone(&clock), Arc::clone(&self.hub)));
+        let frame_clock_start = frame_clock.now_ms();
+        let record_queue = self
+            .recorder
+            .clone()
+            .map(|recorder| Arc::new(RecordQueue::new(recorder)));
+        let tap = Arc::new(WireTap::new(
+            frame_clock,
+            record_queue
+                .clone()
+                .map(|queue| queue as Arc<dyn WireRecorder>),
+        ));
+        // Inside the tree, time is event time: see `EventClock`.
+        let clock = Arc::new(EventClock::new(frame_clock_start));
+        self.state.set_clock(Arc::clone(&clock) as SharedClock);
+        let peers = Arc::new(Peers::new(clock, Arc::clone(&self.hub)));
         let telemetry = Arc::new(TelemetryShared::default());
         let (phase_tx, phase_rx) = watch::channel(SessionPhase::Disconnected);
         let (resume_tx, resume_rx) = watch::channel(None);
         let (ended_tx, ended_rx) = watch::channel(None);
         let progress: [Arc<LaneProgress>; 3] = Default::default();
         let [fast_progress, control_progress, telemetry_progress] = progress.clone();
-        let writer = SessionWriter::new(Arc::clone(&peers.transport));
+        let writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::Runtime);
+        let app_writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::App);
         let playback = self.playback.map(PlaybackQueue::new);
-        let tap = Arc::new(WireTap::new(Arc::clone(&clock), self.recorder.clone()));
         let connector = self
             .connector
             .clone()
@@ -271,16 +297,20 @@ impl LiveSessionBuilder {
         let telemetry_shared = Arc::clone(&telemetry);
         let telemetry_peers = Arc::clone(&peers);
         let args = SupervisorArgs {
-            transport: Some(TransportArgs {
-                connector,
-                endpoint: self.endpoint,
-                config,
-                options: self.transport_options,
-                tap,
-                resume_handle: resume_rx.clone(),
-                telemetry: Arc::clone(&telemetry),
-                peers: Arc::clone(&peers),
-            }),
+            transport: Some((
+                self.transport,
+                TransportArgs {
+                    connector,
+                    endpoint: self.endpoint,
+                    config,
+                    options: self.transport_options,
+                    tap,
+                    resume_handle: resume_rx.clone(),
+                    telemetry: Arc::clone(&telemetry),
+                    peers: Arc::clone(&peers),
+                    lanes: progress.clone(),
+                },
+            )),
             router: Some(RouterArgs {
                 peers: Arc::clone(&peers),
                 progress,
@@ -317,6 +347,10 @@ impl LiveSessionBuilder {
                 peers: Arc::clone(&telemetry_peers),
             }),
             state: self.state.clone(),
+            recorder: record_queue.map(|queue| RecorderArgs {
+                queue,
+                telemetry: Arc::clone(&telemetry),
+            }),
             policy: self.restart_policy,
             ended: ended_tx,
         };
@@ -326,7 +360,7 @@ impl LiveSessionBuilder {
                 message: error.to_string(),
             })?;
         Ok(LiveHandle {
-            writer,
+            writer: app_writer,
             hub: self.hub,
             state: self.state,
             phase: phase_rx,

@@ -23,10 +23,11 @@ use tokio::sync::watch;
 use crate::control_lane::{ControlLane, ControlLaneArgs};
 use crate::events::{Lane, LiveEvent};
 use crate::fast_lane::{FastLane, FastLaneArgs};
+use crate::recorder::{Recorder, RecorderArgs};
 use crate::router::{Router, RouterArgs, RouterMsg};
 use crate::state::{State, StateStore, StateStoreArgs};
 use crate::telemetry::{Telemetry, TelemetryArgs};
-use crate::transport::{Transport, TransportArgs, TransportMsg};
+use crate::transport::{TransportArgs, TransportFactory, TransportMsg};
 
 /// Messages to the supervisor.
 #[derive(Debug)]
@@ -75,8 +76,9 @@ pub struct SessionEnd {
 
 /// Everything the supervisor needs to start, and to restart, the session's actors.
 pub struct SupervisorArgs {
-    /// Transport start arguments (used once: the transport is not restarted).
-    pub transport: Option<TransportArgs>,
+    /// What spawns the transport, and its arguments (used once: the transport is not
+    /// restarted).
+    pub transport: Option<(Box<dyn TransportFactory>, TransportArgs)>,
     /// Router start arguments (used once: the router is not restarted).
     pub router: Option<RouterArgs>,
     /// Counters (restarts are counted here).
@@ -89,6 +91,8 @@ pub struct SupervisorArgs {
     pub telemetry: Arc<dyn Fn() -> TelemetryArgs + Send + Sync>,
     /// The session state (the store is restarted on it).
     pub state: State,
+    /// The Recorder's arguments, when the session records its wire.
+    pub recorder: Option<RecorderArgs>,
     /// Restart limits.
     pub policy: RestartPolicy,
     /// Where the end of the session is announced.
@@ -135,6 +139,9 @@ impl Actor for SessionSupervisor {
         for child in ["state_store", "telemetry", "fast_lane", "control_lane"] {
             state.spawn(&myself, child).await?;
         }
+        if state.args.recorder.is_some() {
+            state.spawn(&myself, "recorder").await?;
+        }
         let router_args = state
             .args
             .router
@@ -143,13 +150,12 @@ impl Actor for SessionSupervisor {
         let (router, _) = Actor::spawn_linked(None, Router, router_args, myself.get_cell()).await?;
         state.children.insert(router.get_id(), "router");
         peers.router.set(router);
-        let transport_args = state
+        let (factory, transport_args) = state
             .args
             .transport
             .take()
             .ok_or("the supervisor was started without transport arguments")?;
-        let (transport, _) =
-            Actor::spawn_linked(None, Transport, transport_args, myself.get_cell()).await?;
+        let transport = factory.spawn(transport_args, myself.get_cell()).await?;
         state.children.insert(transport.get_id(), "transport");
         peers.transport.set(transport);
         Ok(state)
@@ -187,7 +193,7 @@ impl Actor for SessionSupervisor {
             SupervisorMsg::Respawn(child) => {
                 if !state.over {
                     state.spawn(&myself, child).await?;
-                    if child != "state_store" {
+                    if LANES.contains(&child) {
                         state
                             .args
                             .control
@@ -241,7 +247,7 @@ impl SupervisorState {
             "state_store" => {
                 let args = StateStoreArgs {
                     state: self.args.state.clone(),
-                    clock: Arc::clone(peers.clock()),
+                    clock: peers.shared_clock(),
                 };
                 let (actor, _) = Actor::spawn_linked(None, StateStore, args, supervisor).await?;
                 peers.store.set(actor.clone());
@@ -265,6 +271,17 @@ impl SupervisorState {
                 peers.control.set(actor.clone());
                 actor.get_cell()
             }
+            "recorder" => {
+                let args = self
+                    .args
+                    .recorder
+                    .clone()
+                    .ok_or("the recorder was restarted in a session that does not record")?;
+                let queue = Arc::clone(&args.queue);
+                let (actor, _) = Actor::spawn_linked(None, Recorder, args, supervisor).await?;
+                queue.actor().set(actor.clone());
+                actor.get_cell()
+            }
             other => return Err(format!("unknown child {other}").into()),
         };
         self.children.insert(cell.get_id(), child);
@@ -284,6 +301,11 @@ impl SupervisorState {
             "control_lane" => peers.control.clear(),
             "telemetry" => peers.telemetry.clear(),
             "state_store" => peers.store.clear(),
+            "recorder" => {
+                if let Some(recorder) = &self.args.recorder {
+                    recorder.queue.actor().clear();
+                }
+            }
             _ => {
                 let reason = format!("the {child} failed: {error}");
                 self.end(myself, reason, true);
@@ -341,6 +363,10 @@ impl SupervisorState {
         );
         peers.hub.close();
         self.args.state.flush_journal();
+        // Everything recorded is written before the end is announced.
+        if let Some(recorder) = &self.args.recorder {
+            recorder.queue.drain_and_flush();
+        }
         self.args
             .ended
             .send_replace(Some(SessionEnd { reason, failed }));

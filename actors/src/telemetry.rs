@@ -101,6 +101,8 @@ pub struct TelemetrySnapshot {
     pub reconnects: u64,
     /// Actor restarts.
     pub restarts: u64,
+    /// Failed writes of the wire log (the session goes on; the recording has gaps).
+    pub recording_errors: u64,
     /// Token usage, as last reported.
     pub tokens: TokenCounts,
     /// From the end of a user turn to the model's first output.
@@ -161,6 +163,7 @@ pub struct TelemetryShared {
     interruptions: AtomicU64,
     reconnects: AtomicU64,
     restarts: AtomicU64,
+    recording_errors: AtomicU64,
     tokens: Mutex<TokenCounts>,
     first_response: Mutex<Samples>,
     tool_duration: Mutex<Samples>,
@@ -207,6 +210,10 @@ impl TelemetryShared {
     pub fn restarted(&self) {
         bump(&self.restarts, 1);
     }
+    /// The wire recorder has failed `count` writes so far.
+    pub fn set_recording_errors(&self, count: u64) {
+        self.recording_errors.store(count, Ordering::Relaxed);
+    }
 
     /// A copy of every number now.
     pub fn snapshot(&self) -> TelemetrySnapshot {
@@ -224,6 +231,7 @@ impl TelemetryShared {
             interruptions: load(&self.interruptions),
             reconnects: load(&self.reconnects),
             restarts: load(&self.restarts),
+            recording_errors: load(&self.recording_errors),
             tokens: *lock(&self.tokens),
             first_response_ms: lock(&self.first_response).stats(),
             tool_duration_ms: lock(&self.tool_duration).stats(),

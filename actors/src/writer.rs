@@ -8,6 +8,18 @@ use reel_protocol::{Content, FunctionResponse, SessionCommand};
 use crate::slot::Slot;
 use crate::transport::TransportMsg;
 
+/// Who sent a command: the application through its [`crate::LiveHandle`], or the runtime
+/// (the control lane, tools, callbacks and hooks running inside the tree). A replay runs
+/// the runtime again, so it produces the runtime's frames itself; the application's frames
+/// were recorded only to provoke what the server said, and are not re-sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// The application, through its handle.
+    App,
+    /// The runtime.
+    Runtime,
+}
+
 /// The session has ended; nothing more can be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the session has ended; nothing more can be sent")]
@@ -20,16 +32,25 @@ pub struct SessionClosed;
 #[derive(Debug, Clone)]
 pub struct SessionWriter {
     transport: Arc<Slot<TransportMsg>>,
+    origin: Origin,
 }
 
 impl SessionWriter {
-    pub(crate) fn new(transport: Arc<Slot<TransportMsg>>) -> Self {
-        SessionWriter { transport }
+    pub(crate) fn new(transport: Arc<Slot<TransportMsg>>, origin: Origin) -> Self {
+        SessionWriter { transport, origin }
+    }
+
+    /// Who this writer sends as.
+    pub fn origin(&self) -> Origin {
+        self.origin
     }
 
     /// Sends any command.
     pub fn send(&self, command: SessionCommand) -> Result<(), SessionClosed> {
-        if self.transport.cast(TransportMsg::Send(command)) {
+        if self
+            .transport
+            .cast(TransportMsg::Send(command, self.origin))
+        {
             Ok(())
         } else {
             Err(SessionClosed)

@@ -118,6 +118,14 @@ impl ApiEndpoint {
         }
     }
 
+    /// An endpoint for sessions that never connect (a replay): Google AI with no credential
+    /// and a host that does not resolve.
+    pub fn offline() -> Self {
+        ApiEndpoint::google_ai("")
+            .without_credential()
+            .with_base_url("ws://offline.invalid")
+    }
+
     /// Vertex AI in `project` and `location` (`global` uses the global host) with a bearer
     /// token.
     pub fn vertex(

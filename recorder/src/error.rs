@@ -30,4 +30,60 @@ pub enum RecordError {
         /// What the parser expected, with the column; string literals are blanked.
         message: String,
     },
+    /// A wire log whose sequence numbers do not strictly increase: entries reordered or
+    /// duplicated, or two logs concatenated.
+    #[error(
+        "`{}` line {line}: sequence number {seq} does not follow {previous}; the wire log is out of order",
+        path.display()
+    )]
+    OutOfOrder {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number of the offending entry.
+        line: u64,
+        /// Its sequence number.
+        seq: u64,
+        /// The sequence number of the entry before it.
+        previous: u64,
+    },
+    /// A recording with no entry at all (an empty file, only blank lines, or only a torn
+    /// line): nothing was recorded, or the wrong file was named.
+    #[error("`{}` holds no entries", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// A redaction rule that cannot be used (see [`crate::redact::RedactionRule`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuleError {
+    /// The rule's path is not a dotted JSON path.
+    #[error("redaction path `{path}` is invalid: {problem}")]
+    InvalidPath {
+        /// The path as written.
+        path: String,
+        /// What is wrong with it.
+        problem: PathProblem,
+    },
+}
+
+/// What is wrong with a redaction path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathProblem {
+    /// The path is empty.
+    #[error("it is empty")]
+    Empty,
+    /// A key between dots is empty (`a..b`, a leading or trailing dot).
+    #[error("a key is empty")]
+    EmptyKey,
+    /// A bracket that is not `[*]`: only "every element" is supported.
+    #[error("only `[*]` may follow a key (no indices)")]
+    BadBracket,
+    /// A `mime_type_prefix` condition on a path that does not end in a key: the condition
+    /// is read beside the last key.
+    #[error("a `mime_type_prefix` condition needs a path that ends in a key")]
+    ConditionNeedsKey,
 }

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -23,7 +24,7 @@ use crate::error::RecordError;
 use crate::jsonl::{JsonlReader, JsonlWriter};
 
 /// One change of one state key. Field order is the journal's column order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StateMutation {
     /// Position in the session's journal: starts at 1, one more for each mutation.
     pub sequence: u64,

@@ -1,15 +1,25 @@
 //! # reel-recorder
 //!
-//! reel's file formats and their writers and readers: the state-mutation journal (seed 000's
-//! JSONL entries), and with record & replay the wire log, traces and tapes. Readers stream
-//! with bounded memory, accept a torn last line with a warning, and reject corruption
-//! elsewhere with the file and line.
+//! reel's file formats and their writers and readers: the wire log and the state-mutation
+//! journal (seed 000's JSONL entries), their redaction and their JSON Schemas. Readers
+//! stream with bounded memory, accept a torn last line with a warning, and reject
+//! corruption elsewhere with the file and line. Writers are buffered and infallible by
+//! contract: a failure is logged and counted, never returned into the session.
 //!
-//! - [`jsonl`]: the streaming JSON Lines reader every recording is read with, and the
-//!   buffered writer;
+//! - [`wire_log`]: one [`WireEntry`] per frame (or connection end), the [`WireRecorder`]
+//!   trait the transport records through, and [`MemoryWireRecorder`] for tests;
+//! - [`wire_file`]: [`FileWireRecorder`], the wire log as a file, with its [`Durability`];
+//! - [`wire_read`]: [`read_wire_log`], [`open_wire_log`] and the checking
+//!   [`WireLogReader`] (sequence order, empty logs);
+//! - [`redact`]: [`Redactor`] rules that rewrite payload fields (silence audio, replace,
+//!   remove) and the [`RedactingRecorder`] applying them before recording;
 //! - [`journal`]: the state-mutation journal: [`journal::StateMutation`], the
 //!   [`journal::JournalSink`] trait and its file and memory sinks, [`journal::read_journal`];
-//! - [`error`]: [`RecordError`], naming the file and line of every failure.
+//! - [`schema`]: the JSON Schemas of a wire-log line and a journal line;
+//! - [`jsonl`]: the streaming JSON Lines reader every recording is read with, and the
+//!   buffered writer;
+//! - [`error`]: [`RecordError`], naming the file and line of every failure, and
+//!   [`RuleError`] for redaction rules.
 
 // Library code never unwraps: bad input is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -17,6 +27,15 @@
 pub mod error;
 pub mod journal;
 pub mod jsonl;
+mod line_buffer;
+pub mod redact;
+pub mod schema;
+pub mod wire_file;
 pub mod wire_log;
+pub mod wire_read;
 
-pub use error::RecordError;
+pub use error::{RecordError, RuleError};
+pub use redact::{RedactAction, RedactingRecorder, RedactionRule, Redactor};
+pub use wire_file::{Durability, FileWireRecorder};
+pub use wire_log::{CloseMark, Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder};
+pub use wire_read::{WireLogReader, open_wire_log, read_wire_log};

@@ -22,25 +22,25 @@ use reel_protocol::{
     ApiEndpoint, CommandEncoder, FrameKind, SessionCommand, SessionConfig, SessionError,
     SessionEvent,
 };
-use reel_recorder::wire_log::Direction;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, LinkSender};
-use super::wire_tap::WireTap;
+use super::wire_tap::{Stamp, WireTap};
 use crate::events::{Lane, LiveEvent};
 use crate::peers::Peers;
 use crate::router::{Lifecycle, RouterMsg};
 use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryShared;
+use crate::writer::Origin;
 
 /// Messages to the transport.
 #[derive(Debug)]
 pub enum TransportMsg {
     /// Open the connection (the supervisor sends this once the tree is up).
     Start,
-    /// Send a command.
-    Send(SessionCommand),
+    /// Send a command, from the application or the runtime.
+    Send(SessionCommand, Origin),
     /// `setupComplete` arrived on connection `conn` (from the router).
     SetupComplete {
         /// The connection.
@@ -155,6 +155,9 @@ pub struct TransportArgs {
     pub telemetry: Arc<TelemetryShared>,
     /// The session's actors.
     pub peers: Arc<Peers>,
+    /// Progress of the fast lane, the control lane and telemetry (a replay paces frames by
+    /// it).
+    pub lanes: [Arc<crate::lane_feed::LaneProgress>; 3],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +183,7 @@ pub struct TransportState {
     conn: u32,
     sender: Option<Box<dyn LinkSender>>,
     reader: Option<JoinHandle<()>>,
-    queue: VecDeque<SessionCommand>,
+    queue: VecDeque<(SessionCommand, Origin)>,
     /// A reconnect is under way (its `Connected` is announced as `Reconnected`).
     reconnecting: bool,
     /// The handle presented in the current connection's setup.
@@ -235,12 +238,12 @@ impl Actor for Transport {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             TransportMsg::Start => state.open(&myself, 0, None).await,
-            TransportMsg::Send(SessionCommand::Disconnect) | TransportMsg::Disconnect => {
+            TransportMsg::Send(SessionCommand::Disconnect, _) | TransportMsg::Disconnect => {
                 state.disconnect(&myself).await
             }
-            TransportMsg::Send(command) => match state.link {
-                Link::Live => state.send_now(command).await,
-                Link::Down | Link::AwaitingSetup => state.queue.push_back(command),
+            TransportMsg::Send(command, origin) => match state.link {
+                Link::Live => state.send_now(command, origin).await,
+                Link::Down | Link::AwaitingSetup => state.queue.push_back((command, origin)),
                 Link::Closing | Link::Closed => {
                     tracing::debug!(
                         kind = command.kind(),
@@ -261,17 +264,17 @@ impl Actor for Transport {
                         );
                     }
                     while state.link == Link::Live {
-                        let Some(command) = state.queue.pop_front() else {
+                        let Some((command, origin)) = state.queue.pop_front() else {
                             break;
                         };
-                        state.send_now(command).await;
+                        state.send_now(command, origin).await;
                     }
                 }
             }
             TransportMsg::Reconnect { reason } => {
                 if matches!(state.link, Link::Live | Link::AwaitingSetup) {
                     state.retire_connection(Some(1000), &reason).await;
-                    state.link_down(None, Some(reason.clone()), false);
+                    state.link_down(None, Some(reason.clone()), false, true);
                     state.begin_reconnect(&myself, reason);
                 }
             }
@@ -285,13 +288,13 @@ impl Actor for Transport {
                 state.sender = None;
                 state.reader = None;
                 match state.link {
-                    Link::Closing | Link::Closed => state.finish(code, reason),
+                    Link::Closing | Link::Closed => state.finish(code, reason, true),
                     _ if state.should_reconnect(code) => {
-                        state.link_down(code, reason.clone(), false);
+                        state.link_down(code, reason.clone(), false, false);
                         let why = reason.unwrap_or_else(|| "connection lost".to_owned());
                         state.begin_reconnect(&myself, why);
                     }
-                    _ => state.finish(code, reason),
+                    _ => state.finish(code, reason, false),
                 }
             }
             TransportMsg::SetupTimedOut { conn } => {
@@ -300,17 +303,19 @@ impl Actor for Transport {
                     state.report(SessionError::SetupTimeout { after });
                     state.retire_connection(Some(1000), "setup timeout").await;
                     if state.reconnecting {
-                        state.link_down(None, Some("setup timeout".to_owned()), false);
+                        state.link_down(None, Some("setup timeout".to_owned()), false, true);
                         state.begin_reconnect(&myself, "setup timeout".to_owned());
                     } else {
-                        state.finish(None, Some(format!("no setupComplete within {after:?}")));
+                        let reason = format!("no setupComplete within {after:?}");
+                        state.finish(None, Some(reason), true);
                     }
                 }
             }
             TransportMsg::CloseTimedOut { conn } => {
                 if conn == state.conn && state.link == Link::Closing {
                     state.retire_connection(None, "close timeout").await;
-                    state.finish(None, Some("the server did not answer the close".to_owned()));
+                    let reason = "the server did not answer the close".to_owned();
+                    state.finish(None, Some(reason), true);
                 }
             }
             TransportMsg::Retry { attempt, reason } => {
@@ -324,10 +329,6 @@ impl Actor for Transport {
 }
 
 impl TransportState {
-    fn now(&self) -> u64 {
-        self.args.peers.clock().now_ms()
-    }
-
     fn router(&self, message: RouterMsg) {
         self.args.peers.router.cast(message);
     }
@@ -355,10 +356,6 @@ impl TransportState {
                 },
             );
         }
-        self.router(RouterMsg::Lifecycle {
-            step: Lifecycle::ConnectStarted,
-            ts_ms: self.now(),
-        });
         let request = self.args.endpoint.connect_request();
         let (sender, receiver) = match self
             .args
@@ -375,7 +372,7 @@ impl TransportState {
                 if attempt > 0 && attempt < policy.max_attempts {
                     self.schedule_retry(myself, attempt + 1, reason.unwrap_or_default());
                 } else {
-                    self.finish(None, Some(error.to_string()));
+                    self.finish(None, Some(error.to_string()), false);
                 }
                 return;
             }
@@ -401,41 +398,50 @@ impl TransportState {
                 self.args.config.clone()
             }
         };
-        let setup = config.setup_frame(self.args.endpoint.platform());
+        let setup = bytes::Bytes::from(config.setup_frame(self.args.endpoint.platform()));
         self.link = Link::AwaitingSetup;
-        self.write(bytes::Bytes::from(setup), false).await;
-        self.router(RouterMsg::Lifecycle {
-            step: Lifecycle::SetupSent,
-            ts_ms: self.now(),
-        });
+        // Both steps carry the setup frame's time, and reach the router before the frame
+        // leaves, so before anything the server answers.
+        let stamp = self.stamp(&setup, false, Origin::Runtime);
+        for step in [Lifecycle::ConnectStarted, Lifecycle::SetupSent] {
+            self.router(RouterMsg::Lifecycle {
+                step,
+                ts_ms: Some(stamp.ts_ms),
+            });
+        }
+        self.send_frame(setup).await;
         let timeout = self.args.options.setup_timeout;
         myself.send_after(timeout, move || TransportMsg::SetupTimedOut { conn });
     }
 
     /// Encodes and writes a command; tells the router about the ones the phase or the
     /// latency measure depend on.
-    async fn send_now(&mut self, command: SessionCommand) {
+    async fn send_now(&mut self, command: SessionCommand, origin: Origin) {
         let Some(bytes) = self.encoder.encode(&command) else {
             tracing::debug!(kind = command.kind(), "command has no frame (suppressed)");
             return;
         };
+        let bytes = bytes::Bytes::from(bytes);
         let audio = matches!(command, SessionCommand::SendAudio(_));
+        let stamp = self.stamp(&bytes, audio, origin);
         if !audio {
             self.router(RouterMsg::Lifecycle {
                 step: Lifecycle::Sent(command),
-                ts_ms: self.now(),
+                ts_ms: Some(stamp.ts_ms),
             });
         }
-        self.write(bytes::Bytes::from(bytes), audio).await;
+        self.send_frame(bytes).await;
     }
 
-    /// Stamps, records and writes one frame.
-    async fn write(&mut self, bytes: bytes::Bytes, audio: bool) {
+    /// Stamps and records a frame about to be sent.
+    fn stamp(&self, bytes: &bytes::Bytes, audio: bool, origin: Origin) -> Stamp {
         let binary = self.frame_kind == FrameKind::Binary;
-        self.args
-            .tap
-            .stamp(Direction::Out, self.conn, binary, &bytes);
         self.args.telemetry.frame_out(bytes.len(), audio);
+        self.args.tap.stamp_out(self.conn, binary, origin, bytes)
+    }
+
+    /// Writes a stamped frame.
+    async fn send_frame(&mut self, bytes: bytes::Bytes) {
         let Some(sender) = &mut self.sender else {
             return;
         };
@@ -481,32 +487,31 @@ impl TransportState {
         }
     }
 
-    /// Tells the router the connection is down, with a reconnect to follow (`last: false`)
-    /// or not.
-    fn link_down(&self, code: Option<u16>, reason: Option<String>, last: bool) {
+    /// Marks the end of the current connection in the recording and tells the router, with
+    /// a reconnect to follow (`last: false`) or not; `client` when we closed it.
+    fn link_down(&self, code: Option<u16>, reason: Option<String>, last: bool, client: bool) {
+        let stamp = self
+            .args
+            .tap
+            .mark_close(self.conn, code, reason.clone(), client);
         self.router(RouterMsg::LinkDown {
             code,
             reason,
             last,
-            ts_ms: self.now(),
+            ts_ms: stamp.ts_ms,
         });
     }
 
-    /// The session's connection is over for good.
-    fn finish(&mut self, code: Option<u16>, reason: Option<String>) {
+    /// The session's connection is over for good; `client` when we closed it.
+    fn finish(&mut self, code: Option<u16>, reason: Option<String>, client: bool) {
         if self.link == Link::Closed {
             return;
         }
         self.link = Link::Closed;
         self.queue.clear();
-        let why = match (&reason, code) {
-            (Some(reason), Some(code)) => format!("closed with code {code}: {reason}"),
-            (Some(reason), None) => reason.clone(),
-            (None, Some(code)) => format!("closed with code {code}"),
-            (None, None) => "the connection closed".to_owned(),
-        };
+        let why = describe_close(code, reason.as_deref());
         self.args.peers.supervisor.cast(SupervisorMsg::Ending(why));
-        self.link_down(code, reason, true);
+        self.link_down(code, reason, true, client);
         self.args.tap.flush();
     }
 
@@ -516,14 +521,14 @@ impl TransportState {
             Link::Down => {
                 self.router(RouterMsg::Lifecycle {
                     step: Lifecycle::Sent(SessionCommand::Disconnect),
-                    ts_ms: self.now(),
+                    ts_ms: None,
                 });
-                self.finish(Some(1000), Some("client disconnect".to_owned()));
+                self.finish(Some(1000), Some("client disconnect".to_owned()), true);
             }
             Link::AwaitingSetup | Link::Live => {
                 self.router(RouterMsg::Lifecycle {
                     step: Lifecycle::Sent(SessionCommand::Disconnect),
-                    ts_ms: self.now(),
+                    ts_ms: None,
                 });
                 self.link = Link::Closing;
                 if let Some(sender) = &mut self.sender
@@ -540,6 +545,16 @@ impl TransportState {
     }
 }
 
+/// How a session that ended with this close reads: `closed with code 1008: quota`.
+pub fn describe_close(code: Option<u16>, reason: Option<&str>) -> String {
+    match (reason, code) {
+        (Some(reason), Some(code)) => format!("closed with code {code}: {reason}"),
+        (Some(reason), None) => reason.to_owned(),
+        (None, Some(code)) => format!("closed with code {code}"),
+        (None, None) => "the connection closed".to_owned(),
+    }
+}
+
 /// Reads connection `conn` until it ends: stamps and records each frame and hands it to the
 /// router, then tells the transport how the connection ended.
 fn spawn_reader(
@@ -553,7 +568,7 @@ fn spawn_reader(
             match receiver.recv().await {
                 Some(LinkEvent::Frame(frame)) => {
                     let binary = frame.kind == FrameKind::Binary;
-                    let stamp = tap.stamp(Direction::In, conn, binary, &frame.bytes);
+                    let stamp = tap.stamp_in(conn, binary, &frame.bytes);
                     peers.router.cast(RouterMsg::Inbound { conn, stamp, frame });
                 }
                 Some(LinkEvent::Closed { code, reason }) => break (code, reason),

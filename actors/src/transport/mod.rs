@@ -7,16 +7,18 @@
 //! - [`live_transport`]: the Transport actor, which owns the connection.
 //! - [`wire_tap`]: [`WireTap`], where every frame gets its sequence number and is recorded.
 
+pub mod factory;
 pub mod link;
 pub mod live_transport;
 pub mod websocket;
 pub mod wire_tap;
 
+pub use factory::{LiveTransportFactory, TransportFactory};
 pub use link::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
 };
 pub use live_transport::{
-    ReconnectPolicy, Transport, TransportArgs, TransportMsg, TransportOptions,
+    ReconnectPolicy, Transport, TransportArgs, TransportMsg, TransportOptions, describe_close,
 };
 pub use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 pub use websocket::{

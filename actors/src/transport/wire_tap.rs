@@ -1,17 +1,23 @@
-//! The one place frames get their sequence numbers.
+//! The one place frames get their sequence numbers, and where session time comes from.
 //!
-//! Every frame, in both directions, passes through [`WireTap::stamp`] before anything else
-//! sees it: it takes the next sequence number, the session time, and hands the frame to the
-//! wire recorder, all under one short lock, so the recording is in sequence order whatever
-//! thread the frame came from.
+//! Every frame, in both directions, passes through the tap before anything else sees it:
+//! it takes the next sequence number and the time from the tap's clock, and hands the
+//! frame to the wire recorder, all under one short lock, so the recording is in sequence
+//! order whatever thread the frame came from. The tap also marks where connections end, so
+//! a recording shows its reconnects.
+//!
+//! The time a frame is stamped with is the only time that enters the tree: every event
+//! carries the time of its frame (see [`crate::clock::EventClock`]). A replay stamps each
+//! frame with its recorded time, so it reproduces every timestamp exactly.
 
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use reel_recorder::wire_log::{Direction, WireEntry, WireRecorder};
+use reel_recorder::wire_log::{CloseMark, Direction, Source, WireEntry, WireRecorder};
 
 use crate::clock::SharedClock;
 use crate::events::lock;
+use crate::writer::Origin;
 
 /// A frame's place in the session: its sequence number and session time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +45,7 @@ impl std::fmt::Debug for WireTap {
 }
 
 impl WireTap {
-    /// A tap reading time from `clock`, recording into `recorder` if given.
+    /// A tap reading frame times from `clock`, recording into `recorder` if given.
     pub fn new(clock: SharedClock, recorder: Option<Arc<dyn WireRecorder>>) -> Self {
         WireTap {
             next_seq: Mutex::new(1),
@@ -48,21 +54,59 @@ impl WireTap {
         }
     }
 
-    /// Stamps a frame that crossed the wire on connection `conn` (1-based) and records it.
-    pub fn stamp(&self, dir: Direction, conn: u32, binary: bool, payload: &Bytes) -> Stamp {
+    /// Stamps a frame received on connection `conn` (1-based) and records it.
+    pub fn stamp_in(&self, conn: u32, binary: bool, payload: &Bytes) -> Stamp {
+        self.stamp(Direction::In, conn, binary, None, payload)
+    }
+
+    /// Stamps a frame about to be sent on connection `conn` and records it, with who sent it.
+    pub fn stamp_out(&self, conn: u32, binary: bool, origin: Origin, payload: &Bytes) -> Stamp {
+        let source = (origin == Origin::App).then_some(Source::App);
+        self.stamp(Direction::Out, conn, binary, source, payload)
+    }
+
+    fn stamp(
+        &self,
+        dir: Direction,
+        conn: u32,
+        binary: bool,
+        source: Option<Source>,
+        payload: &Bytes,
+    ) -> Stamp {
         let mut next = lock(&self.next_seq);
         let seq = *next;
         *next += 1;
         let ts_ms = self.clock.now_ms();
         if let Some(recorder) = &self.recorder {
             recorder.record(WireEntry {
-                seq,
-                dir,
-                ts_ms,
-                payload: payload.clone(),
-                conn: (conn > 1).then_some(conn),
-                binary,
+                source,
+                ..WireEntry::frame(seq, dir, ts_ms, payload.clone(), conn_field(conn), binary)
             });
+        }
+        Stamp { seq, ts_ms }
+    }
+
+    /// Records that connection `conn` ended, with the close code and reason the session saw;
+    /// `client` when the client closed it. The marker takes a sequence number and a time
+    /// like a frame.
+    pub fn mark_close(
+        &self,
+        conn: u32,
+        code: Option<u16>,
+        reason: Option<String>,
+        client: bool,
+    ) -> Stamp {
+        let mut next = lock(&self.next_seq);
+        let seq = *next;
+        *next += 1;
+        let ts_ms = self.clock.now_ms();
+        if let Some(recorder) = &self.recorder {
+            let mark = CloseMark {
+                code,
+                reason,
+                client,
+            };
+            recorder.record(WireEntry::close_mark(seq, ts_ms, conn_field(conn), mark));
         }
         Stamp { seq, ts_ms }
     }
@@ -74,8 +118,13 @@ impl WireTap {
         }
     }
 
-    /// The session clock.
-    pub fn clock(&self) -> &SharedClock {
-        &self.clock
+    /// Recording errors so far (failed writes of the wire log).
+    pub fn recording_errors(&self) -> u64 {
+        self.recorder.as_ref().map_or(0, |r| r.error_count())
     }
+}
+
+/// The `conn` field of an entry: absent on the first connection.
+fn conn_field(conn: u32) -> Option<u32> {
+    (conn > 1).then_some(conn)
 }

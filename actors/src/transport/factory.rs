@@ -1,0 +1,37 @@
+//! [`TransportFactory`]: what stands behind `TransportMsg` in a session.
+//!
+//! The supervisor spawns the transport through a factory, so a session runs live (the
+//! [`Transport`] actor over a [`super::Connector`]) or from a recording (a tape-reading actor
+//! from the replayer) with nothing else in the tree changing.
+
+use futures_util::future::BoxFuture;
+use ractor::{Actor, ActorCell, ActorRef, SpawnErr};
+
+use super::live_transport::{Transport, TransportArgs, TransportMsg};
+
+/// Spawns the session's transport actor, linked to the supervisor.
+pub trait TransportFactory: Send + 'static {
+    /// Spawns it with `args`, supervised by `supervisor`.
+    fn spawn(
+        self: Box<Self>,
+        args: TransportArgs,
+        supervisor: ActorCell,
+    ) -> BoxFuture<'static, Result<ActorRef<TransportMsg>, SpawnErr>>;
+}
+
+/// The live transport: the [`Transport`] actor over the builder's connector.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LiveTransportFactory;
+
+impl TransportFactory for LiveTransportFactory {
+    fn spawn(
+        self: Box<Self>,
+        args: TransportArgs,
+        supervisor: ActorCell,
+    ) -> BoxFuture<'static, Result<ActorRef<TransportMsg>, SpawnErr>> {
+        Box::pin(async move {
+            let (actor, _) = Actor::spawn_linked(None, Transport, args, supervisor).await?;
+            Ok(actor)
+        })
+    }
+}

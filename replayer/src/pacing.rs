@@ -1,0 +1,26 @@
+//! How fast a replay feeds recorded frames.
+
+/// How a replay paces the recorded inbound frames.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Pacing {
+    /// Each frame as soon as the tree has consumed the one before (every lane finished its
+    /// events). The default.
+    #[default]
+    AsFastAsConsumed,
+    /// As fast as consumed, and causal: the inbound frames that followed a recorded runtime
+    /// frame (a tool response, an instruction update) wait until the runtime has produced
+    /// that frame again. This is what makes a replay with tools exact, journal included.
+    Causal,
+    /// At the recorded timing, scaled: `speed` 2.0 replays twice as fast.
+    Recorded {
+        /// Speed factor (> 0).
+        speed: f64,
+    },
+}
+
+impl Pacing {
+    /// Whether each frame waits for the tree to consume the previous one.
+    pub fn waits_for_consumption(&self) -> bool {
+        matches!(self, Pacing::AsFastAsConsumed | Pacing::Causal)
+    }
+}

@@ -1,0 +1,502 @@
+//! The tape-reading transport: stands behind `TransportMsg` in place of the live transport,
+//! and plays a recorded session to the real tree.
+//!
+//! A reader task walks the tape in order. It opens each recorded connection the way the
+//! live transport does (phase steps, a setup frame built from the session config and compared
+//! with the recorded one), stamps each recorded inbound frame with its recorded time on the
+//! session clock and hands it to the router, reports each recorded connection end exactly as
+//! the live transport reported it, and reconnects when the recording did. Only the setup
+//! handshake flows until the harness releases the tape. Frames the runtime sends are compared
+//! with the recorded ones; frames the application sent are recorded for audit only and not
+//! re-sent.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
+use reel_actors::LiveEvent;
+use reel_actors::clock::ManualClock;
+use reel_actors::events::Lane;
+use reel_actors::router::{Lifecycle, RouterMsg};
+use reel_actors::supervisor::SupervisorMsg;
+use reel_actors::transport::{TransportArgs, TransportFactory, TransportMsg, describe_close};
+use reel_actors::writer::Origin;
+use reel_protocol::{CommandEncoder, FrameKind, SessionCommand, decode_client, decode_server};
+use tokio::sync::{Mutex, watch};
+use tokio::task::JoinHandle;
+
+use crate::outbound::OutboundMatcher;
+use crate::pacing::Pacing;
+use crate::tape::{Tape, TapeItem};
+
+/// What a replay transport shares with the harness that drives it.
+#[derive(Debug)]
+pub struct ReplayShared {
+    /// Recorded and replayed outbound frames.
+    pub matcher: OutboundMatcher,
+    /// The session's frame clock, set to each recorded frame's time.
+    pub clock: Arc<ManualClock>,
+    /// Set by the harness to let the recorded frames flow.
+    pub release: watch::Sender<bool>,
+    /// Set once the first setup handshake has been played.
+    pub handshake: watch::Sender<bool>,
+    /// Set once every recorded frame has been handed over and consumed.
+    pub drained: watch::Sender<bool>,
+    reconnecting: AtomicBool,
+    presented_handle: AtomicBool,
+}
+
+impl ReplayShared {
+    /// Shared state for a replay whose recording starts at `start_ms`.
+    pub fn new(start_ms: u64) -> Self {
+        ReplayShared {
+            matcher: OutboundMatcher::default(),
+            clock: Arc::new(ManualClock::new(start_ms)),
+            release: watch::channel(false).0,
+            handshake: watch::channel(false).0,
+            drained: watch::channel(false).0,
+            reconnecting: AtomicBool::new(false),
+            presented_handle: AtomicBool::new(false),
+        }
+    }
+}
+
+/// How a replay runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplayOptions {
+    /// Pacing of recorded frames.
+    pub pacing: Pacing,
+    /// With causal pacing, how long to wait for the runtime to produce a recorded frame
+    /// before reporting it missing and going on.
+    pub produce_timeout: Duration,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            pacing: Pacing::default(),
+            produce_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Spawns a [`ReplayTransport`] reading `tape`.
+pub struct ReplayTransportFactory {
+    /// The recording.
+    pub tape: Tape,
+    /// Shared with the harness.
+    pub shared: Arc<ReplayShared>,
+    /// Pacing and timeouts.
+    pub options: ReplayOptions,
+}
+
+impl TransportFactory for ReplayTransportFactory {
+    fn spawn(
+        self: Box<Self>,
+        args: TransportArgs,
+        supervisor: ActorCell,
+    ) -> BoxFuture<'static, Result<ActorRef<TransportMsg>, SpawnErr>> {
+        Box::pin(async move {
+            let factory = *self;
+            let (actor, _) =
+                Actor::spawn_linked(None, ReplayTransport, (args, factory), supervisor).await?;
+            Ok(actor)
+        })
+    }
+}
+
+/// The ReplayTransport actor.
+pub struct ReplayTransport;
+
+/// The replay transport's state.
+pub struct ReplayTransportState {
+    args: Arc<TransportArgs>,
+    shared: Arc<ReplayShared>,
+    encoder: CommandEncoder,
+    frame_kind: FrameKind,
+    reader: Option<(Tape, ReplayOptions)>,
+    task: Option<JoinHandle<()>>,
+    /// Whether the session's end has been reported.
+    finished: Arc<AtomicBool>,
+    /// Serializes writes by the reader task and the actor (one connection at a time).
+    conn: Arc<Mutex<u32>>,
+}
+
+impl Actor for ReplayTransport {
+    type Msg = TransportMsg;
+    type State = ReplayTransportState;
+    type Arguments = (TransportArgs, ReplayTransportFactory);
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<TransportMsg>,
+        (args, factory): (TransportArgs, ReplayTransportFactory),
+    ) -> Result<ReplayTransportState, ActorProcessingErr> {
+        let platform = args.endpoint.platform().clone();
+        Ok(ReplayTransportState {
+            encoder: args.config.command_encoder(&platform),
+            frame_kind: platform.frame_kind(),
+            args: Arc::new(args),
+            shared: factory.shared,
+            reader: Some((factory.tape, factory.options)),
+            task: None,
+            finished: Arc::new(AtomicBool::new(false)),
+            conn: Arc::new(Mutex::new(0)),
+        })
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<TransportMsg>,
+        state: &mut ReplayTransportState,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(task) = state.task.take() {
+            task.abort();
+        }
+        state.args.tap.flush();
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<TransportMsg>,
+        message: TransportMsg,
+        state: &mut ReplayTransportState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            TransportMsg::Start => {
+                if let Some((tape, options)) = state.reader.take() {
+                    let reader = TapeReader {
+                        args: Arc::clone(&state.args),
+                        shared: Arc::clone(&state.shared),
+                        tape,
+                        options,
+                        finished: Arc::clone(&state.finished),
+                        conn: Arc::clone(&state.conn),
+                    };
+                    state.task = Some(tokio::spawn(reader.run()));
+                }
+            }
+            TransportMsg::Send(SessionCommand::Disconnect, _) | TransportMsg::Disconnect => {
+                state.disconnect().await;
+            }
+            TransportMsg::Send(command, origin) => state.send(command, origin).await,
+            TransportMsg::SetupComplete { .. }
+                if state.shared.reconnecting.swap(false, Ordering::AcqRel) =>
+            {
+                state.args.telemetry.reconnected();
+                let resumed = state.shared.presented_handle.load(Ordering::Acquire);
+                state
+                    .args
+                    .peers
+                    .hub
+                    .publish(Lane::Supervisor, LiveEvent::Reconnected { resumed });
+            }
+            // The tape says when connections end and reconnect; the live transport's own
+            // timers and link events have no counterpart here.
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ReplayTransportState {
+    async fn send(&mut self, command: SessionCommand, origin: Origin) {
+        let Some(bytes) = self.encoder.encode(&command) else {
+            return;
+        };
+        let bytes = Bytes::from(bytes);
+        let conn = self.conn.lock().await;
+        let binary = self.frame_kind == FrameKind::Binary;
+        let stamp = match origin {
+            Origin::App => {
+                let stamp = self.args.tap.stamp_out(*conn, binary, origin, &bytes);
+                self.shared
+                    .matcher
+                    .captured_app_frame(self.frame_kind, bytes);
+                stamp
+            }
+            Origin::Runtime => {
+                let expected = self.shared.matcher.next_expected().await;
+                if let Some(entry) = &expected {
+                    self.shared.clock.set(entry.ts_ms);
+                }
+                let stamp = self.args.tap.stamp_out(*conn, binary, origin, &bytes);
+                self.shared
+                    .matcher
+                    .produced(self.frame_kind, bytes, expected);
+                stamp
+            }
+        };
+        if !matches!(command, SessionCommand::SendAudio(_)) {
+            self.args.peers.router.cast(RouterMsg::Lifecycle {
+                step: Lifecycle::Sent(command),
+                ts_ms: Some(stamp.ts_ms),
+            });
+        }
+    }
+
+    /// The application ended a replay before its recording ended.
+    async fn disconnect(&mut self) {
+        if self.finished.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+        let conn = *self.conn.lock().await;
+        end_session(
+            &self.args,
+            conn,
+            Some(1000),
+            Some("client disconnect".to_owned()),
+            true,
+            true,
+        );
+    }
+}
+
+/// Reports the end of connection `conn` exactly as the live transport does.
+fn end_session(
+    args: &TransportArgs,
+    conn: u32,
+    code: Option<u16>,
+    reason: Option<String>,
+    client: bool,
+    last: bool,
+) {
+    if client && last {
+        args.peers.router.cast(RouterMsg::Lifecycle {
+            step: Lifecycle::Sent(SessionCommand::Disconnect),
+            ts_ms: None,
+        });
+    }
+    if last {
+        let why = describe_close(code, reason.as_deref());
+        args.peers.supervisor.cast(SupervisorMsg::Ending(why));
+    }
+    let stamp = args.tap.mark_close(conn, code, reason.clone(), client);
+    args.peers.router.cast(RouterMsg::LinkDown {
+        code,
+        reason,
+        last,
+        ts_ms: stamp.ts_ms,
+    });
+    if last {
+        args.tap.flush();
+    }
+}
+
+/// Walks the tape and plays it.
+struct TapeReader {
+    args: Arc<TransportArgs>,
+    shared: Arc<ReplayShared>,
+    tape: Tape,
+    options: ReplayOptions,
+    finished: Arc<AtomicBool>,
+    conn: Arc<Mutex<u32>>,
+}
+
+impl TapeReader {
+    async fn run(mut self) {
+        let mut handshake_done = false;
+        let mut setup_seen = false;
+        let mut previous_ts: Option<u64> = None;
+        self.open_connection().await;
+        while let Some(next) = self.tape.next_entry() {
+            let entry = match next {
+                Ok(entry) => entry,
+                Err(error) => {
+                    tracing::warn!(%error, "the replay stops at a bad tape entry");
+                    break;
+                }
+            };
+            match TapeItem::of(entry) {
+                TapeItem::Inbound(entry) => {
+                    if handshake_done {
+                        self.wait_for_release().await;
+                    }
+                    if let Pacing::Recorded { speed } = self.options.pacing
+                        && let Some(previous) = previous_ts
+                        && speed > 0.0
+                    {
+                        let gap = entry.ts_ms.saturating_sub(previous) as f64 / speed;
+                        tokio::time::sleep(Duration::from_secs_f64(gap / 1000.0)).await;
+                    }
+                    previous_ts = Some(entry.ts_ms);
+                    let is_setup_complete = !handshake_done
+                        && decode_server(&entry.payload).is_ok_and(|m| m.setup_complete.is_some());
+                    self.deliver(entry).await;
+                    if is_setup_complete && !handshake_done {
+                        handshake_done = true;
+                        self.shared.handshake.send_replace(true);
+                    }
+                    if self.options.pacing.waits_for_consumption() {
+                        self.barrier().await;
+                    }
+                }
+                TapeItem::RuntimeOutbound(entry) => {
+                    if !setup_seen && is_setup(&entry.payload) {
+                        // The setup of the connection just opened: the reader produced it.
+                        setup_seen = true;
+                        continue;
+                    }
+                    self.shared.matcher.expect(entry);
+                    if self.options.pacing == Pacing::Causal {
+                        self.shared
+                            .matcher
+                            .wait_all_paired(self.options.produce_timeout)
+                            .await;
+                    }
+                }
+                TapeItem::AppOutbound(entry) => self.replay_app_frame(&entry).await,
+                TapeItem::Close(entry) => {
+                    if self.options.pacing.waits_for_consumption() {
+                        self.barrier().await;
+                    }
+                    self.shared.clock.set(entry.ts_ms);
+                    let Some(mark) = entry.close.clone() else {
+                        continue; // `TapeItem::Close` always carries a mark
+                    };
+                    let last = self.tape.peek().is_none();
+                    let conn = *self.conn.lock().await;
+                    if last {
+                        if !self.finished.swap(true, Ordering::AcqRel) {
+                            end_session(
+                                &self.args,
+                                conn,
+                                mark.code,
+                                mark.reason,
+                                mark.client,
+                                true,
+                            );
+                        }
+                    } else {
+                        end_session(
+                            &self.args,
+                            conn,
+                            mark.code,
+                            mark.reason.clone(),
+                            mark.client,
+                            false,
+                        );
+                        let reason = mark.reason.unwrap_or_else(|| "connection lost".to_owned());
+                        self.args.peers.hub.publish(
+                            Lane::Supervisor,
+                            LiveEvent::Reconnecting { attempt: 1, reason },
+                        );
+                        self.shared.reconnecting.store(true, Ordering::Release);
+                        setup_seen = false;
+                        self.open_connection().await;
+                        // The new connection's setup and setupComplete follow on the tape.
+                    }
+                }
+            }
+        }
+        self.shared.matcher.tape_done();
+        if self.options.pacing.waits_for_consumption() {
+            self.barrier().await;
+        }
+        self.shared.matcher.report_missing();
+        self.shared.drained.send_replace(true);
+    }
+
+    /// Opens the next connection as the live transport does: phase steps around a setup
+    /// frame built from the config, presenting the latest resumption handle. The setup is
+    /// compared with the recorded one, which must come next on the tape.
+    async fn open_connection(&mut self) {
+        let mut conn = self.conn.lock().await;
+        *conn += 1;
+        let handle = self.args.resume_handle.borrow().clone();
+        let resuming = self.args.config.setup().session_resumption.is_some();
+        let config = match handle {
+            Some(handle) if resuming => {
+                self.shared.presented_handle.store(true, Ordering::Release);
+                self.args.config.clone().session_resume_from(handle)
+            }
+            _ => {
+                self.shared.presented_handle.store(false, Ordering::Release);
+                self.args.config.clone()
+            }
+        };
+        let setup = Bytes::from(config.setup_frame(self.args.endpoint.platform()));
+        let recorded = self.tape.peek().cloned().filter(|e| is_setup(&e.payload));
+        if let Some(entry) = &recorded {
+            self.shared.clock.set(entry.ts_ms);
+        }
+        let kind = self.args.endpoint.platform().frame_kind();
+        let binary = kind == FrameKind::Binary;
+        let stamp = self
+            .args
+            .tap
+            .stamp_out(*conn, binary, Origin::Runtime, &setup);
+        self.shared.matcher.produced(kind, setup, recorded);
+        for step in [Lifecycle::ConnectStarted, Lifecycle::SetupSent] {
+            self.args.peers.router.cast(RouterMsg::Lifecycle {
+                step,
+                ts_ms: Some(stamp.ts_ms),
+            });
+        }
+    }
+
+    async fn deliver(&self, entry: reel_recorder::wire_log::WireEntry) {
+        let conn = *self.conn.lock().await;
+        self.shared.clock.set(entry.ts_ms);
+        let stamp = self.args.tap.stamp_in(conn, entry.binary, &entry.payload);
+        let kind = if entry.binary {
+            FrameKind::Binary
+        } else {
+            FrameKind::Text
+        };
+        self.args.peers.router.cast(RouterMsg::Inbound {
+            conn,
+            stamp,
+            frame: reel_actors::transport::LinkFrame::new(kind, entry.payload),
+        });
+    }
+
+    /// A frame the application sent is not re-sent (there is no wire), but it keeps its
+    /// place in the session: it is stamped with its recorded time, and what it did to the
+    /// session phase (answering tool calls by hand) is reproduced.
+    async fn replay_app_frame(&self, entry: &reel_recorder::wire_log::WireEntry) {
+        let conn = *self.conn.lock().await;
+        self.shared.clock.set(entry.ts_ms);
+        let stamp = self
+            .args
+            .tap
+            .stamp_out(conn, entry.binary, Origin::App, &entry.payload);
+        let Ok(message) = decode_client(&entry.payload) else {
+            return;
+        };
+        if let Some(responses) = message.tool_response.and_then(|r| r.function_responses) {
+            self.args.peers.router.cast(RouterMsg::Lifecycle {
+                step: Lifecycle::Sent(SessionCommand::SendToolResponse(responses)),
+                ts_ms: Some(stamp.ts_ms),
+            });
+        }
+    }
+
+    async fn wait_for_release(&self) {
+        let mut release = self.shared.release.subscribe();
+        let _ = release.wait_for(|released| *released).await;
+    }
+
+    /// Waits until every lane has handled everything routed so far.
+    async fn barrier(&self) {
+        let (reply, marks) = tokio::sync::oneshot::channel();
+        self.args.peers.router.cast(RouterMsg::Barrier(reply));
+        let Ok(marks) = marks.await else {
+            return;
+        };
+        for (lane, mark) in self.args.lanes.iter().zip(marks) {
+            lane.wait_done(mark).await;
+        }
+    }
+}
+
+fn is_setup(payload: &[u8]) -> bool {
+    decode_client(payload).is_ok_and(|m| m.setup.is_some())
+}
