@@ -3,8 +3,8 @@
 /// How a replay paces the recorded inbound frames.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Pacing {
-    /// Each frame as soon as the tree has consumed the one before (every lane finished its
-    /// events). The default.
+    /// As fast as the tree consumes the frames: the tape runs at most a small window of
+    /// frames ahead of what every lane has finished. The default.
     #[default]
     AsFastAsConsumed,
     /// As fast as consumed, and causal: the inbound frames that followed a recorded runtime
@@ -19,7 +19,7 @@ pub enum Pacing {
 }
 
 impl Pacing {
-    /// Whether each frame waits for the tree to consume the previous one.
+    /// Whether the tape waits for the tree to consume what it was given.
     pub fn waits_for_consumption(&self) -> bool {
         matches!(self, Pacing::AsFastAsConsumed | Pacing::Causal)
     }

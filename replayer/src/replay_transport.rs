@@ -32,6 +32,11 @@ use crate::outbound::OutboundMatcher;
 use crate::pacing::Pacing;
 use crate::tape::{Tape, TapeItem};
 
+/// With [`Pacing::AsFastAsConsumed`] and [`Pacing::Causal`], how many frames may be handed
+/// to the tree before the tape waits for it to consume them: enough to keep every actor
+/// busy, few enough to keep memory bounded whatever the tape's length.
+pub const CONSUMED_WINDOW: usize = 128;
+
 /// What a replay transport shares with the harness that drives it.
 #[derive(Debug)]
 pub struct ReplayShared {
@@ -305,6 +310,8 @@ impl TapeReader {
         let mut handshake_done = false;
         let mut setup_seen = false;
         let mut previous_ts: Option<u64> = None;
+        // Frames handed over since the tree was last seen to have consumed everything.
+        let mut in_flight = 0usize;
         self.open_connection().await;
         while let Some(next) = self.tape.next_entry() {
             let entry = match next {
@@ -334,8 +341,10 @@ impl TapeReader {
                         handshake_done = true;
                         self.shared.handshake.send_replace(true);
                     }
-                    if self.options.pacing.waits_for_consumption() {
+                    in_flight += 1;
+                    if self.options.pacing.waits_for_consumption() && in_flight >= CONSUMED_WINDOW {
                         self.barrier().await;
+                        in_flight = 0;
                     }
                 }
                 TapeItem::RuntimeOutbound(entry) => {
@@ -346,6 +355,7 @@ impl TapeReader {
                     }
                     self.shared.matcher.expect(entry);
                     if self.options.pacing == Pacing::Causal {
+                        // The frames that followed it in the recording wait for it.
                         self.shared
                             .matcher
                             .wait_all_paired(self.options.produce_timeout)
@@ -356,6 +366,7 @@ impl TapeReader {
                 TapeItem::Close(entry) => {
                     if self.options.pacing.waits_for_consumption() {
                         self.barrier().await;
+                        in_flight = 0;
                     }
                     self.shared.clock.set(entry.ts_ms);
                     let Some(mark) = entry.close.clone() else {
