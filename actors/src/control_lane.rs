@@ -158,10 +158,22 @@ impl Actor for ControlLane {
                         continue;
                     }
                     args.progress.begin(seq);
-                    args.peers
-                        .hub
-                        .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+                    // An event is published before it is handled, so what handling it
+                    // causes (a tool starting) follows it in the stream — except turn
+                    // complete, published once the turn pipeline is done (phase moved,
+                    // state written, callbacks run): then it is safe to start the next turn.
+                    let after = matches!(event, SessionEvent::TurnComplete { .. });
+                    if !after {
+                        args.peers
+                            .hub
+                            .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+                    }
                     args.handle_event(&mut data, event, batch.ts_ms).await;
+                    if after {
+                        args.peers
+                            .hub
+                            .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+                    }
                     args.progress.end(seq);
                 }
             }
