@@ -7,7 +7,12 @@
 // Library code never unwraps: a bad frame is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub use reel_actors as actors;
 pub use reel_protocol as protocol;
+pub use reel_recorder as recorder;
+pub use reel_replayer as replayer;
+
+pub mod demo;
 
 /// The names most programs need, in one import.
 pub mod prelude {

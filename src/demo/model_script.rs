@@ -1,0 +1,89 @@
+//! The model's side of the demo conversation, as a script: what a weather-savvy model says
+//! to each frame of the demo. It stands in for the API when the bundled tape is made (see
+//! `tests/demo_tape.rs`), so the tape is produced by reel itself, not written by hand.
+
+use std::time::Duration;
+
+use reel_actors::testing::ServerConn;
+use reel_protocol::ClientMessage;
+use serde_json::{Value, json};
+
+/// How long the scripted model "thinks" before each answer (virtual time when the tape is
+/// made, so the tape has realistic gaps).
+pub const THINKING: Duration = Duration::from_millis(180);
+
+fn text(t: &str) -> Value {
+    json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}})
+}
+
+fn turn_complete(prompt: u32, response: u32) -> Value {
+    json!({
+        "serverContent": {"turnComplete": true},
+        "usageMetadata": {
+            "promptTokenCount": prompt,
+            "responseTokenCount": response,
+            "totalTokenCount": prompt + response
+        }
+    })
+}
+
+/// What the model answers to `message`: nothing for an instruction update, the next lines
+/// of the conversation otherwise.
+pub fn answer(message: &ClientMessage) -> Vec<Value> {
+    if message.setup.is_some() {
+        return vec![
+            json!({"setupComplete": {}}),
+            json!({"sessionResumptionUpdate": {"newHandle": "demo-handle-1", "resumable": true}}),
+        ];
+    }
+    if message.tool_response.is_some() {
+        return vec![
+            text("It's 14°C and cloudy in London right now."),
+            text(" Anything else I can help with?"),
+            json!({"serverContent": {"generationComplete": true}}),
+            turn_complete(121, 19),
+        ];
+    }
+    let said = message
+        .client_content
+        .as_ref()
+        .and_then(|c| c.turns.as_ref())
+        .and_then(|turns| turns.first())
+        .and_then(|turn| turn.parts().first())
+        .and_then(|part| part.text.clone())
+        .unwrap_or_default();
+    match said.as_str() {
+        "Hello!" => vec![
+            text("Hi! I'm your weather assistant."),
+            text(" Which city would you like the weather for?"),
+            json!({"serverContent": {"generationComplete": true}}),
+            turn_complete(48, 17),
+        ],
+        "What's the weather in London?" => vec![json!({"toolCall": {"functionCalls": [
+            {"id": "fc-1", "name": "get_weather", "args": {"city": "London"}}
+        ]}})],
+        "Thanks, that's all I needed." => vec![
+            text("You're welcome. Have a lovely day!"),
+            json!({"serverContent": {"generationComplete": true}}),
+            json!({"sessionResumptionUpdate": {"newHandle": "demo-handle-2", "resumable": true}}),
+            turn_complete(160, 9),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Plays the model on `conn` until the client closes the connection.
+pub async fn play(conn: &mut ServerConn) {
+    while let Some(frame) = conn.recv().await {
+        let Ok(message) = frame.message() else {
+            continue;
+        };
+        let answers = answer(&message);
+        if !answers.is_empty() {
+            tokio::time::advance(THINKING).await;
+        }
+        for value in answers {
+            conn.send_json(&value).await;
+        }
+    }
+}
