@@ -7,20 +7,31 @@
 //!   divergences).
 //! - [`ReplayTransport`](replay_transport::ReplayTransport): the tape-reading transport.
 //! - [`divergence`]: JSON-path diffs of expected against actual frames.
+//! - [`server`]: the tape server ([`TapeServer`]): a Live WebSocket server that replays
+//!   tapes to any client, records through the real API, or both.
 
 // Library code never unwraps: bad input is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod divergence;
 pub mod harness;
+pub mod journal_diff;
+pub mod log_diff;
+pub mod log_stats;
+pub mod offline;
 pub mod outbound;
 pub mod pacing;
+pub mod recorded_tools;
 pub mod replay_transport;
+pub mod server;
+pub mod summary;
 pub mod tape;
+pub mod timeline;
 
 pub use divergence::{Divergence, DivergenceKind, PathDiff};
 pub use harness::{Replay, ReplayError, collect_events_until_idle, replay_session};
 pub use outbound::CapturedFrame;
 pub use pacing::Pacing;
 pub use replay_transport::ReplayOptions;
+pub use server::{RunningServer, TapeLibrary, TapeServer};
 pub use tape::{Tape, TapeItem};

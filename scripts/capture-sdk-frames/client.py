@@ -23,6 +23,7 @@ server's scripted answers.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import struct
 import sys
@@ -155,7 +156,7 @@ async def receive_until(session, done, what: str) -> list[types.LiveServerMessag
     except asyncio.TimeoutError:
         raise SystemExit(f"[python] timed out waiting for {what}")
     for msg in got:
-        print("[python]   ->", msg.model_dump(exclude_none=True, mode="json"))
+        print("[python]   ->", json.dumps(msg.model_dump(exclude_none=True, mode="json")))
     return got
 
 

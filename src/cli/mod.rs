@@ -1,10 +1,29 @@
 //! Subcommands of `reel`, one file each.
+//!
+//! Exit codes, for every command: 0 success (for `replay`, the journal matched or none was
+//! given; for `diff`, the logs are the same), 1 the command's check failed (journal drift,
+//! a difference), 2 bad input (a missing, empty, binary or corrupt file, a log without a
+//! setup, a journal of another session), with one line on stderr naming the file.
 
 mod decode;
+mod demo;
+mod diff;
+mod error;
+mod input;
+mod progress;
+mod replay;
+mod replay_report;
+mod schema;
+mod serve;
+mod show;
+mod time;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+pub use error::CliError;
 
 /// reel: record, replay and inspect Gemini Live sessions.
 #[derive(Debug, Parser)]
@@ -16,26 +35,58 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The main job: a weather assistant on the full actor tree talks to the bundled tape
+    /// over loopback (or the real API with --live), is recorded, then replayed offline.
+    Demo(demo::DemoArgs),
     /// Decode Live frames (one JSON frame per line) and print what each one means.
     Decode(decode::DecodeArgs),
+    /// Replay a wire log offline through the real session tree; report it turn by turn and
+    /// diff it against the recorded journal (exit 1 on drift).
+    Replay(replay::ReplayArgs),
+    /// Show a wire log as a timeline, one line per frame.
+    Show(show::ShowArgs),
+    /// The first divergence between two wire logs, with context (exit 1 if they differ).
+    Diff(diff::DiffArgs),
+    /// Print the JSON Schemas of the wire log and journal formats.
+    Schema(schema::SchemaArgs),
+    /// Serve tapes to any Live client (replay), record sessions through the real API
+    /// (record), or both (auto); runs until Ctrl-C.
+    Serve(serve::ServeArgs),
 }
 
-/// An error that ends the command with exit code 2.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-}
-
-/// Runs the parsed command line.
+/// Runs the parsed command line. Output cut short by a closed pipe (`reel show … | head`)
+/// ends the command quietly.
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
-    match cli.command {
+    let result = match cli.command {
+        Command::Demo(args) => demo::run(args),
         Command::Decode(args) => decode::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Show(args) => show::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Schema(args) => schema::run(args),
+        Command::Serve(args) => serve::run(args),
+    };
+    match result {
+        Err(CliError::Output(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(ExitCode::SUCCESS)
+        }
+        other => other,
+    }
+}
+
+/// Writes `text` to standard output.
+fn print_stdout(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(CliError::Output)
+}
+
+/// `1 frame`, `2 frames`.
+fn plural(count: u64, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("{count} {one}")
+    } else {
+        format!("{count} {many}")
     }
 }

@@ -2,6 +2,7 @@
 //! bundled tape, recorded, then replayed offline.
 
 pub mod conversation;
+pub mod run;
 pub mod model_script;
 pub mod weather;
 

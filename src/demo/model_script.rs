@@ -80,7 +80,7 @@ pub async fn play(conn: &mut ServerConn) {
         };
         let answers = answer(&message);
         if !answers.is_empty() {
-            tokio::time::advance(THINKING).await;
+            tokio::time::sleep(THINKING).await;
         }
         for value in answers {
             conn.send_json(&value).await;

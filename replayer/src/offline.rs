@@ -1,0 +1,115 @@
+//! Replaying a recording with nothing but the recording: the real session tree, configured
+//! from the recorded setup, its tool calls answered with the recorded responses.
+//!
+//! This is what a command line can do with a wire log alone. What runs is the real tree
+//! (router, lanes, phase tracking, state, telemetry) over the recorded frames; what does not
+//! is the model (its outputs are the recorded inbound frames) and the application's code:
+//! no tools (calls get their recorded responses, see [`RecordedToolResponses`]), no phases,
+//! no callbacks. So the tool responses come out byte-identical, while state the tools or the
+//! application wrote is missing from the replay, and a journal diff shows those keys.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use reel_recorder::wire_read::read_wire_log;
+//! use reel_replayer::log_stats::LogStats;
+//! use reel_replayer::offline::replay_offline;
+//! use reel_replayer::recorded_tools::RecordedToolResponses;
+//! use reel_replayer::Tape;
+//!
+//! let entries = read_wire_log("user-123.wire.jsonl")?;
+//! let mut stats = LogStats::new();
+//! let mut answers = RecordedToolResponses::new();
+//! for entry in &entries {
+//!     stats.observe(entry);
+//!     answers.observe(entry);
+//! }
+//! let setup = stats.setup.ok_or("no setup")?;
+//! let replay = replay_offline(Tape::from_entries(entries), setup, answers, None).await?;
+//! for turn in &replay.summary.turns {
+//!     println!("turn {}: {}", turn.number, turn.counts());
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use reel_actors::state::StateSnapshot;
+use reel_actors::writer::Origin;
+use reel_actors::{LiveSessionBuilder, SessionEnd};
+use reel_protocol::{ApiEndpoint, SessionConfig, Setup};
+use reel_recorder::wire_log::WireRecorder;
+
+use crate::divergence::Divergence;
+use crate::harness::{ReplayError, replay_session};
+use crate::outbound::CapturedFrame;
+use crate::pacing::Pacing;
+use crate::recorded_tools::RecordedToolResponses;
+use crate::replay_transport::ReplayOptions;
+use crate::summary::{SessionSummary, SummaryBuilder};
+use crate::tape::Tape;
+
+/// What an offline replay produced.
+#[derive(Debug)]
+pub struct OfflineReplay {
+    /// The session, turn by turn, from the replayed events.
+    pub summary: SessionSummary,
+    /// The state the replay ended with.
+    pub state: StateSnapshot,
+    /// The frames the runtime sent again (setups, tool responses), each compared with its
+    /// recorded counterpart.
+    pub runtime_frames: Vec<CapturedFrame>,
+    /// Where the runtime's frames parted from the recorded ones.
+    pub divergences: Vec<Divergence>,
+    /// How the replayed session ended.
+    pub end: SessionEnd,
+}
+
+/// Replays `tape` offline (see the [module docs](self)): a session configured from
+/// `setup` (the recording's first setup), its tool calls answered from `answers`, paced as
+/// fast as the tree consumes the frames. `tap`, if given, receives every frame the replay
+/// stamps (to count progress, or to record the replay).
+pub async fn replay_offline(
+    tape: Tape,
+    setup: Setup,
+    answers: RecordedToolResponses,
+    tap: Option<Arc<dyn WireRecorder>>,
+) -> Result<OfflineReplay, ReplayError> {
+    let config = SessionConfig::from_setup(setup);
+    let mut builder = LiveSessionBuilder::new(config, ApiEndpoint::offline())
+        .control_callbacks(answers.into_control_callbacks());
+    if let Some(tap) = tap {
+        builder = builder.record_wire(tap);
+    }
+    let options = ReplayOptions {
+        pacing: Pacing::AsFastAsConsumed,
+        ..ReplayOptions::default()
+    };
+    let mut replay = replay_session(builder, tape, options).await?;
+    let mut events = replay.events();
+    let drive = async {
+        replay.release();
+        replay.drained().await;
+        replay.disconnect().await
+    };
+    // The stream ends when the session has ended and every event was read.
+    let collect = async {
+        let mut summary = SummaryBuilder::new();
+        while let Some(event) = events.recv().await {
+            summary.push(&event);
+        }
+        summary
+    };
+    let (end, summary) = tokio::join!(drive, collect);
+    Ok(OfflineReplay {
+        summary: summary.finish(),
+        state: replay.handle().state().snapshot(),
+        runtime_frames: replay
+            .outbound_frames()
+            .into_iter()
+            .filter(|f| f.origin == Origin::Runtime)
+            .collect(),
+        divergences: replay.divergences(),
+        end,
+    })
+}

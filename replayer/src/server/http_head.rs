@@ -1,0 +1,194 @@
+//! A first look at the HTTP request, before the WebSocket handshake: a plain HTTP request
+//! (no `Upgrade: websocket`, e.g. `curl` or a browser) gets a clear answer of its own,
+//! HTTP 404 on a path that is not a Live path and 426 on a Live path, where tungstenite
+//! would only drop the connection. The bytes read are handed back to the handshake
+//! unchanged ([`Prefixed`]).
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+
+use super::live_path::LivePath;
+
+/// The largest request head read before giving up on it (tungstenite's own limit is
+/// larger; a Live upgrade request is well under 2 KiB).
+pub(crate) const MAX_HEAD_BYTES: usize = 16 * 1024;
+
+/// What the first look found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FirstLook {
+    /// A WebSocket upgrade request (or something the handshake will judge): hand it on.
+    Upgrade,
+    /// A plain HTTP request for this target (path and query).
+    Plain { target: String },
+}
+
+/// Reads from `stream` until the end of the request head (or [`MAX_HEAD_BYTES`], or the end
+/// of the stream); returns what was read and what it is.
+pub(crate) async fn first_look<S: AsyncRead + Unpin>(
+    stream: &mut S,
+) -> io::Result<(Bytes, FirstLook)> {
+    let mut read = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    while !read.windows(4).any(|w| w == b"\r\n\r\n") && read.len() < MAX_HEAD_BYTES {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        read.extend_from_slice(&chunk[..n]);
+    }
+    let look = inspect(&read);
+    Ok((Bytes::from(read), look))
+}
+
+/// Classifies a request head.
+fn inspect(head: &[u8]) -> FirstLook {
+    let Ok(text) = std::str::from_utf8(head) else {
+        return FirstLook::Upgrade;
+    };
+    let mut lines = text.split("\r\n");
+    let Some(request_line) = lines.next() else {
+        return FirstLook::Upgrade;
+    };
+    let mut parts = request_line.split(' ');
+    let (Some(_method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return FirstLook::Upgrade;
+    };
+    if !version.starts_with("HTTP/") || !text.contains("\r\n\r\n") {
+        // Not HTTP, or a head cut short: the handshake reports it.
+        return FirstLook::Upgrade;
+    }
+    let upgrade = lines
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.split_once(':'))
+        .any(|(name, value)| {
+            name.trim().eq_ignore_ascii_case("upgrade")
+                && value
+                    .split(',')
+                    .any(|v| v.trim().eq_ignore_ascii_case("websocket"))
+        });
+    if upgrade {
+        FirstLook::Upgrade
+    } else {
+        FirstLook::Plain {
+            target: target.to_owned(),
+        }
+    }
+}
+
+/// Answers a plain HTTP request and closes: 426 on a Live path, 404 elsewhere.
+pub(crate) async fn answer_plain<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    path: &str,
+    not_found_body: &str,
+) -> io::Result<u16> {
+    let (status, reason, body) = if LivePath::parse(path).is_some() {
+        (
+            426,
+            "Upgrade Required",
+            format!(
+                "reel serve: {path} is a Live WebSocket endpoint; connect with a WebSocket client\n"
+            ),
+        )
+    } else {
+        (404, "Not Found", not_found_body.to_owned())
+    };
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await?;
+    Ok(status)
+}
+
+/// A stream that yields `prefix` before reading from `inner`; writes go to `inner`.
+pub(crate) struct Prefixed<S> {
+    prefix: Bytes,
+    inner: S,
+}
+
+impl<S> Prefixed<S> {
+    pub(crate) fn new(prefix: Bytes, inner: S) -> Self {
+        Prefixed { prefix, inner }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if !self.prefix.is_empty() {
+            let n = self.prefix.len().min(buf.remaining());
+            buf.put_slice(&self.prefix[..n]);
+            self.prefix.advance(n);
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_requests_are_told_from_upgrades() {
+        assert_eq!(
+            inspect(b"GET /x?key=1 HTTP/1.1\r\nHost: h\r\n\r\n"),
+            FirstLook::Plain {
+                target: "/x?key=1".into()
+            }
+        );
+        assert_eq!(
+            inspect(b"GET /x HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUPGRADE: WebSocket\r\n\r\n"),
+            FirstLook::Upgrade
+        );
+        assert_eq!(inspect(b"\x16\x03\x01garbage"), FirstLook::Upgrade);
+        assert_eq!(inspect(b"GET /x HTTP/1.1\r\nHost: h\r\n"), FirstLook::Upgrade);
+    }
+
+    #[tokio::test]
+    async fn the_prefix_is_read_first_then_the_stream() {
+        let mut stream = Prefixed::new(Bytes::from_static(b"abc"), &b"def"[..]);
+        let mut all = Vec::new();
+        stream.read_to_end(&mut all).await.unwrap();
+        assert_eq!(all, b"abcdef");
+    }
+}

@@ -1,0 +1,251 @@
+//! The tape server: a WebSocket server that speaks the Live protocol to any client (the
+//! official SDKs, reel itself, anything else), replaying recorded sessions, recording new
+//! ones through the real API, or both.
+//!
+//! - [`TapeServer::replay`]: each client's setup picks the recorded connection to replay
+//!   ([`TapeLibrary`]); each client frame must then match the recorded one ([`Matching`]:
+//!   strict canonical equality, or loose with [`MatchRules`]), and the server frames that
+//!   followed it in the recording are sent back, at once or at the recorded pace ([`Pace`]).
+//! - [`TapeServer::record`]: a recording proxy to an [`Upstream`]; every client connection
+//!   becomes a wire log `<model>-<n>.wire.jsonl` ([`recording_stem`]), completed even when
+//!   the client leaves mid-turn.
+//! - [`TapeServer::auto`]: replay when a tape's setup matches, record otherwise; what is
+//!   recorded is replayed to the next client with the same setup.
+//!
+//! ```no_run
+//! use reel_replayer::server::{Matching, TapeLibrary, TapeServer};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut server = TapeServer::replay(TapeLibrary::open("tests/tapes")?)
+//!     .matching(Matching::loose())
+//!     .start()
+//!     .await?;
+//! println!("point the SDK at {}", server.base_url());
+//! while let Some(report) = server.next_report().await {
+//!     eprintln!("{report}");
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! ## Close codes
+//!
+//! | code | reason | when |
+//! |---|---|---|
+//! | recorded | recorded | the tape's server closed the connection there (a recorded drop, or a code a close frame cannot carry, drops the connection) |
+//! | [`CLOSE_MISMATCH`] 4001 | `reel: frame N does not match the tape at PATH` | a client frame differs from the recorded one (PATH: the first differing JSON path) |
+//! | [`CLOSE_MISMATCH`] 4001 | `reel: frame N is past the end of the tape` | the recorded client had sent no more frames |
+//! | [`CLOSE_NO_TAPE`] 4004 | `reel: no tape matches this setup` | no recorded connection starts with this setup |
+//! | [`CLOSE_INVALID_FRAME`] 1007 | `reel: frame N is not a Live client frame` | a frame reel cannot read (replay) |
+//! | [`CLOSE_TOO_LARGE`] 1009 | `reel: frame over the L-byte limit` | a frame over [`TapeServer::max_frame_bytes`] |
+//! | [`CLOSE_UPSTREAM`] 1011 | `reel: the upstream could not be reached` | record mode, upstream connect failed |
+//! | [`CLOSE_UPSTREAM`] 1011 | `reel: cannot create the recording` | record mode, the recording file cannot be created |
+//! | [`CLOSE_SHUTDOWN`] 1001 | `reel: the server is shutting down` | [`RunningServer::shutdown`] |
+//!
+//! A path that is not a Live path is refused before the upgrade with HTTP 404 and a body
+//! listing the served paths ([`LivePath`]); a plain HTTP request (no upgrade) gets the same
+//! 404, or 426 on a Live path. Credentials in the query or headers are accepted
+//! and never recorded or logged; logs carry the redacted URL only.
+
+mod client_socket;
+mod connection;
+mod error;
+mod http_head;
+mod listener;
+mod live_path;
+mod matching;
+mod proxy_session;
+mod recording;
+mod replay_session;
+mod report;
+mod rules;
+mod tape_index;
+mod tls;
+mod turn_tracker;
+mod upstream;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use reel_protocol::DEFAULT_MAX_FRAME_BYTES;
+
+pub use client_socket::MAX_CLOSE_REASON_BYTES;
+pub use error::{ConnectionError, RulesError, ServeError, TapeLoadError, TlsError, UpstreamError};
+pub use listener::RunningServer;
+pub use live_path::{
+    GOOGLE_AI_LIVE_PATH, LiveApi, LivePath, PresentedCredentials, RequestHead, VERTEX_LIVE_PATH,
+};
+pub use matching::{Matching, canonical};
+pub use recording::recording_stem;
+pub use replay_session::Pace;
+pub use report::{ConnectionReport, End, Expected, Mismatch, Outcome};
+pub use rules::{IGNORED, Ignore, IgnoreRule, MatchRules};
+pub use tape_index::{ClosestTape, LoadedTape, TAPE_SUFFIX, TapeLibrary};
+pub use tls::{
+    SELF_SIGNED_NAMES, SelfSignedCertificate, TlsFiles, TlsIdentity, default_tls_dir,
+};
+pub use upstream::{UPSTREAM_CONNECT_TIMEOUT, Upstream};
+
+/// Close code: a client frame does not match the tape.
+pub const CLOSE_MISMATCH: u16 = 4001;
+/// Close code: no tape matches the client's setup.
+pub const CLOSE_NO_TAPE: u16 = 4004;
+/// Close code: a client frame is not a Live client frame (RFC 6455 "invalid payload").
+pub const CLOSE_INVALID_FRAME: u16 = 1007;
+/// Close code: a client frame is over the size limit (RFC 6455 "message too big").
+pub const CLOSE_TOO_LARGE: u16 = 1009;
+/// Close code: a recording proxy cannot serve the client, because the upstream could not be
+/// reached or the recording cannot be written (RFC 6455 "internal error"; 1014 "bad
+/// gateway" is refused as a protocol violation by tungstenite-based clients, reel's own
+/// included).
+pub const CLOSE_UPSTREAM: u16 = 1011;
+/// Close code: the server is shutting down (RFC 6455 "going away").
+pub const CLOSE_SHUTDOWN: u16 = 1001;
+
+/// The default time a recording proxy keeps reading the upstream after its client left.
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default time a client has for the TLS and WebSocket handshakes.
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a server does with a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Replay a matching tape; refuse a client no tape matches.
+    Replay,
+    /// Record every client through the upstream.
+    Record,
+    /// Replay when a tape matches, record otherwise.
+    Auto,
+}
+
+/// A tape server, configured; [`TapeServer::start`] binds and runs it.
+#[derive(Debug, Clone)]
+pub struct TapeServer {
+    mode: Mode,
+    tapes: TapeLibrary,
+    upstream: Option<Upstream>,
+    record_dir: Option<PathBuf>,
+    host: String,
+    port: u16,
+    tls: Option<TlsIdentity>,
+    matching: Matching,
+    pace: Pace,
+    drain_timeout: Duration,
+    handshake_timeout: Duration,
+    max_frame_bytes: usize,
+}
+
+impl TapeServer {
+    fn with_mode(mode: Mode) -> Self {
+        TapeServer {
+            mode,
+            tapes: TapeLibrary::new(),
+            upstream: None,
+            record_dir: None,
+            host: "127.0.0.1".to_owned(),
+            port: 0,
+            tls: None,
+            matching: Matching::Strict,
+            pace: Pace::AtOnce,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+        }
+    }
+
+    /// Replays `tapes`.
+    pub fn replay(tapes: TapeLibrary) -> Self {
+        TapeServer {
+            tapes,
+            ..TapeServer::with_mode(Mode::Replay)
+        }
+    }
+
+    /// Records every client through `upstream` into `out_dir` (created if needed), one wire
+    /// log per connection ([`recording_stem`]): client frames `out`, upstream frames `in`,
+    /// close markers, stamped by the proxy; frames are forwarded unchanged both ways.
+    ///
+    /// A recording is never left partial because the client went away (seed 002, ADR
+    /// 0010): when the client leaves while the upstream owes a `setupComplete` or the end of
+    /// a turn, the proxy keeps reading and recording until it arrives or
+    /// [`TapeServer::drain_timeout`] passes, then closes the upstream with the client's
+    /// close code and records the client's close.
+    pub fn record(upstream: Upstream, out_dir: impl Into<PathBuf>) -> Self {
+        TapeServer {
+            upstream: Some(upstream),
+            record_dir: Some(out_dir.into()),
+            ..TapeServer::with_mode(Mode::Record)
+        }
+    }
+
+    /// Replays `tapes` to clients they match, records the others through `upstream` into
+    /// `out_dir`; new recordings are replayed to later clients.
+    pub fn auto(tapes: TapeLibrary, upstream: Upstream, out_dir: impl Into<PathBuf>) -> Self {
+        TapeServer {
+            tapes,
+            upstream: Some(upstream),
+            record_dir: Some(out_dir.into()),
+            ..TapeServer::with_mode(Mode::Auto)
+        }
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Listens on `host` (an address or a name; default `127.0.0.1`).
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
+    /// Listens on `port` (default 0: any free port; see [`RunningServer::local_addr`]).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Serves `wss://` with `identity`.
+    pub fn tls(mut self, identity: TlsIdentity) -> Self {
+        self.tls = Some(identity);
+        self
+    }
+
+    /// How client frames are matched (default [`Matching::Strict`]).
+    pub fn matching(mut self, matching: Matching) -> Self {
+        self.matching = matching;
+        self
+    }
+
+    /// How fast recorded frames are sent (default [`Pace::AtOnce`]).
+    pub fn pace(mut self, pace: Pace) -> Self {
+        self.pace = pace;
+        self
+    }
+
+    /// How long a recording proxy keeps reading the upstream for the rest of a turn after
+    /// its client left (default [`DEFAULT_DRAIN_TIMEOUT`]).
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// How long a client has for the TLS and WebSocket handshakes (default
+    /// [`DEFAULT_HANDSHAKE_TIMEOUT`]).
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// The largest frame accepted, both ways (default 16 MiB).
+    pub fn max_frame_bytes(mut self, limit: usize) -> Self {
+        self.max_frame_bytes = limit;
+        self
+    }
+
+    /// Checks the configuration, binds the address and starts serving.
+    pub async fn start(self) -> Result<RunningServer, ServeError> {
+        listener::start(self).await
+    }
+}

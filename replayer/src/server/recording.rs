@@ -1,0 +1,181 @@
+//! The wire log a recording proxy writes for one client connection.
+//!
+//! File name: `<model>-<n>.wire.jsonl` in the recording directory, `<model>` the last
+//! segment of the setup's model name (`models/gemini-live-2.5-flash` →
+//! `gemini-live-2.5-flash`; a Vertex resource name keeps its model id too), characters
+//! other than ASCII letters, digits, `.`, `_` and `-` replaced by `_`, and `session` when
+//! the first frame names no model; `<n>` the first number from 1 whose file does not exist
+//! yet (claimed atomically, so concurrent connections never share a file). Entries are
+//! stamped by the proxy: sequence from 1 across both directions, time from a wall-clock
+//! anchor advanced by tokio time. Each entry is handed to the operating system as it is
+//! recorded, so a recording can be followed while it grows.
+
+use std::fs::OpenOptions;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use reel_actors::clock::{Clock, TokioClock};
+use reel_protocol::decode_client;
+use reel_recorder::wire_log::{CloseMark, Direction, WireEntry, WireRecorder};
+use reel_recorder::{Durability, FileWireRecorder};
+
+use super::error::ConnectionError;
+use super::tape_index::TAPE_SUFFIX;
+
+/// The file-name stem for a session whose first client frame is `first_frame`.
+///
+/// A recording proxy names each connection's wire log `<stem>-<n>.wire.jsonl`: the stem is
+/// the last segment of the setup's model name, characters other than ASCII letters, digits,
+/// `.`, `_` and `-` replaced by `_` (`session` when the frame names no model); `<n>` is the
+/// first number from 1 whose file does not exist yet, claimed atomically so concurrent
+/// connections never share a file.
+///
+/// ```
+/// use reel_replayer::server::recording_stem;
+///
+/// assert_eq!(recording_stem(br#"{"setup":{"model":"models/gemini-live-2.5-flash"}}"#), "gemini-live-2.5-flash");
+/// assert_eq!(recording_stem(br#"{"setup":{"model":"projects/p/locations/l/publishers/google/models/m:1"}}"#), "m_1");
+/// assert_eq!(recording_stem(b"not a setup"), "session");
+/// ```
+pub fn recording_stem(first_frame: &[u8]) -> String {
+    let model = decode_client(first_frame)
+        .ok()
+        .and_then(|message| message.setup)
+        .and_then(|setup| setup.model)
+        .unwrap_or_default();
+    let last = model.rsplit('/').next().unwrap_or_default();
+    let stem: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.trim_matches('.').is_empty() {
+        "session".to_owned()
+    } else {
+        stem
+    }
+}
+
+/// One connection's recording.
+pub(crate) struct Recording {
+    recorder: FileWireRecorder,
+    clock: TokioClock,
+    next_seq: u64,
+    frames_out: u32,
+    frames_in: u32,
+}
+
+impl Recording {
+    /// Claims the next free `<stem>-<n>.wire.jsonl` in `dir` and opens it.
+    pub(crate) fn create(dir: &Path, stem: &str) -> Result<Self, ConnectionError> {
+        let error = |error: std::io::Error| ConnectionError::Recording {
+            dir: dir.to_path_buf(),
+            message: error.to_string(),
+        };
+        let mut n = 1u32;
+        let path = loop {
+            let path = dir.join(format!("{stem}-{n}{TAPE_SUFFIX}"));
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(_) => break path,
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => n = n.saturating_add(1),
+                Err(e) => return Err(error(e)),
+            }
+        };
+        let recorder = FileWireRecorder::create(&path)
+            .map_err(|e| ConnectionError::Recording {
+                dir: dir.to_path_buf(),
+                message: e.to_string(),
+            })?
+            .with_durability(Durability::FlushEachEntry);
+        Ok(Recording {
+            recorder,
+            clock: TokioClock::from_wall_clock(),
+            next_seq: 1,
+            frames_out: 0,
+            frames_in: 0,
+        })
+    }
+
+    /// The file.
+    pub(crate) fn path(&self) -> &Path {
+        self.recorder.path()
+    }
+
+    fn seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    /// Records a frame.
+    pub(crate) fn frame(&mut self, dir: Direction, payload: &Bytes, binary: bool) {
+        match dir {
+            Direction::Out => self.frames_out += 1,
+            Direction::In => self.frames_in += 1,
+        }
+        let seq = self.seq();
+        let entry = WireEntry::frame(seq, dir, self.clock.now_ms(), payload.clone(), None, binary);
+        self.recorder.record(entry);
+    }
+
+    /// Records the end of the connection.
+    pub(crate) fn close(&mut self, code: Option<u16>, reason: Option<String>, client: bool) {
+        let seq = self.seq();
+        let mark = CloseMark {
+            code,
+            reason,
+            client,
+        };
+        self.recorder
+            .record(WireEntry::close_mark(seq, self.clock.now_ms(), None, mark));
+    }
+
+    /// Flushes and closes the file; returns its path and the frame counts (out, in).
+    pub(crate) fn finish(self) -> (PathBuf, u32, u32) {
+        self.recorder.flush();
+        let errors = self.recorder.error_count();
+        if errors > 0 {
+            tracing::warn!(
+                path = %self.recorder.path().display(),
+                errors,
+                "the recording is missing entries: writes failed"
+            );
+        }
+        (
+            self.recorder.path().to_path_buf(),
+            self.frames_out,
+            self.frames_in,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_are_safe_file_names() {
+        assert_eq!(recording_stem(br#"{"setup":{"model":"../../etc"}}"#), "etc");
+        assert_eq!(recording_stem(br#"{"setup":{"model":".."}}"#), "session");
+        assert_eq!(recording_stem(br#"{"setup":{"model":"a b"}}"#), "a_b");
+        assert_eq!(recording_stem(br#"{"setup":{}}"#), "session");
+    }
+
+    #[test]
+    fn names_count_up_from_one() {
+        let dir = std::env::temp_dir().join(format!("reel-recording-names-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = Recording::create(&dir, "m").unwrap();
+        let second = Recording::create(&dir, "m").unwrap();
+        assert_eq!(first.path(), dir.join("m-1.wire.jsonl"));
+        assert_eq!(second.path(), dir.join("m-2.wire.jsonl"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,134 @@
+//! [`CliError`]: what ends a command with exit code 2 (bad input), as one line naming the
+//! file, and the line where there is one.
+
+use reel_recorder::RecordError;
+use reel_replayer::ReplayError;
+
+/// An error that ends the command with exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The demo could not run.
+    #[error("the demo could not run: {0}")]
+    Demo(String),
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A wire log with no entry.
+    #[error("{path}: empty wire log (no entries); is it the right file?")]
+    Empty {
+        /// The file.
+        path: String,
+    },
+    /// A file of binary data where JSON lines were expected.
+    #[error("{path}: not a {what}: it holds binary data, not JSON lines")]
+    Binary {
+        /// The file.
+        path: String,
+        /// `wire log` or `journal`.
+        what: &'static str,
+    },
+    /// A line that is not a valid entry, anywhere but at the torn end of the file.
+    #[error("{path}: corrupt at line {line}: not a valid {what} entry ({message})")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: u64,
+        /// `wire log` or `journal`.
+        what: &'static str,
+        /// What the parser said (string literals blanked).
+        message: String,
+    },
+    /// Sequence numbers that do not increase.
+    #[error(
+        "{path}: out of order at line {line}: sequence number {seq} does not follow {previous}"
+    )]
+    OutOfOrder {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: u64,
+        /// The entry's sequence number.
+        seq: u64,
+        /// The one before.
+        previous: u64,
+    },
+    /// A wire log whose first outbound frame is not a setup.
+    #[error("{path}: no setup frame: {found}; a session's wire log starts with its setup")]
+    NoSetup {
+        /// The file.
+        path: String,
+        /// What was found instead: `the first frame the client sent (seq 3) is not a
+        /// setup`, or `the client sent no frame`.
+        found: String,
+    },
+    /// A journal whose mutations fall outside the wire log's time range.
+    #[error(
+        "{journal}: journal of another session: its mutations span {journal_range}, the wire log {log} spans {log_range}"
+    )]
+    ForeignJournal {
+        /// The journal.
+        journal: String,
+        /// Its time range, readable.
+        journal_range: String,
+        /// The wire log.
+        log: String,
+        /// Its time range, readable.
+        log_range: String,
+    },
+    /// The replay could not run.
+    #[error("{path}: {source}")]
+    Replay {
+        /// The wire log.
+        path: String,
+        /// Why.
+        source: ReplayError,
+    },
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// Standard output could not be written (other than a closed pipe, which ends the
+    /// command quietly).
+    #[error("cannot write the output: {0}")]
+    Output(std::io::Error),
+    /// A report could not be written as JSON.
+    #[error("cannot write the report as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl CliError {
+    /// The error of reading `path` (a `what`: `wire log` or `journal`).
+    pub fn from_record(path: &str, what: &'static str, error: RecordError) -> CliError {
+        let path = path.to_owned();
+        match error {
+            RecordError::Io { source, .. } => CliError::Read { path, source },
+            RecordError::Corrupt { line, message, .. } => CliError::Corrupt {
+                path,
+                line,
+                what,
+                message,
+            },
+            RecordError::OutOfOrder {
+                line,
+                seq,
+                previous,
+                ..
+            } => CliError::OutOfOrder {
+                path,
+                line,
+                seq,
+                previous,
+            },
+            RecordError::Empty { .. } => CliError::Empty { path },
+            other => CliError::Read {
+                path,
+                source: std::io::Error::other(other.to_string()),
+            },
+        }
+    }
+}

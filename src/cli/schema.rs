@@ -1,0 +1,43 @@
+//! `reel schema`: the JSON Schemas of reel's recording formats, generated from the types
+//! that read and write them (see [`reel_recorder::schema`]).
+
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use reel_recorder::schema::{journal_entry_schema, wire_entry_schema};
+use serde_json::{Map, Value};
+
+use super::{CliError, print_stdout};
+
+/// Arguments of `reel schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which format: one line of a wire log, or of a journal. Without it, both, as
+    /// `{"wire_entry": …, "journal_entry": …}`.
+    format: Option<Format>,
+}
+
+/// A recording format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// A wire-log line.
+    Wire,
+    /// A journal line.
+    Journal,
+}
+
+/// Prints the schema(s), pretty.
+pub fn run(args: SchemaArgs) -> Result<ExitCode, CliError> {
+    let schema = match args.format {
+        Some(Format::Wire) => wire_entry_schema(),
+        Some(Format::Journal) => journal_entry_schema(),
+        None => {
+            let mut both = Map::new();
+            both.insert("wire_entry".to_owned(), wire_entry_schema());
+            both.insert("journal_entry".to_owned(), journal_entry_schema());
+            Value::Object(both)
+        }
+    };
+    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
+    Ok(ExitCode::SUCCESS)
+}

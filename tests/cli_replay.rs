@@ -1,0 +1,158 @@
+//! `reel replay` on real recordings: reel records a session against a scripted server (a
+//! greeting, a tool call, a reconnect, a goodbye), then replays the wire log offline and
+//! diffs the recorded journal. Exact report text, exit codes 0 (clean) and 1 (drift).
+
+mod cli_support;
+
+use cli_support::{TempDir, ToolWrites, arg, record, reel};
+use serde_json::{Value, json};
+
+/// The report up to the final state: the same for both recordings, whatever the tool
+/// wrote, since the replay runs no tool.
+fn report_head(wire: &str) -> String {
+    format!(
+        "  reel replay — {wire}
+
+  Wire log:  20 entries (14 inbound, 6 outbound), 2.0s recorded, 1 reconnect
+  Mode:      offline — the real session tree on the recorded frames; tool calls get
+             their recorded responses; no model, no tool or application code runs
+  Outbound:  3 runtime frames sent again, all byte-identical to the recording
+
+  Turn-by-turn:
+    turn  1  [connected×1, resume_update×1, text×1, text_complete×1, turn_complete×1]
+             “Hello! Ask me about the weather.”
+    turn  2  [tool_call×1, audio×3, output_transcription×2, turn_complete×1, usage×1]
+             “It is 22C in London.”
+             tool: get_weather({{\"city\":\"London\"}})
+    turn  3  [go_away×1, disconnected×1, connected×1, text×1, text_complete×1, turn_complete×1]
+             “Goodbye!”
+    after    [disconnected×1]
+
+  Final state (12 keys):
+    session:disconnected = true
+    session:elapsed_ms = 1930
+    session:go_away_received = true
+    session:go_away_time_left_ms = 5000
+    session:is_model_speaking = false
+    session:last_output_transcription = \"It is 22C in London.\"
+    session:phase = \"Disconnected\"
+    session:remaining_budget_ms = 898070
+    session:resumable = true
+    session:silence_ms = 200
+    session:total_token_count = 42
+    session:turn_count = 3
+"
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_whose_tools_write_no_state_replays_clean() {
+    let dir = TempDir::new("replay-clean");
+    let (wire, journal) = (
+        dir.join("clean.wire.jsonl"),
+        dir.join("clean.journal.jsonl"),
+    );
+    record(&wire, &journal, ToolWrites::Nothing).await;
+
+    let (code, stdout, stderr) = reel(&["replay", arg(&wire), "--journal", arg(&journal)]);
+    assert_eq!(stderr, "");
+    assert_eq!(
+        stdout,
+        format!(
+            "{}
+  Journal diff — {} (55 mutations, 12 keys):
+    CLEAN — every key's final value matches
+",
+            report_head(arg(&wire)),
+            arg(&journal)
+        )
+    );
+    assert_eq!(code, 0);
+
+    // Without a journal there is nothing to drift from.
+    let (code, stdout, stderr) = reel(&["replay", arg(&wire)]);
+    assert_eq!(
+        (code, stdout, stderr),
+        (0, report_head(arg(&wire)), String::new())
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_only_a_tool_wrote_is_missing_on_replay() {
+    let dir = TempDir::new("replay-drift");
+    let (wire, journal) = (
+        dir.join("drift.wire.jsonl"),
+        dir.join("drift.journal.jsonl"),
+    );
+    record(&wire, &journal, ToolWrites::LastCity).await;
+
+    let (code, stdout, stderr) = reel(&["replay", arg(&wire), "--journal", arg(&journal)]);
+    assert_eq!(stderr, "");
+    assert_eq!(
+        stdout,
+        format!(
+            "{}
+  Journal diff — {} (56 mutations, 13 keys):
+    DRIFT — 1 key(s) diverged:
+      - app:last_city: recorded \"London\", missing on replay
+",
+            report_head(arg(&wire)),
+            arg(&journal)
+        )
+    );
+    assert_eq!(code, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn json_holds_the_same_report() {
+    let dir = TempDir::new("replay-json");
+    let (wire, journal) = (dir.join("j.wire.jsonl"), dir.join("j.journal.jsonl"));
+    record(&wire, &journal, ToolWrites::LastCity).await;
+
+    let (code, stdout, stderr) =
+        reel(&["replay", arg(&wire), "--journal", arg(&journal), "--json"]);
+    assert_eq!((code, stderr.as_str()), (1, ""));
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["file"], arg(&wire));
+    assert_eq!(
+        report["wire_log"],
+        json!({
+            "frames": 20, "inbound": 14, "outbound": 6, "close_markers": 2, "reconnects": 1,
+            "first_ts_ms": 1_718_000_000_000u64, "last_ts_ms": 1_718_000_001_970u64,
+            "first_outbound_seq": 1, "duration_ms": 1970
+        })
+    );
+    assert_eq!(
+        report["outbound"],
+        json!({"runtime_frames": 3, "identical": 3, "divergences": []})
+    );
+    assert_eq!(report["turns"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        report["turns"][1],
+        json!({
+            "number": 2,
+            "complete": true,
+            "events": [
+                {"kind": "tool_call", "count": 1},
+                {"kind": "audio", "count": 3},
+                {"kind": "output_transcription", "count": 2},
+                {"kind": "turn_complete", "count": 1},
+                {"kind": "usage", "count": 1}
+            ],
+            "text": "It is 22C in London.",
+            "tool_calls": [{"name": "get_weather", "args": {"city": "London"}, "id": "call-1"}]
+        })
+    );
+    assert_eq!(report["final_state"]["session:turn_count"], 3);
+    assert_eq!(
+        report["journal"],
+        json!({
+            "file": arg(&journal),
+            "mutations": 56,
+            "keys": 13,
+            "clean": false,
+            "diverged": [{"key": "app:last_city", "status": "missing_on_replay", "recorded": "London"}]
+        })
+    );
+    assert_eq!(report["drift"], true);
+}

@@ -1,0 +1,41 @@
+//! `reel schema`: the JSON Schemas of the recording formats, as JSON.
+
+mod cli_support;
+
+use cli_support::reel;
+use serde_json::Value;
+
+#[test]
+fn schema_prints_both_formats_or_one() {
+    let (code, stdout, stderr) = reel(&["schema"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let both: Value = serde_json::from_str(&stdout).unwrap();
+    let keys: Vec<&String> = both.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["wire_entry", "journal_entry"]);
+    assert_eq!(
+        both["wire_entry"],
+        reel_recorder::schema::wire_entry_schema()
+    );
+    assert_eq!(
+        both["journal_entry"],
+        reel_recorder::schema::journal_entry_schema()
+    );
+
+    let (code, stdout, _) = reel(&["schema", "wire"]);
+    assert_eq!(code, 0);
+    let wire: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(wire["title"], "WireEntry");
+    assert_eq!(
+        wire["properties"]["payload_b64"]["contentEncoding"],
+        "base64"
+    );
+
+    let (code, stdout, _) = reel(&["schema", "journal"]);
+    assert_eq!(code, 0);
+    let journal: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(journal["title"], "StateMutation");
+
+    let (code, stdout, stderr) = reel(&["schema", "tape"]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(stderr.contains("invalid value 'tape'"), "{stderr}");
+}
