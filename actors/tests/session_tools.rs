@@ -214,3 +214,50 @@ async fn a_cancellation_really_stops_the_running_tool() {
         "still there?"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_background_tool_is_acknowledged_at_once_and_answered_when_done() {
+    let mut server = ScriptedServer::bind().await;
+    let mut dispatcher = weather_dispatcher();
+    dispatcher
+        .set_background("slow_lookup", reel_protocol::Scheduling::WhenIdle)
+        .unwrap();
+    let (_handle, mut conn, setup, mut events) = start(
+        &mut server,
+        |b| b.dispatcher(dispatcher),
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    // Declared non-blocking, so the model keeps talking while it runs.
+    assert_eq!(
+        setup["setup"]["tools"][0]["functionDeclarations"][1]["behavior"],
+        "NON_BLOCKING"
+    );
+    let started = tokio::time::Instant::now();
+    conn.send_json(&json!({"toolCall": {"functionCalls": [
+        {"id": "bg-1", "name": "slow_lookup", "args": {}}
+    ]}}))
+    .await;
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"toolResponse": {"functionResponses": [{"id": "bg-1", "name": "slow_lookup",
+            "response": {"status": "running", "tool": "slow_lookup"},
+            "scheduling": "SILENT", "willContinue": true}]}})
+    );
+    assert_eq!(started.elapsed(), Duration::ZERO, "acknowledged at once");
+    // The model talks on while the tool runs; the lanes keep handling its frames.
+    conn.send_json(
+        &json!({"serverContent": {"modelTurn": {"parts": [{"text": "Looking it up…"}]}}}),
+    )
+    .await;
+    let seen = settle(&mut events).await;
+    assert!(kinds(&seen, Lane::Fast).contains(&"text"));
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"toolResponse": {"functionResponses": [{"id": "bg-1", "name": "slow_lookup",
+            "response": {"status": "completed", "tool": "slow_lookup", "result": {"found": true}},
+            "scheduling": "WHEN_IDLE"}]}})
+    );
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+}
