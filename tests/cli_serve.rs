@@ -12,8 +12,7 @@ use reel_recorder::wire_log::{Direction, WireEntry};
 
 const SETUP: &str = r#"{"setup":{"model":"models/gemini-live-2.5-flash"}}"#;
 const SETUP_COMPLETE: &str = r#"{"setupComplete":{}}"#;
-const HELLO: &str =
-    r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hello"}]}],"turnComplete":true}}"#;
+const HELLO: &str = r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hello"}]}],"turnComplete":true}}"#;
 const ANSWER: &str =
     r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Hi!"}]},"turnComplete":true}}"#;
 
@@ -46,7 +45,14 @@ fn write_tape(path: &Path) {
     let mut text = String::new();
     for (n, (dir, payload)) in entries.into_iter().enumerate() {
         let seq = n as u64 + 1;
-        let entry = WireEntry::frame(seq, dir, 1_718_000_000_000 + seq, payload.as_bytes().to_vec(), None, false);
+        let entry = WireEntry::frame(
+            seq,
+            dir,
+            1_718_000_000_000 + seq,
+            payload.as_bytes().to_vec(),
+            None,
+            false,
+        );
         text.push_str(&serde_json::to_string(&entry).unwrap());
         text.push('\n');
     }
@@ -75,7 +81,9 @@ fn bad_arguments_exit_2_with_a_clear_message() {
             "reel serve: record mode needs --upstream URL to record through\n",
         ),
         (
-            &["serve", "--tape", tape, "--match", "strict", "--rules", tape],
+            &[
+                "serve", "--tape", tape, "--match", "strict", "--rules", tape,
+            ],
             "reel serve: --rules is for --match loose, not strict\n",
         ),
         (
@@ -97,9 +105,16 @@ fn bad_arguments_exit_2_with_a_clear_message() {
         assert_eq!(stdout, "", "{args:?}");
         assert!(stderr.starts_with(expected), "{args:?}: {stderr}");
     }
-    let (code, _, stderr) = reel(&["serve", "--tape", dir.join("missing.wire.jsonl").to_str().unwrap()]);
+    let (code, _, stderr) = reel(&[
+        "serve",
+        "--tape",
+        dir.join("missing.wire.jsonl").to_str().unwrap(),
+    ]);
     assert_eq!(code, 2);
-    assert!(stderr.starts_with("reel serve: cannot access `"), "{stderr}");
+    assert!(
+        stderr.starts_with("reel serve: cannot access `"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -114,6 +129,14 @@ async fn a_running_server_replays_reports_and_stops_on_ctrl_c() {
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    // Standard error, line by line, as the server prints it.
+    let (lines, stderr_lines) = std::sync::mpsc::channel::<String>();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        for line in stderr.lines() {
+            let _ = lines.send(line.unwrap());
+        }
+    });
     let mut printed = Vec::new();
     loop {
         let mut line = String::new();
@@ -124,12 +147,14 @@ async fn a_running_server_replays_reports_and_stops_on_ctrl_c() {
             break;
         }
     }
-    assert_eq!(printed[0], "reel serve: replay mode, 1 tape(s); strict matching; frames sent at once");
+    assert_eq!(
+        printed[0],
+        "reel serve: replay mode, 1 tape(s); strict matching; frames sent at once"
+    );
     let base = printed[1].strip_prefix("listening on ").unwrap().to_owned();
     assert!(base.starts_with("ws://127.0.0.1:"), "{base}");
-    let live = format!(
-        "{base}/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent"
-    );
+    let live =
+        format!("{base}/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent");
     assert_eq!(printed[2], format!("  Google AI: {live}"));
 
     let request = ApiEndpoint::google_ai("AIzaSECRET")
@@ -171,25 +196,38 @@ async fn a_running_server_replays_reports_and_stops_on_ctrl_c() {
     );
     drop((sender, receiver));
 
-    // Ctrl-C, to the child this test started.
+    // The server has reported both connections (the mismatch with its diff)...
+    let tape_name = tape.display().to_string();
+    let reports: Vec<String> = (0..3).map(|_| stderr_lines.recv().unwrap()).collect();
+    assert_eq!(
+        reports,
+        [
+            format!(
+                "reel serve: connection 1: replayed {tape_name} (connection 1): 2 client frames matched; the client closed 1000"
+            ),
+            format!(
+                "reel serve: connection 2: client frame 2 does not match {tape_name} (connection 1, seq 3)"
+            ),
+            "  clientContent.turns[0].parts[0].text: expected \"Hello\", received \"Bye\""
+                .to_owned(),
+        ]
+    );
+    assert!(!reports.concat().contains("SECRET"));
+
+    // ...and stops on Ctrl-C, sent to the child this test started.
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    let tape_name = tape.display().to_string();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    reader.join().unwrap();
+    let rest: Vec<String> = stderr_lines.try_iter().collect();
     assert_eq!(
-        stderr,
-        format!(
-            "reel serve: connection 1: replayed {tape_name} (connection 1): 2 client frames matched; the client closed 1000\n\
-             reel serve: connection 2: client frame 2 does not match {tape_name} (connection 1, seq 3)\n  \
-             clientContent.turns[0].parts[0].text: expected \"Hello\", received \"Bye\"\n\
-             reel serve: stopping; finishing open sessions\n\
-             reel serve: stopped\n"
-        )
+        rest,
+        [
+            "reel serve: stopping; finishing open sessions",
+            "reel serve: stopped"
+        ]
     );
-    assert!(!stderr.contains("SECRET"));
 }

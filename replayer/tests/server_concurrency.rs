@@ -67,8 +67,12 @@ async fn twenty_concurrent_clients_get_their_exact_frames_despite_a_bad_one() {
         })
     };
     // Bytes that are not an HTTP request at all.
-    let mut raw = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
-    raw.write_all(b"\x16\x03\x01 definitely not http\r\n\r\n").await.unwrap();
+    let mut raw = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    raw.write_all(b"\x16\x03\x01 definitely not http\r\n\r\n")
+        .await
+        .unwrap();
     drop(raw);
 
     for (n, client) in clients.into_iter().enumerate() {
@@ -87,7 +91,10 @@ async fn twenty_concurrent_clients_get_their_exact_frames_despite_a_bad_one() {
     }
     assert_eq!(
         oversize.await.unwrap(),
-        Seen::Close(Some(CLOSE_TOO_LARGE), "reel: frame over the 65536-byte limit".into())
+        Seen::Close(
+            Some(CLOSE_TOO_LARGE),
+            "reel: frame over the 65536-byte limit".into()
+        )
     );
     dropper.await.unwrap();
 

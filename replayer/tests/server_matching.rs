@@ -12,7 +12,8 @@ use serde_json::json;
 use server_support::*;
 
 /// Audio whose base64 holds `+` and `/` in the standard alphabet (`-` and `_` URL-safe).
-const AUDIO: &str = r#"{"realtimeInput":{"audio":{"mimeType":"audio/pcm;rate=16000","data":"+/8A+w=="}}}"#;
+const AUDIO: &str =
+    r#"{"realtimeInput":{"audio":{"mimeType":"audio/pcm;rate=16000","data":"+/8A+w=="}}}"#;
 const HEARD: &str = r#"{"serverContent":{"inputTranscription":{"text":"hm"}}}"#;
 
 fn voice_session() -> Vec<Exchange> {
@@ -47,8 +48,7 @@ async fn python_sdk_frames_match_a_camel_case_tape_strictly() {
     // What google-genai writes: `json.dumps` spacing, snake_case keys where a pydantic
     // object was dumped, URL-safe base64, keys in another order.
     let python_setup = r#"{"setup": {"generationConfig": {"responseModalities": ["TEXT"]}, "model": "models/gemini-live-2.5-flash", "tools": [{"functionDeclarations": [{"name": "get_weather", "description": "Get weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]}]}}"#;
-    let python_audio =
-        r#"{"realtime_input": {"audio": {"data": "-_8A-w==", "mime_type": "audio/pcm;rate=16000"}}}"#;
+    let python_audio = r#"{"realtime_input": {"audio": {"data": "-_8A-w==", "mime_type": "audio/pcm;rate=16000"}}}"#;
     let python_hello = r#"{"client_content": {"turns": [{"parts": [{"text": "Hello"}], "role": "user"}], "turnComplete": true}}"#;
     client.send(python_setup).await;
     assert_eq!(client.texts(1).await, [SETUP_COMPLETE]);
@@ -151,11 +151,14 @@ async fn rules_from_a_file_ignore_what_they_name() {
     .unwrap();
     let rules = MatchRules::from_file(&rules_path).unwrap();
     assert_eq!(rules.ignore.len(), 1);
-    assert_eq!(rules.effective(), vec![IgnoreRule {
-        path: "toolResponse.functionResponses[*].response.fetched_at".into(),
-        ignore: reel_replayer::server::Ignore::Value,
-        note: Some("wall-clock time".into()),
-    }]);
+    assert_eq!(
+        rules.effective(),
+        vec![IgnoreRule {
+            path: "toolResponse.functionResponses[*].response.fetched_at".into(),
+            ignore: reel_replayer::server::Ignore::Value,
+            note: Some("wall-clock time".into()),
+        }]
+    );
     let timed_response = r#"{"toolResponse":{"functionResponses":[{"id":"call-1","name":"get_weather","response":{"temp_c":21,"fetchedAt":"2025-01-01T00:00:00Z"}}]}}"#;
     let tool_session = vec![
         Exchange {
@@ -171,11 +174,12 @@ async fn rules_from_a_file_ignore_what_they_name() {
             server: vec![ANSWER, DONE],
         },
     ];
-    let mut server = TapeServer::replay(TapeLibrary::new().with_entries("tool", tape_of(&tool_session)))
-        .matching(Matching::Loose(rules))
-        .start()
-        .await
-        .unwrap();
+    let mut server =
+        TapeServer::replay(TapeLibrary::new().with_entries("tool", tape_of(&tool_session)))
+            .matching(Matching::Loose(rules))
+            .start()
+            .await
+            .unwrap();
     let mut client = Client::connect(&server.live_url()).await;
     client.play(&tool_session[..2]).await;
     client
@@ -191,7 +195,9 @@ async fn rules_from_a_file_ignore_what_they_name() {
     // Ids still matter.
     let mut client = Client::connect(&server.live_url()).await;
     client.play(&tool_session[..2]).await;
-    client.send(&timed_response.replace("call-1", "call-9")).await;
+    client
+        .send(&timed_response.replace("call-1", "call-9"))
+        .await;
     assert_eq!(
         client.next().await,
         Seen::Close(
@@ -241,7 +247,9 @@ async fn a_frame_that_is_not_a_live_frame_closes_1007() {
         server.next_report().await.unwrap().outcome,
         Outcome::InvalidFrame {
             frame: 2,
-            error: reel_protocol::decode_client(b"{not json").unwrap_err().to_string(),
+            error: reel_protocol::decode_client(b"{not json")
+                .unwrap_err()
+                .to_string(),
         }
     );
 }

@@ -72,19 +72,25 @@ async fn every_live_path_is_served_and_credentials_are_never_kept() {
     let cases = [
         // The JS SDK: doubled slash, key in the query.
         (
-            format!("{base}//ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent?key=AIzaSECRET"),
+            format!(
+                "{base}//ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent?key=AIzaSECRET"
+            ),
             vec![],
             "//ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent?key=REDACTED",
         ),
         // The Python SDK: doubled slash, key in a header.
         (
-            format!("{base}//ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"),
+            format!(
+                "{base}//ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+            ),
             vec![("x-goog-api-key", "AIzaSECRET")],
             "//ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
         ),
         // Ephemeral tokens.
         (
-            format!("{base}/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained?access_token=auth_tokens/SECRET"),
+            format!(
+                "{base}/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained?access_token=auth_tokens/SECRET"
+            ),
             vec![],
             "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained?access_token=REDACTED",
         ),

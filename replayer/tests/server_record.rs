@@ -157,7 +157,14 @@ async fn an_upstream_that_never_finishes_the_turn_is_given_up_after_the_drain_ti
 async fn an_upstream_close_reaches_the_client_and_the_recording() {
     let mut entries = tape_of(&session()[..1]);
     entries.pop();
-    entries.push(WireEntry::frame(3, Direction::Out, T0 + 300, HELLO.as_bytes().to_vec(), None, false));
+    entries.push(WireEntry::frame(
+        3,
+        Direction::Out,
+        T0 + 300,
+        HELLO.as_bytes().to_vec(),
+        None,
+        false,
+    ));
     entries.push(WireEntry::close_mark(
         4,
         T0 + 400,
@@ -177,7 +184,10 @@ async fn an_upstream_close_reaches_the_client_and_the_recording() {
     let mut client = Client::connect(&proxy.live_url()).await;
     client.play(&session()[..1]).await;
     client.send(HELLO).await;
-    assert_eq!(client.next().await, Seen::Close(Some(1008), "Quota exceeded".into()));
+    assert_eq!(
+        client.next().await,
+        Seen::Close(Some(1008), "Quota exceeded".into())
+    );
     let (_, recorded_entries, end) = recorded(&mut proxy).await;
     assert_eq!(
         end,
@@ -208,7 +218,10 @@ async fn an_unreachable_upstream_closes_1014_and_records_nothing() {
     client.send(SETUP).await;
     assert_eq!(
         client.next().await,
-        Seen::Close(Some(CLOSE_UPSTREAM), "reel: the upstream could not be reached".into())
+        Seen::Close(
+            Some(CLOSE_UPSTREAM),
+            "reel: the upstream could not be reached".into()
+        )
     );
     let report = proxy.next_report().await.unwrap();
     assert!(
@@ -236,11 +249,15 @@ async fn no_credential_is_recorded_and_the_proxy_presents_its_own() {
     .await
     .unwrap();
     let url = format!("{}?key=AIzaCLIENTSECRET", proxy.live_url());
-    let mut client = Client::connect_with_headers(&url, &[("x-goog-api-key", "AIzaHEADERSECRET")]).await;
+    let mut client =
+        Client::connect_with_headers(&url, &[("x-goog-api-key", "AIzaHEADERSECRET")]).await;
     client.play(&session()).await;
     client.close().await;
     let report = proxy.next_report().await.unwrap();
-    assert_eq!(report.path.as_deref(), Some(&*format!("{LIVE_PATH}?key=REDACTED")));
+    assert_eq!(
+        report.path.as_deref(),
+        Some(&*format!("{LIVE_PATH}?key=REDACTED"))
+    );
     let (path, ..) = match report.outcome {
         Outcome::Recorded { path, .. } => (path, ()),
         other => panic!("{other:?}"),

@@ -6,11 +6,11 @@ mod server_support;
 use std::time::Duration;
 
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
+use reel_replayer::PathDiff;
 use reel_replayer::server::{
     CLOSE_MISMATCH, CLOSE_NO_TAPE, ClosestTape, ConnectionReport, End, Expected, Outcome, Pace,
     TapeLibrary, TapeServer,
 };
-use reel_replayer::PathDiff;
 use serde_json::json;
 use server_support::*;
 
@@ -57,7 +57,14 @@ async fn a_tape_replays_exact_frames_for_each_client_frame() {
 async fn a_recorded_server_close_closes_with_its_code_and_reason() {
     let mut entries = tape_of(&session()[..1]);
     entries.pop();
-    entries.push(WireEntry::frame(3, Direction::Out, T0 + 300, HELLO.as_bytes().to_vec(), None, false));
+    entries.push(WireEntry::frame(
+        3,
+        Direction::Out,
+        T0 + 300,
+        HELLO.as_bytes().to_vec(),
+        None,
+        false,
+    ));
     entries.push(WireEntry::close_mark(
         4,
         T0 + 400,
@@ -72,7 +79,10 @@ async fn a_recorded_server_close_closes_with_its_code_and_reason() {
     let mut client = Client::connect(&server.live_url()).await;
     client.play(&session()[..1]).await;
     client.send(HELLO).await;
-    assert_eq!(client.next().await, Seen::Close(Some(1008), "Quota exceeded".into()));
+    assert_eq!(
+        client.next().await,
+        Seen::Close(Some(1008), "Quota exceeded".into())
+    );
     assert_eq!(
         server.next_report().await.unwrap().outcome,
         Outcome::Replayed {
@@ -135,7 +145,10 @@ async fn a_frame_past_the_end_of_the_tape_closes_4001() {
     client.send(HELLO).await;
     assert_eq!(
         client.next().await,
-        Seen::Close(Some(CLOSE_MISMATCH), "reel: frame 2 is past the end of the tape".into())
+        Seen::Close(
+            Some(CLOSE_MISMATCH),
+            "reel: frame 2 is past the end of the tape".into()
+        )
     );
     let report = server.next_report().await.unwrap();
     assert!(
@@ -153,7 +166,10 @@ async fn no_matching_setup_closes_4004_and_names_the_closest_tape() {
         .await;
     assert_eq!(
         client.next().await,
-        Seen::Close(Some(CLOSE_NO_TAPE), "reel: no tape matches this setup".into())
+        Seen::Close(
+            Some(CLOSE_NO_TAPE),
+            "reel: no tape matches this setup".into()
+        )
     );
     assert_eq!(
         server.next_report().await.unwrap().outcome,
@@ -184,7 +200,14 @@ const WELCOME_BACK: &str =
 /// presents the handle.
 fn reconnect_tape() -> Vec<WireEntry> {
     let frame = |seq, dir, payload: &str, conn| {
-        WireEntry::frame(seq, dir, T0 + seq * 10, payload.as_bytes().to_vec(), conn, false)
+        WireEntry::frame(
+            seq,
+            dir,
+            T0 + seq * 10,
+            payload.as_bytes().to_vec(),
+            conn,
+            false,
+        )
     };
     vec![
         frame(1, Direction::Out, RESUMABLE_SETUP, None),
@@ -230,11 +253,25 @@ async fn a_reconnect_gets_the_connection_that_presented_its_handle() {
         server.next_report().await.unwrap(),
     ];
     assert!(
-        matches!(&reports[0].outcome, Outcome::Replayed { tape_conn: 1, frames: 1, .. }),
+        matches!(
+            &reports[0].outcome,
+            Outcome::Replayed {
+                tape_conn: 1,
+                frames: 1,
+                ..
+            }
+        ),
         "{reports:?}"
     );
     assert!(
-        matches!(&reports[1].outcome, Outcome::Replayed { tape_conn: 2, frames: 2, .. }),
+        matches!(
+            &reports[1].outcome,
+            Outcome::Replayed {
+                tape_conn: 2,
+                frames: 2,
+                ..
+            }
+        ),
         "{reports:?}"
     );
 }
@@ -242,7 +279,8 @@ async fn a_reconnect_gets_the_connection_that_presented_its_handle() {
 #[tokio::test]
 async fn recordings_of_one_setup_are_told_apart_by_the_client_frames() {
     let other_turn = r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Bonjour"}]}],"turnComplete":true}}"#;
-    let salut = r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Salut !"}]},"turnComplete":true}}"#;
+    let salut =
+        r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Salut !"}]},"turnComplete":true}}"#;
     let french = vec![
         Exchange {
             client: SETUP,
@@ -309,14 +347,26 @@ async fn recorded_pace_is_scaled_by_the_speed() {
 async fn binary_frames_replay_as_binary() {
     let entries = vec![
         WireEntry::frame(1, Direction::Out, T0, SETUP.as_bytes().to_vec(), None, true),
-        WireEntry::frame(2, Direction::In, T0 + 1, SETUP_COMPLETE.as_bytes().to_vec(), None, true),
+        WireEntry::frame(
+            2,
+            Direction::In,
+            T0 + 1,
+            SETUP_COMPLETE.as_bytes().to_vec(),
+            None,
+            true,
+        ),
     ];
     let mut server = replay_server(TapeLibrary::new().with_entries("vertex", entries)).await;
     let url = server.vertex_url();
-    assert!(url.ends_with("/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent"));
+    assert!(
+        url.ends_with("/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent")
+    );
     let mut client = Client::connect(&url).await;
     client.send_binary(SETUP.as_bytes()).await;
-    assert_eq!(client.next().await, Seen::Binary(SETUP_COMPLETE.as_bytes().to_vec()));
+    assert_eq!(
+        client.next().await,
+        Seen::Binary(SETUP_COMPLETE.as_bytes().to_vec())
+    );
     client.close().await;
     assert!(matches!(
         server.next_report().await.unwrap().outcome,

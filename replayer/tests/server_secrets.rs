@@ -14,10 +14,11 @@ async fn keys_never_reach_a_log_line() {
     let capture = LogCapture::default();
     let _guard = tracing::subscriber::set_default(capture.clone());
 
-    let mut upstream = TapeServer::replay(TapeLibrary::new().with_entries("t", tape_of(&session())))
-        .start()
-        .await
-        .unwrap();
+    let mut upstream =
+        TapeServer::replay(TapeLibrary::new().with_entries("t", tape_of(&session())))
+            .start()
+            .await
+            .unwrap();
     let dir = fresh_dir("secrets");
     let mut proxy = TapeServer::record(
         Upstream::new(&upstream.base_url())

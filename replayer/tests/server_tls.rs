@@ -22,8 +22,14 @@ async fn a_self_signed_certificate_serves_wss_to_a_client_that_trusts_it() {
     assert_eq!(
         files.trust_hints()[..2],
         [
-            format!("Python (google-genai): export SSL_CERT_FILE={}", files.cert.display()),
-            format!("Node (@google/genai): export NODE_EXTRA_CA_CERTS={}", files.cert.display()),
+            format!(
+                "Python (google-genai): export SSL_CERT_FILE={}",
+                files.cert.display()
+            ),
+            format!(
+                "Node (@google/genai): export NODE_EXTRA_CA_CERTS={}",
+                files.cert.display()
+            ),
         ]
     );
     // The server reads the files the way `reel serve --tls-cert --tls-key` does.

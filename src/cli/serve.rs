@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use reel_replayer::server::{
-    MatchRules, Matching, Mode, Pace, RunningServer, SelfSignedCertificate, TapeLibrary,
-    TapeServer, TlsIdentity, Upstream, default_tls_dir,
+    MatchRules, Matching, Mode, Pace, RunningServer, SelfSignedCertificate, ServeError,
+    TapeLibrary, TapeLoadError, TapeServer, TlsIdentity, Upstream, default_tls_dir,
 };
 
 use super::CliError;
@@ -113,31 +113,7 @@ enum ServeFailure {
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
-    Serve(#[from] reel_replayer::server::ServeError),
-}
-
-impl From<reel_replayer::server::TapeLoadError> for ServeFailure {
-    fn from(error: reel_replayer::server::TapeLoadError) -> Self {
-        ServeFailure::Serve(error.into())
-    }
-}
-
-impl From<reel_replayer::server::TlsError> for ServeFailure {
-    fn from(error: reel_replayer::server::TlsError) -> Self {
-        ServeFailure::Serve(error.into())
-    }
-}
-
-impl From<reel_replayer::server::RulesError> for ServeFailure {
-    fn from(error: reel_replayer::server::RulesError) -> Self {
-        ServeFailure::Serve(error.into())
-    }
-}
-
-impl From<reel_replayer::server::UpstreamError> for ServeFailure {
-    fn from(error: reel_replayer::server::UpstreamError) -> Self {
-        ServeFailure::Serve(error.into())
-    }
+    Serve(#[from] ServeError),
 }
 
 /// Runs the server until Ctrl-C.
@@ -198,7 +174,7 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
             return Err(usage("--rules is for --match loose, not strict"));
         }
         (Some(MatchArg::Strict) | None, None) => Matching::Strict,
-        (_, Some(path)) => Matching::Loose(MatchRules::from_file(path)?),
+        (_, Some(path)) => Matching::Loose(MatchRules::from_file(path).map_err(ServeError::from)?),
         (Some(MatchArg::Loose), None) => Matching::loose(),
     };
     let pace = match args.speed {
@@ -219,21 +195,19 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
 
     let mut tapes = TapeLibrary::new();
     for tape in &args.tapes {
-        tapes.add_file(tape)?;
+        tapes.add_file(tape).map_err(ServeError::from)?;
     }
     if let Some(dir) = &args.tape_dir {
         // In auto mode the directory may start empty: recordings will fill it.
         if mode == Mode::Auto && !dir.exists() {
-            std::fs::create_dir_all(dir).map_err(|source| {
-                reel_replayer::server::ServeError::RecordDir {
-                    path: dir.clone(),
-                    source,
-                }
+            std::fs::create_dir_all(dir).map_err(|source| ServeError::RecordDir {
+                path: dir.clone(),
+                source,
             })?;
         }
-        let found = tapes.add_dir(dir)?;
+        let found = tapes.add_dir(dir).map_err(ServeError::from)?;
         if found == 0 && mode == Mode::Replay && args.tapes.is_empty() {
-            return Err(reel_replayer::server::TapeLoadError::NoTapes { path: dir.clone() }.into());
+            return Err(ServeError::from(TapeLoadError::NoTapes { path: dir.clone() }).into());
         }
     }
     let tape_count = tapes.len();
@@ -247,9 +221,11 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         Mode::Replay => TapeServer::replay(tapes),
         Mode::Record | Mode::Auto => {
             let url = args.upstream.as_deref().unwrap_or_default();
-            let mut upstream = Upstream::from_env(url)?;
+            let mut upstream = Upstream::from_env(url).map_err(ServeError::from)?;
             if let Some(ca) = &args.upstream_ca {
-                upstream = upstream.with_root_certificates_pem(ca)?;
+                upstream = upstream
+                    .with_root_certificates_pem(ca)
+                    .map_err(ServeError::from)?;
             }
             if mode == Mode::Record {
                 TapeServer::record(upstream, &record_dir)
@@ -267,12 +243,12 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
 
     let mut trust_lines = Vec::new();
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
-        config = config.tls(TlsIdentity::from_pem_files(cert, key)?);
+        config = config.tls(TlsIdentity::from_pem_files(cert, key).map_err(ServeError::from)?);
         trust_lines.push(format!("TLS certificate: {}", cert.display()));
     } else if args.tls_self_signed {
-        let generated = SelfSignedCertificate::generate()?;
+        let generated = SelfSignedCertificate::generate().map_err(ServeError::from)?;
         let dir = args.tls_dir.clone().unwrap_or_else(default_tls_dir);
-        let files = generated.write_to(&dir)?;
+        let files = generated.write_to(&dir).map_err(ServeError::from)?;
         config = config.tls(generated.identity().clone());
         trust_lines.push(format!(
             "TLS: self-signed certificate for localhost, 127.0.0.1 and ::1: {}",
@@ -326,8 +302,14 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
     println!(
         "  SDK base URL: {http_base} (google-genai http_options base_url, @google/genai httpOptions.baseUrl)"
     );
-    for line in trust_lines {
-        println!("{line}");
+    if server.is_tls() {
+        for line in trust_lines {
+            println!("{line}");
+        }
+    } else {
+        println!(
+            "  (google-genai uses wss:// whenever it has an API key: for it, add --tls-self-signed)"
+        );
     }
     println!("Ctrl-C to stop.");
     Ok(server)
@@ -335,14 +317,18 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
 
 /// Prints each connection's end on standard error until Ctrl-C, then shuts down.
 async fn serve_until_interrupted(mut server: RunningServer) {
+    // One listener for the whole run: a Ctrl-C that arrives while a report is being printed
+    // is not lost (a fresh `ctrl_c()` per loop would only see later ones).
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
     loop {
         tokio::select! {
             report = server.next_report() => match report {
                 Some(report) => eprintln!("reel serve: {report}"),
                 None => break,
             },
-            interrupted = tokio::signal::ctrl_c() => {
-                if let Err(error) = interrupted {
+            result = &mut interrupted => {
+                if let Err(error) = result {
                     eprintln!("reel serve: cannot listen for Ctrl-C ({error}); stopping");
                 }
                 break;

@@ -7,10 +7,10 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError, ProtocolError};
 use tokio_tungstenite::tungstenite::protocol::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
-use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 /// The byte stream under a client connection: plain TCP or TLS over TCP.
 pub(crate) trait ServerStream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -148,7 +148,10 @@ impl ClientSocket {
                 Err(_) => Message::Binary(payload),
             }
         };
-        self.ws.send(message).await.map_err(|error| gone_message(&error))
+        self.ws
+            .send(message)
+            .await
+            .map_err(|error| gone_message(&error))
     }
 
     /// Closes with `code` and `reason` (cut to [`MAX_CLOSE_REASON_BYTES`]), then waits a

@@ -12,8 +12,8 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use super::client_socket::{ClientEvent, ClientFrame, ClientSocket, ClientWs, ServerStream};
 use super::error::ConnectionError;
-use super::listener::Shared;
 use super::http_head::{FirstLook, Prefixed, answer_plain, first_look};
+use super::listener::Shared;
 use super::live_path::{RequestHead, not_found, not_found_body};
 use super::proxy_session::{ProxyContext, proxy};
 use super::replay_session::{ReplayContext, replay};
@@ -123,7 +123,10 @@ async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>
                 }
                 (Err(error), _) => {
                     socket
-                        .close(CLOSE_INVALID_FRAME, "reel: frame 1 is not a Live client frame")
+                        .close(
+                            CLOSE_INVALID_FRAME,
+                            "reel: frame 1 is not a Live client frame",
+                        )
                         .await;
                     Outcome::InvalidFrame {
                         frame: first.number,
@@ -209,7 +212,9 @@ async fn record(
 ) -> Outcome {
     let (Some(upstream), Some(record_dir)) = (&shared.upstream, &shared.record_dir) else {
         // Unreachable: record and auto servers are built with both.
-        socket.close(CLOSE_UPSTREAM, "reel: this server cannot record").await;
+        socket
+            .close(CLOSE_UPSTREAM, "reel: this server cannot record")
+            .await;
         return Outcome::NoSetup {
             end: End::ServerClosed {
                 code: Some(CLOSE_UPSTREAM),

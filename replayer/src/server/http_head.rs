@@ -177,11 +177,16 @@ mod tests {
             }
         );
         assert_eq!(
-            inspect(b"GET /x HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUPGRADE: WebSocket\r\n\r\n"),
+            inspect(
+                b"GET /x HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUPGRADE: WebSocket\r\n\r\n"
+            ),
             FirstLook::Upgrade
         );
         assert_eq!(inspect(b"\x16\x03\x01garbage"), FirstLook::Upgrade);
-        assert_eq!(inspect(b"GET /x HTTP/1.1\r\nHost: h\r\n"), FirstLook::Upgrade);
+        assert_eq!(
+            inspect(b"GET /x HTTP/1.1\r\nHost: h\r\n"),
+            FirstLook::Upgrade
+        );
     }
 
     #[tokio::test]

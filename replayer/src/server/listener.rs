@@ -72,7 +72,11 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
             source,
         })?;
     }
-    let tls = config.tls.as_ref().map(|identity| identity.acceptor()).transpose()?;
+    let tls = config
+        .tls
+        .as_ref()
+        .map(|identity| identity.acceptor())
+        .transpose()?;
     let addr = format!("{}:{}", bracketed(&config.host), config.port);
     let listener = TcpListener::bind(&addr)
         .await

@@ -118,7 +118,10 @@ pub struct PresentedCredentials {
 impl PresentedCredentials {
     /// Whether any credential was presented.
     pub fn any(&self) -> bool {
-        self.key_query || self.access_token_query || self.api_key_header || self.authorization_header
+        self.key_query
+            || self.access_token_query
+            || self.api_key_header
+            || self.authorization_header
     }
 }
 
@@ -229,7 +232,10 @@ mod tests {
             assert_eq!(parsed.api, api, "{path}");
             assert_eq!(parsed.version, version, "{path}");
             assert_eq!(parsed.constrained, constrained, "{path}");
-            assert_eq!(parsed.normalized, format!("/{}", path.trim_start_matches('/')));
+            assert_eq!(
+                parsed.normalized,
+                format!("/{}", path.trim_start_matches('/'))
+            );
         }
     }
 
@@ -273,11 +279,17 @@ mod tests {
         assert!(!format!("{head:?}").contains("SECRET"));
         assert!(!format!("{head:?}").contains("OTHER"));
         let body = not_found(&RequestHead::of(
-            &Request::builder().uri("/nope?key=AIzaSECRET").body(()).unwrap(),
+            &Request::builder()
+                .uri("/nope?key=AIzaSECRET")
+                .body(())
+                .unwrap(),
         ));
         assert_eq!(body.status(), StatusCode::NOT_FOUND);
         let text = body.body().clone().unwrap();
-        assert!(text.starts_with("reel serve: no Live endpoint at /nope\n"), "{text}");
+        assert!(
+            text.starts_with("reel serve: no Live endpoint at /nope\n"),
+            "{text}"
+        );
         assert!(!text.contains("SECRET"));
     }
 }

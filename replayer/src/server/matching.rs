@@ -95,13 +95,17 @@ mod tests {
     #[test]
     fn casing_order_whitespace_and_base64_alphabet_do_not_matter() {
         let matcher = FrameMatcher::new(&Matching::Strict).unwrap();
-        let camel = br#"{"realtimeInput":{"audio":{"mimeType":"audio/pcm;rate=16000","data":"+/8="}}}"#;
+        let camel =
+            br#"{"realtimeInput":{"audio":{"mimeType":"audio/pcm;rate=16000","data":"+/8="}}}"#;
         let snake = br#"{"realtime_input": {"audio": {"data": "-_8=", "mime_type": "audio/pcm;rate=16000"}}}"#;
         assert_eq!(
             matcher.prepare(camel).unwrap(),
             matcher.prepare(snake).unwrap()
         );
-        assert_eq!(matcher.prepare_recorded(camel), matcher.prepare(snake).unwrap());
+        assert_eq!(
+            matcher.prepare_recorded(camel),
+            matcher.prepare(snake).unwrap()
+        );
     }
 
     #[test]
@@ -113,8 +117,12 @@ mod tests {
         assert_eq!(a, matcher.prepare(b).unwrap());
         let strict = FrameMatcher::new(&Matching::Strict).unwrap();
         let diffs = FrameMatcher::diff(
-            &strict.prepare(br#"{"realtimeInput":{"audio":{"data":"AAAA"}}}"#).unwrap(),
-            &strict.prepare(br#"{"realtimeInput":{"audio":{"data":"AQID"}}}"#).unwrap(),
+            &strict
+                .prepare(br#"{"realtimeInput":{"audio":{"data":"AAAA"}}}"#)
+                .unwrap(),
+            &strict
+                .prepare(br#"{"realtimeInput":{"audio":{"data":"AQID"}}}"#)
+                .unwrap(),
         );
         assert_eq!(
             diffs,

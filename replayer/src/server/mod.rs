@@ -80,9 +80,7 @@ pub use replay_session::Pace;
 pub use report::{ConnectionReport, End, Expected, Mismatch, Outcome};
 pub use rules::{IGNORED, Ignore, IgnoreRule, MatchRules};
 pub use tape_index::{ClosestTape, LoadedTape, TAPE_SUFFIX, TapeLibrary};
-pub use tls::{
-    SELF_SIGNED_NAMES, SelfSignedCertificate, TlsFiles, TlsIdentity, default_tls_dir,
-};
+pub use tls::{SELF_SIGNED_NAMES, SelfSignedCertificate, TlsFiles, TlsIdentity, default_tls_dir};
 pub use upstream::{UPSTREAM_CONNECT_TIMEOUT, Upstream};
 
 /// Close code: a client frame does not match the tape.

@@ -17,9 +17,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use reel_recorder::wire_log::Direction;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::protocol::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
-use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::{Error as WsError, Utf8Bytes};
 use tokio_util::sync::CancellationToken;
 
@@ -94,7 +94,10 @@ pub(crate) async fn proxy(
 
     recording.frame(Direction::Out, &first.payload, first.binary);
     tracker.client_sent(&first.payload);
-    let mut upstream_ok = upstream.send(message(first.payload, first.binary)).await.is_ok();
+    let mut upstream_ok = upstream
+        .send(message(first.payload, first.binary))
+        .await
+        .is_ok();
 
     let left = loop {
         tokio::select! {

@@ -139,7 +139,9 @@ pub(crate) async fn replay(
             .collect();
         if survivors.is_empty() {
             let mismatch = closest_mismatch(&candidates, step, frame.number, actual);
-            socket.close(CLOSE_MISMATCH, &mismatch_reason(&mismatch)).await;
+            socket
+                .close(CLOSE_MISMATCH, &mismatch_reason(&mismatch))
+                .await;
             return Outcome::Diverged(mismatch);
         }
         candidates = survivors;

@@ -200,16 +200,17 @@ impl fmt::Display for Mismatch {
 
 impl fmt::Display for End {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let code_reason = |f: &mut fmt::Formatter<'_>, code: &Option<u16>, reason: &Option<String>| {
-            match code {
-                Some(code) => write!(f, " {code}")?,
-                None => write!(f, " (no code)")?,
-            }
-            match reason {
-                Some(reason) => write!(f, " {reason:?}"),
-                None => Ok(()),
-            }
-        };
+        let code_reason =
+            |f: &mut fmt::Formatter<'_>, code: &Option<u16>, reason: &Option<String>| {
+                match code {
+                    Some(code) => write!(f, " {code}")?,
+                    None => write!(f, " (no code)")?,
+                }
+                match reason {
+                    Some(reason) => write!(f, " {reason:?}"),
+                    None => Ok(()),
+                }
+            };
         match self {
             End::ClientClosed { code, reason } => {
                 write!(f, "the client closed")?;
@@ -268,10 +269,16 @@ impl fmt::Display for Outcome {
             }
             Outcome::NoSetup { end } => write!(f, "ended before the first frame: {end}"),
             Outcome::InvalidFrame { frame, error } => {
-                write!(f, "client frame {frame} is not a Live client frame: {error}")
+                write!(
+                    f,
+                    "client frame {frame} is not a Live client frame: {error}"
+                )
             }
             Outcome::TooLarge { size, limit } => {
-                write!(f, "a client frame of {size} bytes is over the {limit}-byte limit")
+                write!(
+                    f,
+                    "a client frame of {size} bytes is over the {limit}-byte limit"
+                )
             }
             Outcome::Failed(error) => error.fmt(f),
         }
@@ -316,6 +323,9 @@ mod tests {
             "connection 4: client frame 2 does not match t.wire.jsonl (connection 1, seq 3)\n  \
              clientContent.turns[0].parts[0].text: expected \"Hello\", received \"Bye\""
         );
-        assert_eq!(mismatch.first_path(), Some("clientContent.turns[0].parts[0].text"));
+        assert_eq!(
+            mismatch.first_path(),
+            Some("clientContent.turns[0].parts[0].text")
+        );
     }
 }

@@ -146,13 +146,12 @@ impl MatchRules {
             path: path.to_path_buf(),
             source,
         })?;
-        let rules: MatchRules =
-            serde_json::from_str(&text).map_err(|error| RulesError::Parse {
-                path: path.to_path_buf(),
-                line: error.line(),
-                column: error.column(),
-                message: without_position(&error),
-            })?;
+        let rules: MatchRules = serde_json::from_str(&text).map_err(|error| RulesError::Parse {
+            path: path.to_path_buf(),
+            line: error.line(),
+            column: error.column(),
+            message: without_position(&error),
+        })?;
         rules.compile()?;
         Ok(rules)
     }
@@ -368,7 +367,10 @@ mod tests {
             json!({"realtimeInput": {"audio": {"mimeType": "audio/pcm;rate=16000", "data": IGNORED}}})
         );
         assert_eq!(
-            masked(&rules, json!({"realtimeInput": {"audio": {"mimeType": "audio/pcm"}}})),
+            masked(
+                &rules,
+                json!({"realtimeInput": {"audio": {"mimeType": "audio/pcm"}}})
+            ),
             json!({"realtimeInput": {"audio": {"mimeType": "audio/pcm"}}})
         );
         assert_eq!(
@@ -395,7 +397,10 @@ mod tests {
         .unwrap();
         assert_eq!(
             rules.ignore,
-            vec![IgnoreRule::value("**.fetched_at"), IgnoreRule::field("*.id")]
+            vec![
+                IgnoreRule::value("**.fetched_at"),
+                IgnoreRule::field("*.id")
+            ]
         );
         assert_eq!(
             masked(

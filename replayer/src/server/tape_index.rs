@@ -343,7 +343,10 @@ fn scripts(tape: &LoadedTape, matcher: &FrameMatcher) -> Vec<TapeConn> {
     let name: Arc<str> = Arc::from(tape.name.as_str());
     let mut by_conn: BTreeMap<u32, Vec<&WireEntry>> = BTreeMap::new();
     for entry in &tape.entries {
-        by_conn.entry(entry.conn.unwrap_or(1)).or_default().push(entry);
+        by_conn
+            .entry(entry.conn.unwrap_or(1))
+            .or_default()
+            .push(entry);
     }
     by_conn
         .into_iter()
@@ -429,7 +432,13 @@ mod tests {
                 entry(1, Direction::Out, 100, r#"{"setup":{"model":"m"}}"#, None),
                 entry(2, Direction::In, 130, r#"{"setupComplete":{}}"#, None),
                 WireEntry::close_mark(3, 150, None, mark.clone()),
-                entry(4, Direction::Out, 200, r#"{"setup":{"model":"m","sessionResumption":{"handle":"h"}}}"#, Some(2)),
+                entry(
+                    4,
+                    Direction::Out,
+                    200,
+                    r#"{"setup":{"model":"m","sessionResumption":{"handle":"h"}}}"#,
+                    Some(2),
+                ),
                 entry(5, Direction::In, 260, r#"{"setupComplete":{}}"#, Some(2)),
             ],
         };
@@ -437,7 +446,10 @@ mod tests {
         assert_eq!(scripts.len(), 2);
         assert_eq!(scripts[0].conn, 1);
         assert_eq!(scripts[0].steps.len(), 1);
-        assert_eq!(scripts[0].steps[0].expected, json!({"setup": {"model": "m"}}));
+        assert_eq!(
+            scripts[0].steps[0].expected,
+            json!({"setup": {"model": "m"}})
+        );
         assert_eq!(
             scripts[0].steps[0].replies,
             vec![
@@ -461,11 +473,23 @@ mod tests {
         let library = TapeLibrary::new()
             .with_entries(
                 "a",
-                vec![entry(1, Direction::Out, 1, r#"{"setup":{"model":"a"}}"#, None)],
+                vec![entry(
+                    1,
+                    Direction::Out,
+                    1,
+                    r#"{"setup":{"model":"a"}}"#,
+                    None,
+                )],
             )
             .with_entries(
                 "b",
-                vec![entry(1, Direction::Out, 1, r#"{"setup":{"model":"b","tools":[]}}"#, None)],
+                vec![entry(
+                    1,
+                    Direction::Out,
+                    1,
+                    r#"{"setup":{"model":"b","tools":[]}}"#,
+                    None,
+                )],
             );
         let index = TapeIndex::build(&library, matcher()).unwrap();
         match index.select(&json!({"setup": {"model": "b", "tools": []}})) {
@@ -492,7 +516,13 @@ mod tests {
         }
         index.add(&LoadedTape {
             name: "c".into(),
-            entries: vec![entry(1, Direction::Out, 1, r#"{"setup":{"model":"c"}}"#, None)],
+            entries: vec![entry(
+                1,
+                Direction::Out,
+                1,
+                r#"{"setup":{"model":"c"}}"#,
+                None,
+            )],
         });
         assert_eq!(index.len(), 3);
         assert!(matches!(

@@ -50,13 +50,12 @@ impl TlsIdentity {
     /// Reads the chain from the PEM file `cert` and the key from the PEM file `key`.
     pub fn from_pem_files(cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Result<Self, TlsError> {
         let (cert, key) = (cert.as_ref(), key.as_ref());
-        let read_error = |path: &Path, what, error: rustls::pki_types::pem::Error| {
-            TlsError::ReadPem {
+        let read_error =
+            |path: &Path, what, error: rustls::pki_types::pem::Error| TlsError::ReadPem {
                 path: path.to_path_buf(),
                 what,
                 message: error.to_string(),
-            }
-        };
+            };
         let chain = CertificateDer::pem_file_iter(cert)
             .map_err(|e| read_error(cert, "certificate", e))?
             .collect::<Result<Vec<_>, _>>()
@@ -66,7 +65,8 @@ impl TlsIdentity {
                 path: cert.to_path_buf(),
             });
         }
-        let key = PrivateKeyDer::from_pem_file(key).map_err(|e| read_error(key, "private key", e))?;
+        let key =
+            PrivateKeyDer::from_pem_file(key).map_err(|e| read_error(key, "private key", e))?;
         Ok(TlsIdentity { chain, key })
     }
 
@@ -102,7 +102,8 @@ pub struct SelfSignedCertificate {
 
 impl std::fmt::Debug for SelfSignedCertificate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SelfSignedCertificate").finish_non_exhaustive()
+        f.debug_struct("SelfSignedCertificate")
+            .finish_non_exhaustive()
     }
 }
 

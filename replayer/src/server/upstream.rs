@@ -270,7 +270,13 @@ fn handshake_message(error: tokio_tungstenite::tungstenite::Error) -> String {
             let body = response
                 .body()
                 .as_deref()
-                .map(|b| String::from_utf8_lossy(b).trim().chars().take(200).collect::<String>())
+                .map(|b| {
+                    String::from_utf8_lossy(b)
+                        .trim()
+                        .chars()
+                        .take(200)
+                        .collect::<String>()
+                })
                 .unwrap_or_default();
             let mut message = format!("HTTP {}", status.as_u16());
             if !body.is_empty() {
@@ -312,9 +318,11 @@ mod tests {
 
     #[test]
     fn the_client_path_and_the_environment_key_make_the_url() {
-        let upstream =
-            Upstream::from_vars("wss://generativelanguage.googleapis.com", vars(&[("GEMINI_API_KEY", "AIza/1")]))
-                .unwrap();
+        let upstream = Upstream::from_vars(
+            "wss://generativelanguage.googleapis.com",
+            vars(&[("GEMINI_API_KEY", "AIza/1")]),
+        )
+        .unwrap();
         let path = LivePath::parse(
             "//ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
         )
@@ -325,16 +333,26 @@ mod tests {
         );
         assert!(!format!("{upstream:?}").contains("AIza"));
         let fixed = Upstream::new("ws://127.0.0.1:9/ws/x?alt=1").unwrap();
-        assert_eq!(fixed.target_url(Some(&path)).expose(), "ws://127.0.0.1:9/ws/x?alt=1");
+        assert_eq!(
+            fixed.target_url(Some(&path)).expose(),
+            "ws://127.0.0.1:9/ws/x?alt=1"
+        );
     }
 
     #[test]
     fn only_a_loopback_upstream_goes_without_a_credential() {
         let local = Upstream::from_vars("ws://localhost:9000", vars(&[])).unwrap();
         assert_eq!(local.credential(), &Credential::None);
-        assert!(Upstream::from_vars("ws://[::1]:9000", vars(&[])).unwrap().is_loopback());
+        assert!(
+            Upstream::from_vars("ws://[::1]:9000", vars(&[]))
+                .unwrap()
+                .is_loopback()
+        );
         let error = Upstream::from_vars("wss://example.com", vars(&[])).unwrap_err();
-        assert!(matches!(error, UpstreamError::MissingCredential { .. }), "{error:?}");
+        assert!(
+            matches!(error, UpstreamError::MissingCredential { .. }),
+            "{error:?}"
+        );
         assert!(error.to_string().starts_with("the upstream wss://example.com/ needs a credential: missing required environment variable: GEMINI_API_KEY"), "{error}");
         assert_eq!(
             Upstream::new("http://example.com").unwrap_err(),

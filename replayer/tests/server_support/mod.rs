@@ -23,8 +23,7 @@ pub const LIVE_PATH: &str =
 
 pub const SETUP: &str = r#"{"setup":{"model":"models/gemini-live-2.5-flash","generationConfig":{"responseModalities":["TEXT"]},"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Get weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}]}}"#;
 pub const SETUP_COMPLETE: &str = r#"{"setupComplete":{}}"#;
-pub const HELLO: &str =
-    r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hello"}]}],"turnComplete":true}}"#;
+pub const HELLO: &str = r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hello"}]}],"turnComplete":true}}"#;
 pub const HI: &str = r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Hi "}]}}}"#;
 pub const THERE: &str = r#"{"serverContent":{"modelTurn":{"parts":[{"text":"there!"}]}}}"#;
 pub const TURN_COMPLETE: &str = r#"{"serverContent":{"turnComplete":true}}"#;
@@ -144,9 +143,7 @@ impl Client {
     pub async fn connect_with_headers(url: &str, headers: &[(&'static str, &str)]) -> Client {
         let mut request = url.into_client_request().unwrap();
         for (name, value) in headers {
-            request
-                .headers_mut()
-                .insert(*name, value.parse().unwrap());
+            request.headers_mut().insert(*name, value.parse().unwrap());
         }
         let (ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
         Client { ws }
