@@ -6,8 +6,11 @@
 //! callbacks are awaited in order (that is what blocking means); concurrent ones are spawned.
 //!
 //! The lane is the single writer of state derived from the event stream (the `session:`
-//! keys, `turn:` clearing, the turn count, the active phase) and commits tool writes in call
-//! order, so a replay of the same frames writes the same journal, entry by entry.
+//! keys, `turn:` clearing, the turn count, the active phase, the computed `derived:` values)
+//! and commits tool writes in call order, so a replay of the same frames writes the same
+//! journal, entry by entry. It also runs the reactive rules (watchers, computed values,
+//! temporal patterns) on event time; see [`crate::reactive`] for when, and the turn
+//! pipeline's order.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +27,7 @@ use crate::events::{Lane, LiveEvent, lock};
 use crate::lane_feed::{EventBatch, LaneMessage, LaneProgress};
 use crate::peers::Peers;
 use crate::phases::PhaseMachine;
+use crate::reactive::{Reactive, ReactiveData, Scope};
 use crate::state::State;
 use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryShared;
@@ -64,16 +68,19 @@ pub struct ControlData {
     signals: SessionSignals,
     active_phase: Option<String>,
     turn_count: u64,
+    reactive: ReactiveData,
 }
 
 impl ControlData {
-    /// Fresh data for a session expected to last `budget` (for `session:remaining_budget_ms`).
-    pub fn new(budget: Duration) -> Self {
+    /// Fresh data for a session expected to last `budget` (for `session:remaining_budget_ms`),
+    /// whose watchers see the changes made to `state` from now on.
+    pub fn new(budget: Duration, state: &State) -> Self {
         ControlData {
             batches: ToolBatches::default(),
             signals: SessionSignals::new(u64::try_from(budget.as_millis()).unwrap_or(u64::MAX)),
             active_phase: None,
             turn_count: 0,
+            reactive: ReactiveData::new(state),
         }
     }
 }
@@ -96,6 +103,8 @@ pub struct ControlLaneArgs {
     pub dispatcher: Option<Arc<ToolDispatcher>>,
     /// The conversation phases, if any.
     pub phases: Option<Arc<PhaseMachine>>,
+    /// Watchers, computed values and temporal patterns.
+    pub reactive: Arc<Reactive>,
     /// The session state.
     pub state: State,
     /// Sends to the transport.
@@ -176,6 +185,9 @@ impl Actor for ControlLane {
                     }
                     args.progress.end(seq);
                 }
+                args.reactive
+                    .after_batch(&mut data.reactive, &args.scope(batch.ts_ms))
+                    .await;
             }
             ControlMsg::ToolsDone => loop {
                 let next = lock(&args.outcomes).pop_front();
@@ -231,7 +243,7 @@ impl ControlLaneArgs {
             }
             SessionEvent::TurnComplete { .. } => {
                 force_flush = true;
-                self.turn_complete(data).await;
+                self.turn_complete(data, ts_ms).await;
             }
             SessionEvent::GenerationComplete => {
                 if let Some(on_generation_complete) = &callbacks.on_generation_complete {
@@ -266,6 +278,26 @@ impl ControlLaneArgs {
             _ => {}
         }
         self.flush_signals(data, ts_ms, force_flush).await;
+        self.reactive
+            .after_event(&mut data.reactive, event, &self.scope(ts_ms))
+            .await;
+    }
+
+    /// What the reactive rules run with, at event time `now_ms`.
+    fn scope(&self, now_ms: u64) -> Scope<'_> {
+        Scope {
+            state: &self.state,
+            writer: &self.writer,
+            now_ms,
+        }
+    }
+
+    /// Tool writes were committed: the watchers and sustained patterns look at them.
+    async fn after_commit(&self, data: &mut ControlData) {
+        let now_ms = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
+        self.reactive
+            .after_commit(&mut data.reactive, &self.scope(now_ms))
+            .await;
     }
 
     async fn flush_signals(&self, data: &mut ControlData, ts_ms: u64, force: bool) {
@@ -299,13 +331,19 @@ impl ControlLaneArgs {
         }
     }
 
-    /// The turn pipeline: clear `turn:` keys, evaluate phase transitions, run
-    /// `on_turn_complete`, count the turn.
-    async fn turn_complete(&self, data: &mut ControlData) {
+    /// The turn pipeline (at event time `ts_ms`): clear `turn:` keys, recompute the
+    /// computed values, evaluate phase transitions, run the watchers and the temporal
+    /// patterns, run `on_turn_complete`, count the turn. See [`crate::reactive`] for why
+    /// in this order.
+    async fn turn_complete(&self, data: &mut ControlData, ts_ms: u64) {
         if let Err(error) = self.state.clear_prefix("turn:").await {
             tracing::warn!(%error, "could not clear the turn: keys");
         }
+        self.reactive.recompute(&self.state).await;
         self.evaluate_phases(data).await;
+        self.reactive
+            .at_turn_complete(&mut data.reactive, &self.scope(ts_ms))
+            .await;
         if let Some(on_turn_complete) = &self.callbacks.on_turn_complete {
             on_turn_complete.run(()).await;
         }
@@ -475,13 +513,15 @@ impl ControlLaneArgs {
                 );
             }
             data.batches.remove_if_settled(batch);
+            self.after_commit(data).await;
         } else {
             self.answer_ready(data).await;
         }
     }
 
     /// Answers every batch whose standard calls are all finished or cancelled: commits their
-    /// writes and sends their responses in call order, as one frame per batch.
+    /// writes and sends their responses in call order, as one frame per batch; then, if it
+    /// answered any, lets the reactive rules see the commits.
     async fn answer_ready(&self, data: &mut ControlData) {
         let ready: Vec<u64> = data
             .batches
@@ -492,6 +532,7 @@ impl ControlLaneArgs {
                     .is_some_and(ToolBatch::standard_calls_ready)
             })
             .collect();
+        let mut answered = false;
         for id in ready {
             let mut responses = Vec::new();
             if let Some(batch) = data.batches.get_mut(id) {
@@ -501,10 +542,14 @@ impl ControlLaneArgs {
                     }
                 }
             }
+            answered |= !responses.is_empty();
             if !responses.is_empty() && self.writer.send_tool_response(responses).is_err() {
                 tracing::warn!("the session ended before the tool responses could be sent");
             }
             data.batches.remove_if_settled(id);
+        }
+        if answered {
+            self.after_commit(data).await;
         }
     }
 

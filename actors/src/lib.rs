@@ -7,7 +7,8 @@
 //! ├── Transport                bytes in/out: WebSocket | test script | (replay) tape
 //! ├── Router                   decodes inbound frames into events, routes them to the lanes
 //! ├── FastLane                 audio, text deltas, transcripts, VAD: sync callbacks
-//! ├── ControlLane              tool calls, turn complete, phases, async callbacks
+//! ├── ControlLane              tool calls, turn complete, phases, async callbacks,
+//! │                            watchers, computed values, temporal patterns
 //! ├── Telemetry                counters, latencies, token usage
 //! ├── StateStore               persistent map, prefix scopes, mutation journal + sink
 //! └── Recorder                 wire log writer: buffered, flushed every second and on stop
@@ -29,6 +30,7 @@ pub mod lane_feed;
 pub mod peers;
 pub mod phases;
 pub mod playback;
+pub mod reactive;
 pub mod recorder;
 pub mod router;
 pub mod session;
@@ -43,5 +45,6 @@ pub mod writer;
 
 pub use events::{EventEnvelope, EventStream, Lane, LiveEvent};
 pub use handle::LiveHandle;
+pub use reactive::{ReactiveConfig, ReactiveError, Watcher};
 pub use session::{LiveSessionBuilder, SessionStartError};
 pub use supervisor::{RestartPolicy, SessionEnd};

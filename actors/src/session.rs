@@ -34,6 +34,7 @@ use crate::lane_feed::LaneProgress;
 use crate::peers::Peers;
 use crate::phases::{PhaseError, PhaseMachine};
 use crate::playback::PlaybackQueue;
+use crate::reactive::{ReactiveConfig, ReactiveError};
 use crate::recorder::{RecordQueue, RecorderArgs};
 use crate::router::RouterArgs;
 use crate::state::State;
@@ -56,6 +57,9 @@ pub enum SessionStartError {
     /// The phases do not form a valid machine.
     #[error("invalid phases: {0}")]
     Phases(#[from] PhaseError),
+    /// The watchers, computed values or temporal patterns were refused.
+    #[error("invalid reactive rules: {0}")]
+    Reactive(#[from] ReactiveError),
     /// A tool is declared both in the config and in the dispatcher.
     #[error(
         "tool `{name}` is declared twice: once in the session config and once in the dispatcher; keep one"
@@ -88,6 +92,7 @@ pub struct LiveSessionBuilder {
     control: ControlCallbacks,
     telemetry: TelemetryCallbacks,
     phases: Option<PhaseMachine>,
+    reactive: ReactiveConfig,
     state: State,
     clock: Option<SharedClock>,
     recorder: Option<Arc<dyn WireRecorder>>,
@@ -111,6 +116,7 @@ impl LiveSessionBuilder {
             control: ControlCallbacks::default(),
             telemetry: TelemetryCallbacks::default(),
             phases: None,
+            reactive: ReactiveConfig::default(),
             state: State::new(),
             clock: None,
             recorder: None,
@@ -150,6 +156,38 @@ impl LiveSessionBuilder {
     /// Conversation phases; the initial phase's instruction becomes the system instruction.
     pub fn phases(mut self, phases: PhaseMachine) -> Self {
         self.phases = Some(phases);
+        self
+    }
+
+    /// Watchers, computed values and temporal patterns, run by the control lane on event
+    /// time (see [`crate::reactive`]). Replaces any given before. Checked when the session
+    /// starts: a cycle among computed values fails [`spawn`](Self::spawn) with
+    /// [`SessionStartError::Reactive`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use reel_actors::LiveSessionBuilder;
+    /// use reel_actors::reactive::ReactiveConfig;
+    /// use reel_protocol::{ApiEndpoint, SessionConfig};
+    ///
+    /// let cyclic = ReactiveConfig::new()
+    ///     .computed("a", &["derived:b"], |_| None)
+    ///     .computed("b", &["derived:a"], |_| None);
+    /// let refused = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
+    ///     .reactive(cyclic)
+    ///     .spawn()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     refused.to_string(),
+    ///     "invalid reactive rules: computed values depend on each other in a cycle: \
+    ///      a -> b -> a (each depends on the next)"
+    /// );
+    /// # }
+    /// ```
+    pub fn reactive(mut self, reactive: ReactiveConfig) -> Self {
+        self.reactive = reactive;
         self
     }
 
@@ -257,6 +295,7 @@ impl LiveSessionBuilder {
     /// background.
     pub async fn spawn(self) -> Result<LiveHandle, SessionStartError> {
         let config = self.resolved_config()?;
+        let reactive = Arc::new(self.reactive.build()?);
         let frame_clock: SharedClock = self
             .clock
             .clone()
@@ -330,10 +369,14 @@ impl LiveSessionBuilder {
             }),
             control: ControlLaneArgs {
                 outcomes: Arc::default(),
-                data: Arc::new(tokio::sync::Mutex::new(ControlData::new(self.budget))),
+                data: Arc::new(tokio::sync::Mutex::new(ControlData::new(
+                    self.budget,
+                    &self.state,
+                ))),
                 callbacks: Arc::new(self.control),
                 dispatcher: self.dispatcher.map(Arc::new),
                 phases: self.phases.map(Arc::new),
+                reactive,
                 state: self.state.clone(),
                 writer: writer.clone(),
                 telemetry: Arc::clone(&telemetry),

@@ -1,0 +1,103 @@
+//! Reactive state: watchers, computed values and temporal patterns, run by the control lane
+//! on event time, so that a replay of the same frames fires the same rules at the same
+//! points and writes the same journal.
+//!
+//! - [`Watcher`]s ([`WatcherRegistry`]) run an action when a key changes in a way their
+//!   [`Predicate`] accepts (`crossed_above`, `crossed_below`, `became_true`,
+//!   `became_false`, `changed`, `changed_to`).
+//! - Computed values ([`ComputedRegistry`]) write `derived:{name}` from the state, in
+//!   dependency order; a cycle is refused with a [`ReactiveError::Cycle`] naming it.
+//! - Temporal patterns ([`TemporalRegistry`]) fire when a condition lasts
+//!   (`when_sustained`), events repeat (`when_rate`) or a condition persists over turns
+//!   (`when_turns`).
+//!
+//! Give them to a session with
+//! [`LiveSessionBuilder::reactive`](crate::LiveSessionBuilder::reactive).
+//!
+//! # When they run
+//!
+//! A **mutation cycle** ends at two points, and the watchers are evaluated at both: when
+//! the control lane has committed tool writes (a `toolResponse` was answered), and at turn
+//! complete. An evaluation reads the journal since the last one
+//! ([`State::mutations_since`](crate::state::State::mutations_since) from a cursor the
+//! lane keeps across restarts), so it sees *every* change since then — the tools', the
+//! `session:` keys', the `turn:` clearing, the phase, the computed values, the turn count
+//! of the previous turn, and what earlier actions wrote. A key changed several times in one
+//! cycle counts once, from the value before its first change to the value after its last
+//! (one changed and changed back has not changed). Matching watchers fire in registration
+//! order. What an action writes is seen by the *next* evaluation, so watchers cannot loop
+//! the lane.
+//!
+//! The turn-complete pipeline, in order:
+//!
+//! 1. clear the `turn:` keys;
+//! 2. recompute **every computed value**, in dependency order (each written, if it
+//!    changed, before the next is computed);
+//! 3. evaluate the phase transitions (guards see this turn's computed values);
+//! 4. **watchers**, over everything since the last evaluation (steps 1–3 included: a
+//!    watcher of `session:active_phase` sees this turn's transition);
+//! 5. **temporal patterns**, in registration order: sustained conditions checked at the
+//!    turn's time, turn streaks counted;
+//! 6. `on_turn_complete`;
+//! 7. `session:turn_count` + 1 (last, so guards and rules see the current turn's number;
+//!    watchers see the increment at the next evaluation).
+//!
+//! This is the order of the seed's own pipeline (computed, transitions, watchers, temporal,
+//! `on_turn_complete`, turn count); the seed's prose ("extractors → computed → watchers →
+//! temporal → transitions") disagrees with it, and the pipeline wins: transitions are
+//! decisions on the turn's state, and reactions see their outcome.
+//!
+//! Temporal patterns are also checked outside turn complete: each event the control lane
+//! handles is counted by the rate patterns (at its frame's time), and the sustained
+//! conditions are checked after every event batch (at the batch's time) and after tool
+//! commits (at the time of the event being handled).
+//!
+//! # Actions and replay
+//!
+//! Blocking watcher actions and temporal actions are awaited by the control lane, so what
+//! they write has a fixed place in the journal and a replay reproduces it. A concurrent
+//! (spawned) watcher action's writes land wherever its task gets to them — like a
+//! background tool's, their position is timing-dependent.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use reel_actors::LiveSessionBuilder;
+//! use reel_actors::reactive::{ReactiveConfig, Watcher};
+//! use reel_protocol::{ApiEndpoint, SessionConfig};
+//! use serde_json::json;
+//!
+//! let reactive = ReactiveConfig::new()
+//!     .computed("basket_total", &["app:basket"], |s| {
+//!         let basket = s.get::<Vec<f64>>("app:basket")?;
+//!         Some(json!(basket.iter().sum::<f64>()))
+//!     })
+//!     .watch(Watcher::on("derived:basket_total").crossed_above(100.0).then(
+//!         |_old, new, _state| async move { println!("big basket: {new}") },
+//!     ));
+//! let handle = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::from_env()?)
+//!     .reactive(reactive)
+//!     .connect()
+//!     .await?;
+//! # let _ = handle;
+//! # Ok(())
+//! # }
+//! ```
+
+mod changes;
+mod computed;
+mod config;
+mod error;
+mod order;
+mod predicate;
+mod runtime;
+mod temporal;
+mod watcher;
+
+pub use computed::{ComputeFn, ComputedRegistry};
+pub use config::{Reactive, ReactiveConfig};
+pub use error::ReactiveError;
+pub use predicate::Predicate;
+pub use temporal::{EventCondition, StateCondition, TemporalAction, TemporalRegistry};
+pub use watcher::{WatchAction, WatchBuilder, Watcher, WatcherRegistry};
+
+pub(crate) use runtime::{ReactiveData, Scope};
