@@ -8,12 +8,22 @@ use serde_json::json;
 async fn the_demo_session_records_and_replays_clean() {
     let dir = std::env::temp_dir().join(format!("reel-demo-run-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let recording = record_against_bundled_tape(&dir, "weather-test", None).await.unwrap();
+    let recording = record_against_bundled_tape(&dir, "weather-test", None)
+        .await
+        .unwrap();
     assert!(recording.wire.ends_with("weather-test.wire.jsonl"));
 
     let outcome = replay_recording(&recording).await.unwrap();
-    assert!(outcome.replay.divergences.is_empty(), "{:?}", outcome.replay.divergences);
-    assert!(outcome.journal_diff.is_clean(), "{:?}", outcome.journal_diff);
+    assert!(
+        outcome.replay.divergences.is_empty(),
+        "{:?}",
+        outcome.replay.divergences
+    );
+    assert!(
+        outcome.journal_diff.is_clean(),
+        "{:?}",
+        outcome.journal_diff
+    );
     assert!(outcome.journal_identical);
     assert!(outcome.is_clean());
     let (recorded, replayed) = outcome.journal_entries;
@@ -35,7 +45,13 @@ async fn the_demo_session_records_and_replays_clean() {
             "You're welcome. Have a lovely day!"
         ]
     );
-    assert_eq!(outcome.replay.state.get_raw("app:last_city"), Some(&json!("London")));
-    assert_eq!(outcome.replay.state.get_raw("session:active_phase"), Some(&json!("farewell")));
+    assert_eq!(
+        outcome.replay.state.get_raw("app:last_city"),
+        Some(&json!("London"))
+    );
+    assert_eq!(
+        outcome.replay.state.get_raw("session:active_phase"),
+        Some(&json!("farewell"))
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

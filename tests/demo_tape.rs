@@ -18,11 +18,12 @@ const START_MS: u64 = 1_748_768_400_000;
 async fn the_bundled_tape_is_what_reel_records_today() {
     let mut server = ScriptedServer::bind().await;
     let recorder = Arc::new(MemoryWireRecorder::new());
-    let builder = LiveSessionBuilder::new(weather::config(), server.endpoint().without_credential())
-        .clock(Arc::new(TokioClock::anchored_at(START_MS)))
-        .dispatcher(weather::tools().unwrap())
-        .phases(weather::phases().unwrap())
-        .record_wire(recorder.clone() as Arc<dyn WireRecorder>);
+    let builder =
+        LiveSessionBuilder::new(weather::config(), server.endpoint().without_credential())
+            .clock(Arc::new(TokioClock::anchored_at(START_MS)))
+            .dispatcher(weather::tools().unwrap())
+            .phases(weather::phases().unwrap())
+            .record_wire(recorder.clone() as Arc<dyn WireRecorder>);
     let mut events = builder.subscribe();
     let handle = builder.spawn().await.unwrap();
     let mut conn = server.accept().await;
@@ -44,7 +45,10 @@ async fn the_bundled_tape_is_what_reel_records_today() {
         .iter()
         .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
         .collect();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tapes/weather.wire.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/tapes/weather.wire.jsonl"
+    );
     if std::env::var_os("REEL_BLESS").is_some() {
         std::fs::write(path, &tape).unwrap();
         return;

@@ -52,7 +52,10 @@ fn python() -> &'static Path {
         let marker = venv.join(format!("{PYTHON_SDK}.installed"));
         if !marker.exists() {
             std::fs::create_dir_all(interop_dir()).unwrap();
-            run(Command::new("python3").args(["-m", "venv"]).arg(&venv), "python3 -m venv");
+            run(
+                Command::new("python3").args(["-m", "venv"]).arg(&venv),
+                "python3 -m venv",
+            );
             run(
                 Command::new(&python).args([
                     "-m",
@@ -147,8 +150,9 @@ fn received(stdout: &str, sdk: &str) -> Vec<reel_protocol::ServerMessage> {
         .lines()
         .filter_map(|line| line.strip_prefix(&prefix))
         .map(|json| {
-            decode_server(json.as_bytes())
-                .unwrap_or_else(|e| panic!("the SDK printed a message reel cannot read ({e}): {json}"))
+            decode_server(json.as_bytes()).unwrap_or_else(|e| {
+                panic!("the SDK printed a message reel cannot read ({e}): {json}")
+            })
         })
         .collect()
 }
@@ -232,7 +236,10 @@ async fn a_js_session_recorded_through_reel_serve_matches_its_tape_and_replays_c
     // …and the recording proxy sits between the SDK and it.
     let out_dir = tempdir("recordings");
     let upstream = Upstream::new(&api.live_url()).unwrap();
-    let mut proxy = TapeServer::record(upstream, &out_dir).start().await.unwrap();
+    let mut proxy = TapeServer::record(upstream, &out_dir)
+        .start()
+        .await
+        .unwrap();
     let port = proxy.local_addr().port().to_string();
     let output = tokio::task::spawn_blocking(move || {
         Command::new("node")
@@ -245,7 +252,10 @@ async fn a_js_session_recorded_through_reel_serve_matches_its_tape_and_replays_c
     .await
     .unwrap();
     let text = output_text(&output);
-    assert!(output.status.success(), "the JS client failed through the proxy:\n{text}");
+    assert!(
+        output.status.success(),
+        "the JS client failed through the proxy:\n{text}"
+    );
     proxy.shutdown().await;
     api.shutdown().await;
 
@@ -265,7 +275,12 @@ async fn a_js_session_recorded_through_reel_serve_matches_its_tape_and_replays_c
                 .map(|e| (e.dir, serde_json::from_slice(&e.payload).unwrap()))
                 .collect()
         };
-        assert_eq!(frames(&recorded), frames(tape), "{name} vs {}", recording.display());
+        assert_eq!(
+            frames(&recorded),
+            frames(tape),
+            "{name} vs {}",
+            recording.display()
+        );
         let replay = Command::new(env!("CARGO_BIN_EXE_reel"))
             .arg("replay")
             .arg(recording)

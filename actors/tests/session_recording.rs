@@ -28,8 +28,12 @@ async fn a_session_records_every_frame_both_ways_and_where_it_ended() {
     let mut server = ScriptedServer::bind().await;
     let recorder = Arc::new(MemoryWireRecorder::new());
     let sink = recorder.clone() as Arc<dyn WireRecorder>;
-    let (handle, mut conn, _, mut events) =
-        start(&mut server, |b| b.record_wire(sink), SessionConfig::default().text_only()).await;
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.record_wire(sink),
+        SessionConfig::default().text_only(),
+    )
+    .await;
     handle.send_text("Hi").unwrap();
     conn.recv_json().await;
     conn.send_json(&json!({"serverContent": {"modelTurn": {"parts": [{"text": "Hello!"}]}, "turnComplete": true}}))
@@ -40,15 +44,32 @@ async fn a_session_records_every_frame_both_ways_and_where_it_ended() {
 
     let setup = r#"{"setup":{"model":"models/gemini-live-2.5-flash-native-audio","generationConfig":{"responseModalities":["TEXT"]}}}"#;
     let text = r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hi"}]}],"turnComplete":true}}"#;
-    let answer = r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Hello!"}]},"turnComplete":true}}"#;
+    let answer =
+        r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Hello!"}]},"turnComplete":true}}"#;
     // `settle` waits 500 ms of virtual time after each quiet moment.
     assert_eq!(
         lines(&recorder.entries()),
         [
-            format!(r#"{{"seq":1,"dir":"out","ts_ms":{},"payload_b64":"{}"}}"#, support::T0, b64(setup)),
-            format!(r#"{{"seq":2,"dir":"in","ts_ms":{},"payload_b64":"{}"}}"#, support::T0, b64(r#"{"setupComplete":{}}"#)),
-            format!(r#"{{"seq":3,"dir":"out","ts_ms":{},"payload_b64":"{}","source":"app"}}"#, support::T0, b64(text)),
-            format!(r#"{{"seq":4,"dir":"in","ts_ms":{},"payload_b64":"{}"}}"#, support::T0, b64(answer)),
+            format!(
+                r#"{{"seq":1,"dir":"out","ts_ms":{},"payload_b64":"{}"}}"#,
+                support::T0,
+                b64(setup)
+            ),
+            format!(
+                r#"{{"seq":2,"dir":"in","ts_ms":{},"payload_b64":"{}"}}"#,
+                support::T0,
+                b64(r#"{"setupComplete":{}}"#)
+            ),
+            format!(
+                r#"{{"seq":3,"dir":"out","ts_ms":{},"payload_b64":"{}","source":"app"}}"#,
+                support::T0,
+                b64(text)
+            ),
+            format!(
+                r#"{{"seq":4,"dir":"in","ts_ms":{},"payload_b64":"{}"}}"#,
+                support::T0,
+                b64(answer)
+            ),
             format!(
                 r#"{{"seq":5,"dir":"in","ts_ms":{},"payload_b64":"","close":{{"code":1000,"reason":"client disconnect","client":true}}}}"#,
                 support::T0 + 500
@@ -62,8 +83,12 @@ async fn no_credential_reaches_the_recording() {
     let mut server = ScriptedServer::bind().await;
     let recorder = Arc::new(MemoryWireRecorder::new());
     let sink = recorder.clone() as Arc<dyn WireRecorder>;
-    let (handle, mut conn, _, mut events) =
-        start(&mut server, |b| b.record_wire(sink), SessionConfig::default()).await;
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.record_wire(sink),
+        SessionConfig::default(),
+    )
+    .await;
     // The key went to the server (in the URL)…
     assert_eq!(conn.query_param("key"), Some(SCRIPTED_API_KEY));
     handle.send_text("Hi").unwrap();
@@ -104,20 +129,33 @@ async fn a_recorder_restart_loses_no_entry() {
         failed: AtomicBool::new(false),
     });
     let sink = recorder.clone() as Arc<dyn WireRecorder>;
-    let (handle, mut conn, _, mut events) =
-        start(&mut server, |b| b.record_wire(sink), SessionConfig::default()).await;
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.record_wire(sink),
+        SessionConfig::default(),
+    )
+    .await;
     for i in 0..5 {
-        conn.send_json(&json!({"serverContent": {"modelTurn": {"parts": [{"text": format!("t{i}")}]}}}))
-            .await;
+        conn.send_json(
+            &json!({"serverContent": {"modelTurn": {"parts": [{"text": format!("t{i}")}]}}}),
+        )
+        .await;
     }
     let seen = settle(&mut events).await;
     let (_, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(recorder.failed.load(Ordering::SeqCst));
-    assert!(
-        seen.iter()
-            .any(|e| matches!(e.event, reel_actors::LiveEvent::Restarted { actor: "recorder", .. }))
-    );
+    assert!(seen.iter().any(|e| matches!(
+        e.event,
+        reel_actors::LiveEvent::Restarted {
+            actor: "recorder",
+            ..
+        }
+    )));
     let seqs: Vec<u64> = recorder.inner.entries().iter().map(|e| e.seq).collect();
-    assert_eq!(seqs, (1..=8).collect::<Vec<u64>>(), "every entry once, in order");
+    assert_eq!(
+        seqs,
+        (1..=8).collect::<Vec<u64>>(),
+        "every entry once, in order"
+    );
     assert_eq!(handle.telemetry().restarts, 1);
 }

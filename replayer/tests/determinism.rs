@@ -49,7 +49,11 @@ fn phases() -> PhaseMachine {
         .phase(
             Phase::new("weather")
                 .instruction("Talk about the weather.")
-                .transition_with("goodbye", |s| s.contains("app:last_city"), "a city is known"),
+                .transition_with(
+                    "goodbye",
+                    |s| s.contains("app:last_city"),
+                    "a city is known",
+                ),
         )
         .phase(Phase::new("goodbye").instruction("Say goodbye.").terminal())
         .build()
@@ -106,8 +110,10 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
         conn.recv_json().await;
         tokio::time::advance(Duration::from_millis(40)).await;
         conn.send_json(&json!({"setupComplete": {}})).await;
-        conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}))
-            .await;
+        conn.send_json(
+            &json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}),
+        )
+        .await;
         conn
     };
     let (handle, mut conn) = tokio::join!(builder.connect(), script);
@@ -126,7 +132,8 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
     conn.send_json(&text("It is 21 degrees in Paris.")).await;
     conn.send_json(&json!({"serverContent": {"outputTranscription": {"text": "It is 21"}}, "usageMetadata": {"totalTokenCount": 42}}))
         .await;
-    conn.send_json(&json!({"serverContent": {"turnComplete": true}})).await;
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
     conn.recv_json().await;
     conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-2", "resumable": true}}))
         .await;
@@ -137,7 +144,9 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
     tokio::time::advance(Duration::from_millis(60)).await;
     conn2.send_json(&json!({"setupComplete": {}})).await;
     conn2.send_json(&text("Goodbye!")).await;
-    conn2.send_json(&json!({"serverContent": {"turnComplete": true}})).await;
+    conn2
+        .send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
     let early = events
         .collect_until_idle(Duration::from_millis(200), Duration::from_secs(30))
         .await;
@@ -185,7 +194,11 @@ async fn a_recorded_session_replays_exactly() {
     // The recording shows the reconnect: a close marker, then the second connection.
     let marks: Vec<(Option<u32>, Option<String>, bool)> = entries
         .iter()
-        .filter_map(|e| e.close.as_ref().map(|m| (e.conn, m.reason.clone(), m.client)))
+        .filter_map(|e| {
+            e.close
+                .as_ref()
+                .map(|m| (e.conn, m.reason.clone(), m.client))
+        })
         .collect();
     assert_eq!(
         marks,
@@ -207,7 +220,11 @@ async fn a_recorded_session_replays_exactly() {
     assert!(lane(&live.events, Lane::Control).len() > 20);
     assert_eq!(replayed.state, live.state, "final state");
     assert_eq!(replayed.journal, live.journal, "journal, entry by entry");
-    assert!(live.journal.iter().any(|m| m.key == "app:last_city" && m.delta));
+    assert!(
+        live.journal
+            .iter()
+            .any(|m| m.key == "app:last_city" && m.delta)
+    );
     let runtime_frames: Vec<_> = replay
         .outbound_frames()
         .into_iter()

@@ -2,8 +2,8 @@
 //! bundled tape, recorded, then replayed offline.
 
 pub mod conversation;
-pub mod run;
 pub mod model_script;
+pub mod run;
 pub mod weather;
 
 /// The bundled tape: the demo conversation, recorded by reel from [`model_script`].

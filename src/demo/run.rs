@@ -8,13 +8,15 @@ use std::time::Duration;
 use reel_actors::LiveSessionBuilder;
 use reel_actors::writer::Origin;
 use reel_protocol::ApiEndpoint;
-use reel_recorder::journal::{FileJournalSink, JournalSink, MemoryJournalSink, StateMutation, read_journal};
+use reel_recorder::journal::{
+    FileJournalSink, JournalSink, MemoryJournalSink, StateMutation, read_journal,
+};
 use reel_recorder::wire_log::{WireEntry, WireRecorder};
 use reel_recorder::{FileWireRecorder, RecordError, read_wire_log};
 use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
 use reel_replayer::log_stats::LogStats;
-use reel_replayer::server::{Pace, ServeError, TapeLibrary, TapeServer};
 use reel_replayer::offline::OfflineReplay;
+use reel_replayer::server::{Pace, ServeError, TapeLibrary, TapeServer};
 use reel_replayer::summary::summarize;
 use reel_replayer::{Pacing, ReplayError, ReplayOptions, Tape, replay_session};
 
@@ -112,7 +114,11 @@ pub fn bundled_tape() -> Result<Vec<WireEntry>, DemoError> {
 
 /// Runs the assistant's session against `endpoint`, recording its wire log and journal
 /// into `dir` as `<stem>.wire.jsonl` and `<stem>.journal.jsonl`.
-pub async fn record_session(endpoint: ApiEndpoint, dir: &Path, stem: &str) -> Result<Recording, DemoError> {
+pub async fn record_session(
+    endpoint: ApiEndpoint,
+    dir: &Path,
+    stem: &str,
+) -> Result<Recording, DemoError> {
     std::fs::create_dir_all(dir).map_err(|source| DemoError::Folder {
         path: dir.to_owned(),
         source,
