@@ -8,6 +8,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub use reel_actors as actors;
+pub use reel_fluent as fluent;
 pub use reel_protocol as protocol;
 pub use reel_recorder as recorder;
 pub use reel_replayer as replayer;
@@ -16,6 +17,7 @@ pub mod demo;
 
 /// The names most programs need, in one import.
 pub mod prelude {
+    pub use reel_fluent::Live;
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,
         Platform, ServerMessage, SessionCommand, SessionConfig, SessionEvent, SessionPhase,

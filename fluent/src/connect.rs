@@ -1,0 +1,113 @@
+//! Starting a live session: at an endpoint given in code, Google AI with a key, Vertex AI
+//! with a token, or wherever the environment says.
+
+use reel_actors::{LiveHandle, SessionStartError};
+use reel_protocol::{ApiEndpoint, Secret, SessionPhase};
+
+use crate::builder::LiveBuilder;
+use crate::error::ConnectError;
+use crate::recording::Recorders;
+
+impl LiveBuilder {
+    /// Checks the chain, creates the recording files, starts the session at `endpoint`
+    /// and waits until it is live (the server accepted the setup). The greeting, if any,
+    /// is the first frame after the setup is accepted.
+    ///
+    /// Any endpoint works: the real API, or a local server such as the tape server
+    /// (`ApiEndpoint::google_ai("").without_credential().with_base_url("ws://127.0.0.1:9000")`).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use reel_fluent::Live;
+    /// use reel_protocol::ApiEndpoint;
+    ///
+    /// let endpoint = ApiEndpoint::google_ai("").without_credential().with_base_url("ws://127.0.0.1:9000");
+    /// let handle = Live::builder().text_only().greeting("Hello!").connect(endpoint).await?;
+    /// handle.disconnect().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect(self, endpoint: ApiEndpoint) -> Result<LiveHandle, ConnectError> {
+        let plan = self.plan()?;
+        let recorders: Recorders = self.recording.open()?;
+        let session = plan.session_builder(endpoint, recorders);
+        if self.relay.has_subscribers() {
+            self.relay.forward(session.subscribe());
+        }
+        let handle = session.spawn().await?;
+        if let Some(greeting) = self.greeting {
+            // Waits in the transport until the setup is accepted, then leaves first. A
+            // failure means the session already ended, which is reported just below.
+            let _ = handle.send_text(greeting);
+        }
+        if handle.wait_for_phase(SessionPhase::Active).await {
+            return Ok(handle);
+        }
+        let reason = handle
+            .ended()
+            .map(|end| end.reason)
+            .unwrap_or_else(|| "the session stopped".to_owned());
+        Err(SessionStartError::NotLive { reason }.into())
+    }
+
+    /// [`connect`](LiveBuilder::connect) to Google AI with an API key.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use reel_fluent::Live;
+    /// let key = std::env::var("GEMINI_API_KEY")?;
+    /// let handle = Live::builder().text_only().connect_google_ai(key).await?;
+    /// # drop(handle);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_google_ai(
+        self,
+        api_key: impl Into<Secret>,
+    ) -> Result<LiveHandle, ConnectError> {
+        self.connect(ApiEndpoint::google_ai(api_key)).await
+    }
+
+    /// [`connect`](LiveBuilder::connect) to Vertex AI in `project` and `location`
+    /// (`global` included) with an OAuth2 access token.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use reel_fluent::Live;
+    /// let token = std::env::var("GOOGLE_ACCESS_TOKEN")?;
+    /// let handle = Live::builder().connect_vertex("my-project", "us-central1", token).await?;
+    /// # drop(handle);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_vertex(
+        self,
+        project: impl Into<String>,
+        location: impl Into<String>,
+        token: impl Into<Secret>,
+    ) -> Result<LiveHandle, ConnectError> {
+        self.connect(ApiEndpoint::vertex(project, location, token))
+            .await
+    }
+
+    /// [`connect`](LiveBuilder::connect) where the environment says: Google AI with
+    /// `GEMINI_API_KEY` (or `GOOGLE_GENAI_API_KEY` / `GOOGLE_API_KEY`), or Vertex AI when
+    /// `GOOGLE_GENAI_USE_VERTEXAI=true` (`GOOGLE_CLOUD_PROJECT`, `GOOGLE_CLOUD_LOCATION`,
+    /// `GOOGLE_ACCESS_TOKEN`). A missing variable is a [`ConnectError::Endpoint`] naming it;
+    /// the chain is checked first.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use reel_fluent::Live;
+    /// let handle = Live::builder().text_only().greeting("Hello!").connect_from_env().await?;
+    /// # drop(handle);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_from_env(self) -> Result<LiveHandle, ConnectError> {
+        // A mistake in the chain is reported even where no credentials are set.
+        self.validate()?;
+        let endpoint = ApiEndpoint::from_env()?;
+        self.connect(endpoint).await
+    }
+}

@@ -1,0 +1,90 @@
+//! # reel-fluent
+//!
+//! `Live::builder()`: one chain configures a whole Gemini Live session — setup, tools,
+//! callbacks, phases, recording — and starts it against the API, or runs the very same
+//! application against a recording of it.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use reel_actors::tools::TypedTool;
+//! use reel_fluent::{Live, LiveBuilder};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct WeatherArgs {
+//!     /// The city, e.g. "London".
+//!     city: String,
+//! }
+//!
+//! fn assistant() -> LiveBuilder {
+//!     Live::builder()
+//!         .model("gemini-live-2.5-flash-preview")
+//!         .text_only()
+//!         .tool(TypedTool::new("get_weather", "The weather in a city.", |args: WeatherArgs, ctx| async move {
+//!             ctx.state.set("app:city", &args.city).map_err(|e| ctx.fail(e))?;
+//!             Ok(json!({ "city": args.city, "temp_c": 14 }))
+//!         }))
+//!         .phase("greeting", |p| {
+//!             p.instruction("Greet the user and ask which city they want the weather for.")
+//!                 .transition("forecast", |state| state.contains("app:city"))
+//!         })
+//!         .phase("forecast", |p| p.instruction("Give the forecast in one sentence.").terminal())
+//!         .on_text_complete(|text| println!("assistant: {text}"))
+//! }
+//!
+//! // Live, recorded:
+//! let handle = assistant()
+//!     .record_wire("session.wire.jsonl")
+//!     .journal("session.journal.jsonl")
+//!     .greeting("Hello!")
+//!     .connect_from_env()
+//!     .await?;
+//! handle.send_text("What's the weather in London?")?;
+//! // … later:
+//! handle.disconnect().await;
+//!
+//! // Offline, in CI: the same application against the recording.
+//! let outcome = assistant().replay("session.wire.jsonl").await?.finish().await;
+//! assert!(outcome.divergences.is_empty());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! - [`Live::builder`] → [`LiveBuilder`]: the chain. Setup (`model`, `voice`,
+//!   `instruction`, `text_only`, `transcription`, `vad`, `session_resume`, …), tools
+//!   (`tool`, `tools`, `tool_background`, `tool_timeout`), fast-lane callbacks (`on_audio`,
+//!   `on_text`, …), control-lane callbacks (`on_connected`, `on_tool_call`,
+//!   `on_turn_complete`, … and their `_concurrent` variants), phases (`phase` with a
+//!   [`PhaseBuilder`], `initial_phase`), recording (`record_wire`, `journal`), `greeting`,
+//!   `subscribe`.
+//! - Starting: `connect_google_ai`, `connect_vertex`, `connect_from_env`, `connect` (any
+//!   endpoint) return the runtime's [`LiveHandle`](reel_actors::LiveHandle);
+//!   [`replay`](LiveBuilder::replay) returns a [`ReplayedSession`].
+//! - Mistakes in the chain are a [`BuildError`], reported before anything connects.
+//! - Below the chain is the runtime's
+//!   [`LiveSessionBuilder`](reel_actors::LiveSessionBuilder); reach it with
+//!   [`customize`](LiveBuilder::customize).
+
+// Library code never unwraps: a mistake is an error value, never a panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod builder;
+mod connect;
+mod control;
+mod error;
+mod fast;
+mod phase;
+mod phases;
+mod plan;
+mod recording;
+mod relay;
+mod replay;
+mod replayed;
+mod setup;
+mod tools;
+
+pub use builder::{Live, LiveBuilder};
+pub use error::{BuildError, ConnectError, ReplayError};
+pub use phase::PhaseBuilder;
+pub use replay::{TapeSource, default_replay_options};
+pub use replayed::{ReplayOutcome, ReplayedSession};

@@ -1,0 +1,158 @@
+//! Recording a live session: the wire log (every frame, both directions) and the
+//! state-mutation journal, to files or to any recorder and sink.
+//!
+//! Files are created when the session starts, not when the chain names them, so a chain
+//! that fails validation leaves no empty file behind. A replay records nothing: it reads
+//! the recording and keeps its own journal in memory
+//! ([`ReplayedSession::journal`](crate::ReplayedSession::journal)), so replaying a file
+//! can never overwrite it.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use reel_recorder::FileWireRecorder;
+use reel_recorder::journal::{FileJournalSink, JournalSink};
+use reel_recorder::wire_log::WireRecorder;
+
+use crate::builder::LiveBuilder;
+use crate::error::ConnectError;
+
+enum WireTarget {
+    File(PathBuf),
+    Recorder(Arc<dyn WireRecorder>),
+}
+
+enum JournalTarget {
+    File(PathBuf),
+    Sink(Arc<dyn JournalSink>),
+}
+
+/// The recording part of a [`LiveBuilder`].
+#[derive(Default)]
+pub(crate) struct RecordingPart {
+    wire: Option<WireTarget>,
+    journal: Option<JournalTarget>,
+}
+
+impl fmt::Debug for RecordingPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let wire = match &self.wire {
+            Some(WireTarget::File(path)) => Some(path.display().to_string()),
+            Some(WireTarget::Recorder(_)) => Some("(recorder)".to_owned()),
+            None => None,
+        };
+        let journal = match &self.journal {
+            Some(JournalTarget::File(path)) => Some(path.display().to_string()),
+            Some(JournalTarget::Sink(_)) => Some("(sink)".to_owned()),
+            None => None,
+        };
+        f.debug_struct("Recording")
+            .field("wire", &wire)
+            .field("journal", &journal)
+            .finish()
+    }
+}
+
+/// Where a starting session records.
+#[derive(Default)]
+pub(crate) struct Recorders {
+    pub(crate) wire: Option<Arc<dyn WireRecorder>>,
+    pub(crate) journal: Option<Arc<dyn JournalSink>>,
+}
+
+impl RecordingPart {
+    /// Creates the files the chain named.
+    pub(crate) fn open(&self) -> Result<Recorders, ConnectError> {
+        let wire = match &self.wire {
+            None => None,
+            Some(WireTarget::Recorder(recorder)) => Some(Arc::clone(recorder)),
+            Some(WireTarget::File(path)) => {
+                let file =
+                    FileWireRecorder::create(path).map_err(|source| ConnectError::Recording {
+                        what: "wire log",
+                        path: path.clone(),
+                        source,
+                    })?;
+                Some(Arc::new(file) as Arc<dyn WireRecorder>)
+            }
+        };
+        let journal = match &self.journal {
+            None => None,
+            Some(JournalTarget::Sink(sink)) => Some(Arc::clone(sink)),
+            Some(JournalTarget::File(path)) => {
+                let file =
+                    FileJournalSink::create(path).map_err(|source| ConnectError::Recording {
+                        what: "journal",
+                        path: path.clone(),
+                        source,
+                    })?;
+                Some(Arc::new(file) as Arc<dyn JournalSink>)
+            }
+        };
+        Ok(Recorders { wire, journal })
+    }
+}
+
+impl LiveBuilder {
+    /// Records every frame of the session, both directions, to a wire log at `path`
+    /// (JSONL, created or truncated when the session starts; buffered, flushed every
+    /// second and when the session ends). Replay it with [`replay`](LiveBuilder::replay).
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder().record_wire("recordings/session.wire.jsonl");
+    /// # drop(builder);
+    /// ```
+    pub fn record_wire(mut self, path: impl Into<PathBuf>) -> Self {
+        self.recording.wire = Some(WireTarget::File(path.into()));
+        self
+    }
+
+    /// Records every frame into `recorder` (a
+    /// [`MemoryWireRecorder`](reel_recorder::MemoryWireRecorder) in tests, a
+    /// [`RedactingRecorder`](reel_recorder::RedactingRecorder) around a file, …).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use reel_fluent::Live;
+    /// use reel_recorder::MemoryWireRecorder;
+    ///
+    /// let recorder = Arc::new(MemoryWireRecorder::new());
+    /// let builder = Live::builder().record_wire_to(recorder.clone());
+    /// # drop(builder);
+    /// ```
+    pub fn record_wire_to(mut self, recorder: Arc<dyn WireRecorder>) -> Self {
+        self.recording.wire = Some(WireTarget::Recorder(recorder));
+        self
+    }
+
+    /// Writes every state mutation to a journal at `path` (JSONL, created or truncated
+    /// when the session starts).
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder().journal("recordings/session.journal.jsonl");
+    /// # drop(builder);
+    /// ```
+    pub fn journal(mut self, path: impl Into<PathBuf>) -> Self {
+        self.recording.journal = Some(JournalTarget::File(path.into()));
+        self
+    }
+
+    /// Sends every state mutation to `sink`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use reel_fluent::Live;
+    /// use reel_recorder::journal::MemoryJournalSink;
+    ///
+    /// let journal = Arc::new(MemoryJournalSink::new());
+    /// let builder = Live::builder().journal_to(journal.clone());
+    /// # drop(builder);
+    /// ```
+    pub fn journal_to(mut self, sink: Arc<dyn JournalSink>) -> Self {
+        self.recording.journal = Some(JournalTarget::Sink(sink));
+        self
+    }
+}

@@ -1,0 +1,227 @@
+//! Running the application against a recording: the same chain builds the same session
+//! tree, with only the transport swapped for one that reads the tape
+//! ([`reel_replayer::replay_session`]).
+//!
+//! What the replay reproduces: each lane's events, the final state, the journal entry by
+//! entry, and the runtime's frames (setup, tool responses, instruction updates) byte for
+//! byte — any difference is a [`Divergence`](reel_replayer::Divergence). What it does not
+//! do: send the application's frames again (the greeting and everything sent through the
+//! handle were recorded to provoke the model's answers, which come from the tape), or
+//! record anything (no wire log, no journal file; the journal is kept in memory).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use reel_protocol::{ApiEndpoint, decode_client};
+use reel_recorder::journal::{JournalSink, MemoryJournalSink};
+use reel_recorder::wire_log::WireEntry;
+use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
+
+use crate::builder::LiveBuilder;
+use crate::error::ReplayError;
+use crate::recording::Recorders;
+use crate::replayed::ReplayedSession;
+
+/// A recording to replay: a wire log file, a [`Tape`], or wire entries in memory.
+///
+/// ```
+/// use reel_fluent::TapeSource;
+/// use reel_replayer::Tape;
+///
+/// let from_file = TapeSource::from("recordings/session.wire.jsonl");
+/// let from_memory = TapeSource::from(Tape::from_entries(Vec::new()));
+/// # drop((from_file, from_memory));
+/// ```
+#[derive(Debug)]
+pub enum TapeSource {
+    /// A wire log file, streamed.
+    Path(PathBuf),
+    /// A tape already open.
+    Tape(Tape),
+}
+
+impl TapeSource {
+    fn open(self) -> Result<Tape, ReplayError> {
+        match self {
+            TapeSource::Tape(tape) => Ok(tape),
+            TapeSource::Path(path) => {
+                Tape::open(&path).map_err(|source| ReplayError::Tape { path, source })
+            }
+        }
+    }
+}
+
+impl From<Tape> for TapeSource {
+    fn from(tape: Tape) -> Self {
+        TapeSource::Tape(tape)
+    }
+}
+
+impl From<Vec<WireEntry>> for TapeSource {
+    fn from(entries: Vec<WireEntry>) -> Self {
+        TapeSource::Tape(Tape::from_entries(entries))
+    }
+}
+
+impl From<PathBuf> for TapeSource {
+    fn from(path: PathBuf) -> Self {
+        TapeSource::Path(path)
+    }
+}
+
+impl From<&Path> for TapeSource {
+    fn from(path: &Path) -> Self {
+        TapeSource::Path(path.to_owned())
+    }
+}
+
+impl From<&PathBuf> for TapeSource {
+    fn from(path: &PathBuf) -> Self {
+        TapeSource::Path(path.clone())
+    }
+}
+
+impl From<&str> for TapeSource {
+    fn from(path: &str) -> Self {
+        TapeSource::Path(path.into())
+    }
+}
+
+impl From<String> for TapeSource {
+    fn from(path: String) -> Self {
+        TapeSource::Path(path.into())
+    }
+}
+
+/// How [`LiveBuilder::replay`] paces the tape: causally, so the model's frames that
+/// followed a tool response or an instruction update wait until the replay has produced
+/// it again. This is what makes a replay with real tools exact.
+pub fn default_replay_options() -> ReplayOptions {
+    ReplayOptions {
+        pacing: Pacing::Causal,
+        ..ReplayOptions::default()
+    }
+}
+
+impl LiveBuilder {
+    /// Runs this application against `recording` — a wire log path, a [`Tape`] or wire
+    /// entries — instead of a live API, and lets the recorded frames flow at once. Tools,
+    /// phases, callbacks and state run for real; the model's side comes from the tape.
+    ///
+    /// Events are kept from the very first: [`ReplayedSession::events`] (first call) or
+    /// [`subscribe`](LiveBuilder::subscribe) before replaying see them all.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use reel_fluent::{Live, LiveBuilder};
+    ///
+    /// fn assistant() -> LiveBuilder {
+    ///     Live::builder().text_only().instruction("You are a weather assistant.")
+    /// }
+    ///
+    /// // Once, live: `assistant().record_wire("session.wire.jsonl").connect_from_env()`.
+    /// let outcome = assistant().replay("session.wire.jsonl").await?.finish().await;
+    /// assert!(outcome.divergences.is_empty(), "{:?}", outcome.divergences);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn replay(
+        self,
+        recording: impl Into<TapeSource>,
+    ) -> Result<ReplayedSession, ReplayError> {
+        self.replay_with(recording, default_replay_options()).await
+    }
+
+    /// [`replay`](LiveBuilder::replay) with other pacing or timeouts (the recorded timing,
+    /// for instance).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use reel_fluent::Live;
+    /// use reel_replayer::{Pacing, ReplayOptions};
+    ///
+    /// let options = ReplayOptions { pacing: Pacing::Recorded { speed: 2.0 }, ..ReplayOptions::default() };
+    /// let replay = Live::builder().replay_with("session.wire.jsonl", options).await?;
+    /// replay.drained().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn replay_with(
+        self,
+        recording: impl Into<TapeSource>,
+        options: ReplayOptions,
+    ) -> Result<ReplayedSession, ReplayError> {
+        let plan = self.plan()?;
+        let mut tape = recording.into().open()?;
+        let endpoint = tape
+            .peek()
+            .map(recorded_endpoint)
+            .unwrap_or_else(ApiEndpoint::offline);
+        let journal = Arc::new(MemoryJournalSink::new());
+        let recorders = Recorders {
+            wire: None,
+            journal: Some(Arc::clone(&journal) as Arc<dyn JournalSink>),
+        };
+        let session = plan.session_builder(endpoint, recorders);
+        let mut replay = replay_session(session, tape, options).await?;
+        let from_start = self.relay.subscribe();
+        self.relay.forward(replay.events());
+        replay.release();
+        Ok(ReplayedSession::new(replay, from_start, journal))
+    }
+}
+
+/// An endpoint that never connects, on the platform the recording was made on: the setup
+/// is written again exactly as recorded (a Vertex AI model resource name, binary frames).
+pub(crate) fn recorded_endpoint(first: &WireEntry) -> ApiEndpoint {
+    let model = decode_client(&first.payload)
+        .ok()
+        .and_then(|message| message.setup)
+        .and_then(|setup| setup.model);
+    let vertex = model.as_deref().and_then(|model| {
+        let rest = model.strip_prefix("projects/")?;
+        let (project, rest) = rest.split_once("/locations/")?;
+        let (location, _) = rest.split_once('/')?;
+        Some((project.to_owned(), location.to_owned()))
+    });
+    match vertex {
+        Some((project, location)) => ApiEndpoint::vertex(project, location, "")
+            .without_credential()
+            .with_base_url(ApiEndpoint::offline().base_url()),
+        None => ApiEndpoint::offline(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reel_protocol::{Platform, SessionConfig};
+    use reel_recorder::wire_log::Direction;
+
+    use super::*;
+
+    fn setup_entry(platform: &Platform) -> WireEntry {
+        let payload = SessionConfig::new("gemini-live-2.5-flash").setup_frame(platform);
+        WireEntry::frame(1, Direction::Out, 0, payload, None, false)
+    }
+
+    #[test]
+    fn a_vertex_recording_is_replayed_on_vertex() {
+        let platform = Platform::Vertex {
+            project: "reel-test".into(),
+            location: "europe-west4".into(),
+        };
+        let endpoint = recorded_endpoint(&setup_entry(&platform));
+        assert_eq!(endpoint.platform(), &platform);
+        assert_eq!(endpoint.base_url(), "ws://offline.invalid");
+    }
+
+    #[test]
+    fn anything_else_is_replayed_on_google_ai() {
+        assert_eq!(
+            recorded_endpoint(&setup_entry(&Platform::GoogleAi)),
+            ApiEndpoint::offline()
+        );
+        let not_a_setup = WireEntry::frame(1, Direction::In, 0, &b"{}"[..], None, false);
+        assert_eq!(recorded_endpoint(&not_a_setup), ApiEndpoint::offline());
+    }
+}

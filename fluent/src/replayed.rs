@@ -1,0 +1,199 @@
+//! [`ReplayedSession`]: a session running against a recording, and [`ReplayOutcome`]:
+//! everything it produced, for assertions.
+
+use std::sync::Arc;
+
+use reel_actors::state::{State, StateSnapshot};
+use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveHandle, SessionEnd};
+use reel_recorder::journal::{MemoryJournalSink, StateMutation};
+use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
+use reel_replayer::{CapturedFrame, Divergence, Replay};
+
+/// A session replaying a recording (from [`LiveBuilder::replay`](crate::LiveBuilder::replay)):
+/// the recorded frames are already flowing. It has the replay harness's API — events,
+/// `drained`, divergences, outbound frames, `disconnect` — and the session's handle.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// use reel_fluent::Live;
+///
+/// let mut replay = Live::builder().text_only().replay("session.wire.jsonl").await?;
+/// let mut events = replay.events(); // every event since the start
+/// replay.drained().await; // every recorded frame handed over and consumed
+/// assert!(replay.divergences().is_empty());
+/// replay.disconnect().await;
+/// while let Some(event) = events.recv().await {
+///     println!("{:?} {}", event.lane, event.event.kind());
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub struct ReplayedSession {
+    replay: Replay,
+    from_start: Option<EventStream>,
+    journal: Arc<MemoryJournalSink>,
+}
+
+impl std::fmt::Debug for ReplayedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayedSession")
+            .field("replay", &self.replay)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReplayedSession {
+    pub(crate) fn new(
+        replay: Replay,
+        from_start: EventStream,
+        journal: Arc<MemoryJournalSink>,
+    ) -> Self {
+        ReplayedSession {
+            replay,
+            from_start: Some(from_start),
+            journal,
+        }
+    }
+
+    /// The session's handle: state, phase, telemetry, and sends (which are captured,
+    /// not compared: see [`outbound_frames`](ReplayedSession::outbound_frames)).
+    pub fn handle(&self) -> &LiveHandle {
+        self.replay.handle()
+    }
+
+    /// The session's state.
+    pub fn state(&self) -> &State {
+        self.replay.handle().state()
+    }
+
+    /// The session's events. The first call returns a stream holding every event since
+    /// the session started; later calls subscribe from now on.
+    pub fn events(&mut self) -> EventStream {
+        self.from_start
+            .take()
+            .unwrap_or_else(|| self.replay.handle().events())
+    }
+
+    /// Waits until every recorded frame has been handed to the session and consumed.
+    pub async fn drained(&self) {
+        self.replay.drained().await;
+    }
+
+    /// Where the replay parted from the recording, first first: a runtime frame that
+    /// differs (with the JSON paths), one the recording has and the replay did not
+    /// produce, or one the replay produced and the recording does not have.
+    pub fn divergences(&self) -> Vec<Divergence> {
+        self.replay.divergences()
+    }
+
+    /// Every frame the replayed session sent: the runtime's (setup, tool responses,
+    /// instruction updates; each compared with the recording) and the application's.
+    pub fn outbound_frames(&self) -> Vec<CapturedFrame> {
+        self.replay.outbound_frames()
+    }
+
+    /// Every state mutation of the replay so far, in journal order.
+    pub fn journal(&self) -> Vec<StateMutation> {
+        self.journal.entries()
+    }
+
+    /// Ends the replay (if the recording did not end the session already) and waits for
+    /// the session to end.
+    pub async fn disconnect(&self) -> SessionEnd {
+        self.replay.disconnect().await
+    }
+
+    /// Plays the rest of the recording, ends the session, and returns everything it
+    /// produced. The events are complete if [`events`](ReplayedSession::events) was not
+    /// called before.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use reel_fluent::Live;
+    /// use reel_recorder::journal::read_journal;
+    ///
+    /// let outcome = Live::builder().replay("session.wire.jsonl").await?.finish().await;
+    /// assert!(outcome.divergences.is_empty());
+    /// assert!(outcome.journal_diff(&read_journal("session.journal.jsonl")?).is_clean());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn finish(mut self) -> ReplayOutcome {
+        let mut events = self.events();
+        let drive = async {
+            self.replay.drained().await;
+            self.replay.disconnect().await
+        };
+        let collect = async {
+            let mut all = Vec::new();
+            while let Some(event) = events.recv().await {
+                all.push(event);
+            }
+            all
+        };
+        let (end, events) = tokio::join!(drive, collect);
+        ReplayOutcome {
+            events,
+            state: self.state().snapshot(),
+            journal: self.journal.entries(),
+            divergences: self.replay.divergences(),
+            outbound_frames: self.replay.outbound_frames(),
+            end,
+        }
+    }
+}
+
+/// Everything a finished replay produced.
+#[derive(Debug, Clone)]
+pub struct ReplayOutcome {
+    /// Every event, from every lane, in publication order.
+    pub events: Vec<EventEnvelope>,
+    /// The state the replay ended with.
+    pub state: StateSnapshot,
+    /// Every state mutation, in journal order.
+    pub journal: Vec<StateMutation>,
+    /// Where the replay parted from the recording; empty when it did not.
+    pub divergences: Vec<Divergence>,
+    /// Every frame the replayed session sent.
+    pub outbound_frames: Vec<CapturedFrame>,
+    /// How the session ended.
+    pub end: SessionEnd,
+}
+
+impl ReplayOutcome {
+    /// The events of one lane, in that lane's order (the order replay reproduces).
+    ///
+    /// ```
+    /// use reel_actors::{EventEnvelope, Lane, LiveEvent};
+    /// use reel_fluent::ReplayOutcome;
+    /// # fn outcome(events: Vec<EventEnvelope>) -> ReplayOutcome {
+    /// #     ReplayOutcome {
+    /// #         events, state: reel_actors::state::State::new().snapshot(), journal: vec![],
+    /// #         divergences: vec![], outbound_frames: vec![],
+    /// #         end: reel_actors::SessionEnd { reason: "done".into(), failed: false },
+    /// #     }
+    /// # }
+    /// let ended = LiveEvent::SessionEnded { reason: "done".into() };
+    /// let outcome = outcome(vec![EventEnvelope { lane: Lane::Supervisor, seq: 1, event: ended.clone() }]);
+    /// assert_eq!(outcome.lane(Lane::Supervisor), [ended]);
+    /// assert!(outcome.lane(Lane::Fast).is_empty());
+    /// ```
+    pub fn lane(&self, lane: Lane) -> Vec<LiveEvent> {
+        self.events
+            .iter()
+            .filter(|envelope| envelope.lane == lane)
+            .map(|envelope| envelope.event.clone())
+            .collect()
+    }
+
+    /// Whether the runtime's frames all matched the recording.
+    pub fn is_clean(&self) -> bool {
+        self.divergences.is_empty()
+    }
+
+    /// The recorded journal's final value of each key against the state the replay ended
+    /// with (clean when every key agrees).
+    pub fn journal_diff(&self, recorded: &[StateMutation]) -> JournalDiff {
+        JournalFinal::from_mutations(recorded.iter().cloned()).diff(self.state.iter())
+    }
+}

@@ -1,0 +1,285 @@
+//! Tools: registered one by one or as a whole dispatcher, then their settings (background
+//! execution, timeouts). Settings may come before or after the tool they name: the
+//! dispatcher is assembled when the session starts, tools first, then settings, each in
+//! chain order, and the first mistake is reported with the call that made it.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reel_actors::tools::{
+    DispatchError, ResultFormatter, ToolDispatcher, ToolExecutionMode, ToolFunction,
+};
+use reel_protocol::Scheduling;
+
+use crate::builder::LiveBuilder;
+use crate::error::BuildError;
+
+/// Where tools come from.
+#[derive(Clone)]
+enum Source {
+    One(Arc<dyn ToolFunction>),
+    Dispatcher(ToolDispatcher),
+}
+
+/// A setting of one tool.
+#[derive(Clone)]
+enum Setting {
+    Mode {
+        name: String,
+        mode: ToolExecutionMode,
+        call: &'static str,
+    },
+    Timeout {
+        name: String,
+        timeout: Duration,
+    },
+}
+
+/// The tools part of a [`LiveBuilder`].
+#[derive(Clone, Default)]
+pub(crate) struct ToolsPart {
+    sources: Vec<Source>,
+    settings: Vec<Setting>,
+}
+
+impl fmt::Debug for ToolsPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = self
+            .sources
+            .iter()
+            .flat_map(|source| match source {
+                Source::One(tool) => vec![tool.name().to_owned()],
+                Source::Dispatcher(dispatcher) => dispatcher.names(),
+            })
+            .collect();
+        f.debug_struct("Tools")
+            .field("names", &names)
+            .field("settings", &self.settings.len())
+            .finish()
+    }
+}
+
+impl ToolsPart {
+    /// The dispatcher the session runs, `None` when the chain names no tool (calls then
+    /// reach only `on_tool_call`).
+    pub(crate) fn dispatcher(&self) -> Result<Option<ToolDispatcher>, BuildError> {
+        let mut sources = self.sources.iter();
+        let mut dispatcher = match sources.next() {
+            None if self.settings.is_empty() => return Ok(None),
+            None => ToolDispatcher::new(),
+            // A dispatcher given first is kept whole, with its own default timeout.
+            Some(Source::Dispatcher(first)) => first.clone(),
+            Some(Source::One(tool)) => {
+                let mut dispatcher = ToolDispatcher::new();
+                register(&mut dispatcher, Arc::clone(tool))?;
+                dispatcher
+            }
+        };
+        for source in sources {
+            match source {
+                Source::One(tool) => register(&mut dispatcher, Arc::clone(tool))?,
+                Source::Dispatcher(other) => merge(&mut dispatcher, other)?,
+            }
+        }
+        for setting in &self.settings {
+            match setting {
+                Setting::Mode { name, mode, call } => dispatcher
+                    .set_mode(name, mode.clone())
+                    .map_err(|source| failed(format!("{call}(\"{name}\")"), source))?,
+                Setting::Timeout { name, timeout } => dispatcher
+                    .set_timeout(name, *timeout)
+                    .map_err(|source| failed(format!("tool_timeout(\"{name}\")"), source))?,
+            }
+        }
+        Ok(Some(dispatcher))
+    }
+}
+
+fn failed(call: String, source: DispatchError) -> BuildError {
+    BuildError::Tool { call, source }
+}
+
+fn register(
+    dispatcher: &mut ToolDispatcher,
+    tool: Arc<dyn ToolFunction>,
+) -> Result<(), BuildError> {
+    let name = tool.name().to_owned();
+    dispatcher
+        .register_arc(tool)
+        .map_err(|source| failed(format!("tool(\"{name}\")"), source))
+}
+
+/// Adds `other`'s tools, each with the mode and time limit it had there.
+fn merge(dispatcher: &mut ToolDispatcher, other: &ToolDispatcher) -> Result<(), BuildError> {
+    for name in other.names() {
+        let Some(tool) = other.get(&name) else {
+            continue;
+        };
+        dispatcher
+            .register_arc(Arc::clone(tool))
+            .and_then(|()| dispatcher.set_mode(&name, other.mode(&name)))
+            .and_then(|()| dispatcher.set_timeout(&name, other.timeout(&name)))
+            .map_err(|source| failed("tools(..)".to_owned(), source))?;
+    }
+    Ok(())
+}
+
+impl LiveBuilder {
+    /// Registers a tool: a [`TypedTool`](reel_actors::tools::TypedTool) (typed arguments,
+    /// schema generated), a [`SimpleTool`](reel_actors::tools::SimpleTool) (raw JSON), or
+    /// any [`ToolFunction`]. Its declaration joins the setup; the runtime answers its calls.
+    ///
+    /// ```
+    /// use reel_actors::tools::SimpleTool;
+    /// use reel_fluent::Live;
+    /// use serde_json::json;
+    ///
+    /// let clock = SimpleTool::new("get_time", "The time.", None, |_args, _ctx| async { Ok(json!({"time": "19:30"})) });
+    /// let config = Live::builder().tool(clock).session_config().unwrap();
+    /// assert_eq!(config.function_names(), ["get_time"]);
+    /// ```
+    pub fn tool(mut self, tool: impl ToolFunction) -> Self {
+        self.tools.sources.push(Source::One(Arc::new(tool)));
+        self
+    }
+
+    /// Registers every tool of `dispatcher`, each with its mode and time limit. A
+    /// dispatcher given before any other tool is used as it is (its default timeout
+    /// included); later tools join it.
+    ///
+    /// ```
+    /// use reel_actors::tools::{SimpleTool, ToolDispatcher};
+    /// use reel_fluent::Live;
+    /// use serde_json::json;
+    ///
+    /// let mut tools = ToolDispatcher::new();
+    /// tools.register(SimpleTool::new("get_time", "The time.", None, |_, _| async { Ok(json!({})) }))?;
+    /// let config = Live::builder().tools(tools).session_config().unwrap();
+    /// assert_eq!(config.function_names(), ["get_time"]);
+    /// # Ok::<(), reel_actors::tools::DispatchError>(())
+    /// ```
+    pub fn tools(mut self, dispatcher: ToolDispatcher) -> Self {
+        self.tools.sources.push(Source::Dispatcher(dispatcher));
+        self
+    }
+
+    /// Runs tool `name` in the background: the model gets a "running" answer at once and
+    /// keeps talking, and the result follows when the model is idle
+    /// ([`Scheduling::WhenIdle`]). Google AI only (Vertex AI runs it as a standard tool).
+    ///
+    /// ```
+    /// use reel_actors::tools::SimpleTool;
+    /// use reel_fluent::Live;
+    /// use reel_protocol::Behavior;
+    /// use serde_json::json;
+    ///
+    /// let search = SimpleTool::new("search_flights", "Searches flights.", None, |_, _| async { Ok(json!([])) });
+    /// let config = Live::builder().tool(search).tool_background("search_flights").session_config().unwrap();
+    /// let tools = config.setup().tools.as_ref().unwrap();
+    /// let declaration = &tools[0].function_declarations.as_ref().unwrap()[0];
+    /// assert_eq!(declaration.behavior, Some(Behavior::NonBlocking));
+    /// ```
+    pub fn tool_background(self, name: impl Into<String>) -> Self {
+        self.background(name.into(), Scheduling::WhenIdle, None, "tool_background")
+    }
+
+    /// Runs tool `name` in the background, its result delivered with `scheduling`
+    /// (interrupt the model, wait until it is idle, or add silently).
+    ///
+    /// ```
+    /// use reel_actors::tools::SimpleTool;
+    /// use reel_fluent::Live;
+    /// use reel_protocol::Scheduling;
+    /// use serde_json::json;
+    ///
+    /// let search = SimpleTool::new("search_flights", "Searches flights.", None, |_, _| async { Ok(json!([])) });
+    /// let builder = Live::builder()
+    ///     .tool(search)
+    ///     .tool_background_with_scheduling("search_flights", Scheduling::Interrupt);
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn tool_background_with_scheduling(
+        self,
+        name: impl Into<String>,
+        scheduling: Scheduling,
+    ) -> Self {
+        self.background(
+            name.into(),
+            scheduling,
+            None,
+            "tool_background_with_scheduling",
+        )
+    }
+
+    /// Runs tool `name` in the background, its responses ("running", the result, an
+    /// error, a cancellation) shaped by `formatter`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use reel_actors::tools::{DefaultResultFormatter, SimpleTool};
+    /// use reel_fluent::Live;
+    /// use reel_protocol::Scheduling;
+    /// use serde_json::json;
+    ///
+    /// let search = SimpleTool::new("search_flights", "Searches flights.", None, |_, _| async { Ok(json!([])) });
+    /// let builder = Live::builder().tool(search).tool_background_with_formatter(
+    ///     "search_flights",
+    ///     Scheduling::WhenIdle,
+    ///     Arc::new(DefaultResultFormatter),
+    /// );
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn tool_background_with_formatter(
+        self,
+        name: impl Into<String>,
+        scheduling: Scheduling,
+        formatter: Arc<dyn ResultFormatter>,
+    ) -> Self {
+        self.background(
+            name.into(),
+            scheduling,
+            Some(formatter),
+            "tool_background_with_formatter",
+        )
+    }
+
+    /// How long a call to tool `name` may run before it is aborted and the model told it
+    /// timed out (the default is 30 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use reel_fluent::Live;
+    ///
+    /// let error = Live::builder().tool_timeout("get_weather", Duration::from_secs(5)).validate().unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "`.tool_timeout(\"get_weather\")`: no tool named `get_weather` is registered; registered tools: (none)"
+    /// );
+    /// ```
+    pub fn tool_timeout(mut self, name: impl Into<String>, timeout: Duration) -> Self {
+        self.tools.settings.push(Setting::Timeout {
+            name: name.into(),
+            timeout,
+        });
+        self
+    }
+
+    fn background(
+        mut self,
+        name: String,
+        scheduling: Scheduling,
+        formatter: Option<Arc<dyn ResultFormatter>>,
+        call: &'static str,
+    ) -> Self {
+        self.tools.settings.push(Setting::Mode {
+            name,
+            mode: ToolExecutionMode::Background {
+                scheduling,
+                formatter,
+            },
+            call,
+        });
+        self
+    }
+}
