@@ -1,7 +1,11 @@
 //! [`Tape`]: a recorded session to replay, in memory or streamed from a wire log file.
 
 use std::collections::VecDeque;
+use std::fs::File;
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use reel_protocol::decode_client;
 use reel_recorder::RecordError;
@@ -19,7 +23,23 @@ pub struct Tape {
 
 enum TapeSource {
     Memory(std::vec::IntoIter<WireEntry>),
-    File(Box<JsonlReader<WireEntry>>),
+    File(FileSource),
+}
+
+/// How many entries a file tape's reader thread reads and parses ahead of the replay.
+pub const READ_AHEAD: usize = 256;
+
+/// The read buffer of a file tape.
+const READ_BUFFER_BYTES: usize = 256 * 1024;
+
+/// A wire log read and parsed on a thread of its own, at most [`READ_AHEAD`] entries
+/// ahead of the replay.
+struct FileSource {
+    /// In a mutex only so that a tape can be shared (`Sync`); `pull` takes it with
+    /// `get_mut`, without locking.
+    entries: Mutex<Receiver<Result<WireEntry, RecordError>>>,
+    /// The reader's warnings, set before the tape's end can be seen.
+    warnings: Arc<Mutex<Vec<String>>>,
 }
 
 impl std::fmt::Debug for Tape {
@@ -87,12 +107,40 @@ impl Tape {
         }
     }
 
-    /// A tape streamed from a wire log file.
+    /// A tape streamed from a wire log file. A thread reads and parses the file at most
+    /// [`READ_AHEAD`] entries ahead of the replay (so reading and parsing overlap with
+    /// the session tree, and memory stays bounded whatever the file's length); it stops
+    /// when the tape is dropped.
     pub fn open(path: impl AsRef<Path>) -> Result<Tape, RecordError> {
         let path: PathBuf = path.as_ref().to_owned();
-        let reader = JsonlReader::open(&path)?;
+        let io_error = |source| RecordError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = File::open(&path).map_err(io_error)?;
+        let mut reader: JsonlReader<WireEntry> =
+            JsonlReader::new(BufReader::with_capacity(READ_BUFFER_BYTES, file), &path);
+        let (sender, entries) = sync_channel(READ_AHEAD);
+        let warnings = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::clone(&warnings);
+        std::thread::Builder::new()
+            .name("reel-tape".to_owned())
+            .spawn(move || {
+                for entry in reader.by_ref() {
+                    if sender.send(entry).is_err() {
+                        return; // the tape was dropped
+                    }
+                }
+                *shared.lock().unwrap_or_else(PoisonError::into_inner) =
+                    reader.warnings().iter().map(ToString::to_string).collect();
+                // `sender` drops here: the replay sees the end after the warnings are set.
+            })
+            .map_err(io_error)?;
         Ok(Tape {
-            source: TapeSource::File(Box::new(reader)),
+            source: TapeSource::File(FileSource {
+                entries: Mutex::new(entries),
+                warnings,
+            }),
             peeked: VecDeque::new(),
             name: path.display().to_string(),
         })
@@ -101,7 +149,12 @@ impl Tape {
     fn pull(&mut self) -> Option<Result<WireEntry, RecordError>> {
         match &mut self.source {
             TapeSource::Memory(entries) => entries.next().map(Ok),
-            TapeSource::File(reader) => reader.next(),
+            TapeSource::File(file) => file
+                .entries
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .recv()
+                .ok(),
         }
     }
 
@@ -132,7 +185,124 @@ impl Tape {
     pub fn warnings(&self) -> Vec<String> {
         match &self.source {
             TapeSource::Memory(_) => Vec::new(),
-            TapeSource::File(reader) => reader.warnings().iter().map(ToString::to_string).collect(),
+            TapeSource::File(file) => file
+                .warnings
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reel_recorder::wire_log::{CloseMark, Direction};
+
+    use super::*;
+
+    fn entries(n: u64) -> Vec<WireEntry> {
+        let mut entries: Vec<WireEntry> = (1..n)
+            .map(|seq| {
+                let payload = format!(r#"{{"serverContent":{{"turnComplete":true}},"n":{seq}}}"#);
+                WireEntry::frame(
+                    seq,
+                    Direction::In,
+                    1_000 + seq,
+                    payload.into_bytes(),
+                    None,
+                    false,
+                )
+            })
+            .collect();
+        let mark = CloseMark {
+            code: Some(1000),
+            reason: None,
+            client: true,
+        };
+        entries.push(WireEntry::close_mark(n, 1_000 + n, None, mark));
+        entries
+    }
+
+    fn file_of(name: &str, text: &str) -> PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("reel-tape-{name}-{}.jsonl", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn lines(entries: &[WireEntry]) -> String {
+        entries
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap() + "\n")
+            .collect()
+    }
+
+    #[test]
+    fn a_file_tape_yields_every_entry_in_order_far_past_the_read_ahead() {
+        let all = entries(READ_AHEAD as u64 * 4 + 3);
+        let path = file_of("order", &lines(&all));
+        let mut tape = Tape::open(&path).unwrap();
+        assert_eq!(tape.peek(), Some(&all[0]));
+        let mut read = Vec::new();
+        while let Some(entry) = tape.next_entry() {
+            read.push(entry.unwrap());
+        }
+        assert_eq!(read, all);
+        assert!(tape.peek().is_none());
+        assert!(tape.warnings().is_empty());
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_torn_last_line_is_a_warning_once_the_end_is_reached() {
+        let all = entries(5);
+        let mut text = lines(&all);
+        text.truncate(text.len() - 10);
+        let path = file_of("torn", &text);
+        let mut tape = Tape::open(&path).unwrap();
+        let read: Vec<WireEntry> = std::iter::from_fn(|| tape.next_entry())
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(read, all[..4]);
+        let warnings = tape.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("torn last line"), "{warnings:?}");
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_corrupt_line_is_an_error_in_its_place_and_ends_the_tape() {
+        let all = entries(4);
+        let text = lines(&all[..2]) + "{not json}\n" + &lines(&all[2..]);
+        let path = file_of("corrupt", &text);
+        let mut tape = Tape::open(&path).unwrap();
+        assert_eq!(tape.next_entry().unwrap().unwrap(), all[0]);
+        assert_eq!(tape.next_entry().unwrap().unwrap(), all[1]);
+        match tape.next_entry() {
+            Some(Err(RecordError::Corrupt { line, .. })) => assert_eq!(line, 3),
+            other => panic!("expected the corrupt line 3, got {other:?}"),
+        }
+        assert!(tape.next_entry().is_none());
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_missing_file_is_an_io_error_naming_it() {
+        let path = std::env::temp_dir().join("reel-tape-does-not-exist.jsonl");
+        match Tape::open(&path) {
+            Err(RecordError::Io { path: named, .. }) => assert_eq!(named, path),
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_tape_dropped_early_stops_its_reader() {
+        let all = entries(READ_AHEAD as u64 * 8);
+        let path = file_of("dropped", &lines(&all));
+        let mut tape = Tape::open(&path).unwrap();
+        assert_eq!(tape.next_entry().unwrap().unwrap(), all[0]);
+        drop(tape);
+        // The reader thread ends at its next hand-over; the file can go at once.
+        std::fs::remove_file(path).unwrap();
     }
 }

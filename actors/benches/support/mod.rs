@@ -1,0 +1,642 @@
+//! Shared by the reel-actors benchmarks: an in-memory link behind the `Connector` seam, a
+//! loopback WebSocket server that plays frames, a link-timing wrapper, percentiles, RSS and
+//! CPU time.
+
+#![allow(dead_code)] // each bench target uses its own subset
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use futures_util::{SinkExt, StreamExt};
+use reel_actors::LiveSessionBuilder;
+use reel_actors::transport::{
+    Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
+    WebSocketConnector,
+};
+use reel_protocol::{ApiEndpoint, ConnectRequest, SessionConfig};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, mpsc};
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+use tokio_tungstenite::tungstenite::protocol::Message;
+
+/// A text `serverContent` frame as the server writes it (the frame of the protocol codec
+/// bench's `decode_server/text_camel`).
+pub const TEXT_FRAME: &str = r#"{"serverContent":{"modelTurn":{"role":"model","parts":[{"text":"The weather in London is 21 degrees and sunny."}]}}}"#;
+
+/// The server's answer to the setup.
+pub const SETUP_COMPLETE: &str = r#"{"setupComplete":{}}"#;
+
+/// A tokio runtime with 2 worker threads (the machine has 2 cores).
+pub fn runtime() -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("cannot build the tokio runtime: {error}"),
+    }
+}
+
+/// A text-only session at `endpoint` through `connector`.
+pub fn builder(endpoint: ApiEndpoint, connector: Arc<dyn Connector>) -> LiveSessionBuilder {
+    LiveSessionBuilder::new(SessionConfig::new("bench-model").text_only(), endpoint)
+        .connector(connector)
+}
+
+/// A session over an in-memory link (the endpoint is never dialled).
+pub fn memory_builder(connector: MemoryConnector) -> LiveSessionBuilder {
+    builder(ApiEndpoint::google_ai("bench-key"), Arc::new(connector))
+}
+
+// ---------------------------------------------------------------------------------------
+// The in-memory link.
+// ---------------------------------------------------------------------------------------
+
+/// A frame fed to a [`Source::Fed`] link; `index` says where to write its hand-off time.
+pub struct Fed {
+    /// Slot in the link's [`Stamps`], if the frame is timed.
+    pub index: Option<usize>,
+    /// The frame.
+    pub frame: LinkFrame,
+}
+
+/// Where a memory link's frames come from once it has answered the setup.
+pub enum Source {
+    /// These frames, as fast as they are pulled, once `go` is notified.
+    Burst {
+        /// Starts the burst.
+        go: Arc<Notify>,
+        /// The frames, yielded in order (each a cheap `Bytes` clone).
+        frames: Arc<[LinkFrame]>,
+    },
+    /// Frames the bench sends; a timed frame's hand-off time goes into `stamps`.
+    Fed {
+        /// The frames.
+        rx: mpsc::UnboundedReceiver<Fed>,
+        /// Hand-off times by index.
+        stamps: Option<Arc<Stamps>>,
+    },
+}
+
+/// Nanoseconds since a common base, by frame index (0 = not yet).
+pub struct Stamps {
+    base: Instant,
+    ns: Vec<AtomicU64>,
+}
+
+impl Stamps {
+    /// `len` empty slots, timed from `base`.
+    pub fn new(base: Instant, len: usize) -> Self {
+        Stamps {
+            base,
+            ns: (0..len).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// Writes now into slot `index`.
+    pub fn record(&self, index: usize) {
+        if let Some(slot) = self.ns.get(index) {
+            slot.store(nanos_since(self.base), Ordering::Release);
+        }
+    }
+
+    /// Slot `index` (0 if never written).
+    pub fn get(&self, index: usize) -> u64 {
+        self.ns
+            .get(index)
+            .map_or(0, |slot| slot.load(Ordering::Acquire))
+    }
+
+    /// How many slots.
+    pub fn len(&self) -> usize {
+        self.ns.len()
+    }
+}
+
+/// Nanoseconds from `base` to now (at least 1, so 0 can mean "unset").
+pub fn nanos_since(base: Instant) -> u64 {
+    u64::try_from(base.elapsed().as_nanos())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+struct LinkShared {
+    setup_seen: Notify,
+    frames_sent: AtomicU64,
+    closed: AtomicBool,
+    close_seen: Notify,
+}
+
+/// A connector for exactly one in-memory link: its sender takes the setup (and anything
+/// else) and answers nothing; its receiver yields `{"setupComplete":{}}` once the setup has
+/// been sent, then the frames of its [`Source`], then, once the session closes the link, a
+/// clean close (1000).
+pub struct MemoryConnector {
+    link: Mutex<Option<LinkHalves>>,
+    shared: Arc<LinkShared>,
+}
+
+impl MemoryConnector {
+    /// A link playing `source`.
+    pub fn new(source: Source) -> Self {
+        let shared = Arc::new(LinkShared {
+            setup_seen: Notify::new(),
+            frames_sent: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            close_seen: Notify::new(),
+        });
+        let sender = MemorySender {
+            shared: Arc::clone(&shared),
+        };
+        let receiver = MemoryReceiver {
+            shared: Arc::clone(&shared),
+            source,
+            stage: Stage::AwaitSetup,
+            gated: true,
+            position: 0,
+        };
+        MemoryConnector {
+            link: Mutex::new(Some((Box::new(sender), Box::new(receiver)))),
+            shared,
+        }
+    }
+
+    /// A link that bursts `frames` once `go` is notified.
+    pub fn burst(go: Arc<Notify>, frames: Arc<[LinkFrame]>) -> Self {
+        MemoryConnector::new(Source::Burst { go, frames })
+    }
+
+    /// A link fed through the returned sender.
+    pub fn fed(stamps: Option<Arc<Stamps>>) -> (Self, mpsc::UnboundedSender<Fed>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (MemoryConnector::new(Source::Fed { rx, stamps }), tx)
+    }
+
+    /// Frames the session has written (the setup included).
+    pub fn frames_sent(&self) -> u64 {
+        self.shared.frames_sent.load(Ordering::Acquire)
+    }
+}
+
+impl Connector for MemoryConnector {
+    fn connect(
+        &self,
+        _request: &ConnectRequest,
+        _options: &LinkOptions,
+    ) -> BoxFuture<'static, Result<LinkHalves, LinkError>> {
+        let halves = self
+            .link
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        Box::pin(async move {
+            halves.ok_or_else(|| LinkError::Connect {
+                url: "memory://bench".to_owned(),
+                message: "a memory link connects once".to_owned(),
+            })
+        })
+    }
+}
+
+struct MemorySender {
+    shared: Arc<LinkShared>,
+}
+
+impl LinkSender for MemorySender {
+    fn send(&mut self, _frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>> {
+        if self.shared.frames_sent.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.shared.setup_seen.notify_one();
+        }
+        Box::pin(async { Ok(()) })
+    }
+
+    fn close(&mut self, _code: u16, _reason: String) -> BoxFuture<'_, Result<(), LinkError>> {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.close_seen.notify_one();
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    AwaitSetup,
+    Streaming,
+    Ended,
+}
+
+struct MemoryReceiver {
+    shared: Arc<LinkShared>,
+    source: Source,
+    stage: Stage,
+    /// A burst waits for its `go`.
+    gated: bool,
+    position: usize,
+}
+
+fn clean_close() -> Option<LinkEvent> {
+    Some(LinkEvent::Closed {
+        code: Some(1000),
+        reason: Some("bench link closed".to_owned()),
+    })
+}
+
+impl MemoryReceiver {
+    async fn next(&mut self) -> Option<LinkEvent> {
+        let shared = Arc::clone(&self.shared);
+        match self.stage {
+            Stage::Ended => return None,
+            Stage::AwaitSetup => {
+                tokio::select! {
+                    _ = shared.setup_seen.notified() => {
+                        self.stage = Stage::Streaming;
+                        return Some(LinkEvent::Frame(LinkFrame::text(SETUP_COMPLETE)));
+                    }
+                    _ = shared.close_seen.notified() => {
+                        self.stage = Stage::Ended;
+                        return clean_close();
+                    }
+                }
+            }
+            Stage::Streaming => {}
+        }
+        if shared.closed.load(Ordering::Acquire) {
+            self.stage = Stage::Ended;
+            return clean_close();
+        }
+        match &mut self.source {
+            Source::Burst { go, frames } => {
+                if self.gated {
+                    let go = Arc::clone(go);
+                    tokio::select! {
+                        _ = go.notified() => self.gated = false,
+                        _ = shared.close_seen.notified() => {
+                            self.stage = Stage::Ended;
+                            return clean_close();
+                        }
+                    }
+                }
+                if let Some(frame) = frames.get(self.position) {
+                    self.position += 1;
+                    return Some(LinkEvent::Frame(frame.clone()));
+                }
+            }
+            Source::Fed { rx, stamps } => {
+                tokio::select! {
+                    biased;
+                    fed = rx.recv() => if let Some(fed) = fed {
+                        if let (Some(index), Some(stamps)) = (fed.index, stamps.as_ref()) {
+                            stamps.record(index);
+                        }
+                        return Some(LinkEvent::Frame(fed.frame));
+                    },
+                    _ = shared.close_seen.notified() => {
+                        self.stage = Stage::Ended;
+                        return clean_close();
+                    }
+                }
+            }
+        }
+        // Nothing more to yield: wait for the session to close the link.
+        shared.close_seen.notified().await;
+        self.stage = Stage::Ended;
+        clean_close()
+    }
+}
+
+impl LinkReceiver for MemoryReceiver {
+    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
+        Box::pin(self.next())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Timing a real link: a connector wrapper that notes when each data frame is handed over.
+// ---------------------------------------------------------------------------------------
+
+/// Per-session timing: hand-off times of `serverContent` frames, in order, and the
+/// latencies the fast lane's callback measured against them.
+#[derive(Default)]
+pub struct Probe {
+    handed: Mutex<VecDeque<Instant>>,
+    latencies_ns: Mutex<Vec<u64>>,
+    /// Callbacks seen.
+    pub count: AtomicU64,
+}
+
+impl Probe {
+    /// Notes the hand-off of a timed frame.
+    pub fn handed_over(&self) {
+        lock(&self.handed).push_back(Instant::now());
+    }
+
+    /// The fast-lane callback of the oldest timed frame not yet matched ran now.
+    pub fn called_back(&self) {
+        let now = Instant::now();
+        if let Some(handed) = lock(&self.handed).pop_front() {
+            let ns = u64::try_from(now.duration_since(handed).as_nanos()).unwrap_or(u64::MAX);
+            lock(&self.latencies_ns).push(ns);
+        }
+        self.count.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The latencies measured so far.
+    pub fn take_latencies(&self) -> Vec<u64> {
+        std::mem::take(&mut *lock(&self.latencies_ns))
+    }
+}
+
+/// A [`WebSocketConnector`] whose receiver tells a [`Probe`] when it hands a
+/// `serverContent` frame to the transport.
+pub struct TimedConnector {
+    inner: WebSocketConnector,
+    probe: Arc<Probe>,
+}
+
+impl TimedConnector {
+    /// Wraps a plain WebSocket connector.
+    pub fn new(probe: Arc<Probe>) -> Self {
+        TimedConnector {
+            inner: WebSocketConnector::new(),
+            probe,
+        }
+    }
+}
+
+impl Connector for TimedConnector {
+    fn connect(
+        &self,
+        request: &ConnectRequest,
+        options: &LinkOptions,
+    ) -> BoxFuture<'static, Result<LinkHalves, LinkError>> {
+        let connecting = self.inner.connect(request, options);
+        let probe = Arc::clone(&self.probe);
+        Box::pin(async move {
+            let (sender, inner) = connecting.await?;
+            let receiver: Box<dyn LinkReceiver> = Box::new(TimedReceiver { inner, probe });
+            Ok((sender, receiver))
+        })
+    }
+}
+
+struct TimedReceiver {
+    inner: Box<dyn LinkReceiver>,
+    probe: Arc<Probe>,
+}
+
+impl LinkReceiver for TimedReceiver {
+    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
+        Box::pin(async move {
+            let event = self.inner.recv().await;
+            if let Some(LinkEvent::Frame(frame)) = &event
+                && frame.bytes.starts_with(b"{\"serverContent\"")
+            {
+                self.probe.handed_over();
+            }
+            event
+        })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+// ---------------------------------------------------------------------------------------
+// A loopback WebSocket server that plays frames on command.
+// ---------------------------------------------------------------------------------------
+
+/// Serves every connection accepted on `listener`: answers the setup with
+/// `{"setupComplete":{}}`, then obeys the client's text turns:
+///
+/// - `burst N`: writes `N` copies of [`TEXT_FRAME`] back to back (flushing every 64);
+/// - `pace N HZ DELAY_US`: after `DELAY_US` µs, writes `N` copies at `HZ` frames per second,
+///   each flushed on its own.
+///
+/// A close from the client is answered; then the connection ends.
+pub async fn serve(listener: TcpListener) {
+    let frame = Utf8Bytes::from_static(TEXT_FRAME);
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            continue;
+        };
+        tokio::spawn(play(tcp, frame.clone()));
+    }
+}
+
+async fn play(tcp: TcpStream, frame: Utf8Bytes) {
+    let _ = tcp.set_nodelay(true);
+    let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+        return;
+    };
+    // The setup.
+    match ws.next().await {
+        Some(Ok(Message::Text(_) | Message::Binary(_))) => {}
+        _ => return,
+    }
+    if ws
+        .send(Message::Text(Utf8Bytes::from_static(SETUP_COMPLETE)))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    while let Some(Ok(message)) = ws.next().await {
+        let Message::Text(text) = message else {
+            continue; // a close is answered by tungstenite; the stream then ends
+        };
+        let command = client_text(&text);
+        let words: Vec<&str> = command.split_whitespace().collect();
+        match words.as_slice() {
+            ["burst", n] => {
+                let n: usize = n.parse().unwrap_or(0);
+                for i in 0..n {
+                    if ws.feed(Message::Text(frame.clone())).await.is_err() {
+                        return;
+                    }
+                    if i % 64 == 63 && ws.flush().await.is_err() {
+                        return;
+                    }
+                }
+                if ws.flush().await.is_err() {
+                    return;
+                }
+            }
+            ["pace", n, hz, delay_us] => {
+                let n: usize = n.parse().unwrap_or(0);
+                let hz: u64 = hz.parse().unwrap_or(1).max(1);
+                let delay_us: u64 = delay_us.parse().unwrap_or(0);
+                tokio::time::sleep(Duration::from_micros(delay_us)).await;
+                let mut tick = tokio::time::interval(Duration::from_nanos(1_000_000_000 / hz));
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                for _ in 0..n {
+                    tick.tick().await;
+                    if ws.send(Message::Text(frame.clone())).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The text of a `clientContent` turn (what `LiveHandle::send_text` sends).
+fn client_text(frame: &str) -> String {
+    let value: serde_json::Value = serde_json::from_str(frame).unwrap_or_default();
+    value["clientContent"]["turns"][0]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Starts [`serve`] on its own thread and current-thread runtime; returns its `ws://` URL.
+pub fn serve_on_thread() -> String {
+    let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
+        Ok(listener) => listener,
+        Err(error) => panic!("cannot bind 127.0.0.1:0: {error}"),
+    };
+    let addr = match listener.local_addr() {
+        Ok(addr) => addr,
+        Err(error) => panic!("no local address: {error}"),
+    };
+    if let Err(error) = listener.set_nonblocking(true) {
+        panic!("cannot make the listener non-blocking: {error}");
+    }
+    std::thread::spawn(move || {
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(error) => panic!("cannot build the server runtime: {error}"),
+        };
+        runtime.block_on(async move {
+            match TcpListener::from_std(listener) {
+                Ok(listener) => serve(listener).await,
+                Err(error) => panic!("cannot adopt the listener: {error}"),
+            }
+        });
+    });
+    format!("ws://{addr}")
+}
+
+/// A Google AI endpoint at `url` (a loopback server).
+pub fn loopback_endpoint(url: &str) -> ApiEndpoint {
+    ApiEndpoint::google_ai("bench-key").with_base_url(url)
+}
+
+// ---------------------------------------------------------------------------------------
+// Numbers.
+// ---------------------------------------------------------------------------------------
+
+/// Percentiles of a set of latencies, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Summary {
+    /// Samples.
+    pub n: usize,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest.
+    pub max: u64,
+}
+
+/// Nearest-rank percentiles of `samples`.
+pub fn summarize(mut samples: Vec<u64>) -> Summary {
+    samples.sort_unstable();
+    let n = samples.len();
+    if n == 0 {
+        return Summary::default();
+    }
+    let rank = |p: f64| -> u64 {
+        let index = ((p / 100.0) * n as f64).ceil() as usize;
+        samples[index.clamp(1, n) - 1]
+    };
+    Summary {
+        n,
+        p50: rank(50.0),
+        p90: rank(90.0),
+        p99: rank(99.0),
+        p999: rank(99.9),
+        max: samples[n - 1],
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let us = |ns: u64| ns as f64 / 1_000.0;
+        write!(
+            f,
+            "n={:>6}  p50={:>8.1} µs  p90={:>8.1} µs  p99={:>8.1} µs  p99.9={:>8.1} µs  max={:>9.1} µs",
+            self.n,
+            us(self.p50),
+            us(self.p90),
+            us(self.p99),
+            us(self.p999),
+            us(self.max)
+        )
+    }
+}
+
+/// This process's resident set size in bytes (`VmRSS` of `/proc/self/status`).
+pub fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// CPU time this process has used (user + system), from `/proc/self/stat` (USER_HZ = 100).
+pub fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state); utime is field 14, stime field 15.
+    let ticks = |i: usize| {
+        fields
+            .get(i - 3)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Duration::from_millis((ticks(14) + ticks(15)) * 10)
+}
+
+/// The 1-minute load average, to judge how quiet the machine was.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+/// Waits until `done()` holds, checking every millisecond, for at most `max`. Whether it did.
+pub async fn wait_until(max: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + max;
+    while !done() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    true
+}
