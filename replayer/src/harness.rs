@@ -58,7 +58,9 @@ pub enum ReplayError {
 pub struct Replay {
     handle: LiveHandle,
     shared: Arc<ReplayShared>,
-    events: Option<EventStream>,
+    /// The stream subscribed at the start, until taken by [`Replay::events`] or dropped by
+    /// [`Replay::release`] (nobody took it: keeping it would hold every event of the replay).
+    events: std::sync::Mutex<Option<EventStream>>,
 }
 
 impl std::fmt::Debug for Replay {
@@ -109,7 +111,7 @@ pub async fn replay_session(
     Ok(Replay {
         handle,
         shared,
-        events: Some(events),
+        events: std::sync::Mutex::new(Some(events)),
     })
 }
 
@@ -119,14 +121,25 @@ impl Replay {
         &self.handle
     }
 
-    /// The session's events. The first call returns a stream holding every event since the
-    /// session started; later calls subscribe from now on.
+    /// The session's events. The first call before [`Replay::release`] returns a stream
+    /// holding every event since the session started; any other call subscribes from now on.
     pub fn events(&mut self) -> EventStream {
-        self.events.take().unwrap_or_else(|| self.handle.events())
+        let first = self
+            .events
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        first.unwrap_or_else(|| self.handle.events())
     }
 
-    /// Lets the recorded frames after the setup handshake flow.
+    /// Lets the recorded frames after the setup handshake flow. The stream of events since
+    /// the start is dropped if nobody took it, so an unobserved replay of any length runs in
+    /// bounded memory.
     pub fn release(&self) {
+        self.events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
         self.shared.release.send_replace(true);
     }
 
