@@ -27,6 +27,7 @@ pub mod events;
 pub mod fast_lane;
 pub mod handle;
 pub mod lane_feed;
+pub mod llm;
 pub mod peers;
 pub mod phases;
 pub mod playback;
