@@ -11,7 +11,10 @@
 //! - `binary`: set when the frame was a binary WebSocket frame (Vertex AI);
 //! - `source`: `"app"` on an outbound frame the application sent through its handle (text or
 //!   audio the user sent). Replay does not re-send those: they only existed to provoke the
-//!   recorded inbound frames. Absent: the runtime produced the frame (setup, tool responses);
+//!   recorded inbound frames. `"runtime"` on client content or realtime input the runtime
+//!   itself sent (a callback's prompt through its writer), which replay expects again.
+//!   Absent: the runtime produced the frame (setup, tool responses, instruction updates), or
+//!   the log predates the mark, and readers go by the frame's kind;
 //! - `close`: marks the end of a connection instead of carrying a frame, with an empty
 //!   payload (see [`CloseMark`] and [`WireEntry::close_mark`]):
 //!
@@ -47,12 +50,15 @@ impl Direction {
     }
 }
 
-/// Who produced an outbound frame, when it was not the runtime itself.
+/// Who produced an outbound frame, where the kind of frame alone does not tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     /// The application sent it through its session handle; replay does not re-send it.
     App,
+    /// The runtime sent it although it is of a kind applications send (client content or
+    /// realtime input, e.g. a prompt from a callback): replay expects it again.
+    Runtime,
 }
 
 /// How a connection ended: the payload of a close-marker entry.

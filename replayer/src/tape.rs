@@ -64,19 +64,21 @@ pub enum TapeItem {
 }
 
 impl TapeItem {
-    /// Classifies an entry. An outbound frame is the application's when it is marked so, or
-    /// when it is realtime input or client content (what an application sends; for logs
-    /// written without the mark).
+    /// Classifies an entry. An outbound frame is the application's or the runtime's as its
+    /// `source` says; unmarked, it is the application's when it is realtime input or client
+    /// content (what an application sends) and the runtime's otherwise.
     pub fn of(entry: WireEntry) -> TapeItem {
         if entry.is_close_marker() {
             return TapeItem::Close(entry);
         }
         match entry.dir {
             Direction::In => TapeItem::Inbound(entry),
-            Direction::Out if entry.source == Some(Source::App) || is_app_kind(&entry) => {
-                TapeItem::AppOutbound(entry)
-            }
-            Direction::Out => TapeItem::RuntimeOutbound(entry),
+            Direction::Out => match entry.source {
+                Some(Source::App) => TapeItem::AppOutbound(entry),
+                Some(Source::Runtime) => TapeItem::RuntimeOutbound(entry),
+                None if is_app_kind(&entry) => TapeItem::AppOutbound(entry),
+                None => TapeItem::RuntimeOutbound(entry),
+            },
         }
     }
 

@@ -61,7 +61,13 @@ impl WireTap {
 
     /// Stamps a frame about to be sent on connection `conn` and records it, with who sent it.
     pub fn stamp_out(&self, conn: u32, binary: bool, origin: Origin, payload: &Bytes) -> Stamp {
-        let source = (origin == Origin::App).then_some(Source::App);
+        let source = match origin {
+            Origin::App => Some(Source::App),
+            // Readers take unmarked client content and realtime input for the application's
+            // (logs written before the mark have only `app`); mark the runtime's own.
+            Origin::Runtime if is_app_kind(payload) => Some(Source::Runtime),
+            Origin::Runtime => None,
+        };
         self.stamp(Direction::Out, conn, binary, source, payload)
     }
 
@@ -127,4 +133,11 @@ impl WireTap {
 /// The `conn` field of an entry: absent on the first connection.
 fn conn_field(conn: u32) -> Option<u32> {
     (conn > 1).then_some(conn)
+}
+
+/// Whether `payload` is client content or realtime input: what applications normally send.
+/// Only runtime frames are checked (setup, tool responses, prompts), never the audio stream.
+fn is_app_kind(payload: &Bytes) -> bool {
+    reel_protocol::decode_client(payload)
+        .is_ok_and(|m| m.client_content.is_some() || m.realtime_input.is_some())
 }
