@@ -273,7 +273,8 @@ impl RouterState {
             }
             self.measure_first_response(event, ts_ms);
         }
-        self.route(std::mem::take(&mut events), ts_ms);
+        // Drained, not moved: the buffer keeps its capacity for the next frame.
+        self.route(events.drain(..), ts_ms);
         self.events = events;
     }
 
@@ -296,7 +297,7 @@ impl RouterState {
 
     /// Tracks the phase over `events`, inserting `PhaseChanged` right after the event that
     /// caused it, and sends each lane its share as one batch.
-    fn route(&mut self, events: Vec<SessionEvent>, ts_ms: u64) {
+    fn route(&mut self, events: impl IntoIterator<Item = SessionEvent>, ts_ms: u64) {
         let mut fast = Vec::new();
         let mut control = Vec::new();
         let mut telemetry = Vec::new();

@@ -9,6 +9,7 @@
 //! - [`wire_log`]: one [`WireEntry`] per frame (or connection end), the [`WireRecorder`]
 //!   trait the transport records through, and [`MemoryWireRecorder`] for tests;
 //! - [`wire_file`]: [`FileWireRecorder`], the wire log as a file, with its [`Durability`];
+//! - [`wire_line`]: a wire-log line written by hand, byte-identical to serde's (the hot path);
 //! - [`wire_read`]: [`read_wire_log`], [`open_wire_log`] and the checking
 //!   [`WireLogReader`] (sequence order, empty logs);
 //! - [`redact`]: [`Redactor`] rules that rewrite payload fields (silence audio, replace,
@@ -31,6 +32,7 @@ mod line_buffer;
 pub mod redact;
 pub mod schema;
 pub mod wire_file;
+pub mod wire_line;
 pub mod wire_log;
 pub mod wire_read;
 

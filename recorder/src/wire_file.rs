@@ -160,7 +160,7 @@ impl WireRecorder for FileWireRecorder {
         let mut guard = self.lock();
         let state = &mut *guard;
         state.line.clear();
-        if let Err(error) = serde_json::to_writer(&mut state.line, &entry) {
+        if let Err(error) = crate::wire_line::write_entry(&entry, &mut state.line) {
             self.failed(state, "encoding", &error);
             return;
         }

@@ -56,6 +56,9 @@ pub const CONNECTION_REFUSED: &str = "connection refused";
 /// The longest close reason a close frame can carry, in bytes (RFC 6455: 125 minus the code).
 const MAX_CLOSE_REASON_BYTES: usize = 123;
 
+/// How much one socket read takes (see the connect below for why not tungstenite's 128 KiB).
+const READ_BUFFER_BYTES: usize = 16 * 1024;
+
 /// How much of a refusing server's body goes into [`LinkError::Handshake`].
 const MAX_BODY_EXCERPT_CHARS: usize = 200;
 
@@ -215,7 +218,11 @@ impl Connector for WebSocketConnector {
                 (_, Ok(config)) => tokio_tungstenite::Connector::Rustls(config),
                 (_, Err(_)) => tokio_tungstenite::Connector::Plain,
             };
+            // A 16 KiB read buffer, not tungstenite's 128 KiB: it zero-fills the buffer to its
+            // capacity before each read, and 16 KiB still holds a 100 ms audio frame
+            // (docs/BENCHMARKS.md: an idle session 243 → 127 KiB).
             let config = WebSocketConfig::default()
+                .read_buffer_size(READ_BUFFER_BYTES)
                 .max_frame_size(Some(options.max_frame_bytes))
                 .max_message_size(Some(options.max_frame_bytes));
             // Nagle off: audio chunks are small and late is as bad as lost.

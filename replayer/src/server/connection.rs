@@ -192,6 +192,9 @@ async fn handshake(
         }
     };
     let config = WebSocketConfig::default()
+        // 16 KiB reads, not tungstenite's 128 KiB zero-filled per connection: plenty for a
+        // 100 ms audio frame, and 500 clients stay small.
+        .read_buffer_size(16 * 1024)
         .max_frame_size(Some(shared.max_frame_bytes))
         .max_message_size(Some(shared.max_frame_bytes));
     match tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await {
