@@ -19,16 +19,21 @@
 //! - [`schema`]: the JSON Schemas of a wire-log line and a journal line;
 //! - [`jsonl`]: the streaming JSON Lines reader every recording is read with, and the
 //!   buffered writer;
+//! - [`llm_tape`]: per-call tapes of out-of-band model calls (seed 004), [`llm_tape::read_tape`]
+//!   and [`llm_tape::write_tape`];
+//! - [`cassette`]: every out-of-band call of a session in one file (seed 002), with a size cap;
 //! - [`error`]: [`RecordError`], naming the file and line of every failure, and
 //!   [`RuleError`] for redaction rules.
 
 // Library code never unwraps: bad input is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod cassette;
 pub mod error;
 pub mod journal;
 pub mod jsonl;
 mod line_buffer;
+pub mod llm_tape;
 pub mod redact;
 pub mod schema;
 pub mod wire_file;

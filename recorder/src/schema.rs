@@ -13,7 +13,9 @@
 use schemars::schema_for;
 use serde_json::Value;
 
+use crate::cassette::CassetteFile;
 use crate::journal::StateMutation;
+use crate::llm_tape::LlmTape;
 use crate::wire_log::WireEntry;
 
 /// The schema of one wire-log line, a [`WireEntry`]: `payload_b64` is a base64 string
@@ -25,4 +27,16 @@ pub fn wire_entry_schema() -> Value {
 /// The schema of one journal line, a [`StateMutation`]: `old` and `new` are any JSON value.
 pub fn journal_entry_schema() -> Value {
     schema_for!(StateMutation).into()
+}
+
+/// The schema of a per-call tape, an [`LlmTape`]: a whole file, not a line. `delayNs` is a
+/// non-negative integer, `meta.recordedAt` a `date-time`, `request` any JSON object.
+pub fn llm_tape_schema() -> Value {
+    schema_for!(LlmTape).into()
+}
+
+/// The schema of a cassette, a [`CassetteFile`]: a whole file, `version` 1 and its
+/// interactions.
+pub fn cassette_schema() -> Value {
+    schema_for!(CassetteFile).into()
 }

@@ -1,0 +1,51 @@
+//! One recorded chunk of a streamed model answer, shared by tapes and cassettes.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One chunk of a streamed answer as it was received, with when it came.
+///
+/// ```json
+/// {"delayNs": 12000000, "text": "Hello"}
+/// ```
+///
+/// `finishReason` and `usage` are optional additions, written only when the chunk carried
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedChunk {
+    /// Nanoseconds after the previous chunk (the first chunk: after the call started).
+    pub delay_ns: u64,
+    /// The text the chunk added, exactly as received (may be empty).
+    pub text: String,
+    /// Why the model stopped, on the chunk that ended the answer (`STOP`, `MAX_TOKENS`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// Token usage so far, when the chunk reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<RecordedUsage>,
+}
+
+impl RecordedChunk {
+    /// A chunk holding only `text`, `delay_ns` after the one before.
+    pub fn text(delay_ns: u64, text: impl Into<String>) -> Self {
+        RecordedChunk {
+            delay_ns,
+            text: text.into(),
+            finish_reason: None,
+            usage: None,
+        }
+    }
+}
+
+/// Token usage of a call, as recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedUsage {
+    /// Tokens in the prompt.
+    pub prompt_tokens: u64,
+    /// Tokens in the answer.
+    pub response_tokens: u64,
+    /// All tokens billed.
+    pub total_tokens: u64,
+}
