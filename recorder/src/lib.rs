@@ -17,6 +17,8 @@
 //! - [`journal`]: the state-mutation journal: [`journal::StateMutation`], the
 //!   [`journal::JournalSink`] trait and its file and memory sinks, [`journal::read_journal`];
 //! - [`schema`]: the JSON Schemas of a wire-log line and a journal line;
+//! - [`trace`]: agent traces (seed 001): [`trace::AgentTrace`], read with checks
+//!   ([`trace::read_trace`]) and written ([`trace::write_trace`]);
 //! - [`jsonl`]: the streaming JSON Lines reader every recording is read with, and the
 //!   buffered writer;
 //! - [`llm_tape`]: per-call tapes of out-of-band model calls (seed 004), [`llm_tape::read_tape`]
@@ -36,6 +38,7 @@ mod line_buffer;
 pub mod llm_tape;
 pub mod redact;
 pub mod schema;
+pub mod trace;
 pub mod wire_file;
 pub mod wire_line;
 pub mod wire_log;

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::cassette::CassetteFile;
 use crate::journal::StateMutation;
+use crate::trace::AgentTrace;
 use crate::llm_tape::LlmTape;
 use crate::wire_log::WireEntry;
 
@@ -39,4 +40,10 @@ pub fn llm_tape_schema() -> Value {
 /// interactions.
 pub fn cassette_schema() -> Value {
     schema_for!(CassetteFile).into()
+}
+
+/// The schema of a whole agent trace file, an [`AgentTrace`] (seed 001's shape with reel's
+/// optional additions): timestamps are RFC 3339 strings (`format: date-time`).
+pub fn trace_schema() -> Value {
+    schema_for!(AgentTrace).into()
 }
