@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use crate::cassette::CassetteFile;
 use crate::journal::StateMutation;
-use crate::trace::AgentTrace;
 use crate::llm_tape::LlmTape;
+use crate::trace::AgentTrace;
 use crate::wire_log::WireEntry;
 
 /// The schema of one wire-log line, a [`WireEntry`]: `payload_b64` is a base64 string
