@@ -13,7 +13,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use reel_protocol::{FunctionCall, FunctionResponse, SessionPhase, UsageMetadata};
+use serde_json::Value;
 
+use crate::persistence::SessionSnapshot;
 use crate::state::State;
 use crate::writer::SessionWriter;
 
@@ -153,6 +155,16 @@ pub struct ControlCallbacks {
     pub on_turn_complete: Option<AsyncCallback<()>>,
     /// The model finished generating (before audio playback ends).
     pub on_generation_complete: Option<AsyncCallback<()>>,
+    /// An extractor produced a value: its name and the value (already in the state).
+    pub on_extracted: Option<AsyncCallback<(String, Value)>>,
+    /// An extractor failed: its name and the error's message. Without this callback a
+    /// failure is logged as a `tracing` warning.
+    pub on_extraction_error: Option<AsyncCallback<(String, String)>>,
+    /// The session was restored from a persisted snapshot (see [`crate::persistence`]):
+    /// the snapshot and the state, already restored. Runs once, when the session is live,
+    /// before `on_connected`. Make it [`CallbackMode::Blocking`] (the usual choice) so that
+    /// it finishes before anything else is handled.
+    pub on_resumed: Option<AsyncCallback<(SessionSnapshot, State)>>,
 }
 
 impl fmt::Debug for ControlCallbacks {
@@ -170,6 +182,9 @@ impl fmt::Debug for ControlCallbacks {
                 "on_generation_complete",
                 &self.on_generation_complete.is_some(),
             )
+            .field("on_extracted", &self.on_extracted.is_some())
+            .field("on_extraction_error", &self.on_extraction_error.is_some())
+            .field("on_resumed", &self.on_resumed.is_some())
             .finish()
     }
 }

@@ -6,11 +6,33 @@
 //! callbacks are awaited in order (that is what blocking means); concurrent ones are spawned.
 //!
 //! The lane is the single writer of state derived from the event stream (the `session:`
-//! keys, `turn:` clearing, the turn count, the active phase, the computed `derived:` values)
-//! and commits tool writes in call order, so a replay of the same frames writes the same
-//! journal, entry by entry. It also runs the reactive rules (watchers, computed values,
-//! temporal patterns) on event time; see [`crate::reactive`] for when, and the turn
-//! pipeline's order.
+//! keys, `turn:` clearing, the turn count, the active phase, the computed `derived:` values,
+//! the extractors' results) and commits tool writes in call order, so a replay of the same
+//! frames writes the same journal, entry by entry. It also runs the reactive rules
+//! (watchers, computed values, temporal patterns) on event time; see [`crate::reactive`]
+//! for when.
+//!
+//! # The turn pipeline
+//!
+//! At turn complete, in this order (the seed's pipeline, as far as reel has its steps):
+//!
+//! 1. clear the `turn:` keys;
+//! 2. finalize the transcript turn ([`crate::transcript`]) at the event's time;
+//! 3. run the extractors due this turn ([`crate::extract`]: `EveryTurn`, `Interval(n)`),
+//!    concurrently, wait for them, and commit their results in registration order;
+//! 4. recompute the computed values;
+//! 5. evaluate the phase transitions; after a transition, run the `OnPhaseChange`
+//!    extractors;
+//! 6. watchers, then temporal patterns;
+//! 7. `on_turn_complete`;
+//! 8. `session:turn_count` + 1;
+//! 9. hand a snapshot to the persistence writer, if the session persists
+//!    ([`crate::persistence`]);
+//!
+//! and only then publish the turn complete event. The seed's steps for navigation context,
+//! tool advisory, repair, steering, instruction templates and the batched context frame
+//! have no counterpart in reel yet. `AfterToolCall` extractors run whenever tool responses
+//! were sent, before the watchers look at the tools' writes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,8 +46,11 @@ use crate::callbacks::ControlCallbacks;
 use crate::control::signals::SessionSignals;
 use crate::control::tool_batches::{CallSlot, CallStatus, ToolBatch, ToolBatches};
 use crate::events::{Lane, LiveEvent, lock};
+use crate::extract::{ExtractionPoint, ExtractorSet};
 use crate::lane_feed::{EventBatch, LaneMessage, LaneProgress};
+use crate::llm::LlmInterceptor;
 use crate::peers::Peers;
+use crate::persistence::{SessionSnapshot, SnapshotSaver};
 use crate::phases::PhaseMachine;
 use crate::reactive::{Reactive, ReactiveData, Scope};
 use crate::state::State;
@@ -34,6 +59,7 @@ use crate::telemetry::TelemetryShared;
 use crate::tools::{
     PhaseToolFilter, ToolContext, ToolDispatcher, ToolOutcome, run_call, running_ack,
 };
+use crate::transcript::{PendingTurn, TranscriptBuffer, TranscriptTurn};
 use crate::writer::SessionWriter;
 
 /// The state key holding the conversation phase.
@@ -64,11 +90,19 @@ impl LaneMessage for ControlMsg {
 /// What survives a restart of the control lane.
 #[derive(Debug)]
 pub struct ControlData {
-    batches: ToolBatches,
-    signals: SessionSignals,
-    active_phase: Option<String>,
-    turn_count: u64,
-    reactive: ReactiveData,
+    pub(crate) batches: ToolBatches,
+    pub(crate) signals: SessionSignals,
+    pub(crate) active_phase: Option<String>,
+    pub(crate) turn_count: u64,
+    pub(crate) reactive: ReactiveData,
+    /// The finished turns.
+    pub(crate) transcript: TranscriptBuffer,
+    /// The turn in progress.
+    pub(crate) pending: PendingTurn,
+    /// The latest resumption handle among the events handled (or the restored one).
+    pub(crate) resume_handle: Option<String>,
+    /// The snapshot the session was restored from, until it is announced (first connect).
+    pub(crate) resumed: Option<SessionSnapshot>,
 }
 
 impl ControlData {
@@ -81,7 +115,25 @@ impl ControlData {
             active_phase: None,
             turn_count: 0,
             reactive: ReactiveData::new(state),
+            transcript: TranscriptBuffer::new(),
+            pending: PendingTurn::default(),
+            resume_handle: None,
+            resumed: None,
         }
+    }
+
+    /// The number of the turn in progress (1-based).
+    pub(crate) fn turn_number(&self) -> u32 {
+        u32::try_from(self.turn_count.saturating_add(1)).unwrap_or(u32::MAX)
+    }
+
+    /// Goes on from `snapshot` (whose state is already restored): its phase, turn count
+    /// and resumption handle; it is announced when the session is live.
+    pub fn resume_from(&mut self, snapshot: SessionSnapshot) {
+        self.active_phase = Some(snapshot.phase.clone()).filter(|phase| !phase.is_empty());
+        self.turn_count = u64::from(snapshot.turn_count);
+        self.resume_handle = snapshot.resume_handle.clone();
+        self.resumed = Some(snapshot);
     }
 }
 
@@ -115,6 +167,14 @@ pub struct ControlLaneArgs {
     pub progress: Arc<LaneProgress>,
     /// The session's actors.
     pub peers: Arc<Peers>,
+    /// The extractors, their models already intercepted.
+    pub(crate) extractors: Arc<ExtractorSet>,
+    /// What models handed out (to tools, to extractors) go through.
+    pub(crate) interceptor: Arc<dyn LlmInterceptor>,
+    /// Saves snapshots, if the session persists.
+    pub(crate) saver: Option<SnapshotSaver>,
+    /// Where the finished turns are shown to the application.
+    pub(crate) transcript_view: Arc<tokio::sync::watch::Sender<Arc<[TranscriptTurn]>>>,
 }
 
 /// The control lane's state.
@@ -202,6 +262,7 @@ impl Actor for ControlLane {
                 }
                 let now = crate::clock::Clock::now_ms(args.peers.clock().as_ref());
                 args.flush_signals(&mut data, now, true).await;
+                args.save_final_snapshot(&data).await;
                 args.state.flush_journal();
                 args.peers
                     .supervisor
@@ -215,12 +276,14 @@ impl Actor for ControlLane {
 impl ControlLaneArgs {
     async fn handle_event(&self, data: &mut ControlData, event: &SessionEvent, ts_ms: u64) {
         data.signals.observe(event, ts_ms);
+        data.pending.observe(event);
         let callbacks = &self.callbacks;
         let mut force_flush = false;
         match event {
             SessionEvent::Connected { .. } => {
                 force_flush = true;
                 self.enter_initial_phase(data).await;
+                self.announce_resume(data).await;
                 if let Some(on_connected) = &callbacks.on_connected {
                     on_connected.run(self.writer.clone()).await;
                 }
@@ -244,6 +307,11 @@ impl ControlLaneArgs {
             SessionEvent::TurnComplete { .. } => {
                 force_flush = true;
                 self.turn_complete(data, ts_ms).await;
+            }
+            SessionEvent::SessionResumeUpdate(info) => {
+                if let Some(handle) = &info.handle {
+                    data.resume_handle = Some(handle.clone());
+                }
             }
             SessionEvent::GenerationComplete => {
                 if let Some(on_generation_complete) = &callbacks.on_generation_complete {
@@ -292,8 +360,10 @@ impl ControlLaneArgs {
         }
     }
 
-    /// Tool writes were committed: the watchers and sustained patterns look at them.
+    /// Tool writes were committed: the `AfterToolCall` extractors run, then the watchers and
+    /// sustained patterns look at the writes.
     async fn after_commit(&self, data: &mut ControlData) {
+        self.extract(data, ExtractionPoint::AfterToolCall).await;
         let now_ms = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
         self.reactive
             .after_commit(&mut data.reactive, &self.scope(now_ms))
@@ -331,16 +401,21 @@ impl ControlLaneArgs {
         }
     }
 
-    /// The turn pipeline (at event time `ts_ms`): clear `turn:` keys, recompute the
-    /// computed values, evaluate phase transitions, run the watchers and the temporal
-    /// patterns, run `on_turn_complete`, count the turn. See [`crate::reactive`] for why
-    /// in this order.
+    /// The turn pipeline (at event time `ts_ms`): see the module documentation for the
+    /// steps, and [`crate::reactive`] for why the reactive ones come in this order.
     async fn turn_complete(&self, data: &mut ControlData, ts_ms: u64) {
         if let Err(error) = self.state.clear_prefix("turn:").await {
             tracing::warn!(%error, "could not clear the turn: keys");
         }
+        let turn = data.pending.finish(data.turn_number(), ts_ms);
+        data.transcript.push(turn);
+        self.transcript_view
+            .send_replace(Arc::from(data.transcript.turns()));
+        self.extract(data, ExtractionPoint::TurnComplete).await;
         self.reactive.recompute(&self.state).await;
-        self.evaluate_phases(data).await;
+        if self.evaluate_phases(data).await {
+            self.extract(data, ExtractionPoint::PhaseChange).await;
+        }
         self.reactive
             .at_turn_complete(&mut data.reactive, &self.scope(ts_ms))
             .await;
@@ -349,14 +424,16 @@ impl ControlLaneArgs {
         }
         data.turn_count += 1;
         self.set_state(TURN_COUNT_KEY, json!(data.turn_count)).await;
+        self.save_snapshot(data);
     }
 
-    async fn evaluate_phases(&self, data: &mut ControlData) {
+    /// Evaluates the transitions out of the current phase; returns whether one fired.
+    async fn evaluate_phases(&self, data: &mut ControlData) -> bool {
         let (Some(phases), Some(current)) = (&self.phases, data.active_phase.clone()) else {
-            return;
+            return false;
         };
         let Some(transition) = phases.evaluate(&current, &self.state) else {
-            return;
+            return false;
         };
         let target = transition.target.clone();
         let reason = transition.description.clone();
@@ -383,12 +460,14 @@ impl ControlLaneArgs {
                 reason,
             },
         );
+        true
     }
 
     async fn tool_call(&self, data: &mut ControlData, calls: &[FunctionCall]) {
         if let Some(on_tool_call) = &self.callbacks.on_tool_call
             && let Some(responses) = on_tool_call(calls.to_vec(), self.state.clone()).await
         {
+            data.pending.record_responses(&responses);
             if self.writer.send_tool_response(responses).is_err() {
                 tracing::warn!("the session ended before the tool responses could be sent");
             }
@@ -430,7 +509,8 @@ impl ControlLaneArgs {
                 let CallStatus::Running(cancel) = &slot.status else {
                     continue;
                 };
-                let ctx = ToolContext::for_call(&slot.call, slot.delta.clone(), cancel.clone());
+                let ctx = ToolContext::for_call(&slot.call, slot.delta.clone(), cancel.clone())
+                    .with_llm_interceptor(Arc::clone(&self.interceptor));
                 let dispatcher = Arc::clone(dispatcher);
                 let call = slot.call.clone();
                 let filter = phase_filter.clone();
@@ -507,6 +587,8 @@ impl ControlLaneArgs {
         slot.status = CallStatus::Done(outcome);
         if background {
             let response = self.answer(slot).await;
+            data.pending
+                .record_responses(std::slice::from_ref(&response));
             if self.writer.send_tool_response(vec![response]).is_err() {
                 tracing::warn!(
                     "the session ended before a background tool's response could be sent"
@@ -543,6 +625,7 @@ impl ControlLaneArgs {
                 }
             }
             answered |= !responses.is_empty();
+            data.pending.record_responses(&responses);
             if !responses.is_empty() && self.writer.send_tool_response(responses).is_err() {
                 tracing::warn!("the session ended before the tool responses could be sent");
             }

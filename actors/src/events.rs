@@ -82,6 +82,28 @@ pub enum LiveEvent {
         /// Why (the transition's description, or the guard that fired).
         reason: String,
     },
+    /// An extractor produced a value (written to the state just before).
+    Extraction {
+        /// The extractor.
+        name: String,
+        /// What it extracted.
+        value: Value,
+    },
+    /// An extractor failed; nothing was written for it.
+    ExtractionError {
+        /// The extractor.
+        name: String,
+        /// Why (the error's message).
+        error: String,
+    },
+    /// The session was restored from a persisted snapshot (published once, when it is
+    /// live, before `on_resumed` runs).
+    Resumed {
+        /// The phase it resumed in ("" without phases).
+        phase: String,
+        /// The turns completed before.
+        turn_count: u32,
+    },
     /// The connection is being re-established.
     Reconnecting {
         /// 1 for the first attempt.
@@ -119,6 +141,9 @@ impl LiveEvent {
             LiveEvent::ToolFinished { .. } => "tool_finished",
             LiveEvent::ToolCancelled { .. } => "tool_cancelled",
             LiveEvent::PhaseTransition { .. } => "phase_transition",
+            LiveEvent::Extraction { .. } => "extraction",
+            LiveEvent::ExtractionError { .. } => "extraction_error",
+            LiveEvent::Resumed { .. } => "resumed",
             LiveEvent::Reconnecting { .. } => "reconnecting",
             LiveEvent::Reconnected { .. } => "reconnected",
             LiveEvent::Restarted { .. } => "restarted",

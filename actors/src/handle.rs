@@ -4,13 +4,16 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use reel_protocol::{Content, FunctionResponse, SessionPhase};
+use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use crate::events::{EventHub, EventStream};
+use crate::llm::{BaseLlm, LlmInterceptor};
 use crate::playback::PlaybackQueue;
 use crate::state::State;
 use crate::supervisor::SessionEnd;
 use crate::telemetry::{TelemetryShared, TelemetrySnapshot};
+use crate::transcript::TranscriptTurn;
 use crate::writer::{SessionClosed, SessionWriter};
 
 /// A running session. Cheap to clone; every clone controls the same session.
@@ -24,6 +27,8 @@ pub struct LiveHandle {
     pub(crate) telemetry: Arc<TelemetryShared>,
     pub(crate) ended: watch::Receiver<Option<SessionEnd>>,
     pub(crate) playback: Option<PlaybackQueue>,
+    pub(crate) interceptor: Arc<dyn LlmInterceptor>,
+    pub(crate) transcript: watch::Receiver<Arc<[TranscriptTurn]>>,
 }
 
 impl std::fmt::Debug for LiveHandle {
@@ -102,6 +107,26 @@ impl LiveHandle {
     /// The session state.
     pub fn state(&self) -> &State {
         &self.state
+    }
+
+    /// The last value extractor `name` wrote (its state key), as `T`. It is there once the
+    /// turn pipeline that ran the extractor is done (the control lane publishes turn
+    /// complete after it), and may lag while the next one runs.
+    pub fn extracted<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
+        self.state.get(name)
+    }
+
+    /// The finished turns the session keeps (see [`crate::transcript`]), oldest first, as
+    /// of the last turn complete.
+    pub fn transcript(&self) -> Arc<[TranscriptTurn]> {
+        Arc::clone(&self.transcript.borrow())
+    }
+
+    /// `llm` as the session hands models out: through the session's
+    /// [`LlmInterceptor`](crate::llm::LlmInterceptor), if it has one (so the application's
+    /// out-of-band calls are recorded and replayed with the session), else unchanged.
+    pub fn llm(&self, llm: Arc<dyn BaseLlm>) -> Arc<dyn BaseLlm> {
+        self.interceptor.wrap(llm)
     }
 
     /// The session phase now.

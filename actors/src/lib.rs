@@ -8,7 +8,8 @@
 //! ├── Router                   decodes inbound frames into events, routes them to the lanes
 //! ├── FastLane                 audio, text deltas, transcripts, VAD: sync callbacks
 //! ├── ControlLane              tool calls, turn complete, phases, async callbacks,
-//! │                            watchers, computed values, temporal patterns
+//! │                            watchers, computed values, temporal patterns,
+//! │                            transcript, extractors, snapshots
 //! ├── Telemetry                counters, latencies, token usage
 //! ├── StateStore               persistent map, prefix scopes, mutation journal + sink
 //! └── Recorder                 wire log writer: buffered, flushed every second and on stop
@@ -24,11 +25,13 @@ pub mod clock;
 mod control;
 pub mod control_lane;
 pub mod events;
+pub mod extract;
 pub mod fast_lane;
 pub mod handle;
 pub mod lane_feed;
 pub mod llm;
 pub mod peers;
+pub mod persistence;
 pub mod phases;
 pub mod playback;
 pub mod reactive;
@@ -41,6 +44,7 @@ pub mod supervisor;
 pub mod telemetry;
 pub mod testing;
 pub mod tools;
+pub mod transcript;
 pub mod transport;
 pub mod writer;
 

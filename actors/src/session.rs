@@ -28,16 +28,21 @@ use crate::callbacks::{ControlCallbacks, FastCallbacks, TelemetryCallbacks};
 use crate::clock::{EventClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs};
 use crate::events::{EventHub, EventStream};
+use crate::extract::{DEFAULT_EXTRACTION_TIMEOUT, ExtractorSet, TurnExtractor};
 use crate::fast_lane::FastLaneArgs;
 use crate::handle::LiveHandle;
 use crate::lane_feed::LaneProgress;
+use crate::llm::{LlmInterceptor, PassThrough};
 use crate::peers::Peers;
+use crate::persistence::{
+    PersistenceError, SessionPersistence, SessionSnapshot, SnapshotSaver, check_session_id,
+};
 use crate::phases::{PhaseError, PhaseMachine};
 use crate::playback::PlaybackQueue;
 use crate::reactive::{ReactiveConfig, ReactiveError};
 use crate::recorder::{RecordQueue, RecorderArgs};
 use crate::router::RouterArgs;
-use crate::state::State;
+use crate::state::{State, StateError};
 use crate::supervisor::{RestartPolicy, SessionSupervisor, SupervisorArgs};
 use crate::telemetry::{TelemetryArgs, TelemetryShared};
 use crate::tools::ToolDispatcher;
@@ -80,6 +85,43 @@ pub enum SessionStartError {
         /// Why.
         reason: String,
     },
+    /// Two extractors have the same name (they would write the same state key).
+    #[error("two extractors are named `{name}`; each needs its own name (it is its state key)")]
+    DuplicateExtractor {
+        /// The name.
+        name: String,
+    },
+    /// An extractor has an empty name.
+    #[error(
+        "extractor number {position} (from 1) has an empty name; name it (its name is its state key)"
+    )]
+    EmptyExtractorName {
+        /// Its place among the extractors, from 1.
+        position: usize,
+    },
+    /// Persistence was configured without a session id.
+    #[error(
+        "persistence is configured but the session has no id: call .session_id(..) so the \
+         session knows which snapshot to load and save"
+    )]
+    MissingSessionId,
+    /// The session id is invalid, or its snapshot could not be loaded.
+    #[error("{0}")]
+    Persistence(#[from] PersistenceError),
+    /// The saved snapshot's phase is not one of the session's phases.
+    #[error(
+        "the snapshot of session {session_id:?} is in phase `{phase}`, which the session's \
+         phases do not have; add the phase, or delete the snapshot to start afresh"
+    )]
+    UnknownSavedPhase {
+        /// The session.
+        session_id: String,
+        /// The saved phase.
+        phase: String,
+    },
+    /// The saved state could not be restored.
+    #[error("could not restore the saved state: {0}")]
+    RestoreState(StateError),
 }
 
 /// Everything a session is made of, before it starts.
@@ -102,6 +144,11 @@ pub struct LiveSessionBuilder {
     budget: Duration,
     hub: Arc<EventHub>,
     transport: Box<dyn TransportFactory>,
+    extractors: Vec<Arc<dyn TurnExtractor>>,
+    extraction_timeout: Duration,
+    interceptor: Option<Arc<dyn LlmInterceptor>>,
+    persistence: Option<Arc<dyn SessionPersistence>>,
+    session_id: Option<String>,
 }
 
 impl LiveSessionBuilder {
@@ -126,6 +173,11 @@ impl LiveSessionBuilder {
             budget: DEFAULT_SESSION_BUDGET,
             hub: Arc::new(EventHub::new()),
             transport: Box::new(LiveTransportFactory),
+            extractors: Vec::new(),
+            extraction_timeout: DEFAULT_EXTRACTION_TIMEOUT,
+            interceptor: None,
+            persistence: None,
+            session_id: None,
         }
     }
 
@@ -254,15 +306,63 @@ impl LiveSessionBuilder {
         self
     }
 
+    /// Adds a turn extractor after the others (see [`crate::extract`]). Names must be
+    /// unique and not empty: [`spawn`](Self::spawn) refuses the session otherwise.
+    pub fn extractor(mut self, extractor: Arc<dyn TurnExtractor>) -> Self {
+        self.extractors.push(extractor);
+        self
+    }
+
+    /// How long the control lane waits for one extractor (default
+    /// [`DEFAULT_EXTRACTION_TIMEOUT`]); past it the extraction fails with
+    /// [`ExtractionError::TimedOut`](crate::extract::ExtractionError::TimedOut).
+    pub fn extraction_timeout(mut self, timeout: Duration) -> Self {
+        self.extraction_timeout = timeout;
+        self
+    }
+
+    /// Passes every model the session hands out — the extractors' (wrapped once, at
+    /// start), the tools' ([`ToolContext::llm`](crate::tools::ToolContext::llm)), the
+    /// application's ([`LiveHandle::llm`]) — through `interceptor`, which may record or
+    /// replay their calls. Without one, models are used as they are.
+    pub fn llm_interceptor(mut self, interceptor: Arc<dyn LlmInterceptor>) -> Self {
+        self.interceptor = Some(interceptor);
+        self
+    }
+
+    /// Saves the session's snapshots to `persistence` and restores the session from its
+    /// snapshot there, if any (see [`crate::persistence`]). Needs a
+    /// [`session_id`](Self::session_id): [`spawn`](Self::spawn) fails with
+    /// [`SessionStartError::MissingSessionId`] without one.
+    pub fn persistence(mut self, persistence: Arc<dyn SessionPersistence>) -> Self {
+        self.persistence = Some(persistence);
+        self
+    }
+
+    /// The id the session's snapshots are saved under (see
+    /// [`check_session_id`](crate::persistence::check_session_id) for what is accepted).
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
     /// A stream of every event of the session, from its very first. Subscribe here, before
     /// `spawn`/`connect`, to be sure to miss nothing.
     pub fn subscribe(&self) -> EventStream {
         self.hub.subscribe()
     }
 
-    /// The setup this session will send: the config, plus the dispatcher's declarations and
-    /// the initial phase's instruction. Checks the phases and tool names.
+    /// The setup this session will send when it starts afresh: the config, plus the
+    /// dispatcher's declarations and the initial phase's instruction. Checks the phases and
+    /// tool names. (A session restored from a snapshot starts in the saved phase, with its
+    /// instruction, and presents the saved resumption handle.)
     pub fn resolved_config(&self) -> Result<SessionConfig, SessionStartError> {
+        self.config_starting_in(None)
+    }
+
+    /// [`resolved_config`](Self::resolved_config) with the instruction of `phase` (the
+    /// initial one if `None`).
+    fn config_starting_in(&self, phase: Option<&str>) -> Result<SessionConfig, SessionStartError> {
         let mut config = self.config.clone();
         let mut declared: Vec<String> = config
             .function_names()
@@ -282,7 +382,7 @@ impl LiveSessionBuilder {
         if let Some(phases) = &self.phases {
             phases.check_tools(&declared)?;
             if let Some(instruction) = phases
-                .phase(phases.initial())
+                .phase(phase.unwrap_or(phases.initial()))
                 .and_then(|p| p.instruction_for(&self.state))
             {
                 config = config.system_instruction(instruction);
@@ -294,7 +394,21 @@ impl LiveSessionBuilder {
     /// Starts the session's actors and returns at once; the connection opens in the
     /// background.
     pub async fn spawn(self) -> Result<LiveHandle, SessionStartError> {
-        let config = self.resolved_config()?;
+        self.check_extractors()?;
+        // Owned arguments: the builder is not `Sync`, so no borrow of it may be held
+        // across an await.
+        let restored = load_snapshot(self.persistence.clone(), self.session_id.clone()).await?;
+        self.check_saved_phase(restored.as_ref())?;
+        let mut config = self.config_starting_in(
+            restored
+                .as_ref()
+                .map(|snapshot| snapshot.phase.as_str())
+                .filter(|phase| !phase.is_empty()),
+        )?;
+        let saved_handle = restored.as_ref().and_then(|s| s.resume_handle.clone());
+        if let Some(handle) = &saved_handle {
+            config = config.session_resume_from(handle.clone());
+        }
         let reactive = Arc::new(self.reactive.build()?);
         let frame_clock: SharedClock = self
             .clock
@@ -314,10 +428,34 @@ impl LiveSessionBuilder {
         // Inside the tree, time is event time: see `EventClock`.
         let clock = Arc::new(EventClock::new(frame_clock_start));
         self.state.set_clock(Arc::clone(&clock) as SharedClock);
+        // Restored before the control lane's data is made, so watchers take the restored
+        // state as their starting point rather than as changes.
+        if let Some(snapshot) = &restored {
+            self.state
+                .set_many(snapshot.state.clone())
+                .await
+                .map_err(SessionStartError::RestoreState)?;
+        }
+        let mut control_data = ControlData::new(self.budget, &self.state);
+        if let Some(snapshot) = restored {
+            control_data.resume_from(snapshot);
+        }
+        let interceptor: Arc<dyn LlmInterceptor> =
+            self.interceptor.unwrap_or_else(|| Arc::new(PassThrough));
+        let extractors = Arc::new(ExtractorSet::new(
+            self.extractors,
+            interceptor.as_ref(),
+            self.extraction_timeout,
+        ));
+        let saver = match (self.persistence, self.session_id) {
+            (Some(persistence), Some(id)) => Some(SnapshotSaver::start(persistence, id)),
+            _ => None,
+        };
+        let (transcript_tx, transcript_rx) = watch::channel(Arc::from(Vec::new()));
         let peers = Arc::new(Peers::new(clock, Arc::clone(&self.hub)));
         let telemetry = Arc::new(TelemetryShared::default());
         let (phase_tx, phase_rx) = watch::channel(SessionPhase::Disconnected);
-        let (resume_tx, resume_rx) = watch::channel(None);
+        let (resume_tx, resume_rx) = watch::channel(saved_handle);
         let (ended_tx, ended_rx) = watch::channel(None);
         let progress: [Arc<LaneProgress>; 3] = Default::default();
         let [fast_progress, control_progress, telemetry_progress] = progress.clone();
@@ -369,10 +507,7 @@ impl LiveSessionBuilder {
             }),
             control: ControlLaneArgs {
                 outcomes: Arc::default(),
-                data: Arc::new(tokio::sync::Mutex::new(ControlData::new(
-                    self.budget,
-                    &self.state,
-                ))),
+                data: Arc::new(tokio::sync::Mutex::new(control_data)),
                 callbacks: Arc::new(self.control),
                 dispatcher: self.dispatcher.map(Arc::new),
                 phases: self.phases.map(Arc::new),
@@ -382,6 +517,10 @@ impl LiveSessionBuilder {
                 telemetry: Arc::clone(&telemetry),
                 progress: control_progress,
                 peers: Arc::clone(&peers),
+                extractors,
+                interceptor: Arc::clone(&interceptor),
+                saver,
+                transcript_view: Arc::new(transcript_tx),
             },
             telemetry: Arc::new(move || TelemetryArgs {
                 shared: Arc::clone(&telemetry_shared),
@@ -411,7 +550,45 @@ impl LiveSessionBuilder {
             telemetry,
             ended: ended_rx,
             playback,
+            interceptor,
+            transcript: transcript_rx,
         })
+    }
+
+    /// Extractor names are their state keys: each must be unique and not empty.
+    fn check_extractors(&self) -> Result<(), SessionStartError> {
+        let mut seen = std::collections::BTreeSet::new();
+        for (index, extractor) in self.extractors.iter().enumerate() {
+            let name = extractor.name();
+            if name.is_empty() {
+                return Err(SessionStartError::EmptyExtractorName {
+                    position: index + 1,
+                });
+            }
+            if !seen.insert(name) {
+                return Err(SessionStartError::DuplicateExtractor {
+                    name: name.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that the phase a snapshot was saved in is one of the session's phases.
+    fn check_saved_phase(
+        &self,
+        snapshot: Option<&SessionSnapshot>,
+    ) -> Result<(), SessionStartError> {
+        if let (Some(phases), Some(snapshot)) = (&self.phases, snapshot)
+            && !snapshot.phase.is_empty()
+            && phases.phase(&snapshot.phase).is_none()
+        {
+            return Err(SessionStartError::UnknownSavedPhase {
+                session_id: self.session_id.clone().unwrap_or_default(),
+                phase: snapshot.phase.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// Starts the session and waits until it is live (setup complete), or ended.
@@ -426,4 +603,20 @@ impl LiveSessionBuilder {
             .unwrap_or_else(|| "the session stopped".to_owned());
         Err(SessionStartError::NotLive { reason })
     }
+}
+
+/// The snapshot to restore, if the session persists and one was saved; checks the session
+/// id.
+async fn load_snapshot(
+    persistence: Option<Arc<dyn SessionPersistence>>,
+    session_id: Option<String>,
+) -> Result<Option<SessionSnapshot>, SessionStartError> {
+    let Some(persistence) = persistence else {
+        return Ok(None);
+    };
+    let Some(id) = session_id else {
+        return Err(SessionStartError::MissingSessionId);
+    };
+    check_session_id(&id)?;
+    Ok(persistence.load(&id).await?)
 }

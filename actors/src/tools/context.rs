@@ -1,11 +1,13 @@
 //! What a tool gets besides its arguments: who called it, a transactional view of the
-//! session state, and a cancellation signal.
+//! session state, a cancellation signal, and the session's way of handing out models.
 
 use std::fmt;
+use std::sync::Arc;
 
 use reel_protocol::FunctionCall;
 use tokio_util::sync::CancellationToken;
 
+use crate::llm::{BaseLlm, LlmInterceptor, PassThrough};
 use crate::state::DeltaState;
 
 use super::ToolError;
@@ -32,6 +34,8 @@ pub struct ToolContext {
     pub state: DeltaState,
     /// Fires when the call is cancelled.
     pub cancel: CancellationToken,
+    /// What [`ToolContext::llm`] wraps models with (the session's interceptor).
+    interceptor: Arc<dyn LlmInterceptor>,
 }
 
 impl ToolContext {
@@ -44,7 +48,47 @@ impl ToolContext {
             tool: call.name.clone().unwrap_or_default(),
             state,
             cancel,
+            interceptor: Arc::new(PassThrough),
         }
+    }
+
+    /// Models handed out through [`ToolContext::llm`] go through `interceptor` (the session
+    /// sets its own; without one they pass through unchanged).
+    pub fn with_llm_interceptor(mut self, interceptor: Arc<dyn LlmInterceptor>) -> Self {
+        self.interceptor = interceptor;
+        self
+    }
+
+    /// `llm` as the session hands models out: through the session's
+    /// [`LlmInterceptor`], so that a tool's (or a background agent's) out-of-band calls are
+    /// recorded with the session and answered from the recording in a replay. Call models
+    /// through what this returns, not directly.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use futures_util::future::BoxFuture;
+    /// # use reel_actors::llm::{BaseLlm, LlmError, LlmRequest, LlmStream};
+    /// use reel_actors::tools::SimpleTool;
+    /// use serde_json::json;
+    /// # struct Model;
+    /// # impl BaseLlm for Model {
+    /// #     fn model_id(&self) -> &str { "gemini-2.5-flash" }
+    /// #     fn generate_stream(&self, _: LlmRequest) -> BoxFuture<'_, Result<LlmStream, LlmError>> {
+    /// #         unimplemented!()
+    /// #     }
+    /// # }
+    /// let model: Arc<dyn BaseLlm> = Arc::new(Model);
+    /// let summarize = SimpleTool::new("summarize", "Summarizes a text.", None, move |args, ctx| {
+    ///     let model = ctx.llm(Arc::clone(&model));
+    ///     async move {
+    ///         let request = LlmRequest::new(model.model_id()).user(args["text"].to_string());
+    ///         let answer = model.generate(request).await.map_err(|e| ctx.fail(e))?;
+    ///         Ok(json!({"summary": answer.text}))
+    ///     }
+    /// });
+    /// ```
+    pub fn llm(&self, llm: Arc<dyn BaseLlm>) -> Arc<dyn BaseLlm> {
+        self.interceptor.wrap(llm)
     }
 
     /// A [`ToolError::ExecutionFailed`] for this call's tool: the way a tool reports that
