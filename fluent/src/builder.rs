@@ -17,6 +17,7 @@ use reel_protocol::SessionConfig;
 
 use crate::error::BuildError;
 use crate::phases::PhasesPart;
+use crate::reactive::ReactivePart;
 use crate::recording::RecordingPart;
 use crate::relay::EventRelay;
 use crate::tools::ToolsPart;
@@ -106,6 +107,7 @@ pub struct LiveBuilder {
     pub(crate) control: ControlCallbacks,
     pub(crate) telemetry: TelemetryCallbacks,
     pub(crate) phases: PhasesPart,
+    pub(crate) reactive: ReactivePart,
     pub(crate) recording: RecordingPart,
     pub(crate) state: Option<State>,
     pub(crate) playback: Option<usize>,
@@ -129,6 +131,7 @@ impl fmt::Debug for LiveBuilder {
             .field("control", &self.control)
             .field("telemetry", &self.telemetry)
             .field("phases", &self.phases)
+            .field("reactive", &self.reactive)
             .field("recording", &self.recording)
             .finish_non_exhaustive()
     }
@@ -150,6 +153,7 @@ impl LiveBuilder {
             control: ControlCallbacks::default(),
             telemetry: TelemetryCallbacks::default(),
             phases: PhasesPart::default(),
+            reactive: ReactivePart::default(),
             recording: RecordingPart::default(),
             state: None,
             playback: None,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use reel_actors::SessionStartError;
 use reel_actors::phases::PhaseError;
+use reel_actors::reactive::ReactiveError;
 use reel_actors::tools::DispatchError;
 use reel_protocol::EndpointError;
 use reel_recorder::RecordError;
@@ -50,12 +51,67 @@ pub enum BuildError {
     /// [`LiveBuilder::configure`](crate::LiveBuilder::configure) and as a tool).
     #[error(transparent)]
     Session(SessionStartError),
+    /// The watchers, computed values or temporal patterns were refused by the runtime's
+    /// check: computed values in a cycle, a computed value or temporal pattern name used
+    /// twice, a rate or turn pattern with a count of 0.
+    #[error("invalid reactive rules: {0}")]
+    Reactive(#[from] ReactiveError),
+    /// A watcher watches a `derived:` key that no computed value of the chain writes, so
+    /// it would never fire.
+    #[error(
+        "a watcher watches `{key}`, but no computed value `{}` is defined; defined computed \
+         values: {defined:?}; add `.computed(\"{}\", ..)` or watch another key",
+        derived_name(key),
+        derived_name(key)
+    )]
+    WatchesUnknownComputed {
+        /// The key watched, e.g. `derived:total`.
+        key: String,
+        /// The computed values the chain defines, in the order they were added.
+        defined: Vec<String>,
+    },
+    /// A computed value depends on a `derived:` key that no computed value writes, so it
+    /// would read nothing there.
+    #[error(
+        "computed value `{computed}` depends on `{key}`, but no computed value `{}` is \
+         defined; defined computed values: {defined:?}; add `.computed(\"{}\", ..)` or fix \
+         the dependency",
+        derived_name(key),
+        derived_name(key)
+    )]
+    DependsOnUnknownComputed {
+        /// The computed value.
+        computed: String,
+        /// The dependency, e.g. `derived:total`.
+        key: String,
+        /// The computed values the chain defines, in the order they were added.
+        defined: Vec<String>,
+    },
+    /// A watcher's threshold is not a finite number (NaN or infinite), so it could never be
+    /// crossed.
+    #[error(
+        "the watcher on `{key}` has threshold {threshold}, which can never be crossed; give a \
+         finite number"
+    )]
+    InvalidThreshold {
+        /// The key watched.
+        key: String,
+        /// The threshold given.
+        threshold: f64,
+    },
+}
+
+/// `total` for `derived:total`.
+fn derived_name(key: &str) -> &str {
+    key.strip_prefix(reel_actors::state::prefix::DERIVED)
+        .unwrap_or(key)
 }
 
 impl From<SessionStartError> for BuildError {
     fn from(error: SessionStartError) -> Self {
         match error {
             SessionStartError::Phases(phases) => BuildError::Phases(phases),
+            SessionStartError::Reactive(reactive) => BuildError::Reactive(reactive),
             other => BuildError::Session(other),
         }
     }

@@ -55,8 +55,9 @@
 //!   (`tool`, `tools`, `tool_background`, `tool_timeout`), fast-lane callbacks (`on_audio`,
 //!   `on_text`, …), control-lane callbacks (`on_connected`, `on_tool_call`,
 //!   `on_turn_complete`, … and their `_concurrent` variants), phases (`phase` with a
-//!   [`PhaseBuilder`], `initial_phase`), recording (`record_wire`, `journal`), `greeting`,
-//!   `subscribe`.
+//!   [`PhaseBuilder`], `initial_phase`), reactive state (`watch` with a [`LiveWatch`],
+//!   `computed`, `when_sustained`, `when_rate`, `when_turns`), recording (`record_wire`,
+//!   `journal`), `greeting`, `subscribe`.
 //! - Starting: `connect_google_ai`, `connect_vertex`, `connect_from_env`, `connect` (any
 //!   endpoint) return the runtime's [`LiveHandle`](reel_actors::LiveHandle);
 //!   [`replay`](LiveBuilder::replay) returns a [`ReplayedSession`].
@@ -76,15 +77,18 @@ mod fast;
 mod phase;
 mod phases;
 mod plan;
+mod reactive;
 mod recording;
 mod relay;
 mod replay;
 mod replayed;
 mod setup;
 mod tools;
+mod watch;
 
 pub use builder::{Live, LiveBuilder};
 pub use error::{BuildError, ConnectError, ReplayError};
 pub use phase::PhaseBuilder;
 pub use replay::{TapeSource, default_replay_options};
 pub use replayed::{ReplayOutcome, ReplayedSession};
+pub use watch::LiveWatch;

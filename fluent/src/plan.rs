@@ -1,13 +1,24 @@
 //! From the chain to the runtime: [`Plan`] is the chain checked and resolved; it becomes
 //! the runtime's [`LiveSessionBuilder`], the one every way to start spawns.
 //!
-//! This is the single place where the fluent parts meet the runtime. A part added later
-//! (persistence and a session id, watchers, computed values, extractors) checks itself in
-//! [`LiveBuilder::plan`] and hands itself over in [`Plan::session_builder`].
+//! This is the single place where the fluent parts meet the runtime. Each part of the
+//! chain checks itself in [`LiveBuilder::plan`] and hands itself over in
+//! [`Plan::session_builder`]: tools, phases, callbacks, reactive state (watchers, computed
+//! values, temporal patterns), recording.
+//!
+//! A part added later slots in the same way:
+//! - persistence and a session id: a `PersistencePart` (the backend and the id, checked
+//!   together: an id without a backend is a mistake), given to the runtime builder before
+//!   the state, so a resumed snapshot's state is the one the journal sink is set on;
+//! - extractors and the transcript buffer: an `ExtractorsPart` whose extractors' output
+//!   keys join the `derived:` keys [`crate::reactive`] accepts watchers on;
+//! - `on_resumed`, `on_extracted`, `on_extraction_error`: more fields of the callback
+//!   parts, once the runtime's callback sets have them.
 
 use reel_actors::LiveSessionBuilder;
 use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, TelemetryCallbacks};
 use reel_actors::phases::PhaseMachine;
+use reel_actors::reactive::ReactiveConfig;
 use reel_actors::state::State;
 use reel_actors::tools::ToolDispatcher;
 use reel_protocol::{ApiEndpoint, SessionConfig};
@@ -23,6 +34,7 @@ pub(crate) struct Plan {
     config: SessionConfig,
     dispatcher: Option<ToolDispatcher>,
     phases: Option<PhaseMachine>,
+    reactive: Option<ReactiveConfig>,
     state: Option<State>,
     fast: FastCallbacks,
     control: ControlCallbacks,
@@ -33,10 +45,12 @@ pub(crate) struct Plan {
 
 impl LiveBuilder {
     /// Checks the chain: the tools assemble into a dispatcher, the phases into a machine,
-    /// every tool a phase allows is registered, and no function is declared twice.
+    /// every tool a phase allows is registered, no function is declared twice, and the
+    /// reactive rules hold together.
     pub(crate) fn plan(&self) -> Result<Plan, BuildError> {
         let dispatcher = self.tools.dispatcher()?;
         let phases = self.phases.machine()?;
+        let reactive = self.reactive.config()?;
         // The runtime's own check, on a builder that is never spawned: the same texts, and
         // the setup exactly as the session will send it.
         let mut probe = LiveSessionBuilder::new(self.config.clone(), ApiEndpoint::offline());
@@ -55,6 +69,7 @@ impl LiveBuilder {
             config: self.config.clone(),
             dispatcher,
             phases,
+            reactive,
             state: self.state.clone(),
             fast: self.fast.clone(),
             control: self.control.clone(),
@@ -81,6 +96,9 @@ impl Plan {
         }
         if let Some(phases) = self.phases {
             session = session.phases(phases);
+        }
+        if let Some(reactive) = self.reactive {
+            session = session.reactive(reactive);
         }
         // Before the journal sink: the sink is set on the state the session runs on.
         if let Some(state) = self.state {

@@ -3,21 +3,20 @@
 //! a phase transition that sends the next phase's instruction. Then the same chain replays
 //! the recording: no divergence, each lane's events, the journal and the final state equal.
 
-use std::sync::Arc;
+mod support;
+
 use std::time::Duration;
 
-use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::TypedTool;
 use reel_actors::writer::Origin;
 use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent};
 use reel_fluent::{Live, LiveBuilder};
-use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
-use reel_recorder::wire_log::{Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder};
+use reel_recorder::journal::StateMutation;
+use reel_recorder::wire_log::{Direction, Source, WireEntry};
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-const T0: u64 = 1_718_000_000_000;
+use support::{recording, text, turn_complete, until_turn_complete};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct WeatherArgs {
@@ -54,14 +53,6 @@ fn assistant() -> LiveBuilder {
         .greeting("Hi there!")
 }
 
-fn text(t: &str) -> Value {
-    json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}})
-}
-
-fn turn_complete() -> Value {
-    json!({"serverContent": {"turnComplete": true}})
-}
-
 fn lane(events: &[EventEnvelope], lane: Lane) -> Vec<LiveEvent> {
     events
         .iter()
@@ -78,19 +69,6 @@ async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
     all
 }
 
-/// Events up to and including the control lane's next turn complete.
-async fn until_turn_complete(events: &mut EventStream) -> Vec<EventEnvelope> {
-    let mut seen = Vec::new();
-    while let Some(event) = events.recv().await {
-        let done = event.lane == Lane::Control && event.event.kind() == "turn_complete";
-        seen.push(event);
-        if done {
-            return seen;
-        }
-    }
-    panic!("the session ended before the turn completed: {seen:?}");
-}
-
 /// What a recorded session left.
 struct Recorded {
     events: Vec<EventEnvelope>,
@@ -101,12 +79,7 @@ struct Recorded {
 
 async fn record() -> Recorded {
     let mut server = ScriptedServer::bind().await;
-    let recorder = Arc::new(MemoryWireRecorder::new());
-    let journal = Arc::new(MemoryJournalSink::new());
-    let builder = assistant()
-        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
-        .journal_to(journal.clone() as Arc<dyn JournalSink>)
-        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(T0))));
+    let (builder, memory) = recording(assistant());
     let mut events = builder.subscribe();
     let endpoint = server.endpoint();
     let script = async {
@@ -174,8 +147,8 @@ async fn record() -> Recorded {
     seen.extend(drain(&mut events).await);
     Recorded {
         events: seen,
-        wire: recorder.entries(),
-        journal: journal.entries(),
+        wire: memory.wire.entries(),
+        journal: memory.journal.entries(),
         state: handle.state().snapshot().to_json(),
     }
 }

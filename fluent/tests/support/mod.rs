@@ -1,0 +1,61 @@
+//! Shared by the session tests: the model's frames, waiting for a turn, and a chain set up
+//! to record into memory on a clock anchored at [`T0`].
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::sync::Arc;
+
+use reel_actors::clock::TokioClock;
+use reel_actors::{EventEnvelope, EventStream, Lane};
+use reel_fluent::LiveBuilder;
+use reel_recorder::journal::{JournalSink, MemoryJournalSink};
+use reel_recorder::wire_log::{MemoryWireRecorder, WireRecorder};
+use serde_json::{Value, json};
+
+/// The recordings' start: 2024-06-10T06:13:20Z.
+pub const T0: u64 = 1_718_000_000_000;
+
+/// A model text frame.
+pub fn text(t: &str) -> Value {
+    json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}})
+}
+
+/// The end of the model's turn.
+pub fn turn_complete() -> Value {
+    json!({"serverContent": {"turnComplete": true}})
+}
+
+/// Events up to and including the control lane's next turn complete (the turn pipeline is
+/// done by then).
+pub async fn until_turn_complete(events: &mut EventStream) -> Vec<EventEnvelope> {
+    let mut seen = Vec::new();
+    while let Some(event) = events.recv().await {
+        let done = event.lane == Lane::Control && event.event.kind() == "turn_complete";
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+    panic!("the session ended before the turn completed: {seen:?}");
+}
+
+/// Where a [`recording`] chain records.
+pub struct Memory {
+    /// The wire log.
+    pub wire: Arc<MemoryWireRecorder>,
+    /// The journal.
+    pub journal: Arc<MemoryJournalSink>,
+}
+
+/// `builder` recording its wire log and journal into memory, its clock at [`T0`].
+pub fn recording(builder: LiveBuilder) -> (LiveBuilder, Memory) {
+    let memory = Memory {
+        wire: Arc::new(MemoryWireRecorder::new()),
+        journal: Arc::new(MemoryJournalSink::new()),
+    };
+    let builder = builder
+        .record_wire_to(memory.wire.clone() as Arc<dyn WireRecorder>)
+        .journal_to(memory.journal.clone() as Arc<dyn JournalSink>)
+        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(T0))));
+    (builder, memory)
+}
