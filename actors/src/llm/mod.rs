@@ -9,6 +9,8 @@
 mod collect;
 mod error;
 mod request;
+mod trace_record;
+mod trace_replay;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,6 +21,8 @@ use futures_util::future::BoxFuture;
 pub use collect::collect_stream;
 pub use error::LlmError;
 pub use request::{LlmChunk, LlmRequest, LlmResponse, LlmUsage};
+pub use trace_record::{TraceRecorder, TraceRecordingLlm};
+pub use trace_replay::{MalformedResponse, ReplayedCall, TraceReplayError, TraceReplayLlm};
 
 /// The chunks of a streamed answer, in order. The stream ends after the last chunk; an
 /// error item ends it early.
