@@ -8,6 +8,7 @@
 
 mod collect;
 mod error;
+pub mod gemini;
 mod request;
 mod trace_record;
 mod trace_replay;
@@ -20,6 +21,7 @@ use futures_util::future::BoxFuture;
 
 pub use collect::collect_stream;
 pub use error::LlmError;
+pub use gemini::GeminiLlm;
 pub use request::{LlmChunk, LlmRequest, LlmResponse, LlmUsage};
 pub use trace_record::{TraceRecorder, TraceRecordingLlm};
 pub use trace_replay::{MalformedResponse, ReplayedCall, TraceReplayError, TraceReplayLlm};

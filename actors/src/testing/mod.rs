@@ -38,6 +38,7 @@
 //! and the paused clock would jump to the next timer.
 
 mod client_frame;
+pub mod gemini_standin;
 mod scripted_server;
 mod server_conn;
 
