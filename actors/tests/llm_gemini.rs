@@ -426,8 +426,10 @@ async fn a_stream_without_events_is_a_decode_error() {
 async fn a_stream_cut_midway_gives_its_chunks_then_a_transport_error() {
     let standin = GeminiStandin::bind().await;
     standin.push(Answer::sse([text_event("half")]).write("data: {").cut());
+    standin.push(Answer::json(&text_event("whole")).cut());
+    let llm = llm(&standin);
 
-    let mut stream = llm(&standin).generate_stream(request()).await.unwrap();
+    let mut stream = llm.generate_stream(request()).await.unwrap();
 
     assert_eq!(next_chunk(&mut stream).await, LlmChunk::text("half"));
     assert_eq!(
@@ -440,6 +442,15 @@ async fn a_stream_cut_midway_gives_its_chunks_then_a_transport_error() {
         )
     );
     assert!(stream.next().await.is_none());
+    assert_eq!(
+        llm.generate(request()).await.unwrap_err().to_string(),
+        format!(
+            "could not reach the model API at \
+             {}/v1beta/models/gemini-2.5-flash:generateContent: \
+             error reading a body from connection: unexpected EOF during chunk size line",
+            standin.base_url()
+        )
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -118,8 +118,9 @@ impl Answer {
         }
     }
 
-    /// Then writes `bytes` as they are, in one write (one HTTP chunk). Makes a whole answer
-    /// a stream.
+    /// Then writes `bytes` as they are, in one write (one HTTP chunk); empty bytes write
+    /// nothing, as an empty chunk would end the body. On a whole answer, its body becomes
+    /// the first write and the answer is sent chunked.
     pub fn write(self, bytes: impl Into<Bytes>) -> Answer {
         self.step(Step::Write(bytes.into()))
     }
@@ -150,10 +151,14 @@ impl Answer {
     }
 
     fn step(mut self, step: Step) -> Answer {
-        match &mut self.body {
-            AnswerBody::Steps(steps) => steps.push(step),
-            _ => self.body = AnswerBody::Steps(vec![step]),
-        }
+        self.body = match self.body {
+            AnswerBody::Steps(mut steps) => {
+                steps.push(step);
+                AnswerBody::Steps(steps)
+            }
+            AnswerBody::Whole(body) => AnswerBody::Steps(vec![Step::Write(body), step]),
+            AnswerBody::Hang => AnswerBody::Steps(vec![step]),
+        };
         self
     }
 }
@@ -195,8 +200,9 @@ struct Shared {
 ///
 /// Requests get the queued answers in the order they arrive; a request with none queued
 /// gets `500` with an API error saying so. Connections are kept alive between requests.
-/// Dropping the stand-in stops it from accepting; connections already open stay until their
-/// answer is done.
+/// Request bodies are read by their `content-length` (a chunked request body is not read).
+/// Dropping the stand-in stops it: the port refuses connections and open ones close, once
+/// the runtime has run the aborted tasks.
 #[derive(Debug)]
 pub struct GeminiStandin {
     local_addr: SocketAddr,
