@@ -7,6 +7,8 @@
 //!   divergences).
 //! - [`ReplayTransport`](replay_transport::ReplayTransport): the tape-reading transport.
 //! - [`divergence`]: JSON-path diffs of expected against actual frames.
+//! - [`export`]: a wire log as an agent trace (seed 001) and as OpenTelemetry (OTLP/JSON)
+//!   spans.
 //! - [`server`]: the tape server ([`TapeServer`]): a Live WebSocket server that replays
 //!   tapes to any client, records through the real API, or both.
 
@@ -14,6 +16,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod divergence;
+pub mod export;
 pub mod harness;
 pub mod journal_diff;
 pub mod log_diff;
