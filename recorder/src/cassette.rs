@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::llm_tape::{
-    DocumentError, DocumentKind, RecordedChunk, RecordedUsage, Rfc3339Time, read_document,
+    DocumentError, DocumentKind, RecordedChunk, RecordedUsage, Timestamp, read_document,
     write_document,
 };
 
@@ -58,7 +58,7 @@ pub struct Interaction {
     /// The answer's chunks in the order they came, with the delay before each.
     pub response: Vec<RecordedChunk>,
     /// When the call started, RFC 3339.
-    pub recorded_at: Rfc3339Time,
+    pub recorded_at: Timestamp,
     /// The call's token usage, when reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<RecordedUsage>,

@@ -8,7 +8,7 @@ use reel_recorder::cassette::{
     CASSETTE_VERSION, CassetteFile, DEFAULT_MAX_CASSETTE_BYTES, Interaction,
 };
 use reel_recorder::llm_tape::{
-    DocumentError, DocumentKind, RecordedChunk, RecordedUsage, Rfc3339Time,
+    DocumentError, DocumentKind, RecordedChunk, RecordedUsage, Timestamp,
 };
 use serde_json::{Value, json};
 
@@ -24,7 +24,7 @@ fn interaction(question: &str, answer: &[&str]) -> Interaction {
             .enumerate()
             .map(|(i, text)| RecordedChunk::text(i as u64 * 1_000_000, *text))
             .collect(),
-        recorded_at: Rfc3339Time::from_epoch_ms(1_765_389_600_000),
+        recorded_at: Timestamp::from_epoch_ms(1_765_389_600_000),
         usage: Some(RecordedUsage {
             prompt_tokens: 3,
             response_tokens: 2,
@@ -155,7 +155,7 @@ fn broken_interactions_are_refused_with_their_path() {
         (
             |v| v["interactions"][1]["recordedAt"] = json!("2025-12-10"),
             "interactions[1].recordedAt",
-            "`2025-12-10` is not an RFC 3339 time (like 2025-12-10T18:00:00Z)",
+            "not an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS.sssZ)",
         ),
         (
             |v| v["interactions"][0]["response"][1]["delayNs"] = json!(-1),

@@ -6,7 +6,7 @@ mod llm_support;
 use llm_support::TempDir;
 use reel_recorder::cassette::{CassetteFile, DEFAULT_MAX_CASSETTE_BYTES, Interaction};
 use reel_recorder::llm_tape::{
-    LlmTape, RecordedChunk, RecordedUsage, Rfc3339Time, TapeEnd, TapeMeta, parse_tape, write_tape,
+    LlmTape, RecordedChunk, RecordedUsage, TapeEnd, TapeMeta, Timestamp, parse_tape, write_tape,
 };
 use reel_recorder::schema::{cassette_schema, llm_tape_schema};
 use serde_json::{Value, json};
@@ -36,7 +36,7 @@ fn tape(end: Option<TapeEnd>) -> LlmTape {
         meta: TapeMeta {
             label: "extractor-001".to_owned(),
             model: "gemini-2.5-flash".to_owned(),
-            recorded_at: Rfc3339Time::from_epoch_ms(1_718_000_000_000),
+            recorded_at: Timestamp::from_epoch_ms(1_718_000_000_000),
             sdk: "reel 0.1.0".to_owned(),
             comment: None,
         },
@@ -74,9 +74,10 @@ fn the_schemas_are_draft_2020_12_and_require_the_seeds_fields() {
         json!(["label", "model", "recordedAt", "sdk"])
     );
     assert_eq!(
-        tape["$defs"]["TapeMeta"]["properties"]["recordedAt"]["format"],
-        "date-time"
+        tape["$defs"]["TapeMeta"]["properties"]["recordedAt"]["$ref"],
+        "#/$defs/Timestamp"
     );
+    assert_eq!(tape["$defs"]["Timestamp"]["format"], "date-time");
     assert_eq!(
         tape["$defs"]["RecordedChunk"]["required"],
         json!(["delayNs", "text"])
@@ -144,14 +145,14 @@ fn written_cassettes_validate() {
             Interaction {
                 request: t.request.clone(),
                 response: t.stream.clone(),
-                recorded_at: t.meta.recorded_at.clone(),
+                recorded_at: t.meta.recorded_at,
                 usage: t.stream[1].usage,
                 duration_ns: Some(250_000),
             },
             Interaction {
                 request: t.request.clone(),
                 response: Vec::new(),
-                recorded_at: Rfc3339Time::parse("2025-12-10T18:00:00+01:00").unwrap(),
+                recorded_at: "2025-12-10T18:00:00+01:00".parse().unwrap(),
                 usage: None,
                 duration_ns: None,
             },

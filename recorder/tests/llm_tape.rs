@@ -5,8 +5,8 @@ mod llm_support;
 
 use llm_support::TempDir;
 use reel_recorder::llm_tape::{
-    DocumentError, DocumentKind, LlmTape, RecordedChunk, RecordedUsage, Rfc3339Time, TapeEnd,
-    TapeMeta, parse_tape, read_tape, write_tape,
+    DocumentError, DocumentKind, LlmTape, RecordedChunk, RecordedUsage, TapeEnd, TapeMeta,
+    Timestamp, parse_tape, read_tape, write_tape,
 };
 use serde_json::{Value, json};
 
@@ -20,7 +20,7 @@ fn smoke_tape() -> LlmTape {
         meta: TapeMeta {
             label: "smoke-1".to_owned(),
             model: "gemini-2.5-flash".to_owned(),
-            recorded_at: Rfc3339Time::from_epoch_ms(1_765_389_600_000),
+            recorded_at: Timestamp::from_epoch_ms(1_765_389_600_000),
             sdk: "reel 0.1.0".to_owned(),
             comment: Some("first smoke test".to_owned()),
         },
@@ -124,7 +124,7 @@ fn seed_004s_example_tape_reads() {
     }"#;
     let tape = parse_tape(text.as_bytes(), "seed-004.json").unwrap();
     assert_eq!(tape.meta.sdk, "@google/genai");
-    assert_eq!(tape.meta.recorded_at.as_str(), "2025-12-10T18:00:00Z");
+    assert_eq!(tape.meta.recorded_at.epoch_ms(), 1_765_389_600_000);
     assert_eq!(tape.request["systemPrompt"], "SYSTEM ROLE: ...");
     assert_eq!(
         tape.stream
@@ -280,7 +280,7 @@ fn values_of_the_wrong_type_are_refused_with_their_path() {
             "recorded-at.json",
             |v| v["meta"]["recordedAt"] = json!("yesterday"),
             "meta.recordedAt",
-            "`yesterday` is not an RFC 3339 time (like 2025-12-10T18:00:00Z)",
+            "not an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS.sssZ)",
         ),
         (
             "usage.json",

@@ -26,7 +26,6 @@
 mod chunk;
 mod document;
 mod error;
-mod rfc3339;
 
 use std::path::Path;
 
@@ -34,10 +33,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::trace::Timestamp;
 pub use chunk::{RecordedChunk, RecordedUsage};
 pub(crate) use document::{read_document, write_document};
 pub use error::{DocumentError, DocumentKind};
-pub use rfc3339::{NotRfc3339, Rfc3339Time};
 
 /// One recorded model call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -62,7 +61,7 @@ pub struct TapeMeta {
     /// The model that answered.
     pub model: String,
     /// When the call started, RFC 3339.
-    pub recorded_at: Rfc3339Time,
+    pub recorded_at: Timestamp,
     /// What recorded it (`reel 0.1.0`, `@google/genai`).
     pub sdk: String,
     /// Free notes.
