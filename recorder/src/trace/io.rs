@@ -76,6 +76,15 @@ fn json_error(path: &Path, at: String, inner: serde_json::Error) -> TraceError {
             message,
         }
     } else {
+        // serde names a missing field at the object that lacks it: point at the field.
+        let missing = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.strip_suffix('`'));
+        let at = match missing {
+            Some(field) if at == "." => field.to_owned(),
+            Some(field) => format!("{at}.{field}"),
+            None => at,
+        };
         TraceError::Invalid {
             path: path.to_path_buf(),
             at,
