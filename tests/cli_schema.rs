@@ -11,7 +11,7 @@ fn schema_prints_both_formats_or_one() {
     assert_eq!((code, stderr.as_str()), (0, ""));
     let both: Value = serde_json::from_str(&stdout).unwrap();
     let keys: Vec<&String> = both.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["wire_entry", "journal_entry"]);
+    assert_eq!(keys, ["wire_entry", "journal_entry", "trace"]);
     assert_eq!(
         both["wire_entry"],
         reel_recorder::schema::wire_entry_schema()
@@ -38,4 +38,27 @@ fn schema_prints_both_formats_or_one() {
     let (code, stdout, stderr) = reel(&["schema", "tape"]);
     assert_eq!((code, stdout.as_str()), (2, ""));
     assert!(stderr.contains("invalid value 'tape'"), "{stderr}");
+}
+
+#[test]
+fn schema_prints_the_trace_format() {
+    let (code, stdout, stderr) = reel(&["schema", "trace"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let trace: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(trace, reel_recorder::schema::trace_schema());
+    assert_eq!(trace["title"], "AgentTrace");
+    assert_eq!(
+        trace["required"],
+        serde_json::json!([
+            "version",
+            "traceName",
+            "capturedAt",
+            "agentName",
+            "entries",
+            "performance"
+        ])
+    );
+    let (_, stdout, _) = reel(&["schema"]);
+    let all: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(all["trace"], trace);
 }

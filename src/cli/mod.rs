@@ -9,6 +9,7 @@ mod decode;
 mod demo;
 mod diff;
 mod error;
+mod export;
 mod input;
 mod progress;
 mod replay;
@@ -17,6 +18,7 @@ mod schema;
 mod serve;
 mod show;
 mod time;
+mod trace;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -52,6 +54,10 @@ enum Command {
     /// Serve tapes to any Live client (replay), record sessions through the real API
     /// (record), or both (auto); runs until Ctrl-C.
     Serve(serve::ServeArgs),
+    /// Export a wire log as an agent trace or as OpenTelemetry spans (OTLP/JSON).
+    Export(export::ExportArgs),
+    /// Read agent traces: `reel trace show FILE`.
+    Trace(trace::TraceArgs),
 }
 
 /// Runs the parsed command line. Output cut short by a closed pipe (`reel show … | head`)
@@ -65,6 +71,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Diff(args) => diff::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Trace(args) => trace::run(args),
     };
     match result {
         Err(CliError::Output(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {

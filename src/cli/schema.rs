@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use reel_recorder::schema::{journal_entry_schema, wire_entry_schema};
+use reel_recorder::schema::{journal_entry_schema, trace_schema, wire_entry_schema};
 use serde_json::{Map, Value};
 
 use super::{CliError, print_stdout};
@@ -12,8 +12,8 @@ use super::{CliError, print_stdout};
 /// Arguments of `reel schema`.
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
-    /// Which format: one line of a wire log, or of a journal. Without it, both, as
-    /// `{"wire_entry": …, "journal_entry": …}`.
+    /// Which format: one line of a wire log, or of a journal; an agent trace. Without it,
+    /// all of them, as `{"wire_entry": …, "journal_entry": …, "trace": …}`.
     format: Option<Format>,
 }
 
@@ -24,6 +24,8 @@ enum Format {
     Wire,
     /// A journal line.
     Journal,
+    /// An agent trace (a whole file): `reel export LOG --format trace` writes one.
+    Trace,
 }
 
 /// Prints the schema(s), pretty.
@@ -31,10 +33,12 @@ pub fn run(args: SchemaArgs) -> Result<ExitCode, CliError> {
     let schema = match args.format {
         Some(Format::Wire) => wire_entry_schema(),
         Some(Format::Journal) => journal_entry_schema(),
+        Some(Format::Trace) => trace_schema(),
         None => {
             let mut both = Map::new();
             both.insert("wire_entry".to_owned(), wire_entry_schema());
             both.insert("journal_entry".to_owned(), journal_entry_schema());
+            both.insert("trace".to_owned(), trace_schema());
             Value::Object(both)
         }
     };

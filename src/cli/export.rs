@@ -1,0 +1,113 @@
+//! `reel export`: a wire log as an agent trace (seed 001's JSON) or as OpenTelemetry spans
+//! (OTLP/JSON, the GenAI conventions), on standard output or into a file.
+//!
+//! Both come from [`reel_replayer::export`]; the OTLP ids derive from the recording, so
+//! exporting one log twice gives the same bytes.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use reel_replayer::export::{ExportError, ExportOptions, OtlpOptions, TraceExporter, to_otlp};
+
+use super::input::WireInput;
+use super::progress::Progress;
+use super::{CliError, print_stdout};
+
+/// Arguments of `reel export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The wire log.
+    log: String,
+    /// What to write: an agent trace (seed 001's JSON), or OpenTelemetry spans (OTLP/JSON,
+    /// as an OTLP/HTTP collector takes them).
+    #[arg(long, value_enum, default_value = "trace")]
+    format: ExportFormat,
+    /// Write into this file instead of standard output.
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<String>,
+    /// The trace's name (default: the log's file name without `.wire.jsonl`).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// The agent's name (default: the model the session set up).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// With `--format otlp`: also write tool arguments and results, which the GenAI
+    /// conventions make opt-in (they may hold sensitive data).
+    #[arg(long)]
+    content: bool,
+}
+
+/// An export format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExportFormat {
+    /// An agent trace.
+    Trace,
+    /// OpenTelemetry spans, OTLP/JSON.
+    Otlp,
+}
+
+/// Reads the log entry by entry and writes the export.
+pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
+    let progress = Progress::start("exporting");
+    let options = ExportOptions {
+        trace_name: args.name.clone().unwrap_or_else(|| trace_name(&args.log)),
+        agent_name: args.agent.clone(),
+    };
+    let mut exporter = TraceExporter::new(options);
+    for entry in WireInput::open(&args.log)?.counting(progress.counter()) {
+        exporter.push(&entry?);
+    }
+    progress.finish();
+    let exported = exporter
+        .finish()
+        .map_err(|error| no_setup(&args.log, error))?;
+    let text = match args.format {
+        ExportFormat::Trace => exported.trace.to_json_pretty(),
+        ExportFormat::Otlp => {
+            let options = OtlpOptions {
+                content: args.content,
+            };
+            let otlp = to_otlp(&exported.trace, &exported.ids, options);
+            format!("{}\n", serde_json::to_string_pretty(&otlp)?)
+        }
+    };
+    match &args.output {
+        None => print_stdout(&text)?,
+        Some(path) => std::fs::write(path, text).map_err(|error| {
+            CliError::Output(std::io::Error::new(
+                error.kind(),
+                format!("{path}: {error}"),
+            ))
+        })?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `weather` for `tapes/weather.wire.jsonl`.
+fn trace_name(log: &str) -> String {
+    let file = Path::new(log)
+        .file_name()
+        .map_or_else(|| log.to_owned(), |f| f.to_string_lossy().into_owned());
+    [".wire.jsonl", ".jsonl"]
+        .iter()
+        .find_map(|suffix| file.strip_suffix(suffix).filter(|stem| !stem.is_empty()))
+        .map_or_else(|| file.clone(), str::to_owned)
+}
+
+fn no_setup(path: &str, error: ExportError) -> CliError {
+    let path = path.to_owned();
+    match error {
+        ExportError::NoSetup { first_outbound_seq } => CliError::NoSetup {
+            path,
+            found: match first_outbound_seq {
+                Some(seq) => format!("the first frame the client sent (seq {seq}) is not a setup"),
+                None => "the client sent no frame".to_owned(),
+            },
+        },
+        other => CliError::Read {
+            path,
+            source: std::io::Error::other(other.to_string()),
+        },
+    }
+}
