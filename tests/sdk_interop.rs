@@ -10,69 +10,20 @@
 //! The SDK versions are pinned to the ones the fixtures were captured with
 //! (`scripts/capture-sdk-frames/`); installing them needs PyPI and npm, which CI reaches.
 
+#[path = "support/python_sdk.rs"]
+mod python_sdk;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use python_sdk::{interop_dir, output_text, python, root, run, tempdir};
 use reel_protocol::decode_server;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_replayer::server::{SelfSignedCertificate, TapeLibrary, TapeServer, Upstream};
 use serde_json::Value;
 
-const PYTHON_SDK: &str = "google-genai==3.4.0";
 const JS_SDK: &str = "@google/genai@3.1.0";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn interop_dir() -> PathBuf {
-    root().join("target/interop")
-}
-
-fn run(command: &mut Command, what: &str) {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: could not start: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-/// The Python interpreter of a venv with the pinned SDK, installed once.
-fn python() -> &'static Path {
-    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let venv = interop_dir().join("python");
-        let python = venv.join("bin/python");
-        let marker = venv.join(format!("{PYTHON_SDK}.installed"));
-        if !marker.exists() {
-            std::fs::create_dir_all(interop_dir()).unwrap();
-            run(
-                Command::new("python3").args(["-m", "venv"]).arg(&venv),
-                "python3 -m venv",
-            );
-            run(
-                Command::new(&python).args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    PYTHON_SDK,
-                    "websockets",
-                ]),
-                "pip install google-genai",
-            );
-            std::fs::write(&marker, "").unwrap();
-        }
-        python
-    })
-}
 
 /// The npm prefix holding the pinned JS SDK, installed once.
 fn node_prefix() -> &'static Path {
@@ -159,14 +110,6 @@ fn received(stdout: &str, sdk: &str) -> Vec<reel_protocol::ServerMessage> {
 
 fn script(name: &str) -> PathBuf {
     root().join("scripts/capture-sdk-frames").join(name)
-}
-
-fn output_text(output: &std::process::Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -293,11 +236,4 @@ async fn a_js_session_recorded_through_reel_serve_matches_its_tape_and_replays_c
             output_text(&replay)
         );
     }
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("reel-interop-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }

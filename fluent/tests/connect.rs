@@ -14,11 +14,14 @@ use reel_fluent::Live;
 use reel_protocol::{ApiEndpoint, ConnectRequest, FrameKind};
 use serde_json::json;
 
+/// The requests a [`Redirect`] was asked to open: each redacted URL with its headers.
+type Asked = Arc<Mutex<Vec<(String, Vec<(String, String)>)>>>;
+
 /// Records each request (its redacted URL and its headers, values shown) and opens
 /// `loopback` instead.
 struct Redirect {
     loopback: ConnectRequest,
-    asked: Arc<Mutex<Vec<(String, Vec<(String, String)>)>>>,
+    asked: Asked,
 }
 
 impl Connector for Redirect {
@@ -39,8 +42,6 @@ impl Connector for Redirect {
         WebSocketConnector::new().connect(&self.loopback, options)
     }
 }
-
-type Asked = Arc<Mutex<Vec<(String, Vec<(String, String)>)>>>;
 
 fn redirect(loopback: &ApiEndpoint) -> (Arc<Redirect>, Asked) {
     let asked = Asked::default();

@@ -1,0 +1,108 @@
+//! The model's side of the `phases` example's call, as a script: what a booking-savvy model
+//! says to each frame the assistant sends. It stands in for the API when the bundled tape
+//! is made (`tests/example_phases.rs`), so the tape is recorded by reel from the example's
+//! own application, not written by hand.
+
+use std::time::Duration;
+
+use reel_actors::testing::ServerConn;
+use reel_protocol::ClientMessage;
+use serde_json::{Value, json};
+
+/// How long the scripted model "thinks" before each answer (virtual time when the tape is
+/// made, so the tape has realistic gaps).
+pub const THINKING: Duration = Duration::from_millis(220);
+
+fn text(t: &str) -> Value {
+    json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}})
+}
+
+fn answered(t: &str, prompt: u32, response: u32) -> Vec<Value> {
+    vec![
+        text(t),
+        json!({"serverContent": {"generationComplete": true}}),
+        json!({
+            "serverContent": {"turnComplete": true},
+            "usageMetadata": {
+                "promptTokenCount": prompt,
+                "responseTokenCount": response,
+                "totalTokenCount": prompt + response
+            }
+        }),
+    ]
+}
+
+fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
+    vec![json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}})]
+}
+
+/// What the model answers to `message`: nothing for an instruction update.
+pub fn answer(message: &ClientMessage) -> Vec<Value> {
+    if message.setup.is_some() {
+        return vec![json!({"setupComplete": {}})];
+    }
+    if let Some(response) = &message.tool_response {
+        let name = response
+            .function_responses
+            .as_ref()
+            .and_then(|responses| responses.first())
+            .and_then(|r| r.name.clone())
+            .unwrap_or_default();
+        return match name.as_str() {
+            "note_name" => answered(
+                "Thank you, Ada! How many guests, and for what time?",
+                96,
+                14,
+            ),
+            "note_party" => answered("A table for eight at 20:00. Shall I book it?", 131, 13),
+            "confirm_booking" => answered(
+                "You're booked! Your reference is TR-2000-8; parties of seven or more leave \
+                 a 50 euro deposit.",
+                170,
+                24,
+            ),
+            _ => Vec::new(),
+        };
+    }
+    let said = message
+        .client_content
+        .as_ref()
+        .and_then(|c| c.turns.as_ref())
+        .and_then(|turns| turns.first())
+        .filter(|turn| turn.role.as_deref() == Some("user"))
+        .and_then(|turn| turn.parts().first())
+        .and_then(|part| part.text.clone())
+        .unwrap_or_default();
+    match said.as_str() {
+        "Hello!" => answered(
+            "Welcome to Trattoria Reel! May I have your name for the booking?",
+            58,
+            15,
+        ),
+        "It's Ada Lovelace." => call("fc-1", "note_name", json!({"name": "Ada Lovelace"})),
+        "Eight of us, at eight tonight." => call(
+            "fc-2",
+            "note_party",
+            json!({"party_size": 8, "time": "20:00"}),
+        ),
+        "Yes, please book it." => call("fc-3", "confirm_booking", json!({})),
+        "Thank you, goodbye!" => answered("See you tonight, Ada. Goodbye!", 205, 9),
+        _ => Vec::new(),
+    }
+}
+
+/// Plays the model on `conn` until the client closes the connection.
+pub async fn play(conn: &mut ServerConn) {
+    while let Some(frame) = conn.recv().await {
+        let Ok(message) = frame.message() else {
+            continue;
+        };
+        let answers = answer(&message);
+        if !answers.is_empty() {
+            tokio::time::sleep(THINKING).await;
+        }
+        for value in answers {
+            conn.send_json(&value).await;
+        }
+    }
+}
