@@ -402,3 +402,26 @@ async fn as_interceptors_they_record_and_replay_every_model_of_a_session() {
         "B"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn save_on_drop_may_be_asked_for_after_wrapping() {
+    let path = temp_path("late");
+    let recorder = TraceRecorder::new("weather", "helper", Arc::new(TokioClock::anchored_at(T0)));
+    let llm = recorder.wrap(model());
+    let recorder = recorder.clone().save_on_drop(&path);
+    llm.generate(LlmRequest::new("gemini-2.5-flash").user("Weather in Paris?"))
+        .await
+        .unwrap();
+    drop(recorder);
+    assert!(
+        !path.exists(),
+        "the wrapped model still holds the recording"
+    );
+    drop(llm);
+    let saved = read_trace(&path).unwrap();
+    assert_eq!(
+        saved.turns()[0].response.unwrap().text.as_deref(),
+        Some("It is sunny.")
+    );
+    std::fs::remove_file(&path).unwrap();
+}

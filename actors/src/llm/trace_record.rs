@@ -27,7 +27,7 @@ use crate::clock::SharedClock;
 struct Recording {
     trace: Mutex<AgentTrace>,
     clock: SharedClock,
-    save_on_drop: Option<PathBuf>,
+    save_on_drop: Mutex<Option<PathBuf>>,
 }
 
 impl Recording {
@@ -68,6 +68,12 @@ impl Recording {
         self.trace().entries.push(TraceEntry::Response(response));
     }
 
+    fn save_path(&self) -> MutexGuard<'_, Option<PathBuf>> {
+        self.save_on_drop
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     fn snapshot(&self) -> AgentTrace {
         let mut trace = self.trace().clone();
         trace.update_performance();
@@ -77,8 +83,13 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        if let Some(path) = &self.save_on_drop
-            && let Err(error) = write_trace(path, &self.snapshot())
+        let path = self
+            .save_on_drop
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(path) = path
+            && let Err(error) = write_trace(&path, &self.snapshot())
         {
             tracing::warn!(%error, "the agent trace could not be saved");
         }
@@ -115,7 +126,7 @@ impl std::fmt::Debug for TraceRecorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TraceRecorder")
             .field("entries", &self.recording.trace().entries.len())
-            .field("save_on_drop", &self.recording.save_on_drop)
+            .field("save_on_drop", &*self.recording.save_path())
             .finish()
     }
 }
@@ -132,35 +143,17 @@ impl TraceRecorder {
             recording: Arc::new(Recording {
                 trace: Mutex::new(AgentTrace::new(trace_name, agent_name, captured_at)),
                 clock,
-                save_on_drop: None,
+                save_on_drop: Mutex::new(None),
             }),
         }
     }
 
     /// Also saves the trace to `path` when the recorder, its clones, the models it wrapped
-    /// and their calls are all gone (a failure to save is logged). Call it before wrapping.
+    /// and their calls are all gone (a failure to save is logged). Clones share the
+    /// setting; the last path given wins.
     pub fn save_on_drop(self, path: impl Into<PathBuf>) -> Self {
-        let path = path.into();
-        match Arc::try_unwrap(self.recording) {
-            Ok(mut recording) => {
-                recording.save_on_drop = Some(path);
-                TraceRecorder {
-                    recording: Arc::new(recording),
-                }
-            }
-            Err(shared) => {
-                // Already shared: start a recording that takes the trace so far over, and
-                // leave the old one nothing to save.
-                let trace = shared.snapshot();
-                TraceRecorder {
-                    recording: Arc::new(Recording {
-                        trace: Mutex::new(trace),
-                        clock: shared.clock.clone(),
-                        save_on_drop: Some(path),
-                    }),
-                }
-            }
-        }
+        *self.recording.save_path() = Some(path.into());
+        self
     }
 
     /// `llm`, recording its calls.
