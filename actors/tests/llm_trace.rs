@@ -408,7 +408,7 @@ async fn save_on_drop_may_be_asked_for_after_wrapping() {
     let path = temp_path("late");
     let recorder = TraceRecorder::new("weather", "helper", Arc::new(TokioClock::anchored_at(T0)));
     let llm = recorder.wrap(model());
-    let recorder = recorder.clone().save_on_drop(&path);
+    let recorder = recorder.save_on_drop(&path);
     llm.generate(LlmRequest::new("gemini-2.5-flash").user("Weather in Paris?"))
         .await
         .unwrap();
