@@ -2,10 +2,11 @@
 //!
 //! The methods live in files by concern: the setup ([`crate::setup`]), tools
 //! ([`crate::tools`]), callbacks ([`crate::fast`], [`crate::control`]), phases
-//! ([`crate::phases`]), recording ([`crate::recording`]), and the ways to start
-//! ([`crate::connect`], [`crate::replay`]). Each concern keeps its own part of the builder
-//! and puts it into the runtime's [`LiveSessionBuilder`] in [`crate::plan`]; a new concern
-//! (persistence, watchers, extractors) is a new part and one more line there.
+//! ([`crate::phases`]), reactive state ([`crate::reactive`]), recording
+//! ([`crate::recording`]), and the ways to start ([`crate::connect`], [`crate::replay`]).
+//! Each concern keeps its own part of the builder and puts it into the runtime's
+//! [`LiveSessionBuilder`] in [`crate::plan`]; a new concern (persistence, extractors) is a
+//! new part and one more line there.
 
 use std::fmt;
 use std::sync::Arc;

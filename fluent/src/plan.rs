@@ -10,8 +10,10 @@
 //! - persistence and a session id: a `PersistencePart` (the backend and the id, checked
 //!   together: an id without a backend is a mistake), given to the runtime builder before
 //!   the state, so a resumed snapshot's state is the one the journal sink is set on;
-//! - extractors and the transcript buffer: an `ExtractorsPart` whose extractors' output
-//!   keys join the `derived:` keys [`crate::reactive`] accepts watchers on;
+//! - extractors and the transcript buffer: an `ExtractorsPart`. Extractors flatten their
+//!   results into `derived:{field}` keys, so the fields they write join the `derived:`
+//!   keys [`crate::reactive`] accepts watchers on (an extractor whose fields are not known
+//!   before it runs — an LLM extractor without a schema — lifts that check for watchers);
 //! - `on_resumed`, `on_extracted`, `on_extraction_error`: more fields of the callback
 //!   parts, once the runtime's callback sets have them.
 

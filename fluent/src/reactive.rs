@@ -66,8 +66,8 @@ impl ReactivePart {
     }
 
     /// Every `derived:` key a watcher or a computed value reads is written by a computed
-    /// value of the chain. (When extractors write `derived:` keys too, their keys join the
-    /// known ones here.)
+    /// value of the chain. (Extractors, once the chain has them, write `derived:{field}`
+    /// too: their fields join the known keys here; see [`crate::plan`].)
     fn check_derived_reads(&self) -> Result<(), BuildError> {
         let known = |key: &str| match key.strip_prefix(prefix::DERIVED) {
             Some(name) => self.computed.iter().any(|c| c.name == name),
