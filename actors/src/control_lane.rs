@@ -26,8 +26,10 @@
 //! 6. watchers, then temporal patterns;
 //! 7. `on_turn_complete`;
 //! 8. `session:turn_count` + 1;
-//! 9. hand a snapshot to the persistence writer, if the session persists
-//!    ([`crate::persistence`]);
+//! 9. (as after every event) write the `session:` keys due, count the event for the rate
+//!    patterns;
+//! 10. hand a snapshot to the persistence writer, if the session persists
+//!     ([`crate::persistence`]);
 //!
 //! and only then publish the turn complete event. The seed's steps for navigation context,
 //! tool advisory, repair, steering, instruction templates and the batched context frame
@@ -349,6 +351,10 @@ impl ControlLaneArgs {
         self.reactive
             .after_event(&mut data.reactive, event, &self.scope(ts_ms))
             .await;
+        if matches!(event, SessionEvent::TurnComplete { .. }) {
+            // The turn boundary's snapshot, once the turn's `session:` keys are written.
+            self.save_snapshot(data);
+        }
     }
 
     /// What the reactive rules run with, at event time `now_ms`.
@@ -424,7 +430,6 @@ impl ControlLaneArgs {
         }
         data.turn_count += 1;
         self.set_state(TURN_COUNT_KEY, json!(data.turn_count)).await;
-        self.save_snapshot(data);
     }
 
     /// Evaluates the transitions out of the current phase; returns whether one fired.
