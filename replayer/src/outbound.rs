@@ -110,12 +110,21 @@ impl OutboundMatcher {
                     let expected_json = payload_json(&entry.payload);
                     let actual_json = payload_json(&bytes);
                     let diffs = json_diff(&expected_json, &actual_json);
-                    state.divergences.push(Divergence {
-                        seq: entry.seq,
-                        kind: DivergenceKind::Differs { diffs },
-                        expected: Some(expected_json),
-                        actual: Some(actual_json),
-                    });
+                    // Bytes that differ only in layout (another client's spacing or key
+                    // order, e.g. a recording an official SDK made through the proxy) say
+                    // the same thing: `identical` reports the bytes, a divergence needs a
+                    // difference in what the frame says.
+                    let same_json = diffs.is_empty()
+                        && serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok()
+                        && serde_json::from_slice::<serde::de::IgnoredAny>(&entry.payload).is_ok();
+                    if !same_json {
+                        state.divergences.push(Divergence {
+                            seq: entry.seq,
+                            kind: DivergenceKind::Differs { diffs },
+                            expected: Some(expected_json),
+                            actual: Some(actual_json),
+                        });
+                    }
                 }
                 (Some(entry.seq), identical)
             }
@@ -206,5 +215,56 @@ impl State {
             .iter()
             .filter(|d| d.kind == DivergenceKind::Missing)
             .count() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reel_recorder::wire_log::Direction;
+
+    use super::*;
+
+    fn produce(recorded: &[u8], sent: &[u8]) -> (Vec<Divergence>, bool) {
+        let matcher = OutboundMatcher::default();
+        let entry = WireEntry::frame(
+            4,
+            Direction::Out,
+            0,
+            Bytes::copy_from_slice(recorded),
+            None,
+            false,
+        );
+        matcher.produced(FrameKind::Text, Bytes::copy_from_slice(sent), Some(entry));
+        (matcher.divergences(), matcher.captured()[0].identical)
+    }
+
+    #[test]
+    fn the_same_json_laid_out_differently_is_not_a_divergence() {
+        let (divergences, identical) = produce(br#"{"a":1,"b":[2]}"#, br#"{ "b": [2], "a": 1 }"#);
+        assert_eq!(divergences, vec![]);
+        assert!(!identical, "the bytes differ");
+    }
+
+    #[test]
+    fn different_json_is_a_divergence_with_its_path() {
+        let (divergences, _) = produce(br#"{"a":1}"#, br#"{"a":2}"#);
+        assert_eq!(
+            divergences[0].kind,
+            DivergenceKind::Differs {
+                diffs: vec![crate::divergence::PathDiff {
+                    path: "a".into(),
+                    expected: Some(serde_json::json!(1)),
+                    actual: Some(serde_json::json!(2)),
+                }]
+            }
+        );
+    }
+
+    #[test]
+    fn differing_bytes_that_are_not_json_are_a_divergence() {
+        // Both read as the same lossy text; only the bytes can tell them apart.
+        let (divergences, _) = produce(&[0xff, 0xfe], &[0xfe, 0xff]);
+        assert_eq!(divergences.len(), 1);
+        assert_eq!(divergences[0].seq, 4);
     }
 }

@@ -214,9 +214,18 @@ impl ReplayReport<'_> {
         );
         let divergences = &self.replay.divergences;
         if divergences.is_empty() {
+            let identical = self.identical();
+            if identical == self.replay.runtime_frames.len() {
+                return writeln!(
+                    f,
+                    "  Outbound:  {sent} sent again, all byte-identical to the recording"
+                );
+            }
+            // A recording another client made: the same JSON, laid out its own way.
             return writeln!(
                 f,
-                "  Outbound:  {sent} sent again, all byte-identical to the recording"
+                "  Outbound:  {sent} sent again, all equal to the recording as JSON \
+                 ({identical} byte-identical)"
             );
         }
         writeln!(
