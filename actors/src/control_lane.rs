@@ -476,6 +476,8 @@ impl ControlLaneArgs {
             if self.writer.send_tool_response(responses).is_err() {
                 tracing::warn!("the session ended before the tool responses could be sent");
             }
+            // The application dispatched the calls itself: they are done all the same.
+            self.extract(data, ExtractionPoint::AfterToolCall).await;
             return;
         }
         // Without a dispatcher the application answers calls itself (manual mode).

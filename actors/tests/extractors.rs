@@ -589,3 +589,43 @@ async fn a_regex_extractor_keeps_what_it_found_and_adds_to_it() {
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn calls_the_application_answers_itself_also_trigger_after_tool_call_extractors() {
+    let mut server = ScriptedServer::bind().await;
+    let log: Log<String> = Arc::default();
+    let callbacks = ControlCallbacks {
+        on_tool_call: Some(Arc::new(|calls: Vec<FunctionCall>, _state| {
+            let responses = calls
+                .iter()
+                .map(|call| {
+                    reel_protocol::FunctionResponse::new(
+                        call.id.clone().unwrap_or_default(),
+                        call.name.clone().unwrap_or_default(),
+                        json!({"answered": "by the app"}),
+                    )
+                })
+                .collect();
+            Box::pin(async move { Some(responses) })
+        })),
+        ..ControlCallbacks::default()
+    };
+    let tool = probe("tool", 1, ExtractionTrigger::AfterToolCall, &log);
+    let mut rig = Rig::start(&mut server, |b| {
+        b.control_callbacks(callbacks).extractor(tool)
+    })
+    .await;
+    rig.conn
+        .send_json(
+            &json!({"toolCall": {"functionCalls": [{"id": "m1", "name": "lookup", "args": {}}]}}),
+        )
+        .await;
+    rig.conn.recv_json().await;
+    rig.settle().await;
+    assert_eq!(
+        entries(&log),
+        [
+            "tool AfterToolCall turn 1 window [1] phase None tools [\"lookup={\\\"answered\\\":\\\"by the app\\\"}\"]"
+        ]
+    );
+}
