@@ -6,10 +6,18 @@
 //! every model it hands out with its [`LlmInterceptor`], so the calls are taped alongside
 //! the wire log and come back, byte for byte, when the session replays offline.
 
+mod cassette;
 mod collect;
 mod error;
 pub mod gemini;
+mod json_path;
+mod matching;
+mod normalize;
+mod pacing;
+mod recorded;
 mod request;
+mod tape_recording;
+mod tape_replay;
 mod trace_record;
 mod trace_replay;
 
@@ -19,10 +27,17 @@ use std::sync::Arc;
 use futures_util::Stream;
 use futures_util::future::BoxFuture;
 
+pub use cassette::{Cassette, CassetteBuilder, CassetteLlm, CassetteMode};
 pub use collect::collect_stream;
-pub use error::LlmError;
+pub use error::{CassetteError, LlmError, TapeError, UnknownCassetteMode};
 pub use gemini::GeminiLlm;
+pub use json_path::{JsonPath, JsonPathError, JsonPathProblem};
+pub use matching::{MatchRules, RequestMismatch};
+pub use normalize::Normalizer;
+pub use pacing::ChunkPacing;
 pub use request::{LlmChunk, LlmRequest, LlmResponse, LlmUsage};
+pub use tape_recording::{RecordingLlm, TapeSink};
+pub use tape_replay::ReplayLlm;
 pub use trace_record::{TraceRecorder, TraceRecordingLlm};
 pub use trace_replay::{MalformedResponse, ReplayedCall, TraceReplayError, TraceReplayLlm};
 
