@@ -664,3 +664,34 @@ async fn a_cassette_records_the_gemini_rest_client_and_keeps_its_key_out() {
     assert_eq!(replayed, recorded);
     assert_eq!(standin.requests().len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_session_keeps_its_cassette_beside_its_wire_log() {
+    let dir = TempDir::new("beside");
+    let wire_log = dir.join("weather.wire.jsonl");
+    assert_eq!(
+        Cassette::path_beside(&wire_log),
+        dir.join("weather.cassette.json")
+    );
+    assert_eq!(
+        Cassette::path_beside(dir.join("run.log")),
+        dir.join("run.cassette.json")
+    );
+    assert_eq!(
+        Cassette::path_beside(dir.join("bare")),
+        dir.join("bare.cassette.json")
+    );
+
+    let live = ScriptedLlm::new("gemini-2.5-flash", [texts(&[(1, "hello")])]);
+    let recording = Cassette::beside(&wire_log, CassetteMode::Record).unwrap();
+    let model = recording.interceptor().wrap(live);
+    model.generate(request("hi")).await.unwrap();
+    assert_eq!(dir.names(), ["weather.cassette.json"]);
+
+    let replay = Cassette::beside(&wire_log, CassetteMode::Replay).unwrap();
+    assert_eq!(replay.path(), dir.join("weather.cassette.json"));
+    assert_eq!(replay.mode(), CassetteMode::Replay);
+    let offline = replay.model("gemini-2.5-flash");
+    assert_eq!(offline.generate(request("hi")).await.unwrap().text, "hello");
+    assert_eq!(replay.unused().await, Vec::<usize>::new());
+}

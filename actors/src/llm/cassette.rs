@@ -221,6 +221,55 @@ impl Cassette {
         }
     }
 
+    /// Opens the cassette that goes with the wire log `wire_log` (see
+    /// [`Cassette::path_beside`]) in `mode`, with the default options: how a session
+    /// records or replays its out-of-band calls next to its wire log.
+    pub fn beside(
+        wire_log: impl AsRef<Path>,
+        mode: CassetteMode,
+    ) -> Result<Cassette, CassetteError> {
+        Cassette::open(Cassette::path_beside(wire_log), mode)
+    }
+
+    /// The cassette file that goes with the wire log `wire_log`: `X.cassette.json` in the
+    /// same folder for `X.wire.jsonl` (or `X.jsonl`, or `X.anything`).
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use reel_actors::llm::Cassette;
+    ///
+    /// assert_eq!(
+    ///     Cassette::path_beside("recordings/weather.wire.jsonl"),
+    ///     Path::new("recordings/weather.cassette.json")
+    /// );
+    /// assert_eq!(Cassette::path_beside("run.jsonl"), Path::new("run.cassette.json"));
+    /// ```
+    pub fn path_beside(wire_log: impl AsRef<Path>) -> PathBuf {
+        let wire_log = wire_log.as_ref();
+        let name = wire_log
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = name
+            .strip_suffix(".wire.jsonl")
+            .or_else(|| name.strip_suffix(".jsonl"))
+            .map(str::to_owned)
+            .or_else(|| {
+                wire_log
+                    .file_stem()
+                    .map(|stem| stem.to_string_lossy().into_owned())
+            })
+            .filter(|stem| !stem.is_empty())
+            .unwrap_or_else(|| "session".to_owned());
+        wire_log.with_file_name(format!("{stem}.cassette.json"))
+    }
+
+    /// This cassette as a session's interceptor (for
+    /// [`LiveSessionBuilder::llm_interceptor`](crate::LiveSessionBuilder::llm_interceptor)).
+    pub fn interceptor(&self) -> Arc<dyn LlmInterceptor> {
+        Arc::new(self.clone())
+    }
+
     /// The cassette file.
     pub fn path(&self) -> &Path {
         &self.shared.path
