@@ -19,12 +19,15 @@ fn report_head(wire: &str) -> String {
   Outbound:  3 runtime frames sent again, all byte-identical to the recording
 
   Turn-by-turn:
-    turn  1  [connected×1, resume_update×1, text×1, text_complete×1, turn_complete×1]
+    turn  1  [connected×1, resume_update×1, user_text×1, text×1, text_complete×1, turn_complete×1]
+             you: “Hello!”
              “Hello! Ask me about the weather.”
-    turn  2  [tool_call×1, audio×3, output_transcription×2, turn_complete×1, usage×1]
+    turn  2  [user_text×1, tool_call×1, audio×3, output_transcription×2, turn_complete×1, usage×1]
+             you: “What's the weather in London?”
              “It is 22C in London.”
              tool: get_weather({{\"city\":\"London\"}})
-    turn  3  [go_away×1, disconnected×1, connected×1, text×1, text_complete×1, turn_complete×1]
+    turn  3  [go_away×1, disconnected×1, connected×1, user_text×1, text×1, text_complete×1, turn_complete×1]
+             you: “Thanks, bye!”
              “Goodbye!”
     after    [disconnected×1]
 
@@ -60,7 +63,7 @@ async fn a_session_whose_tools_write_no_state_replays_clean() {
         stdout,
         format!(
             "{}
-  Journal diff — {} (55 mutations, 12 keys):
+  Journal diff — {} (67 mutations, 12 keys):
     CLEAN — every key's final value matches
 ",
             report_head(arg(&wire)),
@@ -92,7 +95,7 @@ async fn a_key_only_a_tool_wrote_is_missing_on_replay() {
         stdout,
         format!(
             "{}
-  Journal diff — {} (56 mutations, 13 keys):
+  Journal diff — {} (68 mutations, 13 keys):
     DRIFT — 1 key(s) diverged:
       - app:last_city: recorded \"London\", missing on replay
 ",
@@ -133,12 +136,14 @@ async fn json_holds_the_same_report() {
             "number": 2,
             "complete": true,
             "events": [
+                {"kind": "user_text", "count": 1},
                 {"kind": "tool_call", "count": 1},
                 {"kind": "audio", "count": 3},
                 {"kind": "output_transcription", "count": 2},
                 {"kind": "turn_complete", "count": 1},
                 {"kind": "usage", "count": 1}
             ],
+            "user": "What's the weather in London?",
             "text": "It is 22C in London.",
             "tool_calls": [{"name": "get_weather", "args": {"city": "London"}, "id": "call-1"}]
         })
@@ -148,7 +153,7 @@ async fn json_holds_the_same_report() {
         report["journal"],
         json!({
             "file": arg(&journal),
-            "mutations": 56,
+            "mutations": 68,
             "keys": 13,
             "clean": false,
             "diverged": [{"key": "app:last_city", "status": "missing_on_replay", "recorded": "London"}]

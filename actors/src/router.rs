@@ -73,6 +73,9 @@ pub enum Lifecycle {
     SetupSent,
     /// A command went out (only those that matter to the phase or to latency are reported).
     Sent(SessionCommand),
+    /// The application sent text as the user; routed to the control lane as
+    /// [`SessionEvent::UserText`] (the transcript's user side in a text session).
+    AppText(String),
 }
 
 /// What the router is given at start.
@@ -279,6 +282,10 @@ impl RouterState {
     }
 
     fn lifecycle(&mut self, step: Lifecycle, ts_ms: u64) {
+        if let Lifecycle::AppText(text) = step {
+            self.route([SessionEvent::UserText(text)], ts_ms);
+            return;
+        }
         let input = match &step {
             Lifecycle::ConnectStarted => PhaseInput::ConnectStarted,
             Lifecycle::SetupSent => PhaseInput::SetupSent,
@@ -288,6 +295,8 @@ impl RouterState {
                 }
                 PhaseInput::Command(command)
             }
+            // Handled above.
+            Lifecycle::AppText(_) => return,
         };
         if let Some((from, to)) = self.tracker.apply(input) {
             self.phase.send_replace(to);

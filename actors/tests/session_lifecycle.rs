@@ -57,7 +57,11 @@ async fn go_away_reconnects_presenting_the_latest_handle() {
         .into_iter()
         .filter(|k| *k != "phase_changed")
         .collect();
-    assert_eq!(control, ["go_away", "disconnected", "connected"]);
+    // The text went out on the new connection, so the control lane sees it after `connected`.
+    assert_eq!(
+        control,
+        ["go_away", "disconnected", "connected", "user_text"]
+    );
     assert_eq!(
         kinds(&seen, Lane::Supervisor),
         ["reconnecting", "reconnected"]

@@ -68,6 +68,7 @@ async fn setup_handshake_and_a_text_turn() {
             "phase_changed",
             "connected",
             "phase_changed",
+            "user_text", // the application's text, as it went out
             "phase_changed",
             "text_complete",
             "turn_complete",

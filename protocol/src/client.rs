@@ -85,6 +85,27 @@ impl ClientMessage {
         }
     }
 
+    /// The text a user typed, if this frame carries any: the text parts of client content's
+    /// `user` turns (parts joined, turns one per line), or realtime input's `text`.
+    ///
+    /// ```
+    /// use reel_protocol::{ClientMessage, decode_client};
+    ///
+    /// let frame = br#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hi"}]}],"turnComplete":true}}"#;
+    /// assert_eq!(decode_client(frame)?.user_text().as_deref(), Some("Hi"));
+    /// assert_eq!(ClientMessage::default().user_text(), None);
+    /// # Ok::<(), reel_protocol::DecodeError>(())
+    /// ```
+    pub fn user_text(&self) -> Option<String> {
+        if let Some(turns) = self.client_content.as_ref().and_then(|c| c.turns.as_ref()) {
+            return user_text_of(turns);
+        }
+        self.realtime_input
+            .as_ref()
+            .and_then(|input| input.text.clone())
+            .filter(|text| !text.is_empty())
+    }
+
     /// A `setup` frame.
     pub fn setup(setup: Setup) -> Self {
         ClientMessage {
@@ -123,6 +144,25 @@ impl ClientMessage {
             ..ClientMessage::default()
         }
     }
+}
+
+/// The text parts of the `user` turns among `turns`: parts joined, turns one per line;
+/// `None` when there is no such text.
+pub(crate) fn user_text_of(turns: &[Content]) -> Option<String> {
+    let texts: Vec<String> = turns
+        .iter()
+        .filter(|turn| turn.role.as_deref() == Some("user"))
+        .map(|turn| {
+            turn.parts
+                .iter()
+                .flatten()
+                .filter(|part| part.thought != Some(true))
+                .filter_map(|part| part.text.as_deref())
+                .collect::<String>()
+        })
+        .filter(|text| !text.is_empty())
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
 wire_struct! {

@@ -49,6 +49,18 @@ pub enum SessionCommand {
 }
 
 impl SessionCommand {
+    /// The text a user typed, if the command carries any: a text turn, realtime text, or the
+    /// text of client content's `user` turns (see [`crate::ClientMessage::user_text`]).
+    pub fn user_text(&self) -> Option<String> {
+        match self {
+            SessionCommand::SendText(text) | SessionCommand::SendRealtimeText(text) => {
+                (!text.is_empty()).then(|| text.clone())
+            }
+            SessionCommand::SendClientContent { turns, .. } => crate::client::user_text_of(turns),
+            _ => None,
+        }
+    }
+
     /// A short, stable name of the command kind.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -24,6 +24,9 @@ pub enum SessionEvent {
     TextDelta(String),
     /// The whole answer text of a turn, once, at turn complete.
     TextComplete(String),
+    /// Text the application sent as the user (a text turn or realtime text), seen as it
+    /// went out: the user's side of the transcript in a text session. Not from the server.
+    UserText(String),
     /// A thought summary (`thought: true` parts; needs `includeThoughts`).
     Thought(String),
     /// Model audio: PCM16LE mono at 24 kHz. Reference counted, never copied.
@@ -193,6 +196,7 @@ impl SessionEvent {
             SessionEvent::Connected { .. } => "connected",
             SessionEvent::TextDelta(_) => "text",
             SessionEvent::TextComplete(_) => "text_complete",
+            SessionEvent::UserText(_) => "user_text",
             SessionEvent::Thought(_) => "thought",
             SessionEvent::AudioData(_) => "audio",
             SessionEvent::Media { .. } => "media",

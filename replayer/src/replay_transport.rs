@@ -470,8 +470,9 @@ impl TapeReader {
     }
 
     /// A frame the application sent is not re-sent (there is no wire), but it keeps its
-    /// place in the session: it is stamped with its recorded time, and what it did to the
-    /// session phase (answering tool calls by hand) is reproduced.
+    /// place in the session: it is stamped with its recorded time, its user text reaches the
+    /// transcript, and what it did to the session phase (answering tool calls by hand) is
+    /// reproduced.
     async fn replay_app_frame(&self, entry: &reel_recorder::wire_log::WireEntry) {
         let conn = *self.conn.lock().await;
         self.shared.clock.set(entry.ts_ms);
@@ -482,6 +483,12 @@ impl TapeReader {
         let Ok(message) = decode_client(&entry.payload) else {
             return;
         };
+        if let Some(text) = message.user_text() {
+            self.args.peers.router.cast(RouterMsg::Lifecycle {
+                step: Lifecycle::AppText(text),
+                ts_ms: Some(stamp.ts_ms),
+            });
+        }
         if let Some(responses) = message.tool_response.and_then(|r| r.function_responses) {
             self.args.peers.router.cast(RouterMsg::Lifecycle {
                 step: Lifecycle::Sent(SessionCommand::SendToolResponse(responses)),

@@ -125,6 +125,10 @@ pub struct TurnSummary {
     pub complete: bool,
     /// Event kinds and their counts, in the order each kind first occurred.
     pub events: Vec<KindCount>,
+    /// What the user typed (text the application sent) or said (final input
+    /// transcriptions) in the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// The turn's answer text (its `text_complete`), or else its final output
     /// transcription.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -188,6 +192,7 @@ struct Key {
 #[derive(Debug, Clone, PartialEq)]
 enum Detail {
     None,
+    User(String),
     AnswerText(String),
     FinalTranscript(String),
     Calls(Vec<ToolCallSummary>),
@@ -216,7 +221,12 @@ fn digest(event: &LiveEvent) -> (Key, Detail) {
             text,
             is_final: true,
         } => (key(true), Detail::FinalTranscript(text.clone())),
-        SessionEvent::InputTranscription { is_final, .. } => (key(*is_final), Detail::None),
+        SessionEvent::InputTranscription {
+            text,
+            is_final: true,
+        } => (key(true), Detail::User(text.clone())),
+        SessionEvent::InputTranscription { .. } => (key(false), Detail::None),
+        SessionEvent::UserText(text) => (key(false), Detail::User(text.clone())),
         SessionEvent::ToolCall(calls) => (
             key(false),
             Detail::Calls(calls.iter().map(ToolCallSummary::of).collect()),
@@ -379,6 +389,7 @@ fn split_last(items: &mut Vec<Item>) -> Option<Item> {
 struct Turns {
     done: Vec<TurnSummary>,
     events: Vec<KindCount>,
+    user: Vec<String>,
     answer: Vec<String>,
     transcript: Vec<String>,
     tool_calls: Vec<ToolCallSummary>,
@@ -410,6 +421,7 @@ impl Turns {
         }
         count_into(&mut self.events, item.key.kind, item.count);
         match item.detail {
+            Detail::User(text) => self.user.push(text),
             Detail::AnswerText(text) => self.answer.push(text),
             Detail::FinalTranscript(text) => self.transcript.push(text),
             Detail::Calls(calls) => self.tool_calls.extend(calls),
@@ -426,13 +438,16 @@ impl Turns {
             .into_iter()
             .find(|texts| !texts.is_empty())
             .map(|texts| texts.join(" "));
+        let user = (!self.user.is_empty()).then(|| self.user.join(" "));
         self.done.push(TurnSummary {
             number: self.done.len() + 1,
             complete,
             events: std::mem::take(&mut self.events),
+            user,
             text,
             tool_calls: std::mem::take(&mut self.tool_calls),
         });
+        self.user.clear();
         self.answer.clear();
         self.transcript.clear();
     }
@@ -520,6 +535,7 @@ mod tests {
         SessionSummary {
             turns: vec![
                 TurnSummary {
+                    user: None,
                     number: 1,
                     complete: true,
                     events: vec![
@@ -531,6 +547,7 @@ mod tests {
                     tool_calls: vec![],
                 },
                 TurnSummary {
+                    user: None,
                     number: 2,
                     complete: true,
                     events: vec![count("tool_call", 1), count("turn_complete", 1)],
@@ -542,6 +559,7 @@ mod tests {
                     }],
                 },
                 TurnSummary {
+                    user: None,
                     number: 3,
                     complete: true,
                     events: vec![
@@ -553,6 +571,7 @@ mod tests {
                     tool_calls: vec![],
                 },
                 TurnSummary {
+                    user: None,
                     number: 4,
                     complete: false,
                     events: vec![count("disconnected", 1)],

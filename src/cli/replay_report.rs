@@ -266,6 +266,10 @@ fn turn_lines(f: &mut fmt::Formatter<'_>, turn: &TurnSummary) -> fmt::Result {
         " (no turn_complete)"
     };
     writeln!(f, "    turn {:>2}  [{counts}]{unfinished}", turn.number)?;
+    if let Some(user) = &turn.user {
+        let user = shorten(&user.replace('\n', "\\n"), WIDTH - 5);
+        writeln!(f, "{INDENT}you: “{user}”")?;
+    }
     if let Some(text) = &turn.text {
         let text = shorten(&text.replace('\n', "\\n"), WIDTH);
         writeln!(f, "{INDENT}“{text}”")?;

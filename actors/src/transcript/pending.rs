@@ -7,7 +7,8 @@ use super::turn::{ToolCallSummary, TranscriptTurn};
 
 /// What the current turn has gathered so far.
 ///
-/// The user side is the final input transcriptions; the model side is the final output
+/// The user side is the final input transcriptions and the text the application sent as
+/// the user (a text session); the model side is the final output
 /// transcriptions (the server's account of what was spoken), or the answer text when the
 /// turn had no output transcription (a text session). Partial transcriptions are not
 /// used: they are revisable, and the final carries the whole text. A turn interrupted by
@@ -28,6 +29,7 @@ impl PendingTurn {
                 text,
                 is_final: true,
             } => append(&mut self.user, text),
+            SessionEvent::UserText(text) => append(&mut self.user, text),
             SessionEvent::OutputTranscription {
                 text,
                 is_final: true,

@@ -424,6 +424,14 @@ impl TransportState {
         let bytes = bytes::Bytes::from(bytes);
         let audio = matches!(command, SessionCommand::SendAudio(_));
         let stamp = self.stamp(&bytes, audio, origin);
+        if origin == Origin::App
+            && let Some(text) = command.user_text()
+        {
+            self.router(RouterMsg::Lifecycle {
+                step: Lifecycle::AppText(text),
+                ts_ms: Some(stamp.ts_ms),
+            });
+        }
         if !audio {
             self.router(RouterMsg::Lifecycle {
                 step: Lifecycle::Sent(command),
