@@ -2,11 +2,12 @@
 //!
 //! The methods live in files by concern: the setup ([`crate::setup`]), tools
 //! ([`crate::tools`]), callbacks ([`crate::fast`], [`crate::control`]), phases
-//! ([`crate::phases`]), reactive state ([`crate::reactive`]), recording
-//! ([`crate::recording`]), and the ways to start ([`crate::connect`], [`crate::replay`]).
-//! Each concern keeps its own part of the builder and puts it into the runtime's
-//! [`LiveSessionBuilder`] in [`crate::plan`]; a new concern (persistence, extractors) is a
-//! new part and one more line there.
+//! ([`crate::phases`]), reactive state ([`crate::reactive`]), extractors
+//! ([`crate::extraction`]), persistence ([`crate::persistence`]), out-of-band model calls
+//! ([`crate::llm`]), recording ([`crate::recording`]), and the ways to start
+//! ([`crate::connect`], [`crate::replay`]). Each concern keeps its own part of the builder
+//! and puts it into the runtime's [`LiveSessionBuilder`] in [`crate::plan`]; a new concern
+//! is a new part and one more line there.
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,6 +18,9 @@ use reel_actors::{EventStream, LiveSessionBuilder};
 use reel_protocol::SessionConfig;
 
 use crate::error::BuildError;
+use crate::extraction::ExtractorsPart;
+use crate::llm::LlmPart;
+use crate::persistence::PersistencePart;
 use crate::phases::PhasesPart;
 use crate::reactive::ReactivePart;
 use crate::recording::RecordingPart;
@@ -109,6 +113,9 @@ pub struct LiveBuilder {
     pub(crate) telemetry: TelemetryCallbacks,
     pub(crate) phases: PhasesPart,
     pub(crate) reactive: ReactivePart,
+    pub(crate) extractors: ExtractorsPart,
+    pub(crate) persistence: PersistencePart,
+    pub(crate) llm: LlmPart,
     pub(crate) recording: RecordingPart,
     pub(crate) state: Option<State>,
     pub(crate) playback: Option<usize>,
@@ -133,6 +140,9 @@ impl fmt::Debug for LiveBuilder {
             .field("telemetry", &self.telemetry)
             .field("phases", &self.phases)
             .field("reactive", &self.reactive)
+            .field("extractors", &self.extractors)
+            .field("persistence", &self.persistence)
+            .field("llm", &self.llm)
             .field("recording", &self.recording)
             .finish_non_exhaustive()
     }
@@ -155,6 +165,9 @@ impl LiveBuilder {
             telemetry: TelemetryCallbacks::default(),
             phases: PhasesPart::default(),
             reactive: ReactivePart::default(),
+            extractors: ExtractorsPart::default(),
+            persistence: PersistencePart::default(),
+            llm: LlmPart::default(),
             recording: RecordingPart::default(),
             state: None,
             playback: None,
@@ -234,7 +247,8 @@ impl LiveBuilder {
         self.relay.subscribe()
     }
 
-    /// Checks the chain without starting anything: phases, tools, and their agreement.
+    /// Checks the chain without starting anything: phases, tools and their agreement,
+    /// reactive rules, extractors, persistence, and where the model-call cassette goes.
     ///
     /// ```
     /// use reel_fluent::Live;

@@ -1,6 +1,7 @@
 //! Starting a live session: at an endpoint given in code, Google AI with a key, Vertex AI
 //! with a token, or wherever the environment says.
 
+use reel_actors::llm::Cassette;
 use reel_actors::{LiveHandle, SessionStartError};
 use reel_protocol::{ApiEndpoint, Secret, SessionPhase};
 
@@ -9,9 +10,10 @@ use crate::error::ConnectError;
 use crate::recording::Recorders;
 
 impl LiveBuilder {
-    /// Checks the chain, creates the recording files, starts the session at `endpoint`
-    /// and waits until it is live (the server accepted the setup). The greeting, if any,
-    /// is the first frame after the setup is accepted.
+    /// Checks the chain, creates the recording files, opens the model-call cassette (if
+    /// the chain has one), starts the session at `endpoint` and waits until it is live (the
+    /// server accepted the setup). The greeting, if any, is the first frame after the setup
+    /// is accepted.
     ///
     /// Any endpoint works: the real API, or a local server such as the tape server
     /// (`ApiEndpoint::google_ai("").without_credential().with_base_url("ws://127.0.0.1:9000")`).
@@ -28,8 +30,13 @@ impl LiveBuilder {
     /// # }
     /// ```
     pub async fn connect(self, endpoint: ApiEndpoint) -> Result<LiveHandle, ConnectError> {
-        let plan = self.plan()?;
+        let mut plan = self.plan()?;
         let recorders: Recorders = self.recording.open()?;
+        if let Some((path, mode)) = plan.live_cassette.take() {
+            let cassette = Cassette::open(&path, mode)
+                .map_err(|source| ConnectError::Cassette { path, source })?;
+            plan.cassette = Some(cassette.interceptor());
+        }
         let session = plan.session_builder(endpoint, recorders);
         if self.relay.has_subscribers() {
             self.relay.forward(session.subscribe());

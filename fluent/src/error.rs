@@ -6,6 +6,8 @@
 use std::path::PathBuf;
 
 use reel_actors::SessionStartError;
+use reel_actors::llm::CassetteError;
+use reel_actors::persistence::SessionIdProblem;
 use reel_actors::phases::PhaseError;
 use reel_actors::reactive::ReactiveError;
 use reel_actors::tools::DispatchError;
@@ -56,12 +58,13 @@ pub enum BuildError {
     /// twice, a rate or turn pattern with a count of 0.
     #[error("invalid reactive rules: {0}")]
     Reactive(#[from] ReactiveError),
-    /// A watcher watches a `derived:` key that no computed value of the chain writes, so
-    /// it would never fire.
+    /// A watcher watches a `derived:` key that no computed value and no extractor of the
+    /// chain writes, so it would never fire.
     #[error(
         "a watcher watches `{key}`, but no computed value `{}` is defined; defined computed \
-         values: {defined:?}; add `.computed(\"{}\", ..)` or watch another key",
+         values: {defined:?}{}; add `.computed(\"{}\", ..)` or watch another key",
         derived_name(key),
+        extracted_note(extracted),
         derived_name(key)
     )]
     WatchesUnknownComputed {
@@ -69,14 +72,18 @@ pub enum BuildError {
         key: String,
         /// The computed values the chain defines, in the order they were added.
         defined: Vec<String>,
+        /// The fields the chain's typed extractors write under `derived:`, in the order
+        /// declared (empty without extractors).
+        extracted: Vec<String>,
     },
-    /// A computed value depends on a `derived:` key that no computed value writes, so it
-    /// would read nothing there.
+    /// A computed value depends on a `derived:` key that no computed value and no
+    /// extractor writes, so it would read nothing there.
     #[error(
         "computed value `{computed}` depends on `{key}`, but no computed value `{}` is \
-         defined; defined computed values: {defined:?}; add `.computed(\"{}\", ..)` or fix \
-         the dependency",
+         defined; defined computed values: {defined:?}{}; add `.computed(\"{}\", ..)` or \
+         fix the dependency",
         derived_name(key),
+        extracted_note(extracted),
         derived_name(key)
     )]
     DependsOnUnknownComputed {
@@ -86,6 +93,9 @@ pub enum BuildError {
         key: String,
         /// The computed values the chain defines, in the order they were added.
         defined: Vec<String>,
+        /// The fields the chain's typed extractors write under `derived:`, in the order
+        /// declared (empty without extractors).
+        extracted: Vec<String>,
     },
     /// A watcher's threshold is not a finite number (NaN or infinite), so it could never be
     /// crossed.
@@ -99,6 +109,69 @@ pub enum BuildError {
         /// The threshold given.
         threshold: f64,
     },
+    /// Two extractors have the same name: each writes its whole result under its name, so
+    /// one would overwrite the other.
+    #[error(
+        "two extractors are named `{name}`, and an extractor's name is its state key; give \
+         one another name (a typed extractor is named after its type: extract into another \
+         type, or add an `LlmExtractor` with a name of its own with `.extractor(..)`)"
+    )]
+    DuplicateExtractor {
+        /// The name.
+        name: String,
+    },
+    /// An extractor given with `.extractor(..)` has an empty name.
+    #[error(
+        "extractor number {position} (from 1) has an empty name; name it (its name is its \
+         state key)"
+    )]
+    EmptyExtractorName {
+        /// Its place among the chain's extractors, from 1.
+        position: usize,
+    },
+    /// `.persistence(..)` without `.session_id(..)`.
+    #[error(
+        "`.persistence(..)` needs a session id to know which snapshot to load and save: add \
+         `.session_id(\"…\")`"
+    )]
+    PersistenceWithoutSessionId,
+    /// `.session_id(..)` without `.persistence(..)`: the id would name nothing.
+    #[error(
+        "`.session_id({id:?})` names the snapshot a session saves and resumes from, but the \
+         chain has no `.persistence(..)`: add one (e.g. `FsPersistence::new(dir)`), or drop \
+         the id"
+    )]
+    SessionIdWithoutPersistence {
+        /// The id given.
+        id: String,
+    },
+    /// The session id cannot name a snapshot.
+    #[error(
+        "invalid session id {id:?}: {problem}; give `.session_id(..)` an id a backend can store"
+    )]
+    InvalidSessionId {
+        /// The id (cut to the longest id accepted).
+        id: String,
+        /// What is wrong with it.
+        problem: SessionIdProblem,
+    },
+    /// `.llm_cassette(..)` keeps the cassette next to the wire log, and the chain records
+    /// no wire log file.
+    #[error(
+        "`.llm_cassette(..)` keeps the cassette next to the wire log, but the chain records \
+         no wire log file: add `.record_wire(\"session.wire.jsonl\")`, or name the cassette \
+         with `.llm_cassette_at(path, mode)`"
+    )]
+    CassetteWithoutWireLog,
+}
+
+/// `; fields extractors write: [..]`, or nothing without extractors.
+fn extracted_note(extracted: &[String]) -> String {
+    if extracted.is_empty() {
+        String::new()
+    } else {
+        format!("; fields extractors write: {extracted:?}")
+    }
 }
 
 /// `total` for `derived:total`.
@@ -149,6 +222,14 @@ pub enum ConnectError {
         /// Why.
         source: RecordError,
     },
+    /// The model-call cassette (`llm_cassette`, `llm_cassette_at`) could not be opened.
+    #[error("cannot open the model-call cassette: {source}")]
+    Cassette {
+        /// The cassette file.
+        path: PathBuf,
+        /// Why.
+        source: CassetteError,
+    },
     /// The session did not start, or ended before it was live.
     #[error(transparent)]
     Start(#[from] SessionStartError),
@@ -168,6 +249,28 @@ pub enum ReplayError {
         path: PathBuf,
         /// Why.
         source: RecordError,
+    },
+    /// The cassette answering the replay's model calls could not be opened.
+    #[error("cannot replay the model calls: {source}")]
+    Cassette {
+        /// The cassette file.
+        path: PathBuf,
+        /// Why.
+        source: CassetteError,
+    },
+    /// The chain keeps its model calls in a cassette next to the wire log
+    /// (`.llm_cassette(..)`), and there is none to replay them from.
+    #[error(
+        "the chain records its model calls with `.llm_cassette(..)`, but {}; replay the wire \
+         log the cassette was recorded beside, or name it with `.llm_cassette_at(path, mode)`",
+        match expected {
+            Some(path) => format!("there is no cassette at `{}`", path.display()),
+            None => "a recording in memory has no cassette beside it".to_owned(),
+        }
+    )]
+    NoCassette {
+        /// Where it was looked for (`None`: the recording is not a file).
+        expected: Option<PathBuf>,
     },
     /// The replay did not start (an empty tape, no setup handshake, the tree did not spawn).
     #[error(transparent)]

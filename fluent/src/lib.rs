@@ -56,11 +56,15 @@
 //!   `on_text`, …), control-lane callbacks (`on_connected`, `on_tool_call`,
 //!   `on_turn_complete`, … and their `_concurrent` variants), phases (`phase` with a
 //!   [`PhaseBuilder`], `initial_phase`), reactive state (`watch` with a [`LiveWatch`],
-//!   `computed`, `when_sustained`, `when_rate`, `when_turns`), recording (`record_wire`,
-//!   `journal`), `greeting`, `subscribe`.
+//!   `computed`, `when_sustained`, `when_rate`, `when_turns`), turn extractors
+//!   (`extract_turns::<T>` and its `_windowed`/`_triggered` forms, `extractor`,
+//!   `on_extracted`, `on_extraction_error`), persistence (`persistence`, `session_id`,
+//!   `on_resumed`), out-of-band model calls (`llm_cassette`, `llm_cassette_at`,
+//!   `llm_interceptor`), recording (`record_wire`, `journal`), `greeting`, `subscribe`.
 //! - Starting: `connect_google_ai`, `connect_vertex`, `connect_from_env`, `connect` (any
 //!   endpoint) return the runtime's [`LiveHandle`](reel_actors::LiveHandle);
-//!   [`replay`](LiveBuilder::replay) returns a [`ReplayedSession`].
+//!   [`replay`](LiveBuilder::replay) returns a [`ReplayedSession`], which answers the
+//!   recording's out-of-band model calls from its cassette and reports any [`LlmDrift`].
 //! - Mistakes in the chain are a [`BuildError`], reported before anything connects.
 //! - Below the chain is the runtime's
 //!   [`LiveSessionBuilder`](reel_actors::LiveSessionBuilder); reach it with
@@ -73,7 +77,11 @@ mod builder;
 mod connect;
 mod control;
 mod error;
+mod extraction;
 mod fast;
+mod llm;
+mod llm_drift;
+mod persistence;
 mod phase;
 mod phases;
 mod plan;
@@ -88,6 +96,8 @@ mod watch;
 
 pub use builder::{Live, LiveBuilder};
 pub use error::{BuildError, ConnectError, ReplayError};
+pub use extraction::{DEFAULT_EXTRACTION_WINDOW, extractor_name};
+pub use llm_drift::LlmDrift;
 pub use phase::PhaseBuilder;
 pub use replay::{TapeSource, default_replay_options};
 pub use replayed::{ReplayOutcome, ReplayedSession};

@@ -3,22 +3,27 @@
 //!
 //! This is the single place where the fluent parts meet the runtime. Each part of the
 //! chain checks itself in [`LiveBuilder::plan`] and hands itself over in
-//! [`Plan::session_builder`]: tools, phases, callbacks, reactive state (watchers, computed
-//! values, temporal patterns), recording.
+//! [`Plan::session_builder`]: tools, phases, callbacks (`on_extracted`,
+//! `on_extraction_error` and `on_resumed` among the control lane's), reactive state
+//! (watchers, computed values, temporal patterns), extractors, persistence, the model-call
+//! interceptors, recording.
 //!
-//! A part added later slots in the same way:
-//! - persistence and a session id: a `PersistencePart` (the backend and the id, checked
-//!   together: an id without a backend is a mistake), given to the runtime builder before
-//!   the state, so a resumed snapshot's state is the one the journal sink is set on;
-//! - extractors and the transcript buffer: an `ExtractorsPart`. Extractors flatten their
-//!   results into `derived:{field}` keys, so the fields they write join the `derived:`
-//!   keys [`crate::reactive`] accepts watchers on (an extractor whose fields are not known
-//!   before it runs — an LLM extractor without a schema — lifts that check for watchers);
-//! - `on_resumed`, `on_extracted`, `on_extraction_error`: more fields of the callback
-//!   parts, once the runtime's callback sets have them.
+//! Parts that check each other: extractors flatten their results into `derived:{field}`
+//! keys, so the fields a typed extractor writes join the `derived:` keys
+//! [`crate::reactive`] accepts watchers and computed values on (an extractor whose fields
+//! are not known before it runs lifts that check); a cassette kept next to the wire log
+//! needs a wire log file; persistence and a session id come together.
+//!
+//! What depends on how the session starts is set after the plan: the cassette (opened by
+//! [`crate::connect`] for a live session, read in replay mode by [`crate::replay`]) and,
+//! in a replay, an in-memory persistence backend in place of the chain's.
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use reel_actors::LiveSessionBuilder;
 use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, TelemetryCallbacks};
+use reel_actors::llm::{CassetteMode, LlmInterceptor};
 use reel_actors::phases::PhaseMachine;
 use reel_actors::reactive::ReactiveConfig;
 use reel_actors::state::State;
@@ -27,6 +32,9 @@ use reel_protocol::{ApiEndpoint, SessionConfig};
 
 use crate::builder::{Customizer, LiveBuilder};
 use crate::error::BuildError;
+use crate::extraction::Extractors;
+use crate::llm::layered;
+use crate::persistence::Persisting;
 use crate::recording::Recorders;
 
 /// A checked chain, ready to become a session.
@@ -43,16 +51,28 @@ pub(crate) struct Plan {
     telemetry: TelemetryCallbacks,
     playback: Option<usize>,
     customizers: Vec<Customizer>,
+    extractors: Extractors,
+    /// The chain's persistence; a replay puts an in-memory backend here.
+    pub(crate) persistence: Option<Persisting>,
+    /// The cassette a live session opens, and its mode.
+    pub(crate) live_cassette: Option<(PathBuf, CassetteMode)>,
+    /// The outermost interceptor: the cassette, once opened.
+    pub(crate) cassette: Option<Arc<dyn LlmInterceptor>>,
+    interceptors: Vec<Arc<dyn LlmInterceptor>>,
 }
 
 impl LiveBuilder {
     /// Checks the chain: the tools assemble into a dispatcher, the phases into a machine,
-    /// every tool a phase allows is registered, no function is declared twice, and the
-    /// reactive rules hold together.
+    /// every tool a phase allows is registered, no function is declared twice, the
+    /// reactive rules hold together (with the extractors' fields), extractor names are
+    /// unique, persistence has its id, and a cassette beside the wire log has one.
     pub(crate) fn plan(&self) -> Result<Plan, BuildError> {
         let dispatcher = self.tools.dispatcher()?;
         let phases = self.phases.machine()?;
-        let reactive = self.reactive.config()?;
+        let extractors = self.extractors.checked()?;
+        let reactive = self.reactive.config(&self.extractors.fields())?;
+        let persistence = self.persistence.checked()?;
+        let live_cassette = self.llm.live_cassette(self.recording.wire_path())?;
         // The runtime's own check, on a builder that is never spawned: the same texts, and
         // the setup exactly as the session will send it.
         let mut probe = LiveSessionBuilder::new(self.config.clone(), ApiEndpoint::offline());
@@ -78,6 +98,11 @@ impl LiveBuilder {
             telemetry: self.telemetry.clone(),
             playback: self.playback,
             customizers: self.customizers.clone(),
+            extractors,
+            persistence,
+            live_cassette,
+            cassette: None,
+            interceptors: self.llm.interceptors(),
         })
     }
 }
@@ -108,6 +133,21 @@ impl Plan {
         }
         if let Some(chunks) = self.playback {
             session = session.playback_buffer(chunks);
+        }
+        for extractor in self.extractors.extractors {
+            session = session.extractor(extractor);
+        }
+        if let Some(timeout) = self.extractors.timeout {
+            session = session.extraction_timeout(timeout);
+        }
+        let layers = self.cassette.into_iter().chain(self.interceptors).collect();
+        if let Some(interceptor) = layered(layers) {
+            session = session.llm_interceptor(interceptor);
+        }
+        if let Some(persisting) = self.persistence {
+            session = session
+                .persistence(persisting.backend)
+                .session_id(persisting.session_id);
         }
         if let Some(sink) = recorders.journal {
             session = session.journal_sink(sink);

@@ -4,8 +4,8 @@
 //!
 //! The chain collects them into one [`ReactiveConfig`]; [`LiveBuilder::plan`] checks it
 //! (the runtime's own checks — cycles, names used twice, zero counts — and the chain's:
-//! every `derived:` key read names a computed value, every threshold is a number), and the
-//! plan hands it to the runtime.
+//! every `derived:` key read names a computed value or a field a typed extractor writes,
+//! every threshold is a number), and the plan hands it to the runtime.
 
 use std::fmt;
 use std::future::Future;
@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::builder::LiveBuilder;
 use crate::error::BuildError;
+use crate::extraction::ExtractedFields;
 use crate::watch::LiveWatch;
 
 /// A computed value as the chain declared it, for the checks.
@@ -46,8 +47,12 @@ impl fmt::Debug for ReactivePart {
 }
 
 impl ReactivePart {
-    /// The rules the session runs, `None` when the chain has none; checked first.
-    pub(crate) fn config(&self) -> Result<Option<ReactiveConfig>, BuildError> {
+    /// The rules the session runs, `None` when the chain has none; checked first, with
+    /// `extracted` the `derived:` fields the chain's extractors write.
+    pub(crate) fn config(
+        &self,
+        extracted: &ExtractedFields,
+    ) -> Result<Option<ReactiveConfig>, BuildError> {
         let empty = self.config.watchers.is_empty()
             && self.config.computed.is_empty()
             && self.config.temporal.is_empty();
@@ -55,7 +60,7 @@ impl ReactivePart {
             return Ok(None);
         }
         self.config.clone().build()?;
-        self.check_derived_reads()?;
+        self.check_derived_reads(extracted)?;
         self.check_thresholds()?;
         Ok(Some(self.config.clone()))
     }
@@ -66,11 +71,10 @@ impl ReactivePart {
     }
 
     /// Every `derived:` key a watcher or a computed value reads is written by a computed
-    /// value of the chain. (Extractors, once the chain has them, write `derived:{field}`
-    /// too: their fields join the known keys here; see [`crate::plan`].)
-    fn check_derived_reads(&self) -> Result<(), BuildError> {
+    /// value or an extractor of the chain (any, when an extractor's fields are not known).
+    fn check_derived_reads(&self, extracted: &ExtractedFields) -> Result<(), BuildError> {
         let known = |key: &str| match key.strip_prefix(prefix::DERIVED) {
-            Some(name) => self.computed.iter().any(|c| c.name == name),
+            Some(name) => self.computed.iter().any(|c| c.name == name) || extracted.covers(name),
             None => true,
         };
         for computed in &self.computed {
@@ -79,6 +83,7 @@ impl ReactivePart {
                     computed: computed.name.clone(),
                     key: dep.clone(),
                     defined: self.computed_names(),
+                    extracted: extracted.listed(),
                 });
             }
         }
@@ -86,6 +91,7 @@ impl ReactivePart {
             return Err(BuildError::WatchesUnknownComputed {
                 key: watcher.key().to_owned(),
                 defined: self.computed_names(),
+                extracted: extracted.listed(),
             });
         }
         Ok(())

@@ -8,7 +8,7 @@
 //! can never overwrite it.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use reel_recorder::FileWireRecorder;
@@ -62,6 +62,14 @@ pub(crate) struct Recorders {
 }
 
 impl RecordingPart {
+    /// The wire log file the chain records to, if it records to a file.
+    pub(crate) fn wire_path(&self) -> Option<&Path> {
+        match &self.wire {
+            Some(WireTarget::File(path)) => Some(path),
+            _ => None,
+        }
+    }
+
     /// Creates the files the chain named.
     pub(crate) fn open(&self) -> Result<Recorders, ConnectError> {
         let wire = match &self.wire {

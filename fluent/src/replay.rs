@@ -8,10 +8,20 @@
 //! do: send the application's frames again (the greeting and everything sent through the
 //! handle were recorded to provoke the model's answers, which come from the tape), or
 //! record anything (no wire log, no journal file; the journal is kept in memory).
+//!
+//! Out-of-band model calls (LLM extractors, tools' and the application's models) are
+//! answered from the recording's cassette — `X.cassette.json` next to `X.wire.jsonl`, or
+//! the chain's `llm_cassette_at` file — in replay mode: no call reaches a model, and a call
+//! the cassette does not have fails at once, naming where its request differs. Those calls,
+//! and recorded calls the replay never made, are the replay's
+//! [`LlmDrift`](crate::LlmDrift). Persistence runs on an empty in-memory backend, so a
+//! replay never reads or overwrites a real snapshot.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use reel_actors::llm::{Cassette, CassetteMode};
+use reel_actors::persistence::MemoryPersistence;
 use reel_protocol::{ApiEndpoint, decode_client};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::WireEntry;
@@ -19,6 +29,7 @@ use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
 
 use crate::builder::LiveBuilder;
 use crate::error::ReplayError;
+use crate::llm_drift::ReplayCassette;
 use crate::recording::Recorders;
 use crate::replayed::ReplayedSession;
 
@@ -41,6 +52,14 @@ pub enum TapeSource {
 }
 
 impl TapeSource {
+    /// The wire log file, for a recording read from one.
+    fn path(&self) -> Option<&Path> {
+        match self {
+            TapeSource::Path(path) => Some(path),
+            TapeSource::Tape(_) => None,
+        }
+    }
+
     fn open(self) -> Result<Tape, ReplayError> {
         match self {
             TapeSource::Tape(tape) => Ok(tape),
@@ -151,8 +170,24 @@ impl LiveBuilder {
         recording: impl Into<TapeSource>,
         options: ReplayOptions,
     ) -> Result<ReplayedSession, ReplayError> {
-        let plan = self.plan()?;
-        let mut tape = recording.into().open()?;
+        let mut plan = self.plan()?;
+        let source = recording.into();
+        let log = source.path().map(Path::to_owned);
+        let mut tape = source.open()?;
+        let cassette = match self.llm.replay_cassette(log.as_deref())? {
+            None => None,
+            Some(path) => {
+                let cassette = Cassette::open(&path, CassetteMode::Replay)
+                    .map_err(|source| ReplayError::Cassette { path, source })?;
+                Some(ReplayCassette::new(cassette))
+            }
+        };
+        plan.cassette = cassette.as_ref().map(ReplayCassette::interceptor);
+        let snapshots = plan.persistence.as_mut().map(|persisting| {
+            let memory = Arc::new(MemoryPersistence::new());
+            persisting.backend = memory.clone();
+            (memory, persisting.session_id.clone())
+        });
         let endpoint = tape
             .peek()
             .map(recorded_endpoint)
@@ -167,7 +202,9 @@ impl LiveBuilder {
         let from_start = self.relay.subscribe();
         self.relay.forward(replay.events());
         replay.release();
-        Ok(ReplayedSession::new(replay, from_start, journal))
+        Ok(ReplayedSession::new(
+            replay, from_start, journal, cassette, snapshots,
+        ))
     }
 }
 

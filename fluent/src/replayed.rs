@@ -3,11 +3,16 @@
 
 use std::sync::Arc;
 
+use reel_actors::llm::Cassette;
+use reel_actors::persistence::{MemoryPersistence, SessionSnapshot};
 use reel_actors::state::{State, StateSnapshot};
 use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveHandle, SessionEnd};
 use reel_recorder::journal::{MemoryJournalSink, StateMutation};
 use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
 use reel_replayer::{CapturedFrame, Divergence, Replay};
+use serde::de::DeserializeOwned;
+
+use crate::llm_drift::{LlmDrift, ReplayCassette};
 
 /// A session replaying a recording (from [`LiveBuilder::replay`](crate::LiveBuilder::replay)):
 /// the recorded frames are already flowing. It has the replay harness's API — events,
@@ -32,12 +37,15 @@ pub struct ReplayedSession {
     replay: Replay,
     from_start: Option<EventStream>,
     journal: Arc<MemoryJournalSink>,
+    cassette: Option<ReplayCassette>,
+    snapshots: Option<(Arc<MemoryPersistence>, String)>,
 }
 
 impl std::fmt::Debug for ReplayedSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReplayedSession")
             .field("replay", &self.replay)
+            .field("cassette", &self.cassette)
             .finish_non_exhaustive()
     }
 }
@@ -47,11 +55,15 @@ impl ReplayedSession {
         replay: Replay,
         from_start: EventStream,
         journal: Arc<MemoryJournalSink>,
+        cassette: Option<ReplayCassette>,
+        snapshots: Option<(Arc<MemoryPersistence>, String)>,
     ) -> Self {
         ReplayedSession {
             replay,
             from_start: Some(from_start),
             journal,
+            cassette,
+            snapshots,
         }
     }
 
@@ -97,6 +109,52 @@ impl ReplayedSession {
         self.journal.entries()
     }
 
+    /// The last value extractor `name` wrote (its state key), as `T`: for a typed
+    /// extractor, `extracted::<T>(&extractor_name::<T>())`.
+    ///
+    /// ```no_run
+    /// # async fn example(replay: reel_fluent::ReplayedSession) {
+    /// use reel_fluent::extractor_name;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct CallerMood {
+    ///     mood: String,
+    /// }
+    ///
+    /// replay.drained().await;
+    /// let mood: Option<CallerMood> = replay.extracted(&extractor_name::<CallerMood>());
+    /// # }
+    /// ```
+    pub fn extracted<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
+        self.replay.handle().extracted(name)
+    }
+
+    /// The cassette answering the replay's out-of-band model calls, if the recording has
+    /// one (opened in replay mode).
+    pub fn cassette(&self) -> Option<&Cassette> {
+        self.cassette.as_ref().map(ReplayCassette::cassette)
+    }
+
+    /// Where the replay's out-of-band model calls parted from the cassette: calls it has
+    /// no answer for (each failed at once), calls asked more often than recorded, then the
+    /// recorded calls not made — complete once the session has ended
+    /// ([`finish`](ReplayedSession::finish), or [`disconnect`](ReplayedSession::disconnect)).
+    /// Empty without a cassette.
+    pub async fn llm_drift(&self) -> Vec<LlmDrift> {
+        match &self.cassette {
+            Some(cassette) => cassette.drift().await,
+            None => Vec::new(),
+        }
+    }
+
+    /// The snapshot the replay saved last, when the chain has persistence: a replay saves
+    /// to an in-memory backend under the chain's session id (never to the chain's own).
+    pub fn saved_snapshot(&self) -> Option<SessionSnapshot> {
+        self.snapshots
+            .as_ref()
+            .and_then(|(memory, id)| memory.get(id))
+    }
+
     /// Ends the replay (if the recording did not end the session already) and waits for
     /// the session to end.
     pub async fn disconnect(&self) -> SessionEnd {
@@ -137,6 +195,8 @@ impl ReplayedSession {
             state: self.state().snapshot(),
             journal: self.journal.entries(),
             divergences: self.replay.divergences(),
+            llm_drift: self.llm_drift().await,
+            snapshot: self.saved_snapshot(),
             outbound_frames: self.replay.outbound_frames(),
             end,
         }
@@ -152,8 +212,13 @@ pub struct ReplayOutcome {
     pub state: StateSnapshot,
     /// Every state mutation, in journal order.
     pub journal: Vec<StateMutation>,
-    /// Where the replay parted from the recording; empty when it did not.
+    /// Where the replay's frames parted from the recording; empty when they did not.
     pub divergences: Vec<Divergence>,
+    /// Where the replay's out-of-band model calls parted from the cassette; empty when
+    /// they did not (or there was no cassette).
+    pub llm_drift: Vec<LlmDrift>,
+    /// The snapshot the replay saved last (with persistence in the chain).
+    pub snapshot: Option<SessionSnapshot>,
     /// Every frame the replayed session sent.
     pub outbound_frames: Vec<CapturedFrame>,
     /// How the session ended.
@@ -169,7 +234,7 @@ impl ReplayOutcome {
     /// # fn outcome(events: Vec<EventEnvelope>) -> ReplayOutcome {
     /// #     ReplayOutcome {
     /// #         events, state: reel_actors::state::State::new().snapshot(), journal: vec![],
-    /// #         divergences: vec![], outbound_frames: vec![],
+    /// #         divergences: vec![], llm_drift: vec![], snapshot: None, outbound_frames: vec![],
     /// #         end: reel_actors::SessionEnd { reason: "done".into(), failed: false },
     /// #     }
     /// # }
@@ -186,9 +251,30 @@ impl ReplayOutcome {
             .collect()
     }
 
-    /// Whether the runtime's frames all matched the recording.
+    /// Whether the runtime's frames all matched the recording and the out-of-band model
+    /// calls all matched the cassette.
     pub fn is_clean(&self) -> bool {
-        self.divergences.is_empty()
+        self.divergences.is_empty() && self.llm_drift.is_empty()
+    }
+
+    /// The last value extractor `name` wrote, as `T`, in the state the replay ended with.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use reel_fluent::{Live, extractor_name};
+    ///
+    /// #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+    /// struct CallerMood {
+    ///     mood: String,
+    /// }
+    ///
+    /// let outcome = Live::builder().replay("call.wire.jsonl").await?.finish().await;
+    /// let mood: Option<CallerMood> = outcome.extracted(&extractor_name::<CallerMood>());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn extracted<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
+        self.state.get(name)
     }
 
     /// The recorded journal's final value of each key against the state the replay ended

@@ -27,8 +27,8 @@ fn a_watcher_on_a_computed_value_that_is_not_defined() {
         .then(|_, _, _| async {});
     let error = error_of(builder);
     assert!(
-        matches!(&error, BuildError::WatchesUnknownComputed { key, defined }
-            if key == "derived:risk_score" && defined == &["risk"]),
+        matches!(&error, BuildError::WatchesUnknownComputed { key, defined, extracted }
+            if key == "derived:risk_score" && defined == &["risk"] && extracted.is_empty()),
         "{error:?}"
     );
     assert_eq!(

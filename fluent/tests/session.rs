@@ -10,13 +10,13 @@ use std::time::Duration;
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::TypedTool;
 use reel_actors::writer::Origin;
-use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent};
+use reel_actors::{EventEnvelope, Lane, LiveEvent};
 use reel_fluent::{Live, LiveBuilder};
 use reel_recorder::journal::StateMutation;
 use reel_recorder::wire_log::{Direction, Source, WireEntry};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::{recording, text, turn_complete, until_turn_complete};
+use support::{drain, lane, recording, text, turn_complete, until_turn_complete};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct WeatherArgs {
@@ -51,22 +51,6 @@ fn assistant() -> LiveBuilder {
         })
         .phase("goodbye", |p| p.instruction("Say goodbye.").terminal())
         .greeting("Hi there!")
-}
-
-fn lane(events: &[EventEnvelope], lane: Lane) -> Vec<LiveEvent> {
-    events
-        .iter()
-        .filter(|e| e.lane == lane)
-        .map(|e| e.event.clone())
-        .collect()
-}
-
-async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
-    let mut all = Vec::new();
-    while let Some(event) = events.recv().await {
-        all.push(event);
-    }
-    all
 }
 
 /// What a recorded session left.

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use reel_actors::clock::TokioClock;
-use reel_actors::{EventEnvelope, EventStream, Lane};
+use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent};
 use reel_fluent::LiveBuilder;
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireRecorder};
@@ -37,6 +37,24 @@ pub async fn until_turn_complete(events: &mut EventStream) -> Vec<EventEnvelope>
         }
     }
     panic!("the session ended before the turn completed: {seen:?}");
+}
+
+/// The events of one lane, in that lane's order.
+pub fn lane(events: &[EventEnvelope], lane: Lane) -> Vec<LiveEvent> {
+    events
+        .iter()
+        .filter(|e| e.lane == lane)
+        .map(|e| e.event.clone())
+        .collect()
+}
+
+/// Every event left on `events`, until the session ends.
+pub async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
+    let mut all = Vec::new();
+    while let Some(event) = events.recv().await {
+        all.push(event);
+    }
+    all
 }
 
 /// Where a [`recording`] chain records.
