@@ -127,7 +127,7 @@ async fn json_holds_the_same_report() {
     );
     assert_eq!(
         report["outbound"],
-        json!({"runtime_frames": 3, "identical": 3, "divergences": []})
+        json!({"runtime_frames": 3, "identical": 3, "taken_from_recording": [], "divergences": []})
     );
     assert_eq!(report["turns"].as_array().unwrap().len(), 4);
     assert_eq!(
@@ -160,4 +160,34 @@ async fn json_holds_the_same_report() {
         })
     );
     assert_eq!(report["drift"], true);
+}
+
+/// The bundled tape was recorded with phases, whose instruction updates only application
+/// code produces: the command line takes them from the recording and reports no drift.
+#[test]
+fn the_bundled_tape_replays_with_its_instruction_updates_taken_from_the_recording() {
+    let tape = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/tapes/weather.wire.jsonl"
+    );
+    let (code, stdout, stderr) = reel(&["replay", tape]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let outbound: Vec<&str> = stdout
+        .lines()
+        .skip_while(|line| !line.starts_with("  Outbound:"))
+        .take(2)
+        .collect();
+    assert_eq!(
+        outbound,
+        [
+            "  Outbound:  2 runtime frames sent again, all byte-identical to the recording",
+            "             2 frames from application code taken from the recording (none runs here)",
+        ]
+    );
+    let (_, json, _) = reel(&["replay", tape, "--json"]);
+    let report: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        report["outbound"],
+        json!({"runtime_frames": 2, "identical": 2, "taken_from_recording": [16, 22], "divergences": []})
+    );
 }

@@ -155,6 +155,12 @@ impl Replay {
         self.shared.matcher.captured()
     }
 
+    /// The recorded runtime frames taken from the recording instead of expected, by
+    /// sequence number (only with `ReplayOptions::without_application`).
+    pub fn taken_from_recording(&self) -> Vec<u64> {
+        self.shared.matcher.taken()
+    }
+
     /// Where the replay parted from the recording, first first.
     pub fn divergences(&self) -> Vec<Divergence> {
         self.shared.matcher.divergences()

@@ -61,6 +61,9 @@ pub struct OfflineReplay {
     pub runtime_frames: Vec<CapturedFrame>,
     /// Where the runtime's frames parted from the recorded ones.
     pub divergences: Vec<Divergence>,
+    /// Recorded frames only application code produces (instruction updates, a callback's
+    /// prompts), taken from the recording at their place: no application code runs here.
+    pub taken_from_recording: Vec<u64>,
     /// How the replayed session ended.
     pub end: SessionEnd,
 }
@@ -83,6 +86,7 @@ pub async fn replay_offline(
     }
     let options = ReplayOptions {
         pacing: Pacing::AsFastAsConsumed,
+        without_application: true,
         ..ReplayOptions::default()
     };
     let mut replay = replay_session(builder, tape, options).await?;
@@ -110,6 +114,7 @@ pub async fn replay_offline(
             .filter(|f| f.origin == Origin::Runtime)
             .collect(),
         divergences: replay.divergences(),
+        taken_from_recording: replay.taken_from_recording(),
         end,
     })
 }

@@ -41,6 +41,7 @@ struct State {
     last_seq: u64,
     captured: Vec<CapturedFrame>,
     divergences: Vec<Divergence>,
+    taken: Vec<u64>,
 }
 
 /// The pairing of recorded and replayed outbound frames, shared by the tape reader and the
@@ -195,6 +196,19 @@ impl OutboundMatcher {
                 actual: None,
             });
         }
+    }
+
+    /// A recorded runtime frame was taken from the recording rather than expected (a
+    /// replay without application code; see `ReplayOptions::without_application`).
+    pub fn taken_from_recording(&self, seq: u64) {
+        let mut state = lock(&self.state);
+        state.last_seq = state.last_seq.max(seq);
+        state.taken.push(seq);
+    }
+
+    /// The sequence numbers of the recorded frames taken from the recording, in order.
+    pub fn taken(&self) -> Vec<u64> {
+        lock(&self.state).taken.clone()
     }
 
     /// Every frame the replay sent, in order.

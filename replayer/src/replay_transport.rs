@@ -77,6 +77,11 @@ pub struct ReplayOptions {
     /// With causal pacing, how long to wait for the runtime to produce a recorded frame
     /// before reporting it missing and going on.
     pub produce_timeout: Duration,
+    /// The session runs without the application's phases and callbacks (the command line
+    /// replays a log with no application code): runtime frames only they produce —
+    /// instruction updates, prompts a callback sent — are taken from the recording at their
+    /// place instead of expected, and listed by [`crate::Replay::taken_from_recording`].
+    pub without_application: bool,
 }
 
 impl Default for ReplayOptions {
@@ -84,6 +89,7 @@ impl Default for ReplayOptions {
         ReplayOptions {
             pacing: Pacing::default(),
             produce_timeout: Duration::from_secs(10),
+            without_application: false,
         }
     }
 }
@@ -353,6 +359,10 @@ impl TapeReader {
                         setup_seen = true;
                         continue;
                     }
+                    if self.options.without_application && is_application_driven(&entry.payload) {
+                        self.take_from_recording(&entry).await;
+                        continue;
+                    }
                     self.shared.matcher.expect(entry);
                     if self.options.pacing == Pacing::Causal {
                         // The frames that followed it in the recording wait for it.
@@ -497,6 +507,17 @@ impl TapeReader {
         }
     }
 
+    /// A runtime frame only application code produces, in a replay without it: stamped at
+    /// its place (so sequence numbers stay aligned) and noted, not expected.
+    async fn take_from_recording(&self, entry: &reel_recorder::wire_log::WireEntry) {
+        let conn = *self.conn.lock().await;
+        self.shared.clock.set(entry.ts_ms);
+        self.args
+            .tap
+            .stamp_out(conn, entry.binary, Origin::Runtime, &entry.payload);
+        self.shared.matcher.taken_from_recording(entry.seq);
+    }
+
     async fn wait_for_release(&self) {
         let mut release = self.shared.release.subscribe();
         let _ = release.wait_for(|released| *released).await;
@@ -517,4 +538,13 @@ impl TapeReader {
 
 fn is_setup(payload: &[u8]) -> bool {
     decode_client(payload).is_ok_and(|m| m.setup.is_some())
+}
+
+/// Whether a runtime frame comes from application code (phases, callbacks) rather than the
+/// runtime's own protocol work: an instruction update, or content the runtime sent for a
+/// callback. Setups and tool responses are the runtime's.
+fn is_application_driven(payload: &[u8]) -> bool {
+    decode_client(payload).is_ok_and(|m| {
+        m.context_update.is_some() || m.client_content.is_some() || m.realtime_input.is_some()
+    })
 }

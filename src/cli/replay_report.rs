@@ -108,6 +108,7 @@ impl<'a> ReplayReport<'a> {
             outbound: OutboundJson {
                 runtime_frames: self.replay.runtime_frames.len(),
                 identical: self.identical(),
+                taken_from_recording: &self.replay.taken_from_recording,
                 divergences: &self.replay.divergences,
             },
             turns: &self.replay.summary.turns,
@@ -148,6 +149,8 @@ struct WireLogJson<'a> {
 struct OutboundJson<'a> {
     runtime_frames: usize,
     identical: usize,
+    /// Recorded frames only application code produces, taken from the recording (seqs).
+    taken_from_recording: &'a [u64],
     divergences: &'a [Divergence],
 }
 
@@ -213,24 +216,33 @@ impl ReplayReport<'_> {
             "runtime frames",
         );
         let divergences = &self.replay.divergences;
+        let taken = self.replay.taken_from_recording.len();
+        let taken_note = if taken == 0 {
+            String::new()
+        } else {
+            format!(
+                "\n{INDENT}{} from application code taken from the recording (none runs here)",
+                plural(taken as u64, "frame", "frames")
+            )
+        };
         if divergences.is_empty() {
             let identical = self.identical();
             if identical == self.replay.runtime_frames.len() {
                 return writeln!(
                     f,
-                    "  Outbound:  {sent} sent again, all byte-identical to the recording"
+                    "  Outbound:  {sent} sent again, all byte-identical to the recording{taken_note}"
                 );
             }
             // A recording another client made: the same JSON, laid out its own way.
             return writeln!(
                 f,
                 "  Outbound:  {sent} sent again, all equal to the recording as JSON \
-                 ({identical} byte-identical)"
+                 ({identical} byte-identical){taken_note}"
             );
         }
         writeln!(
             f,
-            "  Outbound:  {sent} sent again, {} byte-identical; {}:",
+            "  Outbound:  {sent} sent again, {} byte-identical; {}:{taken_note}",
             self.identical(),
             plural(divergences.len() as u64, "divergence", "divergences")
         )?;

@@ -207,6 +207,7 @@ pub async fn replay_recording(recording: &Recording) -> Result<ReplayOutcome, De
                 .filter(|f| f.origin == Origin::Runtime)
                 .collect(),
             divergences: replay.divergences(),
+            taken_from_recording: replay.taken_from_recording(),
             end,
         },
         recorded_journal: recorded_final,
