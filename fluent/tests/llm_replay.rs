@@ -21,13 +21,13 @@ use reel_actors::llm::gemini::GeminiLlm;
 use reel_actors::llm::{BaseLlm, CassetteMode, LlmError, LlmRequest, RequestMismatch};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::testing::gemini_standin::{Answer, GeminiStandin, STANDIN_API_KEY};
-use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent};
+use reel_actors::{Lane, LiveEvent};
 use reel_fluent::{Live, LiveBuilder, LlmDrift, ReplayError, extractor_name};
 use reel_recorder::cassette::{CassetteFile, DEFAULT_MAX_CASSETTE_BYTES};
 use reel_recorder::journal::{StateMutation, read_journal};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::{T0, until_turn_complete};
+use support::{T0, accepted, drain, lane, until_turn_complete};
 
 const MODEL: &str = "gemini-2.5-flash";
 const PROMPT: &str = "Extract the caller's mood and how urgent their problem is.";
@@ -147,22 +147,6 @@ fn gemini(base_url: &str) -> Arc<dyn BaseLlm> {
     )
 }
 
-fn lane(events: &[EventEnvelope], lane: Lane) -> Vec<LiveEvent> {
-    events
-        .iter()
-        .filter(|e| e.lane == lane)
-        .map(|e| e.event.clone())
-        .collect()
-}
-
-async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
-    let mut all = Vec::new();
-    while let Some(event) = events.recv().await {
-        all.push(event);
-    }
-    all
-}
-
 /// What the live session left besides its files.
 struct Recorded {
     control: Vec<LiveEvent>,
@@ -213,19 +197,10 @@ async fn record(folder: &Folder) -> Recorded {
     let builder = support_line(gemini(&base_url), PROMPT, folder, &log);
     let mut events = builder.subscribe();
     let mut sync = builder.subscribe();
-    let endpoint = server.endpoint();
-    let script = async {
-        let mut conn = server.accept().await;
-        let setup = conn.recv_json().await;
-        tokio::time::advance(Duration::from_millis(40)).await;
-        conn.send_json(&json!({"setupComplete": {}})).await;
-        (conn, setup)
-    };
-    let (handle, (mut conn, setup)) = tokio::join!(builder.connect(endpoint), script);
-    let handle = handle.unwrap();
+    let (handle, mut conn, setup) = accepted(builder, &mut server, Duration::from_millis(40)).await;
     // The extractor turned transcription on: the transcript is what it reads.
     assert_eq!(
-        setup,
+        setup.json().unwrap(),
         json!({"setup": {
             "model": "models/gemini-live-2.5-flash-preview",
             "generationConfig": {"responseModalities": ["TEXT"]},

@@ -4,9 +4,11 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
-use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent};
+use reel_actors::testing::{ClientFrame, ScriptedServer, ServerConn};
+use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveHandle};
 use reel_fluent::LiveBuilder;
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireRecorder};
@@ -55,6 +57,26 @@ pub async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
         all.push(event);
     }
     all
+}
+
+/// Connects `builder` to `server`, whose side reads the setup frame, lets `delay` of
+/// session time pass and accepts it: the live session, the server's connection and the
+/// setup frame as sent.
+pub async fn accepted(
+    builder: LiveBuilder,
+    server: &mut ScriptedServer,
+    delay: Duration,
+) -> (LiveHandle, ServerConn, ClientFrame) {
+    let endpoint = server.endpoint();
+    let script = async {
+        let mut conn = server.accept().await;
+        let setup = conn.recv().await.unwrap();
+        tokio::time::advance(delay).await;
+        conn.send_json(&json!({"setupComplete": {}})).await;
+        (conn, setup)
+    };
+    let (handle, (conn, setup)) = tokio::join!(builder.connect(endpoint), script);
+    (handle.unwrap(), conn, setup)
 }
 
 /// Where a [`recording`] chain records.
