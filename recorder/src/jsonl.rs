@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::RecordError;
+use crate::json_fault::parser_message;
 
 /// The longest line a reader accepts by default: 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -202,34 +203,8 @@ impl<T: DeserializeOwned, R: BufRead> Iterator for JsonlReader<T, R> {
 /// The parser's complaint with its column, string literals blanked so that no recorded
 /// value reaches an error or a log line.
 fn describe(error: &serde_json::Error) -> String {
-    // serde_json's Display appends " at line L column C"; the line is always 1 here.
-    let text = error.to_string();
-    let text = text
-        .rsplit_once(" at line ")
-        .map_or(text.as_str(), |(head, _)| head);
-    format!(
-        "{}, at column {}",
-        blank_string_literals(text),
-        error.column()
-    )
-}
-
-/// Replaces the content of every `"…"` in `text` with `…`.
-fn blank_string_literals(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_literal = false;
-    for c in text.chars() {
-        if c == '"' {
-            if in_literal {
-                out.push('…');
-            }
-            in_literal = !in_literal;
-            out.push(c);
-        } else if !in_literal {
-            out.push(c);
-        }
-    }
-    out
+    // The line is always 1 here: say the column only.
+    format!("{}, at column {}", parser_message(error), error.column())
 }
 
 /// A buffered JSON Lines writer: each entry is serialized whole, then written as one line.
@@ -285,14 +260,6 @@ impl<W: Write> JsonlWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn string_literals_are_blanked() {
-        assert_eq!(
-            blank_string_literals(r#"invalid type: string "sk-secret", expected u64"#),
-            r#"invalid type: string "…", expected u64"#
-        );
-    }
 
     #[test]
     fn an_overlong_line_is_corrupt() {

@@ -33,6 +33,7 @@
 pub mod cassette;
 pub mod error;
 pub mod journal;
+mod json_fault;
 pub mod jsonl;
 mod line_buffer;
 pub mod llm_tape;

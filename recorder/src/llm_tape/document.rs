@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::error::Category;
 
 use super::error::{DocumentError, DocumentKind};
+use crate::json_fault::{JsonFault, parse_at_path};
 
 /// Reads and parses the document at `path`; with `limit`, a file over `limit` bytes is
 /// refused before it is parsed.
@@ -68,15 +68,7 @@ pub(crate) fn parse_document<T: DeserializeOwned>(
             path: path.to_owned(),
         });
     }
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let document = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-        let at = error.path().to_string();
-        describe(error.inner(), at, path, kind)
-    })?;
-    deserializer
-        .end()
-        .map_err(|error| describe(&error, ".".to_owned(), path, kind))?;
-    Ok(document)
+    parse_at_path(bytes).map_err(|(at, error)| describe(&error, at, path, kind))
 }
 
 /// Serializes `document` (pretty, with a final newline) and writes it to `path` atomically;
@@ -146,75 +138,33 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
-/// Turns a parser error into a [`DocumentError`]: a syntax error or a document cut short is
-/// "not JSON" (line and column), anything else is "invalid" at the JSON path `at`. String
-/// literals in the parser's message are blanked.
+/// Turns a parser error met at the JSON path `at` into a [`DocumentError`]: a syntax error
+/// or a document cut short is "not JSON" (line and column), anything else is "invalid" at
+/// `at`. String literals in the parser's message are blanked.
 fn describe(
     error: &serde_json::Error,
     at: String,
     path: &Path,
     kind: DocumentKind,
 ) -> DocumentError {
-    // serde_json's Display appends " at line L column C"; the fields say it already.
-    let text = error.to_string();
-    let message = blank_string_literals(
-        text.rsplit_once(" at line ")
-            .map_or(text.as_str(), |(head, _)| head),
-    );
-    match error.classify() {
-        Category::Data => DocumentError::Invalid {
+    let path = path.to_owned();
+    match JsonFault::new(error, at) {
+        JsonFault::Invalid { at, message } => DocumentError::Invalid {
             kind,
-            path: path.to_owned(),
-            at: field_path(at, &message),
+            path,
+            at,
             message,
         },
-        Category::Syntax | Category::Eof | Category::Io => DocumentError::NotJson {
+        JsonFault::Syntax {
+            line,
+            column,
+            message,
+        } => DocumentError::NotJson {
             kind,
-            path: path.to_owned(),
-            line: error.line(),
-            column: error.column(),
+            path,
+            line,
+            column,
             message,
         },
-    }
-}
-
-/// `text` with the inside of every `"…"` replaced by `…`, so that no recorded value (a
-/// prompt, an answer) reaches an error message or a log line.
-fn blank_string_literals(text: &str) -> String {
-    let pieces: Vec<&str> = text
-        .split('"')
-        .enumerate()
-        .map(|(i, piece)| if i % 2 == 1 { "…" } else { piece })
-        .collect();
-    pieces.join("\"")
-}
-
-/// serde reports a missing field at the object that lacks it; point at the field itself.
-fn field_path(at: String, message: &str) -> String {
-    let missing = message
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.strip_suffix('`'));
-    match missing {
-        Some(field) if at == "." => field.to_owned(),
-        Some(field) => format!("{at}.{field}"),
-        None => at,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_missing_field_is_named_by_its_own_path() {
-        assert_eq!(field_path(".".into(), "missing field `stream`"), "stream");
-        assert_eq!(
-            field_path("meta".into(), "missing field `label`"),
-            "meta.label"
-        );
-        assert_eq!(
-            field_path("stream[1].delayNs".into(), "invalid type"),
-            "stream[1].delayNs"
-        );
     }
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::AgentTrace;
 use super::entry::{TraceEntry, TraceRequest, TraceResponse};
 use super::error::{TraceError, TraceProblem};
+use crate::json_fault::{JsonFault, parse_at_path};
 
 /// Reads and checks the trace at `path` (see [`parse_trace`]).
 pub fn read_trace(path: impl AsRef<Path>) -> Result<AgentTrace, TraceError> {
@@ -36,19 +37,12 @@ pub fn read_trace(path: impl AsRef<Path>) -> Result<AgentTrace, TraceError> {
 /// assert!(matches!(&error, TraceError::Invalid { at, .. } if at == "entries[0].timestamp"));
 /// ```
 pub fn parse_trace(text: &str, path: impl AsRef<Path>) -> Result<AgentTrace, TraceError> {
-    let path = path.as_ref().to_path_buf();
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let trace: AgentTrace =
-        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-            let at = error.path().to_string();
-            entry_error(text, &path, &at)
-                .unwrap_or_else(|| json_error(&path, at, error.into_inner()))
-        })?;
-    // Anything after the document is not JSON either.
-    deserializer
-        .end()
-        .map_err(|error| json_error(&path, ".".to_owned(), error))?;
-    check(&trace, &path)?;
+    let path = path.as_ref();
+    let trace: AgentTrace = parse_at_path(text.as_bytes()).map_err(|(at, error)| {
+        entry_error(text, path, &at)
+            .unwrap_or_else(|| trace_error(path, JsonFault::new(&error, at)))
+    })?;
+    check(&trace, path)?;
     Ok(trace)
 }
 
@@ -61,35 +55,21 @@ pub fn write_trace(path: impl AsRef<Path>, trace: &AgentTrace) -> Result<(), Tra
     })
 }
 
-fn json_error(path: &Path, at: String, inner: serde_json::Error) -> TraceError {
-    // serde_json's Display appends " at line L column C"; the variants say it themselves.
-    let text = inner.to_string();
-    let text = text
-        .rsplit_once(" at line ")
-        .map_or(text.as_str(), |(head, _)| head);
-    let message = blank_literals(text);
-    if inner.is_syntax() || inner.is_eof() {
-        TraceError::Syntax {
-            path: path.to_path_buf(),
-            line: inner.line(),
-            column: inner.column(),
+/// `fault`, in the trace file at `path`.
+fn trace_error(path: &Path, fault: JsonFault) -> TraceError {
+    let path = path.to_path_buf();
+    match fault {
+        JsonFault::Syntax {
+            line,
+            column,
             message,
-        }
-    } else {
-        // serde names a missing field at the object that lacks it: point at the field.
-        let missing = message
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.strip_suffix('`'));
-        let at = match missing {
-            Some(field) if at == "." => field.to_owned(),
-            Some(field) => format!("{at}.{field}"),
-            None => at,
-        };
-        TraceError::Invalid {
-            path: path.to_path_buf(),
-            at,
+        } => TraceError::Syntax {
+            path,
+            line,
+            column,
             message,
-        }
+        },
+        JsonFault::Invalid { at, message } => TraceError::Invalid { path, at, message },
     }
 }
 
@@ -112,17 +92,7 @@ fn entry_error(text: &str, path: &Path, at: &str) -> Option<TraceError> {
         _ => return None,
     };
     let at = format!("{at}.{}", inner.path());
-    Some(json_error(path, at, inner.into_inner()))
-}
-
-/// `text` with the inside of every `"…"` replaced by `…`, so no recorded value shows.
-fn blank_literals(text: &str) -> String {
-    let pieces: Vec<&str> = text
-        .split('"')
-        .enumerate()
-        .map(|(i, piece)| if i % 2 == 1 { "…" } else { piece })
-        .collect();
-    pieces.join("\"")
+    Some(trace_error(path, JsonFault::new(inner.inner(), at)))
 }
 
 fn check(trace: &AgentTrace, path: &Path) -> Result<(), TraceError> {
