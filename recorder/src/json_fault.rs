@@ -76,14 +76,33 @@ pub(crate) fn parser_message(error: &serde_json::Error) -> String {
 }
 
 /// `text` with the inside of every `"…"` replaced by `…`, so that no recorded value (a
-/// prompt, an answer, a key) reaches an error message or a log line.
+/// prompt, an answer, a key) reaches an error message or a log line. serde writes a string
+/// value escaped, so a `\"` inside one is part of it, not its end; a literal left open
+/// runs to the end of `text`.
 fn blank_string_literals(text: &str) -> String {
-    let pieces: Vec<&str> = text
-        .split('"')
-        .enumerate()
-        .map(|(i, piece)| if i % 2 == 1 { "…" } else { piece })
-        .collect();
-    pieces.join("\"")
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c != '"' {
+            continue;
+        }
+        // Skip the literal's content, up to its closing quote (if any).
+        out.push('…');
+        while let Some(inside) = chars.next() {
+            match inside {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => {
+                    out.push('"');
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// serde reports a missing field at the object that lacks it; point at the field itself.
@@ -108,6 +127,20 @@ mod tests {
             blank_string_literals(r#"invalid type: string "sk-secret", expected u64"#),
             r#"invalid type: string "…", expected u64"#
         );
+        assert_eq!(blank_string_literals(r#"a "" b"#), r#"a "…" b"#);
+    }
+
+    #[test]
+    fn an_escaped_quote_does_not_end_a_literal() {
+        assert_eq!(
+            blank_string_literals(r#"invalid type: string "say \"sk-1\" now", expected u64"#),
+            r#"invalid type: string "…", expected u64"#
+        );
+        assert_eq!(
+            blank_string_literals(r#"string "a\\", then "b""#),
+            r#"string "…", then "…""#
+        );
+        assert_eq!(blank_string_literals(r#"open "sk-1"#), r#"open "…"#);
     }
 
     #[test]
@@ -136,6 +169,13 @@ mod tests {
         };
         assert_eq!(
             fault(r#"{"n": "sk-secret"}"#),
+            JsonFault::Invalid {
+                at: "n".into(),
+                message: r#"invalid type: string "…", expected u64"#.into()
+            }
+        );
+        assert_eq!(
+            fault(r#"{"n": "say \"sk-1\" now"}"#),
             JsonFault::Invalid {
                 at: "n".into(),
                 message: r#"invalid type: string "…", expected u64"#.into()
