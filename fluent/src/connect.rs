@@ -1,7 +1,6 @@
 //! Starting a live session: at an endpoint given in code, Google AI with a key, Vertex AI
 //! with a token, or wherever the environment says.
 
-use reel_actors::llm::Cassette;
 use reel_actors::{LiveHandle, SessionStartError};
 use reel_protocol::{ApiEndpoint, Secret, SessionPhase};
 
@@ -33,7 +32,9 @@ impl LiveBuilder {
         let mut plan = self.plan()?;
         let recorders: Recorders = self.recording.open()?;
         if let Some((path, mode)) = plan.live_cassette.take() {
-            let cassette = Cassette::open(&path, mode)
+            let cassette = self
+                .llm
+                .open(&path, mode)
                 .map_err(|source| ConnectError::Cassette { path, source })?;
             plan.cassette = Some(cassette.interceptor());
         }

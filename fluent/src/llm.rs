@@ -19,7 +19,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use reel_actors::llm::{BaseLlm, Cassette, CassetteMode, LlmInterceptor};
+use reel_actors::llm::{
+    BaseLlm, Cassette, CassetteError, CassetteMode, LlmInterceptor, MatchRules,
+};
 
 use crate::builder::LiveBuilder;
 use crate::error::{BuildError, ReplayError};
@@ -37,6 +39,7 @@ enum Place {
 #[derive(Clone, Default)]
 pub(crate) struct LlmPart {
     cassette: Option<(Place, CassetteMode)>,
+    rules: MatchRules,
     interceptors: Vec<Arc<dyn LlmInterceptor>>,
 }
 
@@ -44,6 +47,7 @@ impl fmt::Debug for LlmPart {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Llm")
             .field("cassette", &self.cassette)
+            .field("rules", &self.rules)
             .field("interceptors", &self.interceptors.len())
             .finish()
     }
@@ -85,6 +89,13 @@ impl LlmPart {
             None if expected => Err(ReplayError::NoCassette { expected: None }),
             _ => Ok(None),
         }
+    }
+
+    /// Opens the cassette at `path` in `mode` with the chain's match rules.
+    pub(crate) fn open(&self, path: &Path, mode: CassetteMode) -> Result<Cassette, CassetteError> {
+        Cassette::builder(path, mode)
+            .rules(self.rules.clone())
+            .open()
     }
 
     /// The application's interceptors, the first given outermost.
@@ -193,6 +204,30 @@ impl LiveBuilder {
         self
     }
 
+    /// Matches the cassette's requests by `rules` instead of strict JSON equality — live (in
+    /// auto mode) and in a replay: paths to ignore, normalizers for ids and dates.
+    ///
+    /// ```
+    /// use reel_actors::llm::{CassetteMode, MatchRules, Normalizer};
+    /// use reel_fluent::Live;
+    ///
+    /// let rules: MatchRules = serde_json::from_value(serde_json::json!({
+    ///     "ignore": ["generationConfig.seed"],
+    ///     "normalize": [{"kind": "uuids"}, {"kind": "isoDateTimes"}]
+    /// }))
+    /// .unwrap();
+    /// assert_eq!(rules.normalize, [Normalizer::Uuids, Normalizer::IsoDateTimes]);
+    /// let builder = Live::builder()
+    ///     .record_wire("calls/call.wire.jsonl")
+    ///     .llm_cassette(CassetteMode::Auto)
+    ///     .llm_cassette_rules(rules);
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn llm_cassette_rules(mut self, rules: MatchRules) -> Self {
+        self.llm.rules = rules;
+        self
+    }
+
     /// Passes every model the session hands out through `interceptor` (a
     /// [`TraceRecorder`](reel_actors::llm::TraceRecorder), a
     /// [`TraceReplayLlm`](reel_actors::llm::TraceReplayLlm), your own), inside the cassette
@@ -272,7 +307,7 @@ mod tests {
 
         let chained = LlmPart {
             cassette: Some((Place::BesideWireLog, CassetteMode::Record)),
-            interceptors: Vec::new(),
+            ..LlmPart::default()
         };
         let missing = chained.replay_cassette(Some(&log)).unwrap_err();
         assert!(
@@ -296,7 +331,7 @@ mod tests {
                 Place::At("fixtures/m.cassette.json".into()),
                 CassetteMode::Auto,
             )),
-            interceptors: Vec::new(),
+            ..LlmPart::default()
         };
         assert_eq!(
             named.replay_cassette(Some(&log)).unwrap(),

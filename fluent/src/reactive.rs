@@ -120,7 +120,8 @@ impl ReactivePart {
 
 impl LiveBuilder {
     /// Starts a watcher on state key `key` — the full key, as the journal names it
-    /// (`app:score`, `session:active_phase`, `derived:total` for a computed value): choose
+    /// (`app:score`, `session:active_phase`, `derived:total` for a computed value,
+    /// `derived:mood` for a field a typed extractor writes): choose
     /// a predicate, then give the action with [`LiveWatch::then`], which returns the
     /// builder. Watchers fire in the order they were added.
     ///

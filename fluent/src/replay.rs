@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use reel_actors::llm::{Cassette, CassetteMode};
+use reel_actors::llm::CassetteMode;
 use reel_actors::persistence::MemoryPersistence;
 use reel_protocol::{ApiEndpoint, decode_client};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
@@ -127,6 +127,16 @@ impl LiveBuilder {
     /// entries — instead of a live API, and lets the recorded frames flow at once. Tools,
     /// phases, callbacks and state run for real; the model's side comes from the tape.
     ///
+    /// Out-of-band model calls (an LLM extractor's, a tool's, the application's through
+    /// `LiveHandle::llm`) are answered from the recording's cassette — `X.cassette.json`
+    /// beside `X.wire.jsonl` when it exists, or the chain's
+    /// [`llm_cassette_at`](LiveBuilder::llm_cassette_at) file — opened in replay mode
+    /// whatever mode the chain names: no call reaches a model. A call the cassette does not
+    /// have fails at once, and it and every recorded call never made are reported as
+    /// [`LlmDrift`](crate::LlmDrift). A chain with [`llm_cassette`](LiveBuilder::llm_cassette)
+    /// whose recording has no cassette beside it is refused
+    /// ([`ReplayError::NoCassette`]). Persistence runs on an empty in-memory backend.
+    ///
     /// Events are kept from the very first: [`ReplayedSession::events`] (first call) or
     /// [`subscribe`](LiveBuilder::subscribe) before replaying see them all.
     ///
@@ -141,6 +151,7 @@ impl LiveBuilder {
     /// // Once, live: `assistant().record_wire("session.wire.jsonl").connect_from_env()`.
     /// let outcome = assistant().replay("session.wire.jsonl").await?.finish().await;
     /// assert!(outcome.divergences.is_empty(), "{:?}", outcome.divergences);
+    /// assert!(outcome.llm_drift.is_empty(), "{:?}", outcome.llm_drift);
     /// # Ok(())
     /// # }
     /// ```
@@ -177,7 +188,9 @@ impl LiveBuilder {
         let cassette = match self.llm.replay_cassette(log.as_deref())? {
             None => None,
             Some(path) => {
-                let cassette = Cassette::open(&path, CassetteMode::Replay)
+                let cassette = self
+                    .llm
+                    .open(&path, CassetteMode::Replay)
                     .map_err(|source| ReplayError::Cassette { path, source })?;
                 Some(ReplayCassette::new(cassette))
             }

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
 use reel_actors::llm::gemini::GeminiLlm;
-use reel_actors::llm::{BaseLlm, CassetteMode, LlmError, LlmRequest, RequestMismatch};
+use reel_actors::llm::{BaseLlm, CassetteMode, LlmError, LlmRequest, MatchRules, RequestMismatch};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::testing::gemini_standin::{Answer, GeminiStandin, STANDIN_API_KEY};
 use reel_actors::{Lane, LiveEvent};
@@ -491,4 +491,30 @@ async fn a_chain_that_keeps_a_cassette_beside_its_wire_log_needs_one_to_replay()
         )
     );
     assert!(!Path::new(&folder.0.join("alone.cassette.json")).exists());
+}
+
+#[tokio::test(start_paused = true)]
+async fn match_rules_in_the_chain_let_a_replay_ignore_what_they_name() {
+    let folder = Folder::new("rules");
+    let live = record(&folder).await;
+    let recorded = read_journal(folder.journal()).unwrap();
+
+    let rules: MatchRules =
+        serde_json::from_value(json!({"ignore": ["systemInstruction"]})).unwrap();
+    let log = Log::default();
+    let outcome = support_line(gemini(&live.base_url), OTHER_PROMPT, &folder, &log)
+        .llm_cassette_rules(rules)
+        .replay(folder.wire())
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert!(
+        outcome.is_clean(),
+        "{:?} {:?}",
+        outcome.divergences,
+        outcome.llm_drift
+    );
+    assert_eq!(outcome.journal, recorded);
+    assert_eq!(*log.lock().unwrap(), live.log);
 }
