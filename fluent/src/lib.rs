@@ -60,7 +60,8 @@
 //!   (`extract_turns::<T>` and its `_windowed`/`_triggered` forms, `extractor`,
 //!   `on_extracted`, `on_extraction_error`), persistence (`persistence`, `session_id`,
 //!   `on_resumed`), out-of-band model calls (`llm_cassette`, `llm_cassette_at`,
-//!   `llm_interceptor`), recording (`record_wire`, `journal`), `greeting`, `subscribe`.
+//!   `llm_cassette_rules`, `llm_interceptor`), recording (`record_wire`, `journal`),
+//!   `greeting`, `subscribe`.
 //! - Starting: `connect_google_ai`, `connect_vertex`, `connect_from_env`, `connect` (any
 //!   endpoint) return the runtime's [`LiveHandle`](reel_actors::LiveHandle);
 //!   [`replay`](LiveBuilder::replay) returns a [`ReplayedSession`], which answers the
