@@ -36,12 +36,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bytes::Bytes;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
+use super::loopback;
+use super::server_conn::ServerIo;
 use crate::llm::gemini::{GeminiLlm, GeminiLlmBuilder};
 
 /// The API key [`GeminiStandin::llm_builder`] sets.
@@ -233,35 +235,15 @@ impl GeminiStandin {
         key: PrivateKeyDer<'static>,
     ) -> GeminiStandin {
         let certificate = certificate_chain.first().cloned();
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .and_then(|builder| {
-                builder
-                    .with_no_client_auth()
-                    .with_single_cert(certificate_chain, key)
-            });
-        match config {
-            Ok(config) => {
-                let acceptor = TlsAcceptor::from(Arc::new(config));
-                GeminiStandin::start(Some(acceptor), certificate).await
-            }
-            Err(error) => panic!("GeminiStandin::bind_tls: unusable certificate or key: {error}"),
-        }
+        let acceptor = loopback::tls_acceptor("GeminiStandin::bind_tls", certificate_chain, key);
+        GeminiStandin::start(Some(acceptor), certificate).await
     }
 
     async fn start(
         tls: Option<TlsAcceptor>,
         certificate: Option<CertificateDer<'static>>,
     ) -> GeminiStandin {
-        let listener = match TcpListener::bind(("127.0.0.1", 0)).await {
-            Ok(listener) => listener,
-            Err(error) => panic!("GeminiStandin: cannot bind 127.0.0.1:0: {error}"),
-        };
-        let local_addr = match listener.local_addr() {
-            Ok(addr) => addr,
-            Err(error) => panic!("GeminiStandin: no local address: {error}"),
-        };
+        let (listener, local_addr) = loopback::bind("GeminiStandin").await;
         let shared = Arc::new(Shared {
             answers: Mutex::default(),
             requests: Mutex::default(),
@@ -332,9 +314,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
-impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
-
 async fn accept_loop(listener: TcpListener, tls: Option<TlsAcceptor>, shared: Arc<Shared>) {
     let mut connections = JoinSet::new();
     loop {
@@ -352,13 +331,8 @@ async fn accept_loop(listener: TcpListener, tls: Option<TlsAcceptor>, shared: Ar
 
 /// Answers the requests of one connection until the client closes it or an answer ends it.
 async fn serve(tcp: TcpStream, tls: Option<TlsAcceptor>, shared: Arc<Shared>) {
-    let _ = tcp.set_nodelay(true);
-    let mut io: Box<dyn Io> = match tls {
-        None => Box::new(tcp),
-        Some(acceptor) => match acceptor.accept(tcp).await {
-            Ok(stream) => Box::new(stream),
-            Err(_) => return,
-        },
+    let Some(mut io) = loopback::server_io(tcp, tls).await else {
+        return;
     };
     let mut buffer = Vec::new();
     while let Some(request) = read_request(&mut io, &mut buffer).await {
@@ -379,7 +353,7 @@ async fn serve(tcp: TcpStream, tls: Option<TlsAcceptor>, shared: Arc<Shared>) {
 /// Reads one request (head and `content-length` body); `None` once the client closed the
 /// connection or sent something that is not HTTP/1.1. Bytes past the request stay in
 /// `buffer` for the next.
-async fn read_request(io: &mut Box<dyn Io>, buffer: &mut Vec<u8>) -> Option<RecordedRequest> {
+async fn read_request(io: &mut Box<dyn ServerIo>, buffer: &mut Vec<u8>) -> Option<RecordedRequest> {
     let (head_len, mut request, body_len) = loop {
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut parsed = httparse::Request::new(&mut headers);
@@ -411,7 +385,7 @@ async fn read_request(io: &mut Box<dyn Io>, buffer: &mut Vec<u8>) -> Option<Reco
     Some(request)
 }
 
-async fn read_more(io: &mut Box<dyn Io>, buffer: &mut Vec<u8>) -> Option<()> {
+async fn read_more(io: &mut Box<dyn ServerIo>, buffer: &mut Vec<u8>) -> Option<()> {
     let mut chunk = [0u8; 8192];
     match io.read(&mut chunk).await {
         Ok(0) | Err(_) => None,
@@ -447,7 +421,7 @@ fn recorded(parsed: &httparse::Request<'_, '_>) -> Option<RecordedRequest> {
 }
 
 /// Writes `answer`; `false` if the connection is over (cut, hung up, or broken).
-async fn write_answer(io: &mut Box<dyn Io>, answer: Answer, shared: &Shared) -> bool {
+async fn write_answer(io: &mut Box<dyn ServerIo>, answer: Answer, shared: &Shared) -> bool {
     let reason = hyper::StatusCode::from_u16(answer.status)
         .ok()
         .and_then(|status| status.canonical_reason())
@@ -498,6 +472,6 @@ async fn write_answer(io: &mut Box<dyn Io>, answer: Answer, shared: &Shared) -> 
     }
 }
 
-async fn write(io: &mut Box<dyn Io>, bytes: &[u8]) -> bool {
+async fn write(io: &mut Box<dyn ServerIo>, bytes: &[u8]) -> bool {
     io.write_all(bytes).await.is_ok() && io.flush().await.is_ok()
 }

@@ -39,6 +39,7 @@
 
 mod client_frame;
 pub mod gemini_standin;
+mod loopback;
 mod scripted_server;
 mod server_conn;
 

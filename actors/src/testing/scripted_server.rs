@@ -2,7 +2,6 @@
 //! test.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use reel_protocol::ApiEndpoint;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -12,7 +11,8 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 
-use super::server_conn::{RequestHead, ServerConn, ServerIo};
+use super::loopback;
+use super::server_conn::{RequestHead, ServerConn};
 
 /// The fake API key in [`ScriptedServer::endpoint`].
 pub const SCRIPTED_API_KEY: &str = "reel-scripted-key";
@@ -62,29 +62,12 @@ impl ScriptedServer {
         certificate_chain: Vec<CertificateDer<'static>>,
         key: PrivateKeyDer<'static>,
     ) -> ScriptedServer {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .and_then(|builder| {
-                builder
-                    .with_no_client_auth()
-                    .with_single_cert(certificate_chain, key)
-            });
-        match config {
-            Ok(config) => ScriptedServer::start(Some(TlsAcceptor::from(Arc::new(config)))).await,
-            Err(error) => panic!("ScriptedServer::bind_tls: unusable certificate or key: {error}"),
-        }
+        let acceptor = loopback::tls_acceptor("ScriptedServer::bind_tls", certificate_chain, key);
+        ScriptedServer::start(Some(acceptor)).await
     }
 
     async fn start(tls: Option<TlsAcceptor>) -> ScriptedServer {
-        let listener = match TcpListener::bind(("127.0.0.1", 0)).await {
-            Ok(listener) => listener,
-            Err(error) => panic!("ScriptedServer: cannot bind 127.0.0.1:0: {error}"),
-        };
-        let local_addr = match listener.local_addr() {
-            Ok(addr) => addr,
-            Err(error) => panic!("ScriptedServer: no local address: {error}"),
-        };
+        let (listener, local_addr) = loopback::bind("ScriptedServer").await;
         let (sender, connections) = mpsc::unbounded_channel();
         let is_tls = tls.is_some();
         let accept_loop = tokio::spawn(accept_loop(listener, tls, sender));
@@ -189,13 +172,8 @@ async fn handshake(
     tls: Option<TlsAcceptor>,
     connections: mpsc::UnboundedSender<ServerConn>,
 ) {
-    let _ = tcp.set_nodelay(true);
-    let io: Box<dyn ServerIo> = match tls {
-        None => Box::new(tcp),
-        Some(acceptor) => match acceptor.accept(tcp).await {
-            Ok(stream) => Box::new(stream),
-            Err(_) => return,
-        },
+    let Some(io) = loopback::server_io(tcp, tls).await else {
+        return;
     };
     let mut head = None;
     // The error type is tungstenite's `Callback` signature, not ours.
