@@ -13,6 +13,8 @@
 //! `--live` it is the real API, wherever the environment says (`GEMINI_API_KEY`, or the
 //! Vertex AI variables).
 
+#[path = "support/main_of.rs"]
+mod main_of;
 #[path = "support/weather_assistant.rs"]
 mod weather_assistant;
 
@@ -21,6 +23,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use main_of::main_of;
 use reel::fluent::LiveBuilder;
 use reel::protocol::{ApiEndpoint, DEFAULT_MODEL, Modality};
 use weather_assistant::{
@@ -127,33 +130,12 @@ fn target_from_args() -> Result<Target, String> {
 }
 
 fn main() -> ExitCode {
-    let target = match target_from_args() {
-        Ok(target) => target,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(target)) {
-        Ok(conversation) => {
-            println!(
-                "\n{} answers, {} tool call(s), phases: {}",
-                conversation.answers.len(),
-                conversation.tools.len(),
-                conversation.phases.join(", ")
-            );
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    main_of(target_from_args, run, |conversation| {
+        println!(
+            "\n{} answers, {} tool call(s), phases: {}",
+            conversation.answers.len(),
+            conversation.tools.len(),
+            conversation.phases.join(", ")
+        );
+    })
 }
