@@ -8,16 +8,19 @@
 // Shared by the `phases` example and its tests; each uses part of it.
 #![allow(dead_code)]
 
+#[path = "turns.rs"]
+mod turns;
+
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use reel::actors::tools::{SimpleTool, ToolContext, ToolError, TypedTool};
 use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::fluent::{Live, LiveBuilder};
 use reel::protocol::SessionEvent;
 use serde_json::{Value, json};
+use turns::wait_for_turn;
 
 /// What the caller says, turn by turn: the first is the greeting.
 pub const CALLER_TURNS: [&str; 5] = [
@@ -27,9 +30,6 @@ pub const CALLER_TURNS: [&str; 5] = [
     "Yes, please book it.",
     "Thank you, goodbye!",
 ];
-
-/// How long to wait for the model to finish a turn.
-pub const TURN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Parties of this size or more leave a deposit.
 pub const DEPOSIT_FROM_GUESTS: f64 = 7.0;
@@ -289,24 +289,8 @@ pub async fn converse(
     let mut booking = Booking::default();
     let mut next = turns.iter();
     loop {
-        let over = tokio::time::timeout(TURN_TIMEOUT, async {
-            while let Some(envelope) = events.recv().await {
-                booking.observe(envelope.lane, &envelope.event);
-                if envelope.lane == Lane::Control && envelope.event.kind() == "turn_complete" {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        match over {
-            Ok(true) => {}
-            Ok(false) => return Err("the session ended in the middle of the call".into()),
-            Err(_) => {
-                return Err(
-                    format!("the model did not finish its turn in {TURN_TIMEOUT:?}").into(),
-                );
-            }
+        if !wait_for_turn(events, |lane, event| booking.observe(lane, event)).await? {
+            return Err("the session ended in the middle of the call".into());
         }
         let Some(text) = next.next() else {
             break;

@@ -8,8 +8,10 @@
 // Shared by the `weather` and `replay_test` examples; each uses part of it.
 #![allow(dead_code)]
 
+#[path = "turns.rs"]
+mod turns;
+
 use std::error::Error;
-use std::time::Duration;
 
 use reel::actors::tools::{ToolContext, ToolError, TypedTool};
 use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
@@ -18,12 +20,10 @@ use reel::fluent::{Live, LiveBuilder};
 use reel::protocol::{ApiEndpoint, SessionEvent};
 use reel::replayer::server::{Pace, RunningServer, TapeLibrary, TapeServer};
 use serde_json::Value;
+use turns::wait_for_turn;
 
 /// What the user says, turn by turn: the first is the greeting.
 pub const USER_TURNS: [&str; 3] = reel::demo::weather::USER_TURNS;
-
-/// How long to wait for the model to finish a turn.
-pub const TURN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Arguments of `get_weather`.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -155,24 +155,8 @@ pub async fn talk(
     let mut conversation = Conversation::default();
     let mut next = turns.iter();
     loop {
-        let turn_over = tokio::time::timeout(TURN_TIMEOUT, async {
-            while let Some(envelope) = events.recv().await {
-                conversation.observe(envelope.lane, &envelope.event);
-                if envelope.lane == Lane::Control && envelope.event.kind() == "turn_complete" {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        match turn_over {
-            Ok(true) => {}
-            Ok(false) => return Err("the session ended in the middle of the conversation".into()),
-            Err(_) => {
-                return Err(
-                    format!("the model did not finish its turn in {TURN_TIMEOUT:?}").into(),
-                );
-            }
+        if !wait_for_turn(events, |lane, event| conversation.observe(lane, event)).await? {
+            return Err("the session ended in the middle of the conversation".into());
         }
         let Some(text) = next.next() else {
             return Ok(conversation);
