@@ -74,13 +74,24 @@ pub fn answer(message: &ClientMessage) -> Vec<Value> {
 
 /// Plays the model on `conn` until the client closes the connection.
 pub async fn play(conn: &mut ServerConn) {
+    play_script(conn, THINKING, answer).await;
+}
+
+/// Plays a scripted model on `conn` until the client closes the connection: each frame that
+/// reads as a client message gets the frames `answer` gives for it, after `thinking`
+/// (a frame with no answer gets none, and no pause).
+pub async fn play_script(
+    conn: &mut ServerConn,
+    thinking: Duration,
+    answer: impl Fn(&ClientMessage) -> Vec<Value>,
+) {
     while let Some(frame) = conn.recv().await {
         let Ok(message) = frame.message() else {
             continue;
         };
         let answers = answer(&message);
         if !answers.is_empty() {
-            tokio::time::sleep(THINKING).await;
+            tokio::time::sleep(thinking).await;
         }
         for value in answers {
             conn.send_json(&value).await;

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use reel::demo::model_script::play_script;
 use reel_actors::testing::ServerConn;
 use reel_protocol::ClientMessage;
 use serde_json::{Value, json};
@@ -93,16 +94,5 @@ pub fn answer(message: &ClientMessage) -> Vec<Value> {
 
 /// Plays the model on `conn` until the client closes the connection.
 pub async fn play(conn: &mut ServerConn) {
-    while let Some(frame) = conn.recv().await {
-        let Ok(message) = frame.message() else {
-            continue;
-        };
-        let answers = answer(&message);
-        if !answers.is_empty() {
-            tokio::time::sleep(THINKING).await;
-        }
-        for value in answers {
-            conn.send_json(&value).await;
-        }
-    }
+    play_script(conn, THINKING, answer).await;
 }
