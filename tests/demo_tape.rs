@@ -2,6 +2,9 @@
 //! scripted model: regenerated here and compared byte for byte, so it can never drift from
 //! the code. After an intended change: `REEL_BLESS=1 cargo test --test demo_tape`.
 
+#[path = "support/bundled_tape.rs"]
+mod bundled_tape;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,18 +43,5 @@ async fn the_bundled_tape_is_what_reel_records_today() {
     let ((), end) = tokio::join!(model, user);
     assert_eq!(end.reason, "closed with code 1000: client disconnect");
 
-    let tape: String = recorder
-        .entries()
-        .iter()
-        .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
-        .collect();
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/assets/tapes/weather.wire.jsonl"
-    );
-    if std::env::var_os("REEL_BLESS").is_some() {
-        std::fs::write(path, &tape).unwrap();
-        return;
-    }
-    assert_eq!(tape, WEATHER_TAPE, "the bundled tape is stale: re-bless it");
+    bundled_tape::check_or_bless("weather.wire.jsonl", &recorder.entries(), WEATHER_TAPE);
 }
