@@ -4,6 +4,8 @@
 //! the runtime's outbound frames (byte for byte) come out equal. Change a tool and the first
 //! divergence names the frame and the JSON path.
 
+mod replay_support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,11 +13,12 @@ use reel_actors::clock::TokioClock;
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::{ToolDispatcher, TypedTool};
-use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveSessionBuilder};
+use reel_actors::{EventEnvelope, Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
-use reel_replayer::{DivergenceKind, Pacing, PathDiff, ReplayOptions, Tape, replay_session};
+use reel_replayer::{DivergenceKind, PathDiff};
+use replay_support::{drain, lane, replay_to_end};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -69,22 +72,6 @@ struct Outcome {
     events: Vec<EventEnvelope>,
     state: Value,
     journal: Vec<StateMutation>,
-}
-
-fn lane(events: &[EventEnvelope], lane: Lane) -> Vec<LiveEvent> {
-    events
-        .iter()
-        .filter(|e| e.lane == lane)
-        .map(|e| e.event.clone())
-        .collect()
-}
-
-async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
-    let mut all = Vec::new();
-    while let Some(event) = events.recv().await {
-        all.push(event);
-    }
-    all
 }
 
 fn text(t: &str) -> Value {
@@ -168,20 +155,10 @@ async fn replay(entries: Vec<WireEntry>, temp_c: i64) -> (Outcome, reel_replayer
         .dispatcher(dispatcher(temp_c))
         .phases(phases())
         .journal_sink(journal.clone() as Arc<dyn JournalSink>);
-    let options = ReplayOptions {
-        pacing: Pacing::Causal,
-        ..ReplayOptions::default()
-    };
-    let mut replay = replay_session(builder, Tape::from_entries(entries), options)
-        .await
-        .unwrap();
-    let mut events = replay.events();
-    replay.release();
-    replay.drained().await;
-    let end = replay.disconnect().await;
+    let (replay, events, end) = replay_to_end(builder, entries).await;
     assert_eq!(end.reason, "closed with code 1000: client disconnect");
     let outcome = Outcome {
-        events: drain(&mut events).await,
+        events,
         state: replay.handle().state().snapshot().to_json(),
         journal: journal.entries(),
     };

@@ -4,6 +4,8 @@
 //! writes the same journal, entry by entry, the same transcript and the same persisted
 //! snapshot.
 
+mod replay_support;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,11 +19,11 @@ use reel_actors::llm::{
 use reel_actors::persistence::{MemoryPersistence, SessionPersistence, SessionSnapshot};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::transcript::TranscriptTurn;
-use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveSessionBuilder};
-use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
+use reel_actors::{Lane, LiveEvent, LiveSessionBuilder};
+use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
-use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
+use replay_support::{drain, lane, replay_to_end, seen, turn_complete};
 use serde_json::json;
 
 const T0: u64 = 1_718_000_000_000;
@@ -80,36 +82,6 @@ struct Outcome {
     snapshot: Option<SessionSnapshot>,
 }
 
-fn control(events: &[EventEnvelope]) -> Vec<LiveEvent> {
-    events
-        .iter()
-        .filter(|e| e.lane == Lane::Control)
-        .map(|e| e.event.clone())
-        .collect()
-}
-
-async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
-    let mut all = Vec::new();
-    while let Some(event) = events.recv().await {
-        all.push(event);
-    }
-    all
-}
-
-async fn turn_done(sync: &mut EventStream) {
-    while let Some(envelope) = sync.recv().await {
-        if envelope.lane == Lane::Control
-            && matches!(
-                &envelope.event,
-                LiveEvent::Session(SessionEvent::TurnComplete { .. })
-            )
-        {
-            return;
-        }
-    }
-    panic!("the session ended");
-}
-
 async fn record() -> (Outcome, Vec<WireEntry>, TraceRecorder) {
     let mut server = ScriptedServer::bind().await;
     let recorder = Arc::new(MemoryWireRecorder::new());
@@ -159,12 +131,12 @@ async fn record() -> (Outcome, Vec<WireEntry>, TraceRecorder) {
             .await;
         conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
             .await;
-        turn_done(&mut sync).await;
+        seen(&mut sync, turn_complete).await;
     }
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
     let outcome = Outcome {
-        control: control(&drain(&mut events).await),
+        control: lane(&drain(&mut events).await, Lane::Control),
         journal: journal.entries(),
         transcript: handle.transcript().to_vec(),
         snapshot: store.get(ID),
@@ -183,21 +155,11 @@ async fn replay(entries: Vec<WireEntry>, traces: &TraceRecorder) -> Outcome {
         .persistence(store.clone() as Arc<dyn SessionPersistence>)
         .session_id(ID)
         .journal_sink(journal.clone() as Arc<dyn JournalSink>);
-    let options = ReplayOptions {
-        pacing: Pacing::Causal,
-        ..ReplayOptions::default()
-    };
-    let mut replay = replay_session(builder, Tape::from_entries(entries), options)
-        .await
-        .unwrap();
-    let mut events = replay.events();
-    replay.release();
-    replay.drained().await;
-    let end = replay.disconnect().await;
+    let (replay, events, end) = replay_to_end(builder, entries).await;
     assert!(!end.failed);
     assert_eq!(replay.divergences(), vec![], "no divergence");
     Outcome {
-        control: control(&drain(&mut events).await),
+        control: lane(&events, Lane::Control),
         journal: journal.entries(),
         transcript: replay.handle().transcript().to_vec(),
         snapshot: store.get(ID),

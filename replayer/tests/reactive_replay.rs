@@ -3,6 +3,8 @@
 //! on loopback, replays offline with the same rules and writes the same journal, entry by
 //! entry — the rules run on event time, which the replay reproduces.
 
+mod replay_support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,11 +13,11 @@ use reel_actors::reactive::{ReactiveConfig, TemporalRegistry, Watcher};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::writer::Origin;
-use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveSessionBuilder};
+use reel_actors::{EventEnvelope, Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
-use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
+use replay_support::{drain, lane, replay_to_end, seen, turn_complete};
 use serde_json::{Value, json};
 
 const T0: u64 = 1_718_000_000_000;
@@ -97,39 +99,6 @@ struct Outcome {
     events: Vec<EventEnvelope>,
     state: Value,
     journal: Vec<StateMutation>,
-}
-
-fn control(events: &[EventEnvelope]) -> Vec<LiveEvent> {
-    events
-        .iter()
-        .filter(|e| e.lane == Lane::Control)
-        .map(|e| e.event.clone())
-        .collect()
-}
-
-async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
-    let mut all = Vec::new();
-    while let Some(event) = events.recv().await {
-        all.push(event);
-    }
-    all
-}
-
-/// Waits until the control lane has published an event matching `pred`: the frame that
-/// carried it has been stamped, so moving time on now cannot change its time.
-async fn seen(sync: &mut EventStream, pred: impl Fn(&SessionEvent) -> bool) {
-    while let Some(envelope) = sync.recv().await {
-        if envelope.lane == Lane::Control
-            && matches!(&envelope.event, LiveEvent::Session(e) if pred(e))
-        {
-            return;
-        }
-    }
-    panic!("the session ended");
-}
-
-fn turn_complete(e: &SessionEvent) -> bool {
-    matches!(e, SessionEvent::TurnComplete { .. })
 }
 
 fn usage(e: &SessionEvent) -> bool {
@@ -220,20 +189,10 @@ async fn replay(entries: Vec<WireEntry>) -> (Outcome, reel_replayer::Replay) {
         .dispatcher(dispatcher())
         .reactive(reactive())
         .journal_sink(journal.clone() as Arc<dyn JournalSink>);
-    let options = ReplayOptions {
-        pacing: Pacing::Causal,
-        ..ReplayOptions::default()
-    };
-    let mut replay = replay_session(builder, Tape::from_entries(entries), options)
-        .await
-        .unwrap();
-    let mut events = replay.events();
-    replay.release();
-    replay.drained().await;
-    let end = replay.disconnect().await;
+    let (replay, events, end) = replay_to_end(builder, entries).await;
     assert_eq!(end.reason, "closed with code 1000: client disconnect");
     let outcome = Outcome {
-        events: drain(&mut events).await,
+        events,
         state: replay.handle().state().snapshot().to_json(),
         journal: journal.entries(),
     };
@@ -277,8 +236,8 @@ async fn a_session_with_reactive_rules_replays_with_an_equal_journal() {
     assert_eq!(replayed.journal, live.journal, "journal, entry by entry");
     assert_eq!(replayed.state, live.state, "final state");
     assert_eq!(
-        control(&replayed.events),
-        control(&live.events),
+        lane(&replayed.events, Lane::Control),
+        lane(&live.events, Lane::Control),
         "control lane"
     );
     let runtime_frames: Vec<_> = replay

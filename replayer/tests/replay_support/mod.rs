@@ -1,0 +1,71 @@
+//! Shared pieces of the tests that record a session on loopback and replay it offline
+//! (determinism, reactive_replay, extraction_replay): reading a session's events lane by
+//! lane, waiting for one on the control lane, and replaying a recording to its end.
+
+#![allow(dead_code)]
+
+use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveSessionBuilder, SessionEnd};
+use reel_protocol::SessionEvent;
+use reel_recorder::wire_log::WireEntry;
+use reel_replayer::{Pacing, Replay, ReplayOptions, Tape, replay_session};
+
+/// Everything `events` still yields, up to the end of the session.
+pub async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
+    let mut all = Vec::new();
+    while let Some(event) = events.recv().await {
+        all.push(event);
+    }
+    all
+}
+
+/// The events published on `lane`, in order.
+pub fn lane(events: &[EventEnvelope], lane: Lane) -> Vec<LiveEvent> {
+    events
+        .iter()
+        .filter(|e| e.lane == lane)
+        .map(|e| e.event.clone())
+        .collect()
+}
+
+/// Waits until the control lane has published a session event matching `pred`: the frame
+/// that carried it has been stamped, so moving time on now cannot change its time.
+///
+/// # Panics
+///
+/// If the session ends first.
+pub async fn seen(sync: &mut EventStream, pred: impl Fn(&SessionEvent) -> bool) {
+    while let Some(envelope) = sync.recv().await {
+        if envelope.lane == Lane::Control
+            && matches!(&envelope.event, LiveEvent::Session(e) if pred(e))
+        {
+            return;
+        }
+    }
+    panic!("the session ended");
+}
+
+/// The end of a model turn, for [`seen`].
+pub fn turn_complete(e: &SessionEvent) -> bool {
+    matches!(e, SessionEvent::TurnComplete { .. })
+}
+
+/// Replays `entries` through `builder` with causal pacing to the end of the tape, then
+/// disconnects: the replay, every event it published, and how the session ended.
+pub async fn replay_to_end(
+    builder: LiveSessionBuilder,
+    entries: Vec<WireEntry>,
+) -> (Replay, Vec<EventEnvelope>, SessionEnd) {
+    let options = ReplayOptions {
+        pacing: Pacing::Causal,
+        ..ReplayOptions::default()
+    };
+    let mut replay = replay_session(builder, Tape::from_entries(entries), options)
+        .await
+        .unwrap();
+    let mut events = replay.events();
+    replay.release();
+    replay.drained().await;
+    let end = replay.disconnect().await;
+    let events = drain(&mut events).await;
+    (replay, events, end)
+}
