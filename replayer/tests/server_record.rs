@@ -155,26 +155,7 @@ async fn an_upstream_that_never_finishes_the_turn_is_given_up_after_the_drain_ti
 
 #[tokio::test]
 async fn an_upstream_close_reaches_the_client_and_the_recording() {
-    let mut entries = tape_of(&session()[..1]);
-    entries.pop();
-    entries.push(WireEntry::frame(
-        3,
-        Direction::Out,
-        T0 + 300,
-        HELLO.as_bytes().to_vec(),
-        None,
-        false,
-    ));
-    entries.push(WireEntry::close_mark(
-        4,
-        T0 + 400,
-        None,
-        CloseMark {
-            code: Some(1008),
-            reason: Some("Quota exceeded".into()),
-            client: false,
-        },
-    ));
+    let entries = quota_tape();
     let upstream = upstream_server(entries.clone(), Pace::AtOnce).await;
     let dir = fresh_dir("record-upstream-close");
     let mut proxy = TapeServer::record(Upstream::new(&upstream.base_url()).unwrap(), &dir)

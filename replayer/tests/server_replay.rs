@@ -55,26 +55,7 @@ async fn a_tape_replays_exact_frames_for_each_client_frame() {
 
 #[tokio::test]
 async fn a_recorded_server_close_closes_with_its_code_and_reason() {
-    let mut entries = tape_of(&session()[..1]);
-    entries.pop();
-    entries.push(WireEntry::frame(
-        3,
-        Direction::Out,
-        T0 + 300,
-        HELLO.as_bytes().to_vec(),
-        None,
-        false,
-    ));
-    entries.push(WireEntry::close_mark(
-        4,
-        T0 + 400,
-        None,
-        CloseMark {
-            code: Some(1008),
-            reason: Some("Quota exceeded".into()),
-            client: false,
-        },
-    ));
+    let entries = quota_tape();
     let mut server = replay_server(TapeLibrary::new().with_entries("quota", entries)).await;
     let mut client = Client::connect(&server.live_url()).await;
     client.play(&session()[..1]).await;

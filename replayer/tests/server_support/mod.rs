@@ -99,6 +99,32 @@ pub fn tape_of(exchanges: &[Exchange]) -> Vec<WireEntry> {
     entries
 }
 
+/// The setup exchange, then the client says [`HELLO`] and the server closes with 1008
+/// `Quota exceeded` (100 ms between entries).
+pub fn quota_tape() -> Vec<WireEntry> {
+    let mut entries = tape_of(&session()[..1]);
+    entries.pop();
+    entries.push(WireEntry::frame(
+        3,
+        Direction::Out,
+        T0 + 300,
+        HELLO.as_bytes().to_vec(),
+        None,
+        false,
+    ));
+    entries.push(WireEntry::close_mark(
+        4,
+        T0 + 400,
+        None,
+        CloseMark {
+            code: Some(1008),
+            reason: Some("Quota exceeded".into()),
+            client: false,
+        },
+    ));
+    entries
+}
+
 /// A fresh, empty directory for one test.
 pub fn fresh_dir(name: &str) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
