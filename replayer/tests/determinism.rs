@@ -18,7 +18,7 @@ use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
 use reel_replayer::{DivergenceKind, PathDiff};
-use replay_support::{drain, lane, replay_to_end};
+use replay_support::{connect, drain, lane, replay_to_end};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -92,19 +92,9 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
         .record_wire(recorder.clone() as Arc<dyn WireRecorder>)
         .journal_sink(journal.clone() as Arc<dyn JournalSink>);
     let mut events = builder.subscribe();
-    let script = async {
-        let mut conn = server.accept().await;
-        conn.recv_json().await;
-        tokio::time::advance(Duration::from_millis(40)).await;
-        conn.send_json(&json!({"setupComplete": {}})).await;
-        conn.send_json(
-            &json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}),
-        )
+    let (handle, mut conn) = connect(builder, &mut server, 40).await;
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}))
         .await;
-        conn
-    };
-    let (handle, mut conn) = tokio::join!(builder.connect(), script);
-    let handle = handle.unwrap();
     tokio::time::advance(Duration::from_millis(300)).await;
     handle.send_text("What's the weather in Paris?").unwrap();
     conn.recv_json().await;

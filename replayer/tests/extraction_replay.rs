@@ -23,7 +23,7 @@ use reel_actors::{Lane, LiveEvent, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
-use replay_support::{drain, lane, replay_to_end, seen, turn_complete};
+use replay_support::{connect, drain, lane, replay_to_end, seen, turn_complete};
 use serde_json::json;
 
 const T0: u64 = 1_718_000_000_000;
@@ -107,15 +107,7 @@ async fn record() -> (Outcome, Vec<WireEntry>, TraceRecorder) {
         .journal_sink(journal.clone() as Arc<dyn JournalSink>);
     let mut events = builder.subscribe();
     let mut sync = builder.subscribe();
-    let script = async {
-        let mut conn = server.accept().await;
-        conn.recv_json().await;
-        tokio::time::advance(Duration::from_millis(40)).await;
-        conn.send_json(&json!({"setupComplete": {}})).await;
-        conn
-    };
-    let (handle, mut conn) = tokio::join!(builder.connect(), script);
-    let handle = handle.unwrap();
+    let (handle, mut conn) = connect(builder, &mut server, 40).await;
     let turns = [
         ("What's the weather in Paris?", "Sunny and 21 degrees."),
         ("Book me a table, I can spend $80.", "Booked for 8 pm."),

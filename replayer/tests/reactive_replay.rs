@@ -17,7 +17,7 @@ use reel_actors::{EventEnvelope, Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
-use replay_support::{drain, lane, replay_to_end, seen, turn_complete};
+use replay_support::{connect, drain, lane, replay_to_end, seen, turn_complete};
 use serde_json::{Value, json};
 
 const T0: u64 = 1_718_000_000_000;
@@ -125,15 +125,7 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
         .journal_sink(journal.clone() as Arc<dyn JournalSink>);
     let mut events = builder.subscribe();
     let mut sync = builder.subscribe();
-    let script = async {
-        let mut conn = server.accept().await;
-        conn.recv_json().await;
-        advance(40).await;
-        conn.send_json(&json!({"setupComplete": {}})).await;
-        conn
-    };
-    let (handle, mut conn) = tokio::join!(builder.connect(), script);
-    let handle = handle.unwrap();
+    let (handle, mut conn) = connect(builder, &mut server, 40).await;
     advance(200).await;
     conn.send_json(&set(
         "c1",

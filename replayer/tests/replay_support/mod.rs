@@ -1,13 +1,38 @@
 //! Shared pieces of the tests that record a session on loopback and replay it offline
 //! (determinism, reactive_replay, extraction_replay): reading a session's events lane by
-//! lane, waiting for one on the control lane, and replaying a recording to its end.
+//! lane, connecting to the scripted server, waiting for an event on the control lane, and
+//! replaying a recording to its end.
 
 #![allow(dead_code)]
 
-use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveSessionBuilder, SessionEnd};
+use std::time::Duration;
+
+use reel_actors::testing::{ScriptedServer, ServerConn};
+use reel_actors::{
+    EventEnvelope, EventStream, Lane, LiveEvent, LiveHandle, LiveSessionBuilder, SessionEnd,
+};
 use reel_protocol::SessionEvent;
 use reel_recorder::wire_log::WireEntry;
 use reel_replayer::{Pacing, Replay, ReplayOptions, Tape, replay_session};
+use serde_json::json;
+
+/// Connects `builder` to `server`, which answers the setup `setup_ms` after reading it:
+/// the session's handle and the server's side of the connection.
+pub async fn connect(
+    builder: LiveSessionBuilder,
+    server: &mut ScriptedServer,
+    setup_ms: u64,
+) -> (LiveHandle, ServerConn) {
+    let script = async {
+        let mut conn = server.accept().await;
+        conn.recv_json().await;
+        tokio::time::advance(Duration::from_millis(setup_ms)).await;
+        conn.send_json(&json!({"setupComplete": {}})).await;
+        conn
+    };
+    let (handle, conn) = tokio::join!(builder.connect(), script);
+    (handle.unwrap(), conn)
+}
 
 /// Everything `events` still yields, up to the end of the session.
 pub async fn drain(events: &mut EventStream) -> Vec<EventEnvelope> {
