@@ -189,6 +189,66 @@ impl fmt::Debug for ControlCallbacks {
     }
 }
 
+/// `before_tool_response`: the responses about to be sent and the state; returns the
+/// responses that go on the wire instead.
+pub type ToolResponseFn = Arc<
+    dyn Fn(Vec<FunctionResponse>, State) -> BoxFuture<'static, Vec<FunctionResponse>> + Send + Sync,
+>;
+/// `on_turn_boundary`: the state and the runtime's writer, at the turn boundary.
+pub type TurnBoundaryFn = Arc<dyn Fn(State, SessionWriter) -> BoxFuture<'static, ()> + Send + Sync>;
+/// `instruction_template` and `instruction_amendment`: text computed from the state.
+pub type InstructionFn = Arc<dyn Fn(&State) -> Option<String> + Send + Sync>;
+
+/// Hooks of the control lane that shape what the runtime sends: tool responses, context
+/// at the turn boundary, and the system instruction. All run in the control lane, always
+/// blocking (no concurrent variant), so their effects are ordered like the events and a
+/// replay produces the same frames.
+///
+/// Where they run in the turn pipeline is described in [`crate::control_lane`]. The
+/// instruction hooks, at each turn complete, after the extractors, the phase transitions,
+/// the watchers and the temporal patterns:
+///
+/// - [`instruction_template`](Self::instruction_template): `Some(text)` replaces the
+///   whole system instruction (the phase's too); `None` leaves it to the phases and the
+///   amendment.
+/// - [`instruction_amendment`](Self::instruction_amendment): on turns without a phase
+///   transition, the current phase's instruction (or, without one, the session's) and
+///   the amendment, separated by a blank line; `None` means the base instruction alone.
+///
+/// When both are set, the template wins: the amendment is consulted only on turns where
+/// the template returns `None`. Either way an instruction update goes out only when its
+/// text differs from the instruction last sent (the setup's, a phase's, or a hook's).
+#[derive(Clone, Default)]
+pub struct Interceptors {
+    /// Runs on every batch of tool responses (the dispatcher's, `on_tool_call`'s, the
+    /// running acknowledgements and background results) just before it is sent; what it
+    /// returns is sent instead, as one frame (nothing if it returns no response).
+    pub before_tool_response: Option<ToolResponseFn>,
+    /// Runs at each turn complete after the instruction step and before
+    /// `on_turn_complete`, with the runtime's writer: frames it sends (context stuffing)
+    /// go out before the turn complete is published, and are the runtime's.
+    pub on_turn_boundary: Option<TurnBoundaryFn>,
+    /// Computes a full replacement of the system instruction at each turn complete.
+    pub instruction_template: Option<InstructionFn>,
+    /// Computes text appended to the current phase's instruction on turns without a phase
+    /// transition.
+    pub instruction_amendment: Option<InstructionFn>,
+}
+
+impl fmt::Debug for Interceptors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Interceptors")
+            .field("before_tool_response", &self.before_tool_response.is_some())
+            .field("on_turn_boundary", &self.on_turn_boundary.is_some())
+            .field("instruction_template", &self.instruction_template.is_some())
+            .field(
+                "instruction_amendment",
+                &self.instruction_amendment.is_some(),
+            )
+            .finish()
+    }
+}
+
 /// Callbacks run by the telemetry actor, synchronously.
 #[derive(Clone, Default)]
 pub struct TelemetryCallbacks {

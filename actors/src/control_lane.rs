@@ -24,17 +24,32 @@
 //! 5. evaluate the phase transitions; after a transition, run the `OnPhaseChange`
 //!    extractors;
 //! 6. watchers, then temporal patterns;
-//! 7. `on_turn_complete`;
-//! 8. `session:turn_count` + 1;
-//! 9. (as after every event) write the `session:` keys due, count the event for the rate
-//!    patterns;
-//! 10. hand a snapshot to the persistence writer, if the session persists
+//! 7. the instruction step ([`Interceptors`]): `instruction_template` (its `Some(text)`
+//!    replaces the whole instruction, the phase's too), else on a turn without a phase
+//!    transition `instruction_amendment` (appended to the current phase's instruction
+//!    after a blank line); an update is sent only when the text differs from the
+//!    instruction last sent;
+//! 8. `on_turn_boundary`, awaited (what it sends goes out before `on_turn_complete` runs);
+//! 9. `on_turn_complete`;
+//! 10. `session:turn_count` + 1;
+//! 11. (as after every event) write the `session:` keys due, count the event for the rate
+//!     patterns;
+//! 12. hand a snapshot to the persistence writer, if the session persists
 //!     ([`crate::persistence`]);
 //!
 //! and only then publish the turn complete event. The seed's steps for navigation context,
-//! tool advisory, repair, steering, instruction templates and the batched context frame
-//! have no counterpart in reel yet. `AfterToolCall` extractors run whenever tool responses
-//! were sent, before the watchers look at the tools' writes.
+//! tool advisory, repair, steering and the batched context frame have no counterpart in
+//! reel yet. `AfterToolCall` extractors run whenever tool responses were sent, before the
+//! watchers look at the tools' writes.
+//!
+//! A phase transition sends the new phase's instruction when it happens (step 5), before
+//! the phase's enter hook runs — unless an `instruction_template` is set: then the
+//! instruction step decides, and sends the template's text, or the phase's if the
+//! template returns `None`.
+//!
+//! Every tool response frame (the dispatcher's, `on_tool_call`'s, running
+//! acknowledgements, background results) passes `before_tool_response` just before it is
+//! sent: one frame per `toolCall` frame still, in call order.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,7 +59,7 @@ use reel_protocol::{FunctionCall, SessionEvent};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::callbacks::ControlCallbacks;
+use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::control::signals::SessionSignals;
 use crate::control::tool_batches::{CallSlot, CallStatus, ToolBatch, ToolBatches};
 use crate::events::{Lane, LiveEvent, lock};
@@ -105,6 +120,11 @@ pub struct ControlData {
     pub(crate) resume_handle: Option<String>,
     /// The snapshot the session was restored from, until it is announced (first connect).
     pub(crate) resumed: Option<SessionSnapshot>,
+    /// The system instruction last sent by the runtime (the setup's, then updates).
+    pub(crate) last_instruction: Option<String>,
+    /// The session's own instruction (the config's, before any phase's): what an
+    /// amendment is appended to in a phase that has no instruction.
+    pub(crate) base_instruction: Option<String>,
 }
 
 impl ControlData {
@@ -121,6 +141,8 @@ impl ControlData {
             pending: PendingTurn::default(),
             resume_handle: None,
             resumed: None,
+            last_instruction: None,
+            base_instruction: None,
         }
     }
 
@@ -153,6 +175,8 @@ pub struct ControlLaneArgs {
     pub data: Arc<tokio::sync::Mutex<ControlData>>,
     /// The application's callbacks.
     pub callbacks: Arc<ControlCallbacks>,
+    /// The application's hooks on what the runtime sends.
+    pub interceptors: Arc<Interceptors>,
     /// The tools, if the runtime dispatches calls.
     pub dispatcher: Option<Arc<ToolDispatcher>>,
     /// The conversation phases, if any.
@@ -419,12 +443,18 @@ impl ControlLaneArgs {
             .send_replace(Arc::from(data.transcript.turns()));
         self.extract(data, ExtractionPoint::TurnComplete).await;
         self.reactive.recompute(&self.state).await;
-        if self.evaluate_phases(data).await {
+        let transitioned = self.evaluate_phases(data).await;
+        if transitioned {
             self.extract(data, ExtractionPoint::PhaseChange).await;
         }
         self.reactive
             .at_turn_complete(&mut data.reactive, &self.scope(ts_ms))
             .await;
+        self.instruction_step(data, transitioned);
+        if let Some(on_turn_boundary) = &self.interceptors.on_turn_boundary {
+            // Forced blocking: what it sends goes out before `on_turn_complete` runs.
+            on_turn_boundary(self.state.clone(), self.writer.clone()).await;
+        }
         if let Some(on_turn_complete) = &self.callbacks.on_turn_complete {
             on_turn_complete.run(()).await;
         }
@@ -448,10 +478,11 @@ impl ControlLaneArgs {
         data.active_phase = Some(target.clone());
         self.set_state(ACTIVE_PHASE_KEY, json!(target)).await;
         if let Some(phase) = phases.phase(&target) {
-            if let Some(instruction) = phase.instruction_for(&self.state)
-                && self.writer.update_instruction(instruction).is_err()
+            // With a template, the instruction step decides what the new phase says.
+            if self.interceptors.instruction_template.is_none()
+                && let Some(instruction) = phase.instruction_for(&self.state)
             {
-                tracing::warn!("the session ended before the phase instruction could be sent");
+                self.send_instruction(data, instruction);
             }
             if let Some(hook) = phase.enter_hook() {
                 hook(self.state.clone(), self.writer.clone()).await;
@@ -472,10 +503,7 @@ impl ControlLaneArgs {
         if let Some(on_tool_call) = &self.callbacks.on_tool_call
             && let Some(responses) = on_tool_call(calls.to_vec(), self.state.clone()).await
         {
-            data.pending.record_responses(&responses);
-            if self.writer.send_tool_response(responses).is_err() {
-                tracing::warn!("the session ended before the tool responses could be sent");
-            }
+            self.send_tool_responses(data, responses, true).await;
             // The application dispatched the calls itself: they are done all the same.
             self.extract(data, ExtractionPoint::AfterToolCall).await;
             return;
@@ -535,9 +563,7 @@ impl ControlLaneArgs {
                 });
             }
         }
-        if !acks.is_empty() && self.writer.send_tool_response(acks).is_err() {
-            tracing::warn!("the session ended before the running acknowledgements could be sent");
-        }
+        self.send_tool_responses(data, acks, false).await;
     }
 
     fn phase_filter(&self, data: &ControlData) -> Option<(String, Vec<String>)> {
@@ -594,13 +620,7 @@ impl ControlLaneArgs {
         slot.status = CallStatus::Done(outcome);
         if background {
             let response = self.answer(slot).await;
-            data.pending
-                .record_responses(std::slice::from_ref(&response));
-            if self.writer.send_tool_response(vec![response]).is_err() {
-                tracing::warn!(
-                    "the session ended before a background tool's response could be sent"
-                );
-            }
+            self.send_tool_responses(data, vec![response], true).await;
             data.batches.remove_if_settled(batch);
             self.after_commit(data).await;
         } else {
@@ -632,10 +652,7 @@ impl ControlLaneArgs {
                 }
             }
             answered |= !responses.is_empty();
-            data.pending.record_responses(&responses);
-            if !responses.is_empty() && self.writer.send_tool_response(responses).is_err() {
-                tracing::warn!("the session ended before the tool responses could be sent");
-            }
+            self.send_tool_responses(data, responses, true).await;
             data.batches.remove_if_settled(id);
         }
         if answered {

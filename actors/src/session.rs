@@ -24,7 +24,7 @@ use reel_recorder::journal::JournalSink;
 use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
-use crate::callbacks::{ControlCallbacks, FastCallbacks, TelemetryCallbacks};
+use crate::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
 use crate::clock::{EventClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs};
 use crate::events::{EventHub, EventStream};
@@ -132,6 +132,7 @@ pub struct LiveSessionBuilder {
     dispatcher: Option<ToolDispatcher>,
     fast: FastCallbacks,
     control: ControlCallbacks,
+    interceptors: Interceptors,
     telemetry: TelemetryCallbacks,
     phases: Option<PhaseMachine>,
     reactive: ReactiveConfig,
@@ -161,6 +162,7 @@ impl LiveSessionBuilder {
             dispatcher: None,
             fast: FastCallbacks::default(),
             control: ControlCallbacks::default(),
+            interceptors: Interceptors::default(),
             telemetry: TelemetryCallbacks::default(),
             phases: None,
             reactive: ReactiveConfig::default(),
@@ -196,6 +198,13 @@ impl LiveSessionBuilder {
     /// Control-lane callbacks.
     pub fn control_callbacks(mut self, callbacks: ControlCallbacks) -> Self {
         self.control = callbacks;
+        self
+    }
+
+    /// Hooks on what the runtime sends: tool responses, context at the turn boundary, the
+    /// system instruction (see [`Interceptors`] for the rules).
+    pub fn interceptors(mut self, interceptors: Interceptors) -> Self {
+        self.interceptors = interceptors;
         self
     }
 
@@ -440,6 +449,9 @@ impl LiveSessionBuilder {
         if let Some(snapshot) = restored {
             control_data.resume_from(snapshot);
         }
+        // What the instruction hooks compare with and build on.
+        control_data.last_instruction = instruction_text(&config);
+        control_data.base_instruction = instruction_text(&self.config);
         let interceptor: Arc<dyn LlmInterceptor> =
             self.interceptor.unwrap_or_else(|| Arc::new(PassThrough));
         let extractors = Arc::new(ExtractorSet::new(
@@ -509,6 +521,7 @@ impl LiveSessionBuilder {
                 outcomes: Arc::default(),
                 data: Arc::new(tokio::sync::Mutex::new(control_data)),
                 callbacks: Arc::new(self.control),
+                interceptors: Arc::new(self.interceptors),
                 dispatcher: self.dispatcher.map(Arc::new),
                 phases: self.phases.map(Arc::new),
                 reactive,
@@ -619,4 +632,15 @@ async fn load_snapshot(
     };
     check_session_id(&id)?;
     Ok(persistence.load(&id).await?)
+}
+
+/// The text of `config`'s system instruction, if it has one.
+fn instruction_text(config: &SessionConfig) -> Option<String> {
+    let content = config.setup().system_instruction.as_ref()?;
+    let text: String = content
+        .parts()
+        .iter()
+        .filter_map(|part| part.text.as_deref())
+        .collect();
+    Some(text)
 }

@@ -1,7 +1,9 @@
 //! Control-lane internals: session signals, tool calls in flight, running the extractors,
-//! and saving snapshots.
+//! what the lane sends on its own (tool responses, instruction updates), and saving
+//! snapshots.
 
 mod extraction;
+mod outbound;
 mod persist;
 pub mod signals;
 pub mod tool_batches;

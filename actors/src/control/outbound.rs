@@ -1,0 +1,117 @@
+//! What the control lane sends on its own: tool responses (through
+//! `before_tool_response`) and system instruction updates (phases, `instruction_template`,
+//! `instruction_amendment`). See [`crate::callbacks::Interceptors`] for the rules.
+
+use reel_protocol::FunctionResponse;
+
+use crate::control_lane::{ControlData, ControlLaneArgs};
+
+impl ControlLaneArgs {
+    /// Sends one frame of tool responses, after `before_tool_response` has had its say; a
+    /// batch that is (or becomes) empty sends nothing. With `record`, what went out joins
+    /// the turn in progress (running acknowledgements do not).
+    pub(crate) async fn send_tool_responses(
+        &self,
+        data: &mut ControlData,
+        responses: Vec<FunctionResponse>,
+        record: bool,
+    ) {
+        if responses.is_empty() {
+            return;
+        }
+        let responses = match &self.interceptors.before_tool_response {
+            // Forced blocking: what it returns is what is sent.
+            Some(before) => before(responses, self.state.clone()).await,
+            None => responses,
+        };
+        if responses.is_empty() {
+            return;
+        }
+        if record {
+            data.pending.record_responses(&responses);
+        }
+        if self.writer.send_tool_response(responses).is_err() {
+            tracing::warn!("the session ended before the tool responses could be sent");
+        }
+    }
+
+    /// The turn pipeline's instruction step: the template's text, else (after a
+    /// transition, with a template set) the new phase's instruction, else (on a turn
+    /// without a transition) the amended phase instruction; sent if it differs from the
+    /// instruction last sent.
+    pub(crate) fn instruction_step(&self, data: &mut ControlData, transitioned: bool) {
+        let hooks = &self.interceptors;
+        let templated = hooks
+            .instruction_template
+            .as_ref()
+            .and_then(|template| template(&self.state));
+        let composed = match templated {
+            Some(text) => Some(text),
+            // The transition left the phase's instruction to this step.
+            None if transitioned && hooks.instruction_template.is_some() => {
+                self.phase_instruction(data)
+            }
+            None if transitioned => None,
+            None => hooks.instruction_amendment.as_ref().and_then(|amendment| {
+                let base = self
+                    .phase_instruction(data)
+                    .or_else(|| data.base_instruction.clone());
+                amended(base, amendment(&self.state))
+            }),
+        };
+        if let Some(text) = composed {
+            self.send_instruction_if_changed(data, text);
+        }
+    }
+
+    /// The current phase's instruction for the current state, if it has one.
+    fn phase_instruction(&self, data: &ControlData) -> Option<String> {
+        let phases = self.phases.as_ref()?;
+        let current = data.active_phase.as_deref()?;
+        phases.phase(current)?.instruction_for(&self.state)
+    }
+
+    /// Sends `text` as the system instruction unless it is the one last sent.
+    fn send_instruction_if_changed(&self, data: &mut ControlData, text: String) {
+        if data.last_instruction.as_deref() != Some(text.as_str()) {
+            self.send_instruction(data, text);
+        }
+    }
+
+    /// Sends `text` as the system instruction and remembers it.
+    pub(crate) fn send_instruction(&self, data: &mut ControlData, text: String) {
+        if self.writer.update_instruction(text.clone()).is_err() {
+            tracing::warn!("the session ended before the instruction update could be sent");
+        }
+        data.last_instruction = Some(text);
+    }
+}
+
+/// `base` and `amendment` separated by a blank line (either alone if the other is
+/// missing); `None` if both are.
+fn amended(base: Option<String>, amendment: Option<String>) -> Option<String> {
+    match (base, amendment) {
+        (Some(base), Some(amendment)) => Some(format!("{base}\n\n{amendment}")),
+        (base, amendment) => base.or(amendment),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::amended;
+
+    #[test]
+    fn an_amendment_follows_its_base_after_a_blank_line() {
+        let s = |text: &str| Some(text.to_owned());
+        assert_eq!(
+            amended(s("Be brief."), s("The user is Ada.")).as_deref(),
+            Some("Be brief.\n\nThe user is Ada.")
+        );
+        assert_eq!(
+            amended(None, s("The user is Ada.")).as_deref(),
+            Some("The user is Ada.")
+        );
+        assert_eq!(amended(s("Be brief."), None).as_deref(), Some("Be brief."));
+        assert_eq!(amended(None, None), None);
+    }
+}
