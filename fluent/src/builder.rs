@@ -12,7 +12,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, TelemetryCallbacks};
+use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
 use reel_actors::state::State;
 use reel_actors::{EventStream, LiveSessionBuilder};
 use reel_protocol::SessionConfig;
@@ -110,6 +110,7 @@ pub struct LiveBuilder {
     pub(crate) tools: ToolsPart,
     pub(crate) fast: FastCallbacks,
     pub(crate) control: ControlCallbacks,
+    pub(crate) interceptors: Interceptors,
     pub(crate) telemetry: TelemetryCallbacks,
     pub(crate) phases: PhasesPart,
     pub(crate) reactive: ReactivePart,
@@ -137,6 +138,7 @@ impl fmt::Debug for LiveBuilder {
             .field("tools", &self.tools)
             .field("fast", &self.fast)
             .field("control", &self.control)
+            .field("interceptors", &self.interceptors)
             .field("telemetry", &self.telemetry)
             .field("phases", &self.phases)
             .field("reactive", &self.reactive)
@@ -162,6 +164,7 @@ impl LiveBuilder {
             tools: ToolsPart::default(),
             fast: FastCallbacks::default(),
             control: ControlCallbacks::default(),
+            interceptors: Interceptors::default(),
             telemetry: TelemetryCallbacks::default(),
             phases: PhasesPart::default(),
             reactive: ReactivePart::default(),

@@ -54,7 +54,9 @@
 //!   `instruction`, `text_only`, `transcription`, `vad`, `session_resume`, …), tools
 //!   (`tool`, `tools`, `tool_background`, `tool_timeout`), fast-lane callbacks (`on_audio`,
 //!   `on_text`, …), control-lane callbacks (`on_connected`, `on_tool_call`,
-//!   `on_turn_complete`, … and their `_concurrent` variants), phases (`phase` with a
+//!   `on_turn_complete`, … and their `_concurrent` variants), hooks on what the runtime
+//!   sends (`before_tool_response`, `on_turn_boundary`, `instruction_template`,
+//!   `instruction_amendment`), phases (`phase` with a
 //!   [`PhaseBuilder`], `initial_phase`), reactive state (`watch` with a [`LiveWatch`],
 //!   `computed`, `when_sustained`, `when_rate`, `when_turns`), turn extractors
 //!   (`extract_turns::<T>` and its `_windowed`/`_triggered` forms, `extractor`,
@@ -80,6 +82,7 @@ mod control;
 mod error;
 mod extraction;
 mod fast;
+mod interceptors;
 mod llm;
 mod llm_drift;
 mod persistence;

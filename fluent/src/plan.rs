@@ -4,7 +4,8 @@
 //! This is the single place where the fluent parts meet the runtime. Each part of the
 //! chain checks itself in [`LiveBuilder::plan`] and hands itself over in
 //! [`Plan::session_builder`]: tools, phases, callbacks (`on_extracted`,
-//! `on_extraction_error` and `on_resumed` among the control lane's), reactive state
+//! `on_extraction_error` and `on_resumed` among the control lane's), the control lane's
+//! interceptors (`before_tool_response`, `on_turn_boundary`, the instruction hooks), reactive state
 //! (watchers, computed values, temporal patterns), extractors, persistence, the model-call
 //! interceptors, recording.
 //!
@@ -22,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use reel_actors::LiveSessionBuilder;
-use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, TelemetryCallbacks};
+use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
 use reel_actors::llm::{CassetteMode, LlmInterceptor};
 use reel_actors::phases::PhaseMachine;
 use reel_actors::reactive::ReactiveConfig;
@@ -48,6 +49,8 @@ pub(crate) struct Plan {
     state: Option<State>,
     fast: FastCallbacks,
     control: ControlCallbacks,
+    /// The control lane's hooks on what the runtime sends.
+    outbound: Interceptors,
     telemetry: TelemetryCallbacks,
     playback: Option<usize>,
     customizers: Vec<Customizer>,
@@ -95,6 +98,7 @@ impl LiveBuilder {
             state: self.state.clone(),
             fast: self.fast.clone(),
             control: self.control.clone(),
+            outbound: self.interceptors.clone(),
             telemetry: self.telemetry.clone(),
             playback: self.playback,
             customizers: self.customizers.clone(),
@@ -117,6 +121,7 @@ impl Plan {
         let mut session = LiveSessionBuilder::new(self.config, endpoint)
             .fast_callbacks(self.fast)
             .control_callbacks(self.control)
+            .interceptors(self.outbound)
             .telemetry_callbacks(self.telemetry);
         if let Some(dispatcher) = self.dispatcher {
             session = session.dispatcher(dispatcher);
