@@ -4,6 +4,8 @@
 //! boundary's context frames are the runtime's, recorded as such and sent again, and the
 //! journal (with the hooks' own state writes) comes out equal, entry by entry.
 
+mod replay_support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +20,7 @@ use reel_protocol::{ApiEndpoint, Content, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder};
 use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
+use replay_support::connect;
 use serde_json::{Value, json};
 
 const T0: u64 = 1_718_000_000_000;
@@ -116,14 +119,7 @@ async fn record() -> (Vec<WireEntry>, Vec<StateMutation>) {
     let builder = builder(server.endpoint(), &journal)
         .clock(Arc::new(TokioClock::anchored_at(T0)))
         .record_wire(recorder.clone() as Arc<dyn WireRecorder>);
-    let script = async {
-        let mut conn = server.accept().await;
-        conn.recv_json().await;
-        conn.send_json(&json!({"setupComplete": {}})).await;
-        conn
-    };
-    let (handle, mut conn) = tokio::join!(builder.connect(), script);
-    let handle = handle.unwrap();
+    let (handle, mut conn) = connect(builder, &mut server, 0).await;
     tokio::time::advance(Duration::from_millis(100)).await;
     conn.send_json(&json!({"toolCall": {"functionCalls": [
         {"id": "g1", "name": "find_guest", "args": {"name": "Ada"}}
