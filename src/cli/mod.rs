@@ -49,7 +49,7 @@ enum Command {
     Show(show::ShowArgs),
     /// The first divergence between two wire logs, with context (exit 1 if they differ).
     Diff(diff::DiffArgs),
-    /// Print the JSON Schemas of the wire log and journal formats.
+    /// Print the JSON Schemas of the recording formats: wire log, journal, tape, cassette, trace.
     Schema(schema::SchemaArgs),
     /// Serve tapes to any Live client (replay), record sessions through the real API
     /// (record), or both (auto); runs until Ctrl-C.
