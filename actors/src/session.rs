@@ -19,6 +19,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use reel_protocol::{ApiEndpoint, DecodeLimits, SessionConfig, SessionPhase};
 use reel_recorder::journal::JournalSink;
 use reel_recorder::wire_log::WireRecorder;
@@ -124,6 +125,11 @@ pub enum SessionStartError {
     RestoreState(StateError),
 }
 
+/// What [`LiveSessionBuilder::on_snapshot_restored`] runs: given the snapshot the session
+/// restores, before any of its actors start; an error stops the start.
+pub type RestoredHook =
+    Box<dyn FnOnce(SessionSnapshot) -> BoxFuture<'static, Result<(), PersistenceError>> + Send>;
+
 /// Everything a session is made of, before it starts.
 pub struct LiveSessionBuilder {
     config: SessionConfig,
@@ -150,6 +156,7 @@ pub struct LiveSessionBuilder {
     interceptor: Option<Arc<dyn LlmInterceptor>>,
     persistence: Option<Arc<dyn SessionPersistence>>,
     session_id: Option<String>,
+    on_restored: Option<RestoredHook>,
 }
 
 impl LiveSessionBuilder {
@@ -180,6 +187,7 @@ impl LiveSessionBuilder {
             interceptor: None,
             persistence: None,
             session_id: None,
+            on_restored: None,
         }
     }
 
@@ -355,6 +363,53 @@ impl LiveSessionBuilder {
         self
     }
 
+    /// Runs `hook` with the snapshot the session restores from its
+    /// [`persistence`](Self::persistence) backend, once it is loaded and checked and before
+    /// any actor starts (so before the setup is sent); not at all when there is none. The
+    /// hook gets exactly what the session resumes from — no second load that could see a
+    /// newer snapshot. A recording keeps it beside the wire log this way, so that a replay
+    /// can resume from it too. If the hook fails, [`spawn`](Self::spawn) fails with
+    /// [`SessionStartError::Persistence`] and nothing starts.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::sync::{Arc, Mutex};
+    /// use reel_actors::LiveSessionBuilder;
+    /// use reel_actors::persistence::{MemoryPersistence, SessionPersistence, SessionSnapshot};
+    /// use reel_protocol::{ApiEndpoint, SessionConfig};
+    ///
+    /// let backend = Arc::new(MemoryPersistence::new());
+    /// let saved = SessionSnapshot {
+    ///     state: Default::default(),
+    ///     phase: String::new(),
+    ///     turn_count: 3,
+    ///     transcript_summary: String::new(),
+    ///     resume_handle: Some("h-7".into()),
+    ///     saved_at: "2024-06-10T06:13:20Z".into(),
+    /// };
+    /// backend.save("caller-42", &saved).await.unwrap();
+    /// let seen = Arc::new(Mutex::new(None));
+    /// let keep = Arc::clone(&seen);
+    /// let handle = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
+    ///     .persistence(backend)
+    ///     .session_id("caller-42")
+    ///     .on_snapshot_restored(Box::new(move |snapshot| {
+    ///         *keep.lock().unwrap() = Some(snapshot);
+    ///         Box::pin(async { Ok(()) })
+    ///     }))
+    ///     .spawn()
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(seen.lock().unwrap().as_ref(), Some(&saved));
+    /// handle.disconnect().await;
+    /// # }
+    /// ```
+    pub fn on_snapshot_restored(mut self, hook: RestoredHook) -> Self {
+        self.on_restored = Some(hook);
+        self
+    }
+
     /// A stream of every event of the session, from its very first. Subscribe here, before
     /// `spawn`/`connect`, to be sure to miss nothing.
     pub fn subscribe(&self) -> EventStream {
@@ -402,12 +457,15 @@ impl LiveSessionBuilder {
 
     /// Starts the session's actors and returns at once; the connection opens in the
     /// background.
-    pub async fn spawn(self) -> Result<LiveHandle, SessionStartError> {
+    pub async fn spawn(mut self) -> Result<LiveHandle, SessionStartError> {
         self.check_extractors()?;
         // Owned arguments: the builder is not `Sync`, so no borrow of it may be held
         // across an await.
         let restored = load_snapshot(self.persistence.clone(), self.session_id.clone()).await?;
         self.check_saved_phase(restored.as_ref())?;
+        if let (Some(snapshot), Some(hook)) = (&restored, self.on_restored.take()) {
+            hook(snapshot.clone()).await?;
+        }
         let mut config = self.config_starting_in(
             restored
                 .as_ref()
