@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use reel_actors::SessionStartError;
 use reel_actors::llm::CassetteError;
-use reel_actors::persistence::SessionIdProblem;
+use reel_actors::persistence::{PersistenceError, SessionIdProblem};
 use reel_actors::phases::PhaseError;
 use reel_actors::reactive::ReactiveError;
 use reel_actors::tools::DispatchError;
@@ -230,6 +230,11 @@ pub enum ConnectError {
         /// Why.
         source: CassetteError,
     },
+    /// The resume file an earlier recording left beside the wire log (`X.resume.json`)
+    /// could not be removed. (Writing the snapshot the session resumes from is part of
+    /// starting it: a failure there is a [`ConnectError::Start`].)
+    #[error("cannot record the snapshot the session resumes from: {0}")]
+    Resume(PersistenceError),
     /// The session did not start, or ended before it was live.
     #[error(transparent)]
     Start(#[from] SessionStartError),
@@ -258,6 +263,10 @@ pub enum ReplayError {
         /// Why.
         source: CassetteError,
     },
+    /// The snapshot the recorded session resumed from (`X.resume.json` beside
+    /// `X.wire.jsonl`) could not be read.
+    #[error("cannot resume the replay like the recording: {0}")]
+    Resume(PersistenceError),
     /// The chain keeps its model calls in a cassette next to the wire log
     /// (`.llm_cassette(..)`), and there is none to replay them from.
     #[error(

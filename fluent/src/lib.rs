@@ -94,6 +94,7 @@ mod recording;
 mod relay;
 mod replay;
 mod replayed;
+mod resume_file;
 mod setup;
 mod tools;
 mod watch;

@@ -6,9 +6,12 @@
 //! the saved phase entered (its instruction in the setup), the turn count going on, and
 //! the saved resumption handle presented to the server.
 //!
-//! A replay never touches the backend: it runs on an empty in-memory one under the same
-//! id, so replaying cannot read or overwrite a real snapshot, and the snapshot the replay
-//! saved can be compared ([`ReplayedSession::saved_snapshot`](crate::ReplayedSession::saved_snapshot)).
+//! A replay never touches the backend: it runs on an in-memory one under the same id, so
+//! replaying cannot read or overwrite a real snapshot, and the snapshot the replay saved
+//! can be compared ([`ReplayedSession::saved_snapshot`](crate::ReplayedSession::saved_snapshot)).
+//! That backend starts empty — unless the recorded session resumed from a snapshot: a
+//! session recording to `X.wire.jsonl` writes the snapshot it resumes from to
+//! `X.resume.json` before it starts, and a replay of `X.wire.jsonl` starts with it.
 
 use std::fmt;
 use std::future::Future;
@@ -74,6 +77,11 @@ impl LiveBuilder {
     /// Saves the session's snapshots to `backend` — at every turn boundary and when the
     /// session ends — and resumes the session from its snapshot there, if it has one.
     /// Needs a [`session_id`](LiveBuilder::session_id): the chain is refused without one.
+    ///
+    /// Recorded with [`record_wire("X.wire.jsonl")`](LiveBuilder::record_wire), a session
+    /// that resumes writes the snapshot it resumes from to `X.resume.json`, before it
+    /// starts; [`replay("X.wire.jsonl")`](LiveBuilder::replay) resumes from it in turn
+    /// (on an in-memory backend: the replay never touches this one).
     ///
     /// ```
     /// use std::sync::Arc;

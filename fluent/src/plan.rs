@@ -37,6 +37,7 @@ use crate::extraction::Extractors;
 use crate::llm::layered;
 use crate::persistence::Persisting;
 use crate::recording::Recorders;
+use crate::resume_file;
 
 /// A checked chain, ready to become a session.
 pub(crate) struct Plan {
@@ -150,6 +151,10 @@ impl Plan {
             session = session.llm_interceptor(interceptor);
         }
         if let Some(persisting) = self.persistence {
+            if let Some(path) = recorders.resume {
+                session = session
+                    .on_snapshot_restored(resume_file::writer(path, persisting.session_id.clone()));
+            }
             session = session
                 .persistence(persisting.backend)
                 .session_id(persisting.session_id);

@@ -2,7 +2,9 @@
 //! state-mutation journal, to files or to any recorder and sink.
 //!
 //! Files are created when the session starts, not when the chain names them, so a chain
-//! that fails validation leaves no empty file behind. A replay records nothing: it reads
+//! that fails validation leaves no empty file behind. A persisting session that resumes
+//! from a saved snapshot and records to a wire log file `X.wire.jsonl` also keeps that
+//! snapshot in `X.resume.json` ([`crate::resume_file`]), so that its replay resumes too. A replay records nothing: it reads
 //! the recording and keeps its own journal in memory
 //! ([`ReplayedSession::journal`](crate::ReplayedSession::journal)), so replaying a file
 //! can never overwrite it.
@@ -17,6 +19,7 @@ use reel_recorder::wire_log::WireRecorder;
 
 use crate::builder::LiveBuilder;
 use crate::error::ConnectError;
+use crate::resume_file::{remove_stale, resume_path_beside};
 
 enum WireTarget {
     File(PathBuf),
@@ -59,6 +62,9 @@ impl fmt::Debug for RecordingPart {
 pub(crate) struct Recorders {
     pub(crate) wire: Option<Arc<dyn WireRecorder>>,
     pub(crate) journal: Option<Arc<dyn JournalSink>>,
+    /// Where the snapshot a persisting session resumes from is kept (`X.resume.json`
+    /// beside a wire log file `X.wire.jsonl`).
+    pub(crate) resume: Option<PathBuf>,
 }
 
 impl RecordingPart {
@@ -70,8 +76,14 @@ impl RecordingPart {
         }
     }
 
-    /// Creates the files the chain named.
+    /// Creates the files the chain named, and removes the resume file an earlier
+    /// recording left beside the wire log file (this session writes its own, if it
+    /// resumes).
     pub(crate) fn open(&self) -> Result<Recorders, ConnectError> {
+        let resume = self.wire_path().map(resume_path_beside);
+        if let Some(path) = &resume {
+            remove_stale(path).map_err(ConnectError::Resume)?;
+        }
         let wire = match &self.wire {
             None => None,
             Some(WireTarget::Recorder(recorder)) => Some(Arc::clone(recorder)),
@@ -98,7 +110,11 @@ impl RecordingPart {
                 Some(Arc::new(file) as Arc<dyn JournalSink>)
             }
         };
-        Ok(Recorders { wire, journal })
+        Ok(Recorders {
+            wire,
+            journal,
+            resume,
+        })
     }
 }
 
@@ -106,6 +122,11 @@ impl LiveBuilder {
     /// Records every frame of the session, both directions, to a wire log at `path`
     /// (JSONL, created or truncated when the session starts; buffered, flushed every
     /// second and when the session ends). Replay it with [`replay`](LiveBuilder::replay).
+    ///
+    /// With [`persistence`](LiveBuilder::persistence), a session that resumes from a saved
+    /// snapshot also writes that snapshot beside the log, before the session starts:
+    /// `X.resume.json` for `X.wire.jsonl`. A resume file an earlier recording left there is
+    /// removed when the session starts.
     ///
     /// ```
     /// use reel_fluent::Live;

@@ -14,14 +14,16 @@
 //! the chain's `llm_cassette_at` file — in replay mode: no call reaches a model, and a call
 //! the cassette does not have fails at once, naming where its request differs. Those calls,
 //! and recorded calls the replay never made, are the replay's
-//! [`LlmDrift`](crate::LlmDrift). Persistence runs on an empty in-memory backend, so a
-//! replay never reads or overwrites a real snapshot.
+//! [`LlmDrift`](crate::LlmDrift). Persistence runs on an in-memory backend, so a replay
+//! never reads or overwrites a real snapshot; it is empty, unless the recorded session
+//! resumed from a snapshot — kept as `X.resume.json` beside `X.wire.jsonl` — which the
+//! replay then resumes from in the same way.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use reel_actors::llm::CassetteMode;
-use reel_actors::persistence::MemoryPersistence;
+use reel_actors::persistence::{MemoryPersistence, SessionPersistence};
 use reel_protocol::{ApiEndpoint, decode_client};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::WireEntry;
@@ -32,6 +34,7 @@ use crate::error::ReplayError;
 use crate::llm_drift::ReplayCassette;
 use crate::recording::Recorders;
 use crate::replayed::ReplayedSession;
+use crate::resume_file;
 
 /// A recording to replay: a wire log file, a [`Tape`], or wire entries in memory.
 ///
@@ -135,7 +138,13 @@ impl LiveBuilder {
     /// have fails at once, and it and every recorded call never made are reported as
     /// [`LlmDrift`](crate::LlmDrift). A chain with [`llm_cassette`](LiveBuilder::llm_cassette)
     /// whose recording has no cassette beside it is refused
-    /// ([`ReplayError::NoCassette`]). Persistence runs on an empty in-memory backend.
+    /// ([`ReplayError::NoCassette`]).
+    ///
+    /// Persistence runs on an in-memory backend under the chain's session id, never the
+    /// chain's own. It starts empty, unless the recording is a wire log file `X.wire.jsonl`
+    /// with a resume file `X.resume.json` beside it (written when the recorded session
+    /// resumed from a snapshot): then it holds that snapshot, and the replay resumes from
+    /// it exactly as the recording did — same setup frame, same restored state and phase.
     ///
     /// Events are kept from the very first: [`ReplayedSession::events`] (first call) or
     /// [`subscribe`](LiveBuilder::subscribe) before replaying see them all.
@@ -201,6 +210,9 @@ impl LiveBuilder {
             persisting.backend = memory.clone();
             (memory, persisting.session_id.clone())
         });
+        if let (Some((memory, id)), Some(log)) = (&snapshots, &log) {
+            seed_resumed_from(memory, id, log).await?;
+        }
         let endpoint = tape
             .peek()
             .map(recorded_endpoint)
@@ -209,6 +221,7 @@ impl LiveBuilder {
         let recorders = Recorders {
             wire: None,
             journal: Some(Arc::clone(&journal) as Arc<dyn JournalSink>),
+            resume: None,
         };
         let session = plan.session_builder(endpoint, recorders);
         let mut replay = replay_session(session, tape, options).await?;
@@ -219,6 +232,26 @@ impl LiveBuilder {
             replay, from_start, journal, cassette, snapshots,
         ))
     }
+}
+
+/// Puts the snapshot the recorded session resumed from (`X.resume.json` beside the wire
+/// log `log`), if it has one, in the replay's backend under `session_id`: the replay then
+/// resumes from it exactly as the recording did.
+async fn seed_resumed_from(
+    memory: &MemoryPersistence,
+    session_id: &str,
+    log: &Path,
+) -> Result<(), ReplayError> {
+    if let Some(snapshot) = resume_file::read_beside(log, session_id)
+        .await
+        .map_err(ReplayError::Resume)?
+    {
+        memory
+            .save(session_id, &snapshot)
+            .await
+            .map_err(ReplayError::Resume)?;
+    }
+    Ok(())
 }
 
 /// An endpoint that never connects, on the platform the recording was made on: the setup

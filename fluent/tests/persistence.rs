@@ -2,20 +2,24 @@
 //! second session with the same id — state and phase restored, `on_resumed` before
 //! `on_connected`, the saved resumption handle in the exact setup frame — and a replay of
 //! the first session neither reads nor writes the saved snapshot, saving its own (equal)
-//! one in memory. A backend without an id, an id without a backend, and an id no backend
+//! one in memory. A resumed session recorded to a wire log keeps the snapshot it resumed
+//! from beside it (`X.resume.json`), and its replay resumes from that one: same setup
+//! frame, no divergence, equal journal and state. A backend without an id, an id without a backend, and an id no backend
 //! can store are refused before anything starts.
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use reel_actors::clock::TokioClock;
 use reel_actors::persistence::{FsPersistence, MemoryPersistence, SessionIdProblem};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::TypedTool;
 use reel_actors::{Lane, LiveEvent};
 use reel_fluent::{BuildError, Live, LiveBuilder};
+use reel_recorder::journal::read_journal;
 use serde_json::{Value, json};
 use support::{accepted, lane, recording, text, turn_complete, until_turn_complete};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -220,7 +224,12 @@ async fn a_session_saved_to_files_resumes_with_its_state_phase_and_handle() {
     assert_eq!(handle.resume_handle().as_deref(), Some("h-1"));
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
-    let resumed: Vec<LiveEvent> = lane(&support::drain(&mut events).await, Lane::Control)
+    resumed_once_in_booking(lane(&support::drain(&mut events).await, Lane::Control));
+}
+
+/// The control lane's events hold one `Resumed`: in the booking phase, after 1 turn.
+fn resumed_once_in_booking(control: Vec<LiveEvent>) {
+    let resumed: Vec<LiveEvent> = control
         .into_iter()
         .filter(|e| matches!(e, LiveEvent::Resumed { .. }))
         .collect();
@@ -272,5 +281,136 @@ fn persistence_and_a_session_id_come_together() {
         bad_id.to_string(),
         "invalid session id \"caller 42\": it holds ' ' at byte 6; use only ASCII letters, \
          digits, '-', '_' and '.'; give `.session_id(..)` an id a backend can store"
+    );
+}
+
+/// The first session of [`booking`], recorded to `wire`: the caller gives their name (the
+/// booking phase begins), the server hands out `h-1`; ends with the snapshot saved in
+/// `folder`.
+async fn first_booking_session(folder: &Folder, server: &mut ScriptedServer, wire: &Path) {
+    let (log, _log) = unbounded_channel();
+    let builder = booking(folder, log).record_wire(wire);
+    let mut events = builder.subscribe();
+    let (handle, mut conn, _) = accepted(builder, server, Duration::ZERO).await;
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}))
+        .await;
+    conn.send_json(&json!({"toolCall": {"functionCalls": [
+        {"id": "c1", "name": "save_name", "args": {"name": "Ada"}}
+    ]}}))
+    .await;
+    conn.recv_json().await; // the tool response
+    conn.send_json(&text("Thanks, Ada.")).await;
+    conn.send_json(&turn_complete()).await;
+    until_turn_complete(&mut events).await;
+    conn.recv_json().await; // the booking phase's instruction
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resumed_session_replays_from_the_snapshot_kept_beside_its_wire_log() {
+    let folder = Folder::new("resume-replay");
+    std::fs::create_dir_all(&folder.0).unwrap();
+    let wire = folder.0.join("second.wire.jsonl");
+    let journal = folder.0.join("second.journal.jsonl");
+    let resume = folder.0.join("second.resume.json");
+    // Resume files left by earlier recordings at the same paths are not these ones': the
+    // first session (which starts afresh) removes its own, the second replaces its own.
+    let first_resume = folder.0.join("first.resume.json");
+    std::fs::write(&first_resume, "stale").unwrap();
+    std::fs::write(&resume, "stale").unwrap();
+    let mut server = ScriptedServer::bind().await;
+    first_booking_session(&folder, &mut server, &folder.0.join("first.wire.jsonl")).await;
+    assert!(!first_resume.exists());
+    let resumed_from = folder.snapshot();
+    assert_eq!(resumed_from["phase"], "booking");
+
+    // The second session resumes, recorded to files.
+    let (log, mut second_log) = unbounded_channel();
+    let builder = booking(&folder, log)
+        .record_wire(&wire)
+        .journal(&journal)
+        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(support::T0))));
+    let mut events = builder.subscribe();
+    let (handle, mut conn, setup_sent) =
+        accepted(builder, &mut server, Duration::from_millis(30)).await;
+    assert_eq!(
+        setup_sent.json().unwrap()["setup"]["sessionResumption"],
+        json!({"handle": "h-1"})
+    );
+    assert_eq!(
+        next(&mut second_log).await,
+        "resumed in booking after 1 turns, name Ada"
+    );
+    // Written before the session started: exactly the snapshot it resumed from.
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&resume).unwrap()).unwrap();
+    assert_eq!(kept, resumed_from);
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-2", "resumable": true}}))
+        .await;
+    tokio::time::advance(Duration::from_millis(250)).await;
+    conn.send_json(&text("A table for two at eight, Ada."))
+        .await;
+    conn.send_json(&turn_complete()).await;
+    until_turn_complete(&mut events).await;
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+    let live_state = handle.state().snapshot();
+    let saved = folder.snapshot();
+    assert_eq!(saved["turn_count"], 2);
+    assert_eq!(saved["resume_handle"], "h-2");
+
+    // The replay resumes from the kept snapshot: the same setup frame, no divergence, the
+    // same journal entry by entry, the same state, phase and final snapshot.
+    let (log, mut replay_log) = unbounded_channel();
+    let outcome = booking(&folder, log)
+        .replay(&wire)
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert_eq!(outcome.divergences, vec![]);
+    assert_eq!(outcome.outbound_frames[0].bytes, setup_sent.bytes);
+    assert_eq!(
+        next(&mut replay_log).await,
+        "resumed in booking after 1 turns, name Ada"
+    );
+    let recorded_journal = read_journal(&journal).unwrap();
+    assert!(!recorded_journal.is_empty());
+    assert_eq!(outcome.journal, recorded_journal);
+    assert_eq!(outcome.state.to_json(), live_state.to_json());
+    assert_eq!(
+        outcome
+            .state
+            .get::<String>("session:active_phase")
+            .as_deref(),
+        Some("booking")
+    );
+    resumed_once_in_booking(outcome.lane(Lane::Control));
+    assert_eq!(
+        outcome.snapshot.map(|s| serde_json::to_value(s).unwrap()),
+        Some(saved.clone())
+    );
+    assert_eq!(
+        folder.snapshot(),
+        saved,
+        "the replay leaves the real snapshot alone"
+    );
+
+    // Without the resume file the replay starts afresh, and parts from the recording at
+    // the setup frame.
+    std::fs::remove_file(&resume).unwrap();
+    let (log, _log) = unbounded_channel();
+    let fresh = booking(&folder, log)
+        .replay(&wire)
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert_eq!(
+        fresh.divergences[0].to_string(),
+        "frame 1: the replayed frame differs\n  \
+         setup.systemInstruction.parts[0].text: expected \"Book a table for the caller.\", \
+         actual \"Greet the caller and ask their name.\"\n  \
+         setup.sessionResumption.handle: expected \"h-1\", actual (absent)"
     );
 }
