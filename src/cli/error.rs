@@ -7,6 +7,10 @@ use reel_replayer::ReplayError;
 /// An error that ends the command with exit code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
+    /// A cassette (or another JSON document reel reads whole) that cannot be read: the
+    /// message names the file and the JSON path.
+    #[error("{0}")]
+    Document(#[from] reel_recorder::llm_tape::DocumentError),
     /// The demo could not run.
     #[error("the demo could not run: {0}")]
     Demo(String),

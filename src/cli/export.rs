@@ -1,14 +1,18 @@
-//! `reel export`: a wire log as an agent trace (seed 001's JSON) or as OpenTelemetry spans
-//! (OTLP/JSON, the GenAI conventions), on standard output or into a file.
+//! `reel export`: a wire log — or a cassette of out-of-band model calls — as an agent trace
+//! (seed 001's JSON) or as OpenTelemetry spans (OTLP/JSON, the GenAI conventions), on
+//! standard output or into a file.
 //!
 //! Both come from [`reel_replayer::export`]; the OTLP ids derive from the recording, so
-//! exporting one log twice gives the same bytes.
+//! exporting one file twice gives the same bytes.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use reel_replayer::export::{ExportError, ExportOptions, OtlpOptions, TraceExporter, to_otlp};
+use reel_recorder::cassette::{CassetteFile, DEFAULT_MAX_CASSETTE_BYTES};
+use reel_replayer::export::{
+    ExportError, ExportOptions, Exported, OtlpOptions, TraceExporter, export_cassette, to_otlp,
+};
 
 use super::input::WireInput;
 use super::progress::Progress;
@@ -17,7 +21,8 @@ use super::{CliError, print_stdout};
 /// Arguments of `reel export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The wire log.
+    /// The wire log, or a cassette of out-of-band model calls (`X.cassette.json`: each
+    /// call becomes a request and a response, or a `chat` span).
     log: String,
     /// What to write: an agent trace (seed 001's JSON), or OpenTelemetry spans (OTLP/JSON,
     /// as an OTLP/HTTP collector takes them).
@@ -26,10 +31,11 @@ pub struct ExportArgs {
     /// Write into this file instead of standard output.
     #[arg(short, long, value_name = "OUT")]
     output: Option<String>,
-    /// The trace's name (default: the log's file name without `.wire.jsonl`).
+    /// The trace's name (default: the file's name without `.wire.jsonl` / `.cassette.json`).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
-    /// The agent's name (default: the model the session set up).
+    /// The agent's name (default: the model the session set up, or the cassette's calls
+    /// asked).
     #[arg(long, value_name = "NAME")]
     agent: Option<String>,
     /// With `--format otlp`: also write tool arguments and results, which the GenAI
@@ -49,19 +55,23 @@ enum ExportFormat {
 
 /// Reads the log entry by entry and writes the export.
 pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
-    let progress = Progress::start("exporting");
     let options = ExportOptions {
         trace_name: args.name.clone().unwrap_or_else(|| trace_name(&args.log)),
         agent_name: args.agent.clone(),
     };
-    let mut exporter = TraceExporter::new(options);
-    for entry in WireInput::open(&args.log)?.counting(progress.counter()) {
-        exporter.push(&entry?);
-    }
-    progress.finish();
-    let exported = exporter
-        .finish()
-        .map_err(|error| no_setup(&args.log, error))?;
+    let exported = if is_cassette(&args.log) {
+        export_cassette_file(&args.log, options)?
+    } else {
+        let progress = Progress::start("exporting");
+        let mut exporter = TraceExporter::new(options);
+        for entry in WireInput::open(&args.log)?.counting(progress.counter()) {
+            exporter.push(&entry?);
+        }
+        progress.finish();
+        exporter
+            .finish()
+            .map_err(|error| no_setup(&args.log, error))?
+    };
     let text = match args.format {
         ExportFormat::Trace => exported.trace.to_json_pretty(),
         ExportFormat::Otlp => {
@@ -84,12 +94,29 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `weather` for `tapes/weather.wire.jsonl`.
+/// A cassette is one JSON document (`.json`); a wire log is JSON lines (`.jsonl`, or any
+/// other name).
+fn is_cassette(path: &str) -> bool {
+    path.ends_with(".json")
+}
+
+/// The out-of-band calls recorded in the cassette at `path`.
+fn export_cassette_file(path: &str, options: ExportOptions) -> Result<Exported, CliError> {
+    let cassette = CassetteFile::read(path, DEFAULT_MAX_CASSETTE_BYTES)?;
+    // The ids derive from the file's bytes; read them again only once it proved a cassette.
+    let bytes = std::fs::read(path).map_err(|source| CliError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(export_cassette(&cassette, &bytes, options))
+}
+
+/// `weather` for `tapes/weather.wire.jsonl` (or `tapes/weather.cassette.json`).
 fn trace_name(log: &str) -> String {
     let file = Path::new(log)
         .file_name()
         .map_or_else(|| log.to_owned(), |f| f.to_string_lossy().into_owned());
-    [".wire.jsonl", ".jsonl"]
+    [".wire.jsonl", ".jsonl", ".cassette.json", ".json"]
         .iter()
         .find_map(|suffix| file.strip_suffix(suffix).filter(|stem| !stem.is_empty()))
         .map_or_else(|| file.clone(), str::to_owned)

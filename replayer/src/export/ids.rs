@@ -56,6 +56,11 @@ impl IdSeed {
         )
     }
 
+    /// The seed of a recording that is not a wire log (a cassette): a hash of its bytes.
+    pub fn of_bytes(bytes: &[u8]) -> Self {
+        IdSeed(Fnv::new().bytes(bytes).0)
+    }
+
     /// The trace id: 32 lowercase hex digits, never all zero.
     pub fn trace_id(&self) -> String {
         let high = self.id("trace", &[0]);

@@ -1,5 +1,6 @@
 //! Exports of a recorded session: its wire log as an agent trace (seed 001's JSON, see
-//! [`reel_recorder::trace`]) and as OpenTelemetry spans ([`otlp`]).
+//! [`reel_recorder::trace`]) and as OpenTelemetry spans ([`otlp`]); its cassette of
+//! out-of-band model calls likewise ([`export_cassette`]).
 //!
 //! [`TraceExporter`] reads a wire log one entry at a time (memory holds the turns' text,
 //! never their audio) and builds an [`AgentTrace`]: one request and one response per model
@@ -41,6 +42,7 @@
 //! # Ok::<(), reel_replayer::export::ExportError>(())
 //! ```
 
+mod cassette;
 mod ids;
 mod live_turn;
 pub mod otlp;
@@ -52,6 +54,7 @@ use reel_recorder::wire_log::{Direction, WireEntry};
 use crate::log_stats::LogStats;
 use live_turn::LiveTurns;
 
+pub use cassette::export_cassette;
 pub use ids::IdSeed;
 pub use otlp::{OtlpOptions, to_otlp};
 
