@@ -47,6 +47,11 @@
 //! instruction step decides, and sends the template's text, or the phase's if the
 //! template returns `None`.
 //!
+//! After a reconnect, the new setup carries the session's starting instruction (the
+//! transport builds every setup from the config): if the runtime has sent another since,
+//! the lane sends it again as the first thing it does on the new connection's `connected`,
+//! before `on_connected` (see `docs/decisions/0007-instruction-after-reconnect.md`).
+//!
 //! Every tool response frame (the dispatcher's, `on_tool_call`'s, running
 //! acknowledgements, background results) passes `before_tool_response` just before it is
 //! sent: one frame per `toolCall` frame still, in call order.
@@ -122,6 +127,9 @@ pub struct ControlData {
     pub(crate) resumed: Option<SessionSnapshot>,
     /// The system instruction last sent by the runtime (the setup's, then updates).
     pub(crate) last_instruction: Option<String>,
+    /// The system instruction every setup carries, the first and each reconnect's: the
+    /// transport builds them all from the session's config.
+    pub(crate) setup_instruction: Option<String>,
     /// The session's own instruction (the config's, before any phase's): what an
     /// amendment is appended to in a phase that has no instruction.
     pub(crate) base_instruction: Option<String>,
@@ -142,6 +150,7 @@ impl ControlData {
             resume_handle: None,
             resumed: None,
             last_instruction: None,
+            setup_instruction: None,
             base_instruction: None,
         }
     }
@@ -308,6 +317,8 @@ impl ControlLaneArgs {
         match event {
             SessionEvent::Connected { .. } => {
                 force_flush = true;
+                // First: a reconnect's setup carried the starting instruction.
+                self.restore_instruction(data);
                 self.enter_initial_phase(data).await;
                 self.announce_resume(data).await;
                 if let Some(on_connected) = &callbacks.on_connected {

@@ -509,6 +509,7 @@ impl LiveSessionBuilder {
         }
         // What the instruction hooks compare with and build on.
         control_data.last_instruction = instruction_text(&config);
+        control_data.setup_instruction = control_data.last_instruction.clone();
         control_data.base_instruction = instruction_text(&self.config);
         let interceptor: Arc<dyn LlmInterceptor> =
             self.interceptor.unwrap_or_else(|| Arc::new(PassThrough));

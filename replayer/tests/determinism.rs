@@ -197,8 +197,10 @@ async fn a_recorded_session_replays_exactly() {
         .into_iter()
         .filter(|f| f.origin == reel_actors::writer::Origin::Runtime)
         .collect();
-    // Two setups, the tool response and the phase instruction, all byte-identical.
-    assert_eq!(runtime_frames.len(), 4);
+    // Two setups, the tool response, the phase instruction, and the phase instruction
+    // again on the second connection (its setup carried the initial one; decision 0007),
+    // all byte-identical.
+    assert_eq!(runtime_frames.len(), 5);
     assert!(runtime_frames.iter().all(|f| f.identical));
 }
 

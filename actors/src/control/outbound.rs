@@ -1,6 +1,7 @@
 //! What the control lane sends on its own: tool responses (through
 //! `before_tool_response`) and system instruction updates (phases, `instruction_template`,
-//! `instruction_amendment`). See [`crate::callbacks::Interceptors`] for the rules.
+//! `instruction_amendment`, and the current instruction again after a reconnect). See
+//! [`crate::callbacks::Interceptors`] for the rules.
 
 use reel_protocol::FunctionResponse;
 
@@ -75,6 +76,20 @@ impl ControlLaneArgs {
     fn send_instruction_if_changed(&self, data: &mut ControlData, text: String) {
         if data.last_instruction.as_deref() != Some(text.as_str()) {
             self.send_instruction(data, text);
+        }
+    }
+
+    /// A connection is live. Its setup carried the session's starting instruction (the
+    /// transport builds every setup from the config); if the runtime has sent another
+    /// since — a phase's, the template's, an amended one — the new connection gets that one
+    /// again, so the model does not run on a stale instruction after a reconnect (see
+    /// `docs/decisions/0007-instruction-after-reconnect.md`). On the first connection the
+    /// two are the same, and nothing is sent.
+    pub(crate) fn restore_instruction(&self, data: &mut ControlData) {
+        if data.last_instruction != data.setup_instruction
+            && let Some(current) = data.last_instruction.clone()
+        {
+            self.send_instruction(data, current);
         }
     }
 
