@@ -50,6 +50,7 @@ mod extractor;
 mod flatten;
 mod fn_extractor;
 mod llm_extractor;
+pub mod recognize;
 mod regex_extractor;
 mod run;
 mod trigger;
@@ -64,6 +65,9 @@ pub use fn_extractor::FnExtractor;
 pub use llm_extractor::LlmExtractor;
 pub use regex_extractor::RegexExtractor;
 pub use trigger::{ExtractionPoint, ExtractionTrigger};
+
+// The deterministic extraction kit (see [`recognize`]).
+pub use recognize::{Extract, Recognizer, RecordBuilder, RecordExtractor};
 
 pub(crate) use run::ExtractorSet;
 

@@ -1,0 +1,21 @@
+//! The deterministic extraction kit: [`Recognizer`]s find integers, money, options (exact
+//! or fuzzy), yes/no and dates and times in what the user said, on the CPU, with no
+//! model; [`Extract::record`] gathers them into a record extracted at turn boundaries
+//! like any other [`TurnExtractor`](super::TurnExtractor).
+
+mod calendar;
+mod choice;
+mod clock;
+mod datetime;
+mod jaro_winkler;
+mod money;
+mod number;
+mod recognizer;
+mod record;
+mod tokens;
+mod yes_no;
+
+pub use choice::DEFAULT_FUZZY_THRESHOLD;
+pub use jaro_winkler::jaro_winkler;
+pub use recognizer::Recognizer;
+pub use record::{DEFAULT_RECORD_WINDOW, Extract, RecordBuilder, RecordExtractor};
