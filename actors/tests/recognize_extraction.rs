@@ -59,16 +59,16 @@ async fn a_record_fills_its_fields_turn_by_turn() {
     let second = text_turn(&mut rig, "Jonson. Make it a salad", "Got it, Johnson.").await;
     let after_second = json!({"quantity": 2, "item": "salad", "name": "Johnson", "pickup": pickup});
     // A day later. The first turn is out of the window: what it said stays from the
-    // state. "Tomorrow" now is the 12th (this turn's session time, a Tuesday); the new
-    // time replaces the time of day (time and part of day together).
+    // state. "Tomorrow" now is the 12th (this turn's session time, a Tuesday); "at 8" is read
+    // in the evening said before.
     tokio::time::advance(Duration::from_secs(86_400)).await;
     let third = text_turn(
         &mut rig,
-        "Make it 8pm tomorrow. $24.50 in total? Yes please",
+        "Tomorrow at 8 instead. $24.50 in total? Yes please",
         "That's $24.50, see you at 8.",
     )
     .await;
-    let pickup_at_eight = json!({"date": "2024-06-12", "time": "20:00"});
+    let pickup_at_eight = json!({"date": "2024-06-12", "time": "20:00", "part_of_day": "evening"});
     let after_third = json!({"quantity": 2, "item": "salad", "name": "Johnson",
         "pickup": pickup_at_eight, "total": {"amount": 24.5, "currency": "USD"},
         "confirmed": true});

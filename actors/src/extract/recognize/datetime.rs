@@ -109,45 +109,51 @@ fn part_at(tokens: &[String], at: usize) -> Option<&'static str> {
     PARTS.iter().copied().find(|part| token == part)
 }
 
-/// The date and time said last in the text, as `{"date": "YYYY-MM-DD", "time": "HH:MM",
-/// "part_of_day": "evening"}` with only what was said; relative days from the day of
-/// `timestamp_ms` at UTC offset `offset_minutes`.
-///
-/// A 12-hour time said without am/pm (`"half past seven"`) is the morning one, unless a
-/// part of the day said with it is the afternoon or evening (any hour), or the night
-/// (hours 6–11): `"half past seven tonight"` is 19:30.
-pub(super) fn datetime(tokens: &[String], timestamp_ms: u64, offset_minutes: i32) -> Option<Value> {
-    let today = day_of(timestamp_ms, offset_minutes);
-    let (mut date, mut time, mut part) = (None, None, None);
+/// What an utterance said of the date and time, the last of each.
+#[derive(Debug, Default)]
+struct Moment {
+    date: Option<i64>,
+    time: Option<ClockTime>,
+    part: Option<&'static str>,
+}
+
+/// The last day, time and part of the day said in the text; relative days from `today`.
+fn moment(tokens: &[String], today: i64) -> Moment {
+    let mut said = Moment::default();
     let mut at = 0;
     while at < tokens.len() {
         if let Some((day, clock)) = iso(&tokens[at]) {
-            date = Some(day);
-            time = clock.or(time);
+            said.date = Some(day);
+            said.time = clock.or(said.time);
             at += 1;
         } else if let Some((day, implied, used)) = relative_day(tokens, at, today) {
-            date = Some(day);
-            part = implied.or(part);
+            said.date = Some(day);
+            said.part = implied.or(said.part);
             at += used;
         } else if let Some((clock, used)) = time_at(tokens, at) {
-            time = Some(clock);
+            said.time = Some(clock);
             at += used;
-        } else if let Some(said) = part_at(tokens, at) {
-            part = Some(said);
+        } else if let Some(part) = part_at(tokens, at) {
+            said.part = Some(part);
             at += 1;
         } else {
             at += 1;
         }
     }
-    if date.is_none() && time.is_none() && part.is_none() {
+    said
+}
+
+/// `said` as the recognizer's value, `None` if it says nothing.
+fn render(said: &Moment) -> Option<Value> {
+    if said.date.is_none() && said.time.is_none() && said.part.is_none() {
         return None;
     }
     let mut found = Map::new();
-    if let Some(day) = date {
+    if let Some(day) = said.date {
         found.insert("date".into(), Value::String(iso_date(day)));
     }
-    if let Some(clock) = time {
-        let later = match part {
+    if let Some(clock) = said.time {
+        let later = match said.part {
             Some("afternoon" | "evening") => clock.ambiguous,
             Some("night") => clock.ambiguous && clock.hour >= 6,
             _ => false,
@@ -158,10 +164,40 @@ pub(super) fn datetime(tokens: &[String], timestamp_ms: u64, offset_minutes: i32
             Value::String(format!("{hour:02}:{:02}", clock.minute)),
         );
     }
-    if let Some(part) = part {
+    if let Some(part) = said.part {
         found.insert("part_of_day".into(), Value::String(part.to_owned()));
     }
     Some(Value::Object(found))
+}
+
+/// The date and time said last in the text, as `{"date": "YYYY-MM-DD", "time": "HH:MM",
+/// "part_of_day": "evening"}` with only what was said; relative days from the day of
+/// `timestamp_ms` at UTC offset `offset_minutes`.
+///
+/// A 12-hour time said without am/pm (`"half past seven"`) is the morning one, unless a
+/// part of the day said with it is the afternoon or evening (any hour), or the night
+/// (hours 6–11): `"half past seven tonight"` is 19:30.
+pub(super) fn datetime(tokens: &[String], timestamp_ms: u64, offset_minutes: i32) -> Option<Value> {
+    render(&moment(tokens, day_of(timestamp_ms, offset_minutes)))
+}
+
+/// [`datetime`] said after `old` was found, merged into it (see [`merge`]). A 12-hour time
+/// said without am/pm nor a part of the day takes the part of the day of `old`: after
+/// "tomorrow evening", "at 8 then" is 20:00.
+pub(super) fn datetime_after(
+    old: &Value,
+    tokens: &[String],
+    timestamp_ms: u64,
+    offset_minutes: i32,
+) -> Option<Value> {
+    let mut said = moment(tokens, day_of(timestamp_ms, offset_minutes));
+    if said.part.is_none() && said.time.is_some_and(|t| t.ambiguous) {
+        said.part = old
+            .get("part_of_day")
+            .and_then(Value::as_str)
+            .and_then(|part| PARTS.iter().copied().find(|p| *p == part));
+    }
+    Some(merge(old, &render(&said)?))
 }
 
 /// `new` said after `old`: the day of `new` if it says one, else `old`'s; the time of day
@@ -283,6 +319,29 @@ mod tests {
             when("7pm in the morning"),
             Some(json!({"time": "19:00", "part_of_day": "morning"}))
         );
+    }
+
+    #[test]
+    fn a_bare_time_after_a_part_of_the_day_keeps_it() {
+        let old = json!({"date": "2024-06-11", "time": "19:00", "part_of_day": "evening"});
+        let after = |text: &str| datetime_after(&old, &tokens(text), MONDAY, 0);
+        assert_eq!(
+            after("at 8 then"),
+            Some(json!({"date": "2024-06-11", "time": "20:00", "part_of_day": "evening"}))
+        );
+        assert_eq!(
+            after("make it 08:00"),
+            Some(json!({"date": "2024-06-11", "time": "08:00"}))
+        );
+        assert_eq!(
+            after("at 8 in the morning"),
+            Some(json!({"date": "2024-06-11", "time": "08:00", "part_of_day": "morning"}))
+        );
+        assert_eq!(
+            after("on friday"),
+            Some(json!({"date": "2024-06-14", "time": "19:00", "part_of_day": "evening"}))
+        );
+        assert_eq!(after("nothing"), None);
     }
 
     #[test]

@@ -82,6 +82,17 @@ fn amount_at(tokens: &[String], at: usize) -> Option<(i64, usize)> {
     Some((value.checked_mul(100)?, used))
 }
 
+/// A token that is an amount with a currency sign glued to its front or back (`"$12.50"`,
+/// `"12,50€"`).
+fn glued(token: &str) -> Option<(i64, &'static str)> {
+    ["$", "€", "£"].iter().find_map(|sign| {
+        let amount = token
+            .strip_prefix(sign)
+            .or_else(|| token.strip_suffix(sign))?;
+        Some((amount_cents(amount)?, currency(sign)?))
+    })
+}
+
 /// Every amount with a currency, as `(cents, currency)`, in order: a sign or code before
 /// (`"$12.50"`, `"$ 12"`, `"usd 12"`), a sign after (`"12,50€"`, `"12,50 €"`), or a
 /// currency word after (`"twenty dollars"`, `"5 euros"`).
@@ -90,14 +101,11 @@ fn amounts(tokens: &[String]) -> Vec<(i64, &'static str)> {
     let mut at = 0;
     while at < tokens.len() {
         let token = tokens[at].as_str();
-        // A sign glued to the front: "$12.50".
-        if let Some(sign) = token.chars().next().filter(|c| "$€£".contains(*c)) {
-            let rest = &token[sign.len_utf8()..];
-            if let (Some(code), Some(cents)) = (currency(&sign.to_string()), amount_cents(rest)) {
-                found.push((cents, code));
-                at += 1;
-                continue;
-            }
+        // A sign glued to the front or the back: "$12.50", "12,50€".
+        if let Some(signed) = glued(token) {
+            found.push(signed);
+            at += 1;
+            continue;
         }
         // A sign or code alone, then the amount: "$ 12", "usd 12".
         if let Some(code) = currency(token).filter(|_| token.len() <= 3 || !token.is_ascii())
@@ -106,15 +114,6 @@ fn amounts(tokens: &[String]) -> Vec<(i64, &'static str)> {
             found.push((cents, code));
             at += 1 + used;
             continue;
-        }
-        // A sign glued to the back: "12,50€".
-        if let Some(sign) = token.chars().last().filter(|c| "$€£".contains(*c)) {
-            let rest = &token[..token.len() - sign.len_utf8()];
-            if let (Some(code), Some(cents)) = (currency(&sign.to_string()), amount_cents(rest)) {
-                found.push((cents, code));
-                at += 1;
-                continue;
-            }
         }
         // The amount, then a sign, code or word: "12,50 €", "twenty dollars".
         if let Some((cents, used)) = amount_at(tokens, at)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::choice::{DEFAULT_FUZZY_THRESHOLD, fuzzy, one_of};
-use super::datetime::{datetime, merge};
+use super::datetime::{datetime, datetime_after};
 use super::money::money;
 use super::number::{integer, integer_near};
 use super::tokens::tokens;
@@ -152,8 +152,10 @@ impl Recognizer {
     /// 12-hour time without am/pm is the morning one unless the afternoon, the evening or
     /// (for 6–11) the night is said with it (`half past seven tonight` is 19:30).
     ///
-    /// Across turns, a later mention replaces the day if it says one, and the time of day
-    /// (time and part of day together) if it says either.
+    /// Across turns ([`Recognizer::find_after`]), a later mention replaces the day if it
+    /// says one, and the time of day (time and part of day together) if it says either; a
+    /// bare 12-hour time keeps the part of the day said before (after "tomorrow evening",
+    /// "at 8 then" is 20:00).
     pub fn datetime_at_offset(offset_minutes: i32) -> Self {
         Recognizer::of(Kind::DateTime { offset_minutes })
     }
@@ -184,12 +186,21 @@ impl Recognizer {
         }
     }
 
-    /// `new`, found after `old` was: `new` itself, except for [`Recognizer::datetime`],
-    /// which keeps the day or the time of day of `old` that `new` does not say.
-    pub fn combine(&self, old: &Value, new: Value) -> Value {
-        match self.kind {
-            Kind::DateTime { .. } => merge(old, &new),
-            _ => new,
+    /// The value mentioned last in `text` (said at session time `timestamp_ms`) when
+    /// `previous` was found before: [`Recognizer::find`], except for
+    /// [`Recognizer::datetime`], which keeps the day or the time of day of `previous` that
+    /// `text` does not say (and reads a bare 12-hour time in `previous`'s part of the day).
+    pub fn find_after(
+        &self,
+        previous: Option<&Value>,
+        text: &str,
+        timestamp_ms: u64,
+    ) -> Option<Value> {
+        match (&self.kind, previous) {
+            (Kind::DateTime { offset_minutes }, Some(previous)) => {
+                datetime_after(previous, &tokens(text), timestamp_ms, *offset_minutes)
+            }
+            _ => self.find(text, timestamp_ms),
         }
     }
 }

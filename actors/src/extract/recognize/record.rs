@@ -137,11 +137,10 @@ impl RecordExtractor {
         for (field, recognizer) in &self.fields {
             let mut value = existing.get(field).filter(|v| !v.is_null()).cloned();
             for turn in window.iter().filter(|t| !t.user.is_empty()) {
-                if let Some(found) = recognizer.find(&turn.user, turn.timestamp_ms) {
-                    value = Some(match value {
-                        Some(old) => recognizer.combine(&old, found),
-                        None => found,
-                    });
+                if let Some(found) =
+                    recognizer.find_after(value.as_ref(), &turn.user, turn.timestamp_ms)
+                {
+                    value = Some(found);
                 }
             }
             if let Some(value) = value {
@@ -181,5 +180,78 @@ impl TurnExtractor for RecordExtractor {
 
     fn trigger(&self) -> ExtractionTrigger {
         self.trigger
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::state::State;
+
+    fn turn(number: u32, user: &str) -> TranscriptTurn {
+        TranscriptTurn::new(number, user, "ok", 1_718_000_000_000)
+    }
+
+    async fn run(record: &RecordExtractor, window: &[TranscriptTurn], state: &State) -> Value {
+        let ctx = ExtractionContext::for_state(1, state);
+        record.extract(window, &ctx).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn fields_not_mentioned_keep_their_state_values() {
+        let record = Extract::record("order")
+            .field("quantity", Recognizer::integer())
+            .field("item", Recognizer::one_of(["pizza"]))
+            .field(
+                "code",
+                Recognizer::custom(|text| text.find('#').map(|at| json!(&text[at..]))),
+            )
+            .build();
+        let state = State::new();
+        let earlier = json!({"item": "pizza", "quantity": 1, "stale": true});
+        state.set("order", earlier).await.unwrap();
+        assert_eq!(
+            run(
+                &record,
+                &[turn(1, "make it 3"), turn(2, "code #A7")],
+                &state
+            )
+            .await,
+            json!({"quantity": 3, "item": "pizza", "code": "#A7"})
+        );
+    }
+
+    #[tokio::test]
+    async fn nothing_known_is_null_and_an_empty_window_is_skipped() {
+        let record = Extract::record("r")
+            .field("yes", Recognizer::yes_no())
+            .build();
+        assert_eq!(
+            run(&record, &[turn(1, "hmm")], &State::new()).await,
+            Value::Null
+        );
+        assert!(!record.should_extract(&[turn(1, " ")]));
+        assert!(record.should_extract(&[turn(1, ""), turn(2, "no")]));
+        assert_eq!(record.window_size(), DEFAULT_RECORD_WINDOW);
+        assert_eq!(record.trigger(), ExtractionTrigger::EveryTurn);
+    }
+
+    #[tokio::test]
+    async fn a_field_declared_twice_keeps_its_place_and_the_last_recognizer() {
+        let record = Extract::record("r")
+            .field("a", Recognizer::integer())
+            .field("b", Recognizer::yes_no())
+            .field("a", Recognizer::money())
+            .window(1)
+            .trigger(ExtractionTrigger::Interval(2))
+            .build();
+        assert_eq!(
+            run(&record, &[turn(1, "yes, 3 or $4")], &State::new()).await,
+            json!({"a": {"amount": 4.0, "currency": "USD"}, "b": true})
+        );
+        assert_eq!(record.window_size(), 1);
+        assert_eq!(record.trigger(), ExtractionTrigger::Interval(2));
     }
 }
