@@ -11,6 +11,9 @@ use super::tokens::number_at;
 /// Parts of the day, as they are written in the result.
 const PARTS: &[&str] = &["morning", "afternoon", "evening", "night"];
 
+/// The furthest `"in N days"` / `"in N weeks"` reaches.
+const MAX_DAYS_AHEAD: i64 = 36_525;
+
 /// The weekday a name says, 0 for Monday … 6 for Sunday.
 fn weekday_named(token: &str) -> Option<i64> {
     let day = match token {
@@ -85,7 +88,9 @@ fn relative_day(
                 "week" | "weeks" => 7,
                 _ => return None,
             };
-            Some((today.checked_add(count.checked_mul(unit)?)?, None, 2 + used))
+            // Within a century: further is not a date anyone books.
+            let ahead = count.checked_mul(unit).filter(|d| *d <= MAX_DAYS_AHEAD)?;
+            Some((today + ahead, None, 2 + used))
         }
         ("next", Some(name), _) => {
             let target = weekday_named(name)?;
@@ -276,6 +281,21 @@ mod tests {
         assert_eq!(
             datetime(&tokens("tomorrow"), MONDAY, -9 * 60),
             Some(json!({"date": "2024-06-10"}))
+        );
+    }
+
+    #[test]
+    fn odd_input_finds_nothing_and_does_not_panic() {
+        assert_eq!(when("in 99999999999999999999 days"), None);
+        assert_eq!(when("in 9999999 weeks"), None);
+        // 2100 is no leap year: 36 525 days is a century and a day.
+        assert_eq!(when("in 36525 days"), Some(json!({"date": "2124-06-11"})));
+        assert_eq!(when("9999-99-99 ☃:☃ €€ 1:2:3:4"), None);
+        // The last millisecond i64 holds is in the year 292 278 994; 2^31 minutes back is
+        // about 4 083 years earlier.
+        assert_eq!(
+            datetime(&tokens("tomorrow"), u64::MAX, i32::MIN),
+            Some(json!({"date": "292274911-07-27"}))
         );
     }
 

@@ -234,3 +234,94 @@ impl fmt::Debug for Recognizer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// 2024-06-10T06:13:20Z, a Monday.
+    const MONDAY: u64 = 1_718_000_000_000;
+
+    #[test]
+    fn each_recognizer_through_find() {
+        let find = |r: Recognizer, text: &str| r.find(text, MONDAY);
+        assert_eq!(find(Recognizer::integer(), "a dozen"), Some(json!(12)));
+        assert_eq!(
+            find(Recognizer::integer_near(["WANT"]), "I Want 3"),
+            Some(json!(3))
+        );
+        assert_eq!(
+            find(Recognizer::money(), "$12.50"),
+            Some(json!({"amount": 12.5, "currency": "USD"}))
+        );
+        assert_eq!(
+            find(Recognizer::one_of(["Soda"]), "a soda"),
+            Some(json!("Soda"))
+        );
+        assert_eq!(
+            find(Recognizer::fuzzy(["Jackson"]), "jaksen"),
+            Some(json!("Jackson"))
+        );
+        assert_eq!(find(Recognizer::yes_no(), "yes please"), Some(json!(true)));
+        assert_eq!(
+            find(Recognizer::datetime(), "next Tuesday"),
+            Some(json!({"date": "2024-06-18"}))
+        );
+        // Seven hours behind UTC, 06:13Z is 23:13 on the 9th: tomorrow is the 10th.
+        assert_eq!(
+            find(Recognizer::datetime_at_offset(-7 * 60), "tomorrow"),
+            Some(json!({"date": "2024-06-10"}))
+        );
+        assert_eq!(
+            find(Recognizer::custom(|t| Some(json!(t.len()))), "abc"),
+            Some(json!(3))
+        );
+        // Only datetime reads what was found before.
+        let before = json!({"date": "2024-06-11"});
+        assert_eq!(
+            Recognizer::datetime().find_after(Some(&before), "at 19:30", MONDAY),
+            Some(json!({"date": "2024-06-11", "time": "19:30"}))
+        );
+        assert_eq!(
+            Recognizer::integer().find_after(Some(&json!(5)), "no number", MONDAY),
+            None
+        );
+    }
+
+    #[test]
+    fn odd_input_finds_nothing() {
+        let all = [
+            Recognizer::integer(),
+            Recognizer::integer_near(["want"]),
+            Recognizer::money(),
+            Recognizer::one_of(["pizza"]),
+            Recognizer::fuzzy(["Johnson"]),
+            Recognizer::yes_no(),
+            Recognizer::datetime(),
+        ];
+        for text in [
+            "",
+            "   ",
+            "☃ €€ $$ ,.,",
+            "$,",
+            "€.5",
+            "1:2:3:4",
+            "in in in",
+            "want",
+        ] {
+            for recognizer in &all {
+                assert_eq!(
+                    recognizer.find(text, MONDAY),
+                    None,
+                    "{recognizer:?} on {text:?}"
+                );
+            }
+        }
+        assert_eq!(
+            format!("{:?}", Recognizer::fuzzy_with(["A"], 0.9)),
+            r#"Recognizer::fuzzy_with(["A"], 0.9)"#
+        );
+    }
+}
