@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::calendar::{day_from_date, day_of, iso_date, weekday};
 use super::clock::{ClockTime, time_at, written};
+use super::month_date::month_date_at;
 use super::tokens::number_at;
 
 /// Parts of the day, as they are written in the result.
@@ -131,6 +132,9 @@ fn moment(tokens: &[String], today: i64) -> Moment {
             said.date = Some(day);
             said.time = clock.or(said.time);
             at += 1;
+        } else if let Some((day, used)) = month_date_at(tokens, at, today) {
+            said.date = Some(day);
+            at += used;
         } else if let Some((day, implied, used)) = relative_day(tokens, at, today) {
             said.date = Some(day);
             said.part = implied.or(said.part);
@@ -311,6 +315,10 @@ mod tests {
             Some(json!({"date": "2024-07-01", "time": "18:30"}))
         );
         assert_eq!(when("2023-02-29"), None);
+        assert_eq!(
+            when("the 12th of July at 6pm"),
+            Some(json!({"date": "2024-07-12", "time": "18:00"}))
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod clock;
 mod datetime;
 mod jaro_winkler;
 mod money;
+mod month_date;
 mod number;
 mod recognizer;
 mod record;

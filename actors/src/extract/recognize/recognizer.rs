@@ -144,7 +144,8 @@ impl Recognizer {
     /// said; relative days resolved on the local day of the turn's session time at UTC
     /// offset `offset_minutes`.
     ///
-    /// Days: ISO dates (`2024-07-01`, `2024-07-01T18:30`), `today`, `tonight`, `tomorrow`,
+    /// Days: ISO dates (`2024-07-01`, `2024-07-01T18:30`), month names (`June 12`,
+    /// `12th of June 2025`; without a year, the next one from today), `today`, `tonight`, `tomorrow`,
     /// `the day after tomorrow`, `yesterday`, `in 3 days`, `in a week`, weekdays (`friday`,
     /// `this friday`: the next one after today; `next friday`: the one in next week, weeks
     /// starting on Monday). Times: `19:30`, `7pm`, `7:30 p.m.`, `noon`, `midnight`,
