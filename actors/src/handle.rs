@@ -123,7 +123,7 @@ impl LiveHandle {
     }
 
     /// `llm` as the session hands models out: through the session's
-    /// [`LlmInterceptor`](crate::llm::LlmInterceptor), if it has one (so the application's
+    /// [`LlmInterceptor`], if it has one (so the application's
     /// out-of-band calls are recorded and replayed with the session), else unchanged.
     pub fn llm(&self, llm: Arc<dyn BaseLlm>) -> Arc<dyn BaseLlm> {
         self.interceptor.wrap(llm)

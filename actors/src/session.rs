@@ -357,7 +357,7 @@ impl LiveSessionBuilder {
     }
 
     /// The id the session's snapshots are saved under (see
-    /// [`check_session_id`](crate::persistence::check_session_id) for what is accepted).
+    /// [`check_session_id`] for what is accepted).
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
         self.session_id = Some(id.into());
         self

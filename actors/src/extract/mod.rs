@@ -15,8 +15,10 @@
 //!
 //! Kinds: [`LlmExtractor`] asks an out-of-band model ([`crate::llm::BaseLlm`]) for JSON;
 //! [`RegexExtractor`] runs a closure over the window's text (bring your own patterns) and
-//! accumulates fields; [`FnExtractor`] runs any closure over the window. Implement
-//! [`TurnExtractor`] for anything else.
+//! accumulates fields; [`FnExtractor`] runs any closure over the window;
+//! [`Extract::record`] builds a [`RecordExtractor`] from deterministic recognizers
+//! ([`recognize`]: numbers, money, choices, fuzzy matches, yes/no, dates and times resolved
+//! on session time), no model involved. Implement [`TurnExtractor`] for anything else.
 //!
 //! # In the session
 //!

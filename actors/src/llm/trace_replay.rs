@@ -121,7 +121,7 @@ struct Shared {
     next: AtomicU64,
 }
 
-/// Answers call N with the trace's Response N (see the [module docs](self)).
+/// Answers call N with the trace's Response N: its chunks, finish reason and usage, or its recorded failure.
 ///
 /// Clones share the call counter, so a session whose models are all handed through it (it
 /// is also an [`LlmInterceptor`]) replays its calls in recorded order whichever model

@@ -20,8 +20,11 @@ use super::{ExportOptions, Exported, IdSeed};
 /// The agent name of a cassette whose calls name no model.
 const UNNAMED_AGENT: &str = "out-of-band";
 
-/// Exports every call recorded in `cassette` (see the [module docs](self)). `bytes` are the
-/// cassette file's bytes: the OpenTelemetry ids derive from them.
+/// Exports every call recorded in `cassette`: one request (the body as sent, its model, the
+/// last user text as the prompt) and one response (text, chunks, finish reason, usage, time
+/// to the first text, duration) per call, in the cassette's order, times from each call's
+/// `recordedAt`. `bytes` are the cassette file's bytes: the OpenTelemetry ids derive from
+/// them.
 ///
 /// ```
 /// use reel_recorder::cassette::CassetteFile;
