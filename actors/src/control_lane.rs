@@ -60,13 +60,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use reel_protocol::{FunctionCall, SessionEvent};
+use reel_protocol::SessionEvent;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::control::signals::SessionSignals;
-use crate::control::tool_batches::{CallSlot, CallStatus, ToolBatch, ToolBatches};
+use crate::control::tool_batches::ToolBatches;
 use crate::events::{Lane, LiveEvent, lock};
 use crate::extract::{ExtractionPoint, ExtractorSet};
 use crate::lane_feed::{EventBatch, LaneMessage, LaneProgress};
@@ -78,9 +77,7 @@ use crate::reactive::{Reactive, ReactiveData, Scope};
 use crate::state::State;
 use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryShared;
-use crate::tools::{
-    PhaseToolFilter, ToolContext, ToolDispatcher, ToolOutcome, run_call, running_ack,
-};
+use crate::tools::{ToolDispatcher, ToolOutcome};
 use crate::transcript::{PendingTurn, TranscriptBuffer, TranscriptTurn};
 use crate::writer::SessionWriter;
 
@@ -403,7 +400,7 @@ impl ControlLaneArgs {
 
     /// Tool writes were committed: the `AfterToolCall` extractors run, then the watchers and
     /// sustained patterns look at the writes.
-    async fn after_commit(&self, data: &mut ControlData) {
+    pub(crate) async fn after_commit(&self, data: &mut ControlData) {
         self.extract(data, ExtractionPoint::AfterToolCall).await;
         let now_ms = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
         self.reactive
@@ -508,190 +505,5 @@ impl ControlLaneArgs {
             },
         );
         true
-    }
-
-    async fn tool_call(&self, data: &mut ControlData, calls: &[FunctionCall]) {
-        if let Some(on_tool_call) = &self.callbacks.on_tool_call
-            && let Some(responses) = on_tool_call(calls.to_vec(), self.state.clone()).await
-        {
-            self.send_tool_responses(data, responses, true).await;
-            // The application dispatched the calls itself: they are done all the same.
-            self.extract(data, ExtractionPoint::AfterToolCall).await;
-            return;
-        }
-        // Without a dispatcher the application answers calls itself (manual mode).
-        let Some(dispatcher) = &self.dispatcher else {
-            return;
-        };
-        let phase_filter = self.phase_filter(data);
-        let mut batch = ToolBatch::default();
-        let mut acks = Vec::new();
-        for call in calls {
-            let name = call.name.clone().unwrap_or_default();
-            let mode = dispatcher.mode(&name);
-            let cancel = CancellationToken::new();
-            let delta = self.state.with_delta();
-            self.peers.hub.publish(
-                Lane::Control,
-                LiveEvent::ToolStarted {
-                    call_id: call.id.clone().unwrap_or_default(),
-                    name,
-                    args: call.args.clone().unwrap_or(Value::Null),
-                },
-            );
-            if let Some(ack) = running_ack(call, &mode) {
-                acks.push(ack);
-            }
-            batch.calls.push(CallSlot {
-                call: call.clone(),
-                mode,
-                delta,
-                status: CallStatus::Running(cancel),
-            });
-        }
-        let batch_id = data.batches.insert(batch);
-        if let Some(batch) = data.batches.get_mut(batch_id) {
-            for (index, slot) in batch.calls.iter().enumerate() {
-                let CallStatus::Running(cancel) = &slot.status else {
-                    continue;
-                };
-                let ctx = ToolContext::for_call(&slot.call, slot.delta.clone(), cancel.clone())
-                    .with_llm_interceptor(Arc::clone(&self.interceptor));
-                let dispatcher = Arc::clone(dispatcher);
-                let call = slot.call.clone();
-                let filter = phase_filter.clone();
-                let control = Arc::clone(&self.peers.control);
-                let outcomes = Arc::clone(&self.outcomes);
-                tokio::spawn(async move {
-                    let allowed = filter.as_ref().map(|(phase, tools)| PhaseToolFilter {
-                        phase,
-                        allowed: tools,
-                    });
-                    let outcome = run_call(&dispatcher, &call, ctx, allowed).await;
-                    lock(&outcomes).push_back((batch_id, index, outcome));
-                    // If the lane is restarting, its successor drains the queue on start.
-                    control.cast(ControlMsg::ToolsDone);
-                });
-            }
-        }
-        self.send_tool_responses(data, acks, false).await;
-    }
-
-    fn phase_filter(&self, data: &ControlData) -> Option<(String, Vec<String>)> {
-        let phases = self.phases.as_ref()?;
-        let current = data.active_phase.as_ref()?;
-        let tools = phases.phase(current)?.allowed_tools()?;
-        Some((current.clone(), tools.to_vec()))
-    }
-
-    fn cancel_call(&self, data: &mut ControlData, batch: u64, index: usize) {
-        let Some(slot) = data
-            .batches
-            .get_mut(batch)
-            .and_then(|b| b.calls.get_mut(index))
-        else {
-            return;
-        };
-        if let CallStatus::Running(cancel) = &slot.status {
-            cancel.cancel();
-            slot.delta.rollback();
-            slot.status = CallStatus::Cancelled;
-            self.peers.hub.publish(
-                Lane::Control,
-                LiveEvent::ToolCancelled {
-                    call_id: slot.id().to_owned(),
-                    name: slot.name().to_owned(),
-                },
-            );
-        }
-    }
-
-    async fn tool_done(
-        &self,
-        data: &mut ControlData,
-        batch: u64,
-        index: usize,
-        outcome: ToolOutcome,
-    ) {
-        let Some(slot) = data
-            .batches
-            .get_mut(batch)
-            .and_then(|b| b.calls.get_mut(index))
-        else {
-            return;
-        };
-        if !matches!(slot.status, CallStatus::Running(_)) {
-            return; // cancelled meanwhile: its outcome is not wanted
-        }
-        self.telemetry.tool_finished(
-            u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-            outcome.result.is_ok(),
-        );
-        let background = slot.mode.is_background();
-        slot.status = CallStatus::Done(outcome);
-        if background {
-            let response = self.answer(slot).await;
-            self.send_tool_responses(data, vec![response], true).await;
-            data.batches.remove_if_settled(batch);
-            self.after_commit(data).await;
-        } else {
-            self.answer_ready(data).await;
-        }
-    }
-
-    /// Answers every batch whose standard calls are all finished or cancelled: commits their
-    /// writes and sends their responses in call order, as one frame per batch; then, if it
-    /// answered any, lets the reactive rules see the commits.
-    async fn answer_ready(&self, data: &mut ControlData) {
-        let ready: Vec<u64> = data
-            .batches
-            .ids()
-            .filter(|id| {
-                data.batches
-                    .get(*id)
-                    .is_some_and(ToolBatch::standard_calls_ready)
-            })
-            .collect();
-        let mut answered = false;
-        for id in ready {
-            let mut responses = Vec::new();
-            if let Some(batch) = data.batches.get_mut(id) {
-                for slot in batch.calls.iter_mut().filter(|s| !s.mode.is_background()) {
-                    if matches!(slot.status, CallStatus::Done(_)) {
-                        responses.push(self.answer(slot).await);
-                    }
-                }
-            }
-            answered |= !responses.is_empty();
-            self.send_tool_responses(data, responses, true).await;
-            data.batches.remove_if_settled(id);
-        }
-        if answered {
-            self.after_commit(data).await;
-        }
-    }
-
-    /// Commits (or rolls back) a finished call's writes, marks it answered, publishes
-    /// `ToolFinished` and returns its response.
-    async fn answer(&self, slot: &mut CallSlot) -> reel_protocol::FunctionResponse {
-        let CallStatus::Done(outcome) = std::mem::replace(&mut slot.status, CallStatus::Answered)
-        else {
-            return reel_protocol::FunctionResponse::new(slot.id(), slot.name(), Value::Null);
-        };
-        let ok = outcome.result.is_ok();
-        if let Err(error) = outcome.settle(&slot.delta).await {
-            tracing::warn!(%error, tool = slot.name(), "could not commit a tool's state writes");
-        }
-        let response = outcome.to_response(&slot.mode);
-        self.peers.hub.publish(
-            Lane::Control,
-            LiveEvent::ToolFinished {
-                call_id: slot.id().to_owned(),
-                name: slot.name().to_owned(),
-                response: response.response.clone().unwrap_or(Value::Null),
-                ok,
-            },
-        );
-        response
     }
 }
