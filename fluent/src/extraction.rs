@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::callbacks::{AsyncCallback, CallbackMode};
-use reel_actors::extract::{ExtractionTrigger, LlmExtractor, TurnExtractor};
+use reel_actors::extract::{ExtractionTrigger, LlmExtractor, RecordExtractor, TurnExtractor};
 use reel_actors::llm::BaseLlm;
 use reel_actors::tools::parameters_for;
 use schemars::JsonSchema;
@@ -315,6 +315,48 @@ impl LiveBuilder {
         self.extractors.declared.push(Declared {
             extractor,
             fields: None,
+        });
+        self
+    }
+
+    /// Adds a deterministic record extractor
+    /// ([`Extract::record`](reel_actors::extract::Extract::record): numbers, money, choices,
+    /// yes/no, dates and times recognized in what the user said or typed; no model), after
+    /// the others. Its fields are known, so watchers and computed values on its
+    /// `derived:{field}` keys are checked like a typed extractor's. Turns on input and
+    /// output transcription (the transcript is what it reads); a later
+    /// [`transcription`](LiveBuilder::transcription) call wins.
+    ///
+    /// ```
+    /// use reel_actors::extract::{Extract, Recognizer};
+    /// use reel_fluent::Live;
+    ///
+    /// let booking = Extract::record("booking")
+    ///     .field("guests", Recognizer::integer_near(["for", "party"]))
+    ///     .field("when", Recognizer::datetime())
+    ///     .build();
+    /// let builder = Live::builder()
+    ///     .extract_record(booking)
+    ///     .watch("derived:guests")
+    ///     .then(|_, guests, _| async move { println!("guests {guests}") });
+    /// assert!(builder.validate().is_ok());
+    /// assert!(Live::builder()
+    ///     .extract_record(Extract::record("b").field("guests", Recognizer::integer()).build())
+    ///     .watch("derived:guest")
+    ///     .then(|_, _, _| async {})
+    ///     .validate()
+    ///     .is_err());
+    /// ```
+    pub fn extract_record(mut self, record: RecordExtractor) -> Self {
+        let fields = record
+            .field_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        self.config = self.config.input_transcription().output_transcription();
+        self.extractors.declared.push(Declared {
+            extractor: Arc::new(record),
+            fields: Some(fields),
         });
         self
     }

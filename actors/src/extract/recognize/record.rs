@@ -126,6 +126,22 @@ pub struct RecordExtractor {
 }
 
 impl RecordExtractor {
+    /// The record's field names, in declaration order: the `derived:{field}` keys it may
+    /// write.
+    ///
+    /// ```
+    /// use reel_actors::extract::{Extract, Recognizer};
+    ///
+    /// let order = Extract::record("order")
+    ///     .field("guests", Recognizer::integer())
+    ///     .field("when", Recognizer::datetime())
+    ///     .build();
+    /// assert_eq!(order.field_names(), ["guests", "when"]);
+    /// ```
+    pub fn field_names(&self) -> Vec<&str> {
+        self.fields.iter().map(|(name, _)| name.as_str()).collect()
+    }
+
     /// The fields known after `window`, starting from `existing` (the record's last
     /// result), in declaration order.
     pub fn recognize(
