@@ -1,0 +1,236 @@
+//! Spawning a session: the checks before anything starts, restoring a saved snapshot, and
+//! the tree itself (supervisor, transport, router, lanes, telemetry, state, recorder).
+
+use std::sync::Arc;
+
+use reel_protocol::{DecodeLimits, SessionPhase};
+use reel_recorder::wire_log::WireRecorder;
+use tokio::sync::watch;
+
+use super::{LiveSessionBuilder, SessionStartError, instruction_text, load_snapshot};
+use crate::clock::{EventClock, SharedClock, TokioClock};
+use crate::control_lane::{ControlData, ControlLaneArgs};
+use crate::extract::ExtractorSet;
+use crate::fast_lane::FastLaneArgs;
+use crate::handle::LiveHandle;
+use crate::lane_feed::LaneProgress;
+use crate::llm::{LlmInterceptor, PassThrough};
+use crate::peers::Peers;
+use crate::persistence::{SessionSnapshot, SnapshotSaver};
+use crate::playback::PlaybackQueue;
+use crate::recorder::{RecordQueue, RecorderArgs};
+use crate::router::RouterArgs;
+use crate::supervisor::{SessionSupervisor, SupervisorArgs};
+use crate::telemetry::{TelemetryArgs, TelemetryShared};
+use crate::transport::{TransportArgs, WebSocketConnector, WireTap};
+use crate::writer::{Origin, SessionWriter};
+
+impl LiveSessionBuilder {
+    /// Starts the session's actors and returns at once; the connection opens in the
+    /// background.
+    pub async fn spawn(mut self) -> Result<LiveHandle, SessionStartError> {
+        self.check_extractors()?;
+        // Owned arguments: the builder is not `Sync`, so no borrow of it may be held
+        // across an await.
+        let restored = load_snapshot(self.persistence.clone(), self.session_id.clone()).await?;
+        self.check_saved_phase(restored.as_ref())?;
+        if let (Some(snapshot), Some(hook)) = (&restored, self.on_restored.take()) {
+            hook(snapshot.clone()).await?;
+        }
+        let mut config = self.config_starting_in(
+            restored
+                .as_ref()
+                .map(|snapshot| snapshot.phase.as_str())
+                .filter(|phase| !phase.is_empty()),
+        )?;
+        let saved_handle = restored.as_ref().and_then(|s| s.resume_handle.clone());
+        if let Some(handle) = &saved_handle {
+            config = config.session_resume_from(handle.clone());
+        }
+        let reactive = Arc::new(self.reactive.build()?);
+        let frame_clock: SharedClock = self
+            .clock
+            .clone()
+            .unwrap_or_else(|| Arc::new(TokioClock::from_wall_clock()));
+        let frame_clock_start = frame_clock.now_ms();
+        let record_queue = self
+            .recorder
+            .clone()
+            .map(|recorder| Arc::new(RecordQueue::new(recorder)));
+        let tap = Arc::new(WireTap::new(
+            frame_clock,
+            record_queue
+                .clone()
+                .map(|queue| queue as Arc<dyn WireRecorder>),
+        ));
+        // Inside the tree, time is event time: see `EventClock`.
+        let clock = Arc::new(EventClock::new(frame_clock_start));
+        self.state.set_clock(Arc::clone(&clock) as SharedClock);
+        // Restored before the control lane's data is made, so watchers take the restored
+        // state as their starting point rather than as changes.
+        if let Some(snapshot) = &restored {
+            self.state
+                .set_many(snapshot.state.clone())
+                .await
+                .map_err(SessionStartError::RestoreState)?;
+        }
+        let mut control_data = ControlData::new(self.budget, &self.state);
+        if let Some(snapshot) = restored {
+            control_data.resume_from(snapshot);
+        }
+        // What the instruction hooks compare with and build on.
+        control_data.last_instruction = instruction_text(&config);
+        control_data.setup_instruction = control_data.last_instruction.clone();
+        control_data.base_instruction = instruction_text(&self.config);
+        let interceptor: Arc<dyn LlmInterceptor> =
+            self.interceptor.unwrap_or_else(|| Arc::new(PassThrough));
+        let extractors = Arc::new(ExtractorSet::new(
+            self.extractors,
+            interceptor.as_ref(),
+            self.extraction_timeout,
+        ));
+        let saver = match (self.persistence, self.session_id) {
+            (Some(persistence), Some(id)) => Some(SnapshotSaver::start(persistence, id)),
+            _ => None,
+        };
+        let (transcript_tx, transcript_rx) = watch::channel(Arc::from(Vec::new()));
+        let peers = Arc::new(Peers::new(clock, Arc::clone(&self.hub)));
+        let telemetry = Arc::new(TelemetryShared::default());
+        let (phase_tx, phase_rx) = watch::channel(SessionPhase::Disconnected);
+        let (resume_tx, resume_rx) = watch::channel(saved_handle);
+        let (ended_tx, ended_rx) = watch::channel(None);
+        let progress: [Arc<LaneProgress>; 3] = Default::default();
+        let [fast_progress, control_progress, telemetry_progress] = progress.clone();
+        let writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::Runtime);
+        let app_writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::App);
+        let playback = self.playback.map(PlaybackQueue::new);
+        let connector = self
+            .connector
+            .clone()
+            .unwrap_or_else(|| Arc::new(WebSocketConnector::new()));
+
+        let fast_callbacks = Arc::new(self.fast);
+        let fast_playback = playback.clone();
+        let fast_peers = Arc::clone(&peers);
+        let telemetry_callbacks = Arc::new(self.telemetry);
+        let telemetry_shared = Arc::clone(&telemetry);
+        let telemetry_peers = Arc::clone(&peers);
+        let args = SupervisorArgs {
+            transport: Some((
+                self.transport,
+                TransportArgs {
+                    connector,
+                    endpoint: self.endpoint,
+                    config,
+                    options: self.transport_options,
+                    tap,
+                    resume_handle: resume_rx.clone(),
+                    telemetry: Arc::clone(&telemetry),
+                    peers: Arc::clone(&peers),
+                    lanes: progress.clone(),
+                },
+            )),
+            router: Some(RouterArgs {
+                peers: Arc::clone(&peers),
+                progress,
+                limits: DecodeLimits {
+                    max_frame_bytes: self.transport_options.link.max_frame_bytes,
+                },
+                phase: phase_tx,
+                resume_handle: resume_tx,
+                telemetry: Arc::clone(&telemetry),
+            }),
+            telemetry_shared: Arc::clone(&telemetry),
+            fast: Arc::new(move || FastLaneArgs {
+                callbacks: Arc::clone(&fast_callbacks),
+                playback: fast_playback.clone(),
+                progress: Arc::clone(&fast_progress),
+                peers: Arc::clone(&fast_peers),
+            }),
+            control: ControlLaneArgs {
+                outcomes: Arc::default(),
+                data: Arc::new(tokio::sync::Mutex::new(control_data)),
+                callbacks: Arc::new(self.control),
+                interceptors: Arc::new(self.interceptors),
+                dispatcher: self.dispatcher.map(Arc::new),
+                phases: self.phases.map(Arc::new),
+                reactive,
+                state: self.state.clone(),
+                writer: writer.clone(),
+                telemetry: Arc::clone(&telemetry),
+                progress: control_progress,
+                peers: Arc::clone(&peers),
+                extractors,
+                interceptor: Arc::clone(&interceptor),
+                saver,
+                transcript_view: Arc::new(transcript_tx),
+            },
+            telemetry: Arc::new(move || TelemetryArgs {
+                shared: Arc::clone(&telemetry_shared),
+                callbacks: Arc::clone(&telemetry_callbacks),
+                progress: Arc::clone(&telemetry_progress),
+                peers: Arc::clone(&telemetry_peers),
+            }),
+            state: self.state.clone(),
+            recorder: record_queue.map(|queue| RecorderArgs {
+                queue,
+                telemetry: Arc::clone(&telemetry),
+            }),
+            policy: self.restart_policy,
+            ended: ended_tx,
+        };
+        ractor::Actor::spawn(None, SessionSupervisor, Box::new(args))
+            .await
+            .map_err(|error| SessionStartError::Spawn {
+                message: error.to_string(),
+            })?;
+        Ok(LiveHandle {
+            writer: app_writer,
+            hub: self.hub,
+            state: self.state,
+            phase: phase_rx,
+            resume_handle: resume_rx,
+            telemetry,
+            ended: ended_rx,
+            playback,
+            interceptor,
+            transcript: transcript_rx,
+        })
+    }
+
+    /// Extractor names are their state keys: each must be unique and not empty.
+    fn check_extractors(&self) -> Result<(), SessionStartError> {
+        let mut seen = std::collections::BTreeSet::new();
+        for (index, extractor) in self.extractors.iter().enumerate() {
+            let name = extractor.name();
+            if name.is_empty() {
+                return Err(SessionStartError::EmptyExtractorName {
+                    position: index + 1,
+                });
+            }
+            if !seen.insert(name) {
+                return Err(SessionStartError::DuplicateExtractor {
+                    name: name.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that the phase a snapshot was saved in is one of the session's phases.
+    fn check_saved_phase(
+        &self,
+        snapshot: Option<&SessionSnapshot>,
+    ) -> Result<(), SessionStartError> {
+        if let (Some(phases), Some(snapshot)) = (&self.phases, snapshot)
+            && !snapshot.phase.is_empty()
+            && phases.phase(&snapshot.phase).is_none()
+        {
+            return Err(SessionStartError::UnknownSavedPhase {
+                session_id: self.session_id.clone().unwrap_or_default(),
+                phase: snapshot.phase.clone(),
+            });
+        }
+        Ok(())
+    }
+}
