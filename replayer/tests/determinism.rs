@@ -13,12 +13,12 @@ use reel_actors::clock::TokioClock;
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::{ToolDispatcher, TypedTool};
-use reel_actors::{EventEnvelope, Lane, LiveSessionBuilder};
+use reel_actors::{Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig};
-use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
+use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
 use reel_replayer::{DivergenceKind, PathDiff};
-use replay_support::{connect, drain, lane, replay_to_end};
+use replay_support::{Outcome, connect, drain, lane, replay_outcome};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -65,13 +65,6 @@ fn phases() -> PhaseMachine {
 
 fn config() -> SessionConfig {
     SessionConfig::default().session_resume(true)
-}
-
-/// Everything a session produced that the contract compares.
-struct Outcome {
-    events: Vec<EventEnvelope>,
-    state: Value,
-    journal: Vec<StateMutation>,
 }
 
 fn text(t: &str) -> Value {
@@ -131,28 +124,14 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
     assert_eq!(end.reason, "closed with code 1000: client disconnect");
     let mut all = early;
     all.extend(drain(&mut events).await);
-    let outcome = Outcome {
-        events: all,
-        state: handle.state().snapshot().to_json(),
-        journal: journal.entries(),
-    };
-    (outcome, recorder.entries())
+    (Outcome::of(all, &handle, &journal), recorder.entries())
 }
 
 async fn replay(entries: Vec<WireEntry>, temp_c: i64) -> (Outcome, reel_replayer::Replay) {
-    let journal = Arc::new(MemoryJournalSink::new());
     let builder = LiveSessionBuilder::new(config(), ApiEndpoint::offline())
         .dispatcher(dispatcher(temp_c))
-        .phases(phases())
-        .journal_sink(journal.clone() as Arc<dyn JournalSink>);
-    let (replay, events, end) = replay_to_end(builder, entries).await;
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
-    let outcome = Outcome {
-        events,
-        state: replay.handle().state().snapshot().to_json(),
-        journal: journal.entries(),
-    };
-    (outcome, replay)
+        .phases(phases());
+    replay_outcome(builder, entries).await
 }
 
 #[tokio::test(start_paused = true)]

@@ -13,11 +13,11 @@ use reel_actors::reactive::{ReactiveConfig, TemporalRegistry, Watcher};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::writer::Origin;
-use reel_actors::{EventEnvelope, Lane, LiveSessionBuilder};
+use reel_actors::{Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
-use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
+use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
-use replay_support::{connect, drain, lane, replay_to_end, seen, turn_complete};
+use replay_support::{Outcome, connect, drain, lane, replay_outcome, seen, turn_complete};
 use serde_json::{Value, json};
 
 const T0: u64 = 1_718_000_000_000;
@@ -95,12 +95,6 @@ fn reactive() -> ReactiveConfig {
         )
 }
 
-struct Outcome {
-    events: Vec<EventEnvelope>,
-    state: Value,
-    journal: Vec<StateMutation>,
-}
-
 fn usage(e: &SessionEvent) -> bool {
     matches!(e, SessionEvent::Usage(_))
 }
@@ -167,28 +161,14 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
     assert_eq!(end.reason, "closed with code 1000: client disconnect");
     let mut all = early;
     all.extend(drain(&mut events).await);
-    let outcome = Outcome {
-        events: all,
-        state: handle.state().snapshot().to_json(),
-        journal: journal.entries(),
-    };
-    (outcome, recorder.entries())
+    (Outcome::of(all, &handle, &journal), recorder.entries())
 }
 
 async fn replay(entries: Vec<WireEntry>) -> (Outcome, reel_replayer::Replay) {
-    let journal = Arc::new(MemoryJournalSink::new());
     let builder = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
         .dispatcher(dispatcher())
-        .reactive(reactive())
-        .journal_sink(journal.clone() as Arc<dyn JournalSink>);
-    let (replay, events, end) = replay_to_end(builder, entries).await;
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
-    let outcome = Outcome {
-        events,
-        state: replay.handle().state().snapshot().to_json(),
-        journal: journal.entries(),
-    };
-    (outcome, replay)
+        .reactive(reactive());
+    replay_outcome(builder, entries).await
 }
 
 #[tokio::test(start_paused = true)]

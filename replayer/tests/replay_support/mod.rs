@@ -1,10 +1,11 @@
 //! Shared pieces of the tests that record a session on loopback and replay it offline
 //! (determinism, reactive_replay, extraction_replay): reading a session's events lane by
-//! lane, connecting to the scripted server, waiting for an event on the control lane, and
-//! replaying a recording to its end.
+//! lane, connecting to the scripted server, waiting for an event on the control lane,
+//! replaying a recording to its end, and what a session produced that the contract compares.
 
 #![allow(dead_code)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::testing::{ScriptedServer, ServerConn};
@@ -12,9 +13,10 @@ use reel_actors::{
     EventEnvelope, EventStream, Lane, LiveEvent, LiveHandle, LiveSessionBuilder, SessionEnd,
 };
 use reel_protocol::SessionEvent;
+use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::WireEntry;
 use reel_replayer::{Pacing, Replay, ReplayOptions, Tape, replay_session};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Connects `builder` to `server`, which answers the setup `setup_ms` after reading it:
 /// the session's handle and the server's side of the connection.
@@ -93,4 +95,45 @@ pub async fn replay_to_end(
     let end = replay.disconnect().await;
     let events = drain(&mut events).await;
     (replay, events, end)
+}
+
+/// Everything a session produced that the record & replay contract compares.
+pub struct Outcome {
+    /// Every event the session published, from the start to the end.
+    pub events: Vec<EventEnvelope>,
+    /// The final state, as JSON.
+    pub state: Value,
+    /// The journal, entry by entry.
+    pub journal: Vec<StateMutation>,
+}
+
+impl Outcome {
+    /// What the session behind `handle` produced: `events`, its final state, and what
+    /// `journal` holds.
+    pub fn of(
+        events: Vec<EventEnvelope>,
+        handle: &LiveHandle,
+        journal: &MemoryJournalSink,
+    ) -> Self {
+        Outcome {
+            events,
+            state: handle.state().snapshot().to_json(),
+            journal: journal.entries(),
+        }
+    }
+}
+
+/// Replays `entries` through `builder` with a fresh journal (see [`replay_to_end`]), checks
+/// the session ended with the client's disconnect, and returns what it produced and the
+/// replay.
+pub async fn replay_outcome(
+    builder: LiveSessionBuilder,
+    entries: Vec<WireEntry>,
+) -> (Outcome, Replay) {
+    let journal = Arc::new(MemoryJournalSink::new());
+    let builder = builder.journal_sink(journal.clone() as Arc<dyn JournalSink>);
+    let (replay, events, end) = replay_to_end(builder, entries).await;
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let outcome = Outcome::of(events, replay.handle(), &journal);
+    (outcome, replay)
 }
