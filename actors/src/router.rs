@@ -282,25 +282,23 @@ impl RouterState {
     }
 
     fn lifecycle(&mut self, step: Lifecycle, ts_ms: u64) {
-        if let Lifecycle::AppText(text) = step {
-            self.route([SessionEvent::UserText(text)], ts_ms);
-            return;
-        }
-        let input = match &step {
+        let input = match step {
             Lifecycle::ConnectStarted => PhaseInput::ConnectStarted,
             Lifecycle::SetupSent => PhaseInput::SetupSent,
-            Lifecycle::Sent(command) => {
+            Lifecycle::Sent(ref command) => {
                 if ends_user_turn(command) {
                     self.awaiting_response_since = Some(ts_ms);
                 }
                 PhaseInput::Command(command)
             }
-            // Handled above.
-            Lifecycle::AppText(_) => return,
+            // Not a phase step: an event for the control lane.
+            Lifecycle::AppText(text) => {
+                return self.route([SessionEvent::UserText(text)], ts_ms);
+            }
         };
         if let Some((from, to)) = self.tracker.apply(input) {
             self.phase.send_replace(to);
-            self.route(vec![SessionEvent::PhaseChanged { from, to }], ts_ms);
+            self.route([SessionEvent::PhaseChanged { from, to }], ts_ms);
         }
     }
 
