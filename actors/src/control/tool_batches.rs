@@ -102,6 +102,11 @@ impl ToolBatches {
         self.batches.get(&id)
     }
 
+    /// Call `index` of batch `id`.
+    pub fn slot_mut(&mut self, id: u64, index: usize) -> Option<&mut CallSlot> {
+        self.batches.get_mut(&id)?.calls.get_mut(index)
+    }
+
     /// The numbers of the batches in flight, oldest first.
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
         self.batches.keys().copied()

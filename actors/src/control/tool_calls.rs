@@ -90,11 +90,7 @@ impl ControlLaneArgs {
     }
 
     pub(crate) fn cancel_call(&self, data: &mut ControlData, batch: u64, index: usize) {
-        let Some(slot) = data
-            .batches
-            .get_mut(batch)
-            .and_then(|b| b.calls.get_mut(index))
-        else {
+        let Some(slot) = data.batches.slot_mut(batch, index) else {
             return;
         };
         if let CallStatus::Running(cancel) = &slot.status {
@@ -118,11 +114,7 @@ impl ControlLaneArgs {
         index: usize,
         outcome: ToolOutcome,
     ) {
-        let Some(slot) = data
-            .batches
-            .get_mut(batch)
-            .and_then(|b| b.calls.get_mut(index))
-        else {
+        let Some(slot) = data.batches.slot_mut(batch, index) else {
             return;
         };
         if !matches!(slot.status, CallStatus::Running(_)) {
