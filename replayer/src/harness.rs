@@ -174,6 +174,26 @@ impl Replay {
             None => self.handle.disconnect().await,
         }
     }
+
+    /// Runs the replay to its end: lets the recorded frames flow, waits until every one was
+    /// handed over and consumed, then ends the session. Every event since the start reaches
+    /// `on_event` while the replay runs (nothing is held back), the last before this returns.
+    pub async fn run_to_end(&mut self, mut on_event: impl FnMut(EventEnvelope)) -> SessionEnd {
+        let mut events = self.events();
+        let drive = async {
+            self.release();
+            self.drained().await;
+            self.disconnect().await
+        };
+        // The stream ends when the session has ended and every event was read.
+        let collect = async {
+            while let Some(event) = events.recv().await {
+                on_event(event);
+            }
+        };
+        let (end, ()) = tokio::join!(drive, collect);
+        end
+    }
 }
 
 /// Events from `stream` until none arrives for `idle`, or `max` has passed, or the stream

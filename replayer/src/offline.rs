@@ -89,22 +89,20 @@ pub async fn replay_offline(
         without_application: true,
         ..ReplayOptions::default()
     };
+    replay_to_end(builder, tape, options).await
+}
+
+/// Replays `tape` through `builder` with `options` to its end (see [`crate::Replay::run_to_end`])
+/// and gathers what it produced: the summary of its events, its final state, the runtime's
+/// frames and where they parted from the recording.
+pub async fn replay_to_end(
+    builder: LiveSessionBuilder,
+    tape: Tape,
+    options: ReplayOptions,
+) -> Result<OfflineReplay, ReplayError> {
     let mut replay = replay_session(builder, tape, options).await?;
-    let mut events = replay.events();
-    let drive = async {
-        replay.release();
-        replay.drained().await;
-        replay.disconnect().await
-    };
-    // The stream ends when the session has ended and every event was read.
-    let collect = async {
-        let mut summary = SummaryBuilder::new();
-        while let Some(event) = events.recv().await {
-            summary.push(&event);
-        }
-        summary
-    };
-    let (end, summary) = tokio::join!(drive, collect);
+    let mut summary = SummaryBuilder::new();
+    let end = replay.run_to_end(|event| summary.push(&event)).await;
     Ok(OfflineReplay {
         summary: summary.finish(),
         state: replay.handle().state().snapshot(),

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::LiveSessionBuilder;
-use reel_actors::writer::Origin;
 use reel_protocol::ApiEndpoint;
 use reel_recorder::journal::{
     FileJournalSink, JournalSink, MemoryJournalSink, StateMutation, read_journal,
@@ -15,10 +14,9 @@ use reel_recorder::wire_log::{WireEntry, WireRecorder};
 use reel_recorder::{FileWireRecorder, RecordError, read_wire_log};
 use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
 use reel_replayer::log_stats::LogStats;
-use reel_replayer::offline::OfflineReplay;
+use reel_replayer::offline::{OfflineReplay, replay_to_end};
 use reel_replayer::server::{Pace, ServeError, TapeLibrary, TapeServer};
-use reel_replayer::summary::summarize;
-use reel_replayer::{Pacing, ReplayError, ReplayOptions, Tape, replay_session};
+use reel_replayer::{Pacing, ReplayError, ReplayOptions, Tape};
 
 use super::{WEATHER_TAPE, conversation, weather};
 
@@ -177,39 +175,13 @@ pub async fn replay_recording(recording: &Recording) -> Result<ReplayOutcome, De
         pacing: Pacing::Causal,
         ..ReplayOptions::default()
     };
-    let mut replay = replay_session(builder, Tape::from_entries(entries), options).await?;
-    let mut events = replay.events();
-    let drive = async {
-        replay.release();
-        replay.drained().await;
-        replay.disconnect().await
-    };
-    let collect = async {
-        let mut all = Vec::new();
-        while let Some(event) = events.recv().await {
-            all.push(event);
-        }
-        all
-    };
-    let (end, all) = tokio::join!(drive, collect);
-    let state = replay.handle().state().snapshot();
+    let replay = replay_to_end(builder, Tape::from_entries(entries), options).await?;
     let replayed = replayed_journal.entries();
     let recorded_final = JournalFinal::from_mutations(recorded_journal.iter().cloned());
-    let journal_diff = recorded_final.diff(state.iter());
+    let journal_diff = recorded_final.diff(replay.state.iter());
     Ok(ReplayOutcome {
         stats,
-        replay: OfflineReplay {
-            summary: summarize(&all),
-            state,
-            runtime_frames: replay
-                .outbound_frames()
-                .into_iter()
-                .filter(|f| f.origin == Origin::Runtime)
-                .collect(),
-            divergences: replay.divergences(),
-            taken_from_recording: replay.taken_from_recording(),
-            end,
-        },
+        replay,
         recorded_journal: recorded_final,
         journal_identical: replayed == recorded_journal,
         journal_entries: (recorded_journal.len(), replayed.len()),
