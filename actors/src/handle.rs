@@ -10,6 +10,7 @@ use tokio::sync::watch;
 use crate::events::{EventHub, EventStream};
 use crate::llm::{BaseLlm, LlmInterceptor};
 use crate::playback::PlaybackQueue;
+use crate::session::SessionStartError;
 use crate::state::State;
 use crate::supervisor::SessionEnd;
 use crate::telemetry::{TelemetryShared, TelemetrySnapshot};
@@ -150,6 +151,19 @@ impl LiveHandle {
                 changed = ended.changed() => if changed.is_err() { return false },
             }
         }
+    }
+
+    /// Waits until the session is live (setup complete); if it ends first, the
+    /// [`SessionStartError::NotLive`] saying why.
+    pub async fn wait_until_live(&self) -> Result<(), SessionStartError> {
+        if self.wait_for_phase(SessionPhase::Active).await {
+            return Ok(());
+        }
+        let reason = self
+            .ended()
+            .map(|end| end.reason)
+            .unwrap_or_else(|| "the session stopped".to_owned());
+        Err(SessionStartError::NotLive { reason })
     }
 
     /// Counters, latencies and token usage now.

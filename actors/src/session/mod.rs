@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use reel_protocol::{ApiEndpoint, SessionConfig, SessionPhase};
+use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::JournalSink;
 use reel_recorder::wire_log::WireRecorder;
 
@@ -379,14 +379,8 @@ impl LiveSessionBuilder {
     /// Starts the session and waits until it is live (setup complete), or ended.
     pub async fn connect(self) -> Result<LiveHandle, SessionStartError> {
         let handle = self.spawn().await?;
-        if handle.wait_for_phase(SessionPhase::Active).await {
-            return Ok(handle);
-        }
-        let reason = handle
-            .ended()
-            .map(|end| end.reason)
-            .unwrap_or_else(|| "the session stopped".to_owned());
-        Err(SessionStartError::NotLive { reason })
+        handle.wait_until_live().await?;
+        Ok(handle)
     }
 }
 
