@@ -576,7 +576,11 @@ async fn broken_tape_files_fail_with_exact_errors() {
     };
     assert_eq!(error.path(), missing);
     std::fs::write(dir.join("good.json"), good.to_string()).unwrap();
-    assert!(ReplayLlm::open(dir.join("good.json")).is_ok());
+    let opened = ReplayLlm::open(dir.join("good.json")).unwrap();
+    assert_eq!(
+        opened.tape(),
+        &serde_json::from_value::<LlmTape>(good).unwrap()
+    );
 }
 
 /// A model that never answers.
