@@ -26,7 +26,8 @@ use std::process::ExitCode;
 use booking::{Activity, Booking, CALLER_TURNS, booking_assistant, converse};
 use main_of::main_of;
 use reel::protocol::ApiEndpoint;
-use reel::recorder::WireEntry;
+use reel::recorder::jsonl::JsonlReader;
+use reel::recorder::{RecordError, WireEntry, WireLogReader};
 use reel::replayer::server::{Pace, TapeLibrary, TapeServer};
 
 /// The bundled tape: this application's call, recorded against a scripted model.
@@ -45,17 +46,10 @@ pub enum Target {
     Live,
 }
 
-/// The bundled tape as wire entries.
-pub fn bundled_tape() -> Result<Vec<WireEntry>, Box<dyn Error>> {
-    PHASES_TAPE
-        .lines()
-        .enumerate()
-        .map(|(index, line)| {
-            serde_json::from_str(line).map_err(|e| {
-                format!("assets/tapes/phases.wire.jsonl line {}: {e}", index + 1).into()
-            })
-        })
-        .collect()
+/// The bundled tape as wire entries, read and checked as any wire log is.
+pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
+    let lines = JsonlReader::new(PHASES_TAPE.as_bytes(), "assets/tapes/phases.wire.jsonl");
+    WireLogReader::new(lines).collect()
 }
 
 /// Runs the whole call against `target` and returns what it showed.

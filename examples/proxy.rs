@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use main_of::main_of;
-use reel::recorder::WireEntry;
+use reel::recorder::jsonl::JsonlReader;
+use reel::recorder::{RecordError, WireEntry, WireLogReader};
 use reel::replayer::server::{
     RunningServer, SelfSignedCertificate, TapeLibrary, TapeServer, TlsFiles, Upstream,
 };
@@ -117,17 +118,10 @@ pub fn recordings(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// The bundled tape as wire entries.
-pub fn bundled_tape() -> Result<Vec<WireEntry>, Box<dyn Error>> {
-    PROXY_TAPE
-        .lines()
-        .enumerate()
-        .map(|(index, line)| {
-            serde_json::from_str(line).map_err(|e| {
-                format!("assets/tapes/proxy.wire.jsonl line {}: {e}", index + 1).into()
-            })
-        })
-        .collect()
+/// The bundled tape as wire entries, read and checked as any wire log is.
+pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
+    let lines = JsonlReader::new(PROXY_TAPE.as_bytes(), "assets/tapes/proxy.wire.jsonl");
+    WireLogReader::new(lines).collect()
 }
 
 /// A tape server on loopback playing the bundled tape: an upstream that needs no key.
