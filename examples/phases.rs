@@ -19,6 +19,8 @@
 pub mod booking;
 #[path = "support/main_of.rs"]
 mod main_of;
+#[path = "support/tape_server.rs"]
+mod tape_server;
 
 use std::error::Error;
 use std::process::ExitCode;
@@ -28,7 +30,7 @@ use main_of::main_of;
 use reel::protocol::ApiEndpoint;
 use reel::recorder::jsonl::JsonlReader;
 use reel::recorder::{RecordError, WireEntry, WireLogReader};
-use reel::replayer::server::{Pace, TapeLibrary, TapeServer};
+use tape_server::{endpoint_of, serve_tape};
 
 /// The bundled tape: this application's call, recorded against a scripted model.
 pub const PHASES_TAPE: &str = include_str!("../assets/tapes/phases.wire.jsonl");
@@ -56,18 +58,8 @@ pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
 pub async fn run(target: Target) -> Result<Booking, Box<dyn Error>> {
     match target {
         Target::BundledTape { speed } => {
-            let pace = match speed {
-                Some(speed) => Pace::Recorded { speed },
-                None => Pace::AtOnce,
-            };
-            let mut server =
-                TapeServer::replay(TapeLibrary::new().with_entries("phases", bundled_tape()?))
-                    .pace(pace)
-                    .start()
-                    .await?;
-            let endpoint = ApiEndpoint::google_ai("")
-                .without_credential()
-                .with_base_url(&server.base_url());
+            let mut server = serve_tape("phases", bundled_tape()?, speed).await?;
+            let endpoint = endpoint_of(&server);
             let booking = call(endpoint).await;
             server.shutdown().await;
             booking

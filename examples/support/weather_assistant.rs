@@ -8,6 +8,8 @@
 // Shared by the `weather` and `replay_test` examples; each uses part of it.
 #![allow(dead_code)]
 
+#[path = "tape_server.rs"]
+mod tape_server;
 #[path = "turns.rs"]
 mod turns;
 
@@ -17,9 +19,11 @@ use reel::actors::tools::{ToolContext, ToolError, TypedTool};
 use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::demo::weather::{Conditions, lookup};
 use reel::fluent::{Live, LiveBuilder};
-use reel::protocol::{ApiEndpoint, SessionEvent};
-use reel::replayer::server::{Pace, RunningServer, TapeLibrary, TapeServer};
+use reel::protocol::SessionEvent;
+use reel::replayer::server::RunningServer;
 use serde_json::Value;
+pub use tape_server::endpoint_of;
+use tape_server::serve_tape;
 use turns::wait_for_turn;
 
 /// What the user says, turn by turn: the first is the greeting.
@@ -87,23 +91,7 @@ pub fn assistant() -> LiveBuilder {
 /// The tape server playing the bundled weather tape on loopback: the recorded model,
 /// at the recorded pace divided by `speed`, or at once.
 pub async fn serve_bundled_tape(speed: Option<f64>) -> Result<RunningServer, Box<dyn Error>> {
-    let tape = reel::demo::run::bundled_tape()?;
-    let pace = match speed {
-        Some(speed) => Pace::Recorded { speed },
-        None => Pace::AtOnce,
-    };
-    let server = TapeServer::replay(TapeLibrary::new().with_entries("weather", tape))
-        .pace(pace)
-        .start()
-        .await?;
-    Ok(server)
-}
-
-/// Where to reach `server`: Google AI's protocol, no credential.
-pub fn endpoint_of(server: &RunningServer) -> ApiEndpoint {
-    ApiEndpoint::google_ai("")
-        .without_credential()
-        .with_base_url(&server.base_url())
+    serve_tape("weather", reel::demo::run::bundled_tape()?, speed).await
 }
 
 /// What the conversation showed, lane by lane.
