@@ -1,8 +1,8 @@
 //! Starting a live session: at an endpoint given in code, Google AI with a key, Vertex AI
 //! with a token, or wherever the environment says.
 
-use reel_actors::{LiveHandle, SessionStartError};
-use reel_protocol::{ApiEndpoint, Secret, SessionPhase};
+use reel_actors::LiveHandle;
+use reel_protocol::{ApiEndpoint, Secret};
 
 use crate::builder::LiveBuilder;
 use crate::error::ConnectError;
@@ -48,14 +48,8 @@ impl LiveBuilder {
             // failure means the session already ended, which is reported just below.
             let _ = handle.send_text(greeting);
         }
-        if handle.wait_for_phase(SessionPhase::Active).await {
-            return Ok(handle);
-        }
-        let reason = handle
-            .ended()
-            .map(|end| end.reason)
-            .unwrap_or_else(|| "the session stopped".to_owned());
-        Err(SessionStartError::NotLive { reason }.into())
+        handle.wait_until_live().await?;
+        Ok(handle)
     }
 
     /// [`connect`](LiveBuilder::connect) to Google AI with an API key.
