@@ -10,8 +10,9 @@ use reel_protocol::ApiEndpoint;
 use reel_recorder::journal::{
     FileJournalSink, JournalSink, MemoryJournalSink, StateMutation, read_journal,
 };
+use reel_recorder::jsonl::JsonlReader;
 use reel_recorder::wire_log::{WireEntry, WireRecorder};
-use reel_recorder::{FileWireRecorder, RecordError, read_wire_log};
+use reel_recorder::{FileWireRecorder, RecordError, WireLogReader, read_wire_log};
 use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
 use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::{OfflineReplay, replay_to_end};
@@ -28,7 +29,7 @@ pub const TURN_TIMEOUT: Duration = Duration::from_secs(30);
 pub enum DemoError {
     /// The bundled tape did not load (a build problem).
     #[error("the bundled tape is unreadable: {0}")]
-    Tape(String),
+    Tape(RecordError),
     /// The tape server did not start.
     #[error("the tape server did not start: {0}")]
     Serve(#[from] ServeError),
@@ -98,16 +99,12 @@ fn builder(endpoint: ApiEndpoint) -> Result<LiveSessionBuilder, DemoError> {
         .phases(phases))
 }
 
-/// The bundled tape as wire entries.
+/// The bundled tape as wire entries, read (and checked) like any wire log.
 pub fn bundled_tape() -> Result<Vec<WireEntry>, DemoError> {
-    WEATHER_TAPE
-        .lines()
-        .enumerate()
-        .map(|(index, line)| {
-            serde_json::from_str(line)
-                .map_err(|e| DemoError::Tape(format!("line {}: {e}", index + 1)))
-        })
-        .collect()
+    let lines = JsonlReader::new(WEATHER_TAPE.as_bytes(), "assets/tapes/weather.wire.jsonl");
+    WireLogReader::new(lines)
+        .collect::<Result<_, _>>()
+        .map_err(DemoError::Tape)
 }
 
 /// Runs the assistant's session against `endpoint`, recording its wire log and journal
