@@ -210,8 +210,9 @@ impl LiveBuilder {
             persisting.backend = memory.clone();
             (memory, persisting.session_id.clone())
         });
+        let mut restored_at = None;
         if let (Some((memory, id)), Some(log)) = (&snapshots, &log) {
-            seed_resumed_from(memory, id, log).await?;
+            restored_at = seed_resumed_from(memory, id, log).await?;
         }
         let endpoint = tape
             .peek()
@@ -223,7 +224,10 @@ impl LiveBuilder {
             journal: Some(Arc::clone(&journal) as Arc<dyn JournalSink>),
             resume: None,
         };
-        let session = plan.session_builder(endpoint, recorders);
+        let mut session = plan.session_builder(endpoint, recorders);
+        if let Some(ms) = restored_at {
+            session = session.restored_at(ms);
+        }
         let mut replay = replay_session(session, tape, options).await?;
         let from_start = self.relay.subscribe();
         self.relay.forward(replay.events());
@@ -236,22 +240,24 @@ impl LiveBuilder {
 
 /// Puts the snapshot the recorded session resumed from (`X.resume.json` beside the wire
 /// log `log`), if it has one, in the replay's backend under `session_id`: the replay then
-/// resumes from it exactly as the recording did.
+/// resumes from it exactly as the recording did. Returns the session time the recording
+/// restored it at, when the file says.
 async fn seed_resumed_from(
     memory: &MemoryPersistence,
     session_id: &str,
     log: &Path,
-) -> Result<(), ReplayError> {
-    if let Some(snapshot) = resume_file::read_beside(log, session_id)
+) -> Result<Option<u64>, ReplayError> {
+    let Some(file) = resume_file::read_beside(log, session_id)
         .await
         .map_err(ReplayError::Resume)?
-    {
-        memory
-            .save(session_id, &snapshot)
-            .await
-            .map_err(ReplayError::Resume)?;
-    }
-    Ok(())
+    else {
+        return Ok(None);
+    };
+    memory
+        .save(session_id, &file.snapshot)
+        .await
+        .map_err(ReplayError::Resume)?;
+    Ok(file.restored_at_ms)
 }
 
 /// An endpoint that never connects, on the platform the recording was made on: the setup

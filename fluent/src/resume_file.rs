@@ -8,14 +8,32 @@
 //! Recording writes the snapshot here — the one the runtime restored, handed over by
 //! [`LiveSessionBuilder::on_snapshot_restored`](reel_actors::LiveSessionBuilder::on_snapshot_restored)
 //! before the session starts — and a replay of `X.wire.jsonl` seeds its backend with it.
+//!
+//! The file is the snapshot's JSON with one more field, `restored_at_ms`: the session time
+//! the restored state was stamped with. It is not in the wire log (the session restores
+//! before it connects), and a replay restores at that time again, so the journal entries
+//! of the restore come out equal however long the recorded connect took. A file without it
+//! (an older recording) replays with the restore stamped at the tape's start.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use reel_actors::llm::Cassette;
-use reel_actors::persistence::{PersistenceError, SessionSnapshot};
+use reel_actors::persistence::{PersistenceError, RestoredSnapshot, SessionSnapshot};
 use reel_actors::session::RestoredHook;
+use serde::{Deserialize, Serialize};
 use tokio::io::AsyncWriteExt;
+
+/// What a resume file holds: the snapshot, and when it was restored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ResumeFile {
+    /// The snapshot the session resumed from.
+    #[serde(flatten)]
+    pub(crate) snapshot: SessionSnapshot,
+    /// The session time its state was restored at (epoch ms); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) restored_at_ms: Option<u64>,
+}
 
 /// The file a session recorded to `wire_log` keeps its resumed-from snapshot in.
 pub(crate) fn resume_path_beside(wire_log: &Path) -> PathBuf {
@@ -46,17 +64,21 @@ pub(crate) fn remove_stale(path: &Path) -> Result<(), PersistenceError> {
 
 /// The hook that writes the restored snapshot of session `session_id` to `path`.
 pub(crate) fn writer(path: PathBuf, session_id: String) -> RestoredHook {
-    Box::new(move |snapshot| Box::pin(write(path, session_id, snapshot)))
+    Box::new(move |restored| Box::pin(write(path, session_id, restored)))
 }
 
-/// Writes `snapshot` as pretty JSON to `path`, atomically: a temporary file beside it,
+/// Writes `restored` as pretty JSON to `path`, atomically: a temporary file beside it,
 /// flushed to disk, renamed over it. A reader sees no file or the whole snapshot.
 async fn write(
     path: PathBuf,
     session_id: String,
-    snapshot: SessionSnapshot,
+    restored: RestoredSnapshot,
 ) -> Result<(), PersistenceError> {
-    let bytes = serde_json::to_vec_pretty(&snapshot)
+    let file = ResumeFile {
+        snapshot: restored.snapshot,
+        restored_at_ms: Some(restored.restored_at_ms),
+    };
+    let bytes = serde_json::to_vec_pretty(&file)
         .map_err(|source| PersistenceError::Encode { session_id, source })?;
     let name = path
         .file_name()
@@ -82,12 +104,12 @@ async fn write(
     Ok(())
 }
 
-/// The snapshot beside the wire log `wire_log` that its session resumed from, if it has
-/// one.
+/// The snapshot beside the wire log `wire_log` that its session resumed from, and when,
+/// if it has one.
 pub(crate) async fn read_beside(
     wire_log: &Path,
     session_id: &str,
-) -> Result<Option<SessionSnapshot>, PersistenceError> {
+) -> Result<Option<ResumeFile>, PersistenceError> {
     let path = resume_path_beside(wire_log);
     let bytes = match tokio::fs::read(&path).await {
         Ok(bytes) => bytes,
@@ -112,6 +134,39 @@ pub(crate) async fn read_beside(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_file_is_the_snapshot_with_its_restore_time_which_older_files_lack() {
+        let snapshot = SessionSnapshot {
+            state: [("app:name".to_owned(), serde_json::json!("Ada"))]
+                .into_iter()
+                .collect(),
+            phase: "booking".into(),
+            turn_count: 1,
+            transcript_summary: String::new(),
+            resume_handle: Some("h-1".into()),
+            saved_at: "2024-06-10T06:13:20.000Z".into(),
+        };
+        let file = ResumeFile {
+            snapshot: snapshot.clone(),
+            restored_at_ms: Some(1_718_000_000_000),
+        };
+        let mut expected = serde_json::to_value(&snapshot).unwrap();
+        expected["restored_at_ms"] = 1_718_000_000_000u64.into();
+        assert_eq!(serde_json::to_value(&file).unwrap(), expected);
+        assert_eq!(
+            serde_json::from_value::<ResumeFile>(expected).unwrap(),
+            file
+        );
+        let older = serde_json::to_value(&snapshot).unwrap();
+        assert_eq!(
+            serde_json::from_value::<ResumeFile>(older).unwrap(),
+            ResumeFile {
+                snapshot,
+                restored_at_ms: None
+            }
+        );
+    }
 
     #[test]
     fn the_resume_file_shares_the_recording_stem() {

@@ -342,8 +342,13 @@ async fn a_resumed_session_replays_from_the_snapshot_kept_beside_its_wire_log() 
         next(&mut second_log).await,
         "resumed in booking after 1 turns, name Ada"
     );
-    // Written before the session started: exactly the snapshot it resumed from.
-    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&resume).unwrap()).unwrap();
+    // Written before the session started: exactly the snapshot it resumed from, and the
+    // session time its state was restored at (the clock's start).
+    let mut kept: Value = serde_json::from_str(&std::fs::read_to_string(&resume).unwrap()).unwrap();
+    assert_eq!(
+        kept.as_object_mut().unwrap().remove("restored_at_ms"),
+        Some(json!(support::T0))
+    );
     assert_eq!(kept, resumed_from);
     conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-2", "resumable": true}}))
         .await;

@@ -7,7 +7,8 @@
 //! [`LiveSessionBuilder::session_id`](crate::LiveSessionBuilder::session_id). Then:
 //!
 //! - **At start**, if the backend holds a snapshot for the id: the state is restored (one
-//!   batch, journaled like any write), the phase machine starts in the saved phase (its
+//!   batch, journaled like any write, stamped with the session time the session started
+//!   at, or the recorded one in a replay: see [`RestoredSnapshot`]), the phase machine starts in the saved phase (its
 //!   instruction is the setup's system instruction; the initial phase's `on_enter` does not
 //!   run), the turn count goes on from the saved one, and the saved resumption handle is
 //!   presented to the server in the setup (`sessionResumption.handle`). When the session is
@@ -28,6 +29,7 @@
 mod error;
 mod fs;
 mod memory;
+mod restored;
 mod saver;
 mod session_id;
 mod snapshot;
@@ -38,6 +40,7 @@ use futures_util::future::BoxFuture;
 pub use error::PersistenceError;
 pub use fs::FsPersistence;
 pub use memory::MemoryPersistence;
+pub use restored::RestoredSnapshot;
 pub use session_id::{MAX_SESSION_ID_LEN, SessionIdProblem, check_session_id};
 pub use snapshot::{SUMMARY_TURNS, SessionSnapshot};
 pub use time::rfc3339_utc;

@@ -30,7 +30,9 @@ use crate::events::{EventHub, EventStream};
 use crate::extract::{DEFAULT_EXTRACTION_TIMEOUT, TurnExtractor};
 use crate::handle::LiveHandle;
 use crate::llm::LlmInterceptor;
-use crate::persistence::{PersistenceError, SessionPersistence, SessionSnapshot, check_session_id};
+use crate::persistence::{
+    PersistenceError, RestoredSnapshot, SessionPersistence, SessionSnapshot, check_session_id,
+};
 use crate::phases::PhaseMachine;
 use crate::reactive::ReactiveConfig;
 use crate::state::State;
@@ -47,9 +49,10 @@ pub use error::SessionStartError;
 pub const DEFAULT_SESSION_BUDGET: Duration = Duration::from_secs(15 * 60);
 
 /// What [`LiveSessionBuilder::on_snapshot_restored`] runs: given the snapshot the session
-/// restores, before any of its actors start; an error stops the start.
+/// restores and the session time it restores it at, before any of its actors start; an
+/// error stops the start.
 pub type RestoredHook =
-    Box<dyn FnOnce(SessionSnapshot) -> BoxFuture<'static, Result<(), PersistenceError>> + Send>;
+    Box<dyn FnOnce(RestoredSnapshot) -> BoxFuture<'static, Result<(), PersistenceError>> + Send>;
 
 /// Everything a session is made of, before it starts.
 pub struct LiveSessionBuilder {
@@ -78,6 +81,7 @@ pub struct LiveSessionBuilder {
     persistence: Option<Arc<dyn SessionPersistence>>,
     session_id: Option<String>,
     on_restored: Option<RestoredHook>,
+    restored_at: Option<u64>,
 }
 
 impl LiveSessionBuilder {
@@ -109,6 +113,7 @@ impl LiveSessionBuilder {
             persistence: None,
             session_id: None,
             on_restored: None,
+            restored_at: None,
         }
     }
 
@@ -288,8 +293,9 @@ impl LiveSessionBuilder {
     /// [`persistence`](Self::persistence) backend, once it is loaded and checked and before
     /// any actor starts (so before the setup is sent); not at all when there is none. The
     /// hook gets exactly what the session resumes from — no second load that could see a
-    /// newer snapshot. A recording keeps it beside the wire log this way, so that a replay
-    /// can resume from it too. If the hook fails, [`spawn`](Self::spawn) fails with
+    /// newer snapshot — and the session time the restored state is stamped with. A
+    /// recording keeps both beside the wire log this way, so that a replay can resume from
+    /// the snapshot too, at the same time ([`restored_at`](Self::restored_at)). If the hook fails, [`spawn`](Self::spawn) fails with
     /// [`SessionStartError::Persistence`] and nothing starts.
     ///
     /// ```
@@ -297,7 +303,10 @@ impl LiveSessionBuilder {
     /// # async fn main() {
     /// use std::sync::{Arc, Mutex};
     /// use reel_actors::LiveSessionBuilder;
-    /// use reel_actors::persistence::{MemoryPersistence, SessionPersistence, SessionSnapshot};
+    /// use reel_actors::clock::ManualClock;
+    /// use reel_actors::persistence::{
+    ///     MemoryPersistence, RestoredSnapshot, SessionPersistence, SessionSnapshot,
+    /// };
     /// use reel_protocol::{ApiEndpoint, SessionConfig};
     ///
     /// let backend = Arc::new(MemoryPersistence::new());
@@ -315,19 +324,32 @@ impl LiveSessionBuilder {
     /// let handle = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
     ///     .persistence(backend)
     ///     .session_id("caller-42")
-    ///     .on_snapshot_restored(Box::new(move |snapshot| {
-    ///         *keep.lock().unwrap() = Some(snapshot);
+    ///     .clock(Arc::new(ManualClock::new(1_718_000_000_000)))
+    ///     .on_snapshot_restored(Box::new(move |restored| {
+    ///         *keep.lock().unwrap() = Some(restored);
     ///         Box::pin(async { Ok(()) })
     ///     }))
     ///     .spawn()
     ///     .await
     ///     .unwrap();
-    /// assert_eq!(seen.lock().unwrap().as_ref(), Some(&saved));
+    /// let restored = RestoredSnapshot { snapshot: saved, restored_at_ms: 1_718_000_000_000 };
+    /// assert_eq!(seen.lock().unwrap().as_ref(), Some(&restored));
     /// handle.disconnect().await;
     /// # }
     /// ```
     pub fn on_snapshot_restored(mut self, hook: RestoredHook) -> Self {
         self.on_restored = Some(hook);
+        self
+    }
+
+    /// Stamps the state restored from the saved snapshot with session time `ms` (epoch
+    /// milliseconds) instead of the session clock's reading at the start. A replay of a
+    /// resumed session passes the time the recording restored it at
+    /// ([`RestoredSnapshot::restored_at_ms`], kept beside the wire log): the journal entries
+    /// of the restore then come out equal, however long the recorded connect took. Without
+    /// a snapshot to restore it does nothing.
+    pub fn restored_at(mut self, ms: u64) -> Self {
+        self.restored_at = Some(ms);
         self
     }
 

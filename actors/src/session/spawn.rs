@@ -8,7 +8,7 @@ use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
 use super::{LiveSessionBuilder, SessionStartError, instruction_text, load_snapshot};
-use crate::clock::{EventClock, SharedClock, TokioClock};
+use crate::clock::{EventClock, ManualClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs};
 use crate::extract::ExtractorSet;
 use crate::fast_lane::FastLaneArgs;
@@ -16,7 +16,7 @@ use crate::handle::LiveHandle;
 use crate::lane_feed::LaneProgress;
 use crate::llm::{LlmInterceptor, PassThrough};
 use crate::peers::Peers;
-use crate::persistence::{SessionSnapshot, SnapshotSaver};
+use crate::persistence::{RestoredSnapshot, SessionSnapshot, SnapshotSaver};
 use crate::playback::PlaybackQueue;
 use crate::recorder::{RecordQueue, RecorderArgs};
 use crate::router::RouterArgs;
@@ -34,9 +34,6 @@ impl LiveSessionBuilder {
         // across an await.
         let restored = load_snapshot(self.persistence.clone(), self.session_id.clone()).await?;
         self.check_saved_phase(restored.as_ref())?;
-        if let (Some(snapshot), Some(hook)) = (&restored, self.on_restored.take()) {
-            hook(snapshot.clone()).await?;
-        }
         let mut config = self.config_starting_in(
             restored
                 .as_ref()
@@ -53,6 +50,17 @@ impl LiveSessionBuilder {
             .clone()
             .unwrap_or_else(|| Arc::new(TokioClock::from_wall_clock()));
         let frame_clock_start = frame_clock.now_ms();
+        // The restore's stamp: the session's start, or the recorded one in a replay (the
+        // connect that follows takes however long it takes, so the setup frame's time
+        // cannot be it).
+        let restored_at_ms = self.restored_at.unwrap_or(frame_clock_start);
+        if let (Some(snapshot), Some(hook)) = (&restored, self.on_restored.take()) {
+            let restored = RestoredSnapshot {
+                snapshot: snapshot.clone(),
+                restored_at_ms,
+            };
+            hook(restored).await?;
+        }
         let record_queue = self
             .recorder
             .clone()
@@ -65,15 +73,17 @@ impl LiveSessionBuilder {
         ));
         // Inside the tree, time is event time: see `EventClock`.
         let clock = Arc::new(EventClock::new(frame_clock_start));
-        self.state.set_clock(Arc::clone(&clock) as SharedClock);
         // Restored before the control lane's data is made, so watchers take the restored
         // state as their starting point rather than as changes.
         if let Some(snapshot) = &restored {
+            self.state
+                .set_clock(Arc::new(ManualClock::new(restored_at_ms)) as SharedClock);
             self.state
                 .set_many(snapshot.state.clone())
                 .await
                 .map_err(SessionStartError::RestoreState)?;
         }
+        self.state.set_clock(Arc::clone(&clock) as SharedClock);
         let mut control_data = ControlData::new(self.budget, &self.state);
         if let Some(snapshot) = restored {
             control_data.resume_from(snapshot);

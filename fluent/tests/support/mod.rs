@@ -99,3 +99,27 @@ pub fn recording(builder: LiveBuilder) -> (LiveBuilder, Memory) {
         .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(T0))));
     (builder, memory)
 }
+
+/// A fresh folder in the temporary directory, removed when dropped.
+pub struct TempFolder(pub std::path::PathBuf);
+
+impl TempFolder {
+    /// `reel-fluent-<name>-<pid>`, created empty.
+    pub fn new(name: &str) -> TempFolder {
+        let dir = std::env::temp_dir().join(format!("reel-fluent-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempFolder(dir)
+    }
+
+    /// A path inside it.
+    pub fn join(&self, file: &str) -> std::path::PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for TempFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
