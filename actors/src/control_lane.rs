@@ -64,18 +64,20 @@ use reel_protocol::SessionEvent;
 use serde_json::{Value, json};
 
 use crate::callbacks::{ControlCallbacks, Interceptors};
+use crate::child::Child;
 use crate::control::signals::SessionSignals;
 use crate::control::tool_batches::ToolBatches;
-use crate::events::{Lane, LiveEvent, lock};
+use crate::events::{Lane, LiveEvent};
 use crate::extract::{ExtractionPoint, ExtractorSet};
-use crate::lane_feed::{EventBatch, LaneMessage, LaneProgress};
+use crate::fast_lane::{drained, report_failed};
+use crate::inbox::Failed;
+use crate::lane_inbox::{FailedItem, LANE_CHUNK, LaneItem};
 use crate::llm::LlmInterceptor;
 use crate::peers::Peers;
 use crate::persistence::{SessionSnapshot, SnapshotSaver};
 use crate::phases::PhaseMachine;
 use crate::reactive::{Reactive, ReactiveData, Scope};
 use crate::state::State;
-use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryShared;
 use crate::tools::{ToolDispatcher, ToolOutcome};
 use crate::transcript::{PendingTurn, TranscriptBuffer, TranscriptTurn};
@@ -87,23 +89,10 @@ pub const ACTIVE_PHASE_KEY: &str = "session:active_phase";
 pub const TURN_COUNT_KEY: &str = "session:turn_count";
 
 /// Messages to the control lane.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ControlMsg {
-    /// Events of one frame, in order.
-    Events(Arc<EventBatch>),
-    /// Tool calls finished: their outcomes wait in [`ControlLaneArgs::outcomes`].
-    ToolsDone,
-    /// No more events: cancel running tools, write the last state, report drained.
-    Shutdown,
-}
-
-impl LaneMessage for ControlMsg {
-    fn events(batch: Arc<EventBatch>) -> Self {
-        ControlMsg::Events(batch)
-    }
-    fn shutdown() -> Self {
-        ControlMsg::Shutdown
-    }
+    /// Events or finished tool calls wait in the lane's inbox ([`Peers::control`]).
+    Wake,
 }
 
 /// What survives a restart of the control lane.
@@ -173,9 +162,6 @@ pub type FinishedCall = (u64, usize, ToolOutcome);
 /// What the control lane is given at start (and again at each restart).
 #[derive(Clone)]
 pub struct ControlLaneArgs {
-    /// Outcomes of finished tool calls, waiting for the lane. Kept outside the actor so
-    /// that an outcome that arrives while the lane restarts is not lost with its mailbox.
-    pub outcomes: Arc<std::sync::Mutex<std::collections::VecDeque<FinishedCall>>>,
     /// What survives restarts (held for the whole of each message's handling; only one
     /// instance runs at a time, so it is never contended).
     pub data: Arc<tokio::sync::Mutex<ControlData>>,
@@ -195,9 +181,8 @@ pub struct ControlLaneArgs {
     pub writer: SessionWriter,
     /// Counters.
     pub telemetry: Arc<TelemetryShared>,
-    /// Progress (survives restarts).
-    pub progress: Arc<LaneProgress>,
-    /// The session's actors.
+    /// The session's actors (the lane drains [`Peers::control`]; finished tool calls are
+    /// pushed there too).
     pub peers: Arc<Peers>,
     /// The extractors, their models already intercepted.
     pub(crate) extractors: Arc<ExtractorSet>,
@@ -212,7 +197,8 @@ pub struct ControlLaneArgs {
 /// The control lane's state.
 pub struct ControlLaneState {
     args: ControlLaneArgs,
-    failed: Option<u64>,
+    /// The item a failed predecessor was handling, settled in `post_start`.
+    failed: Option<Failed<FailedItem>>,
 }
 
 /// The ControlLane actor.
@@ -228,84 +214,116 @@ impl Actor for ControlLane {
         _myself: ActorRef<ControlMsg>,
         args: ControlLaneArgs,
     ) -> Result<ControlLaneState, ActorProcessingErr> {
-        let failed = args.progress.failed();
+        let failed = args.peers.control.recover();
         Ok(ControlLaneState { args, failed })
     }
 
     async fn post_start(
         &self,
         myself: ActorRef<ControlMsg>,
-        _state: &mut ControlLaneState,
+        state: &mut ControlLaneState,
     ) -> Result<(), ActorProcessingErr> {
-        // Outcomes that arrived while a predecessor was failing are waiting.
-        let _ = myself.cast(ControlMsg::ToolsDone);
+        if let Some(failed) = state.failed.take() {
+            let args = state.args.clone();
+            let mut data = args.data.lock().await;
+            args.settle_failed(&mut data, &failed).await;
+        }
+        // Whatever waited while no instance was in place.
+        let _ = myself.cast(ControlMsg::Wake);
         Ok(())
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<ControlMsg>,
-        message: ControlMsg,
+        myself: ActorRef<ControlMsg>,
+        ControlMsg::Wake: ControlMsg,
         state: &mut ControlLaneState,
     ) -> Result<(), ActorProcessingErr> {
         let args = state.args.clone();
+        let inbox = Arc::clone(&args.peers.control);
         let mut data = args.data.lock().await;
-        match message {
-            ControlMsg::Events(batch) => {
-                // State written while handling these events is stamped with their time.
-                args.peers.clock().advance_to(batch.ts_ms);
-                for (seq, event) in batch.numbered() {
-                    if !args.progress.should_handle(seq, state.failed) {
-                        continue;
+        for _ in 0..LANE_CHUNK {
+            let Some(taken) = inbox.take() else {
+                return Ok(());
+            };
+            match taken.item {
+                LaneItem::Event {
+                    ts_ms,
+                    event,
+                    frame_end,
+                } => {
+                    args.event(&mut data, &event, ts_ms).await;
+                    if frame_end {
+                        args.reactive
+                            .after_batch(&mut data.reactive, &args.scope(ts_ms))
+                            .await;
                     }
-                    args.progress.begin(seq);
-                    // An event is published before it is handled, so what handling it
-                    // causes (a tool starting) follows it in the stream — except turn
-                    // complete, published once the turn pipeline is done (phase moved,
-                    // state written, callbacks run): then it is safe to start the next turn.
-                    let after = matches!(event, SessionEvent::TurnComplete { .. });
-                    if !after {
-                        args.peers
-                            .hub
-                            .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
-                    }
-                    args.handle_event(&mut data, event, batch.ts_ms).await;
-                    if after {
-                        args.peers
-                            .hub
-                            .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
-                    }
-                    args.progress.end(seq);
                 }
-                args.reactive
-                    .after_batch(&mut data.reactive, &args.scope(batch.ts_ms))
-                    .await;
-            }
-            ControlMsg::ToolsDone => loop {
-                let next = lock(&args.outcomes).pop_front();
-                let Some((batch, index, outcome)) = next else {
-                    break;
-                };
-                args.tool_done(&mut data, batch, index, outcome).await;
-            },
-            ControlMsg::Shutdown => {
-                for (batch, index) in data.batches.running() {
-                    args.cancel_call(&mut data, batch, index);
+                LaneItem::ToolDone((batch, index, outcome)) => {
+                    args.tool_done(&mut data, batch, index, outcome).await;
                 }
-                let now = crate::clock::Clock::now_ms(args.peers.clock().as_ref());
-                args.flush_signals(&mut data, now, true).await;
-                args.save_final_snapshot(&data).await;
-                args.state.flush_journal();
-                args.peers
-                    .supervisor
-                    .cast(SupervisorMsg::Drained("control_lane"));
+                LaneItem::End => args.shutdown(&mut data).await,
             }
+            inbox.done(taken.seq);
         }
+        let _ = myself.cast(ControlMsg::Wake);
         Ok(())
     }
 }
 
 impl ControlLaneArgs {
+    /// Handles one event: publishes it (before, so what handling it causes follows it in
+    /// the stream — except turn complete, published once the turn pipeline is done: phase
+    /// moved, state written, callbacks run; then it is safe to start the next turn).
+    async fn event(&self, data: &mut ControlData, event: &SessionEvent, ts_ms: u64) {
+        // State written while handling the event is stamped with its time.
+        self.peers.clock().advance_to(ts_ms);
+        let after = matches!(event, SessionEvent::TurnComplete { .. });
+        if !after {
+            self.peers
+                .hub
+                .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+        }
+        self.handle_event(data, event, ts_ms).await;
+        if after {
+            self.peers
+                .hub
+                .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+        }
+    }
+
+    /// No more events: cancels running tools, writes the last state, reports drained.
+    async fn shutdown(&self, data: &mut ControlData) {
+        for (batch, index) in data.batches.running() {
+            self.cancel_call(data, batch, index);
+        }
+        let now = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
+        self.flush_signals(data, now, true).await;
+        self.save_final_snapshot(data).await;
+        self.state.flush_journal();
+        drained(&self.peers, Child::ControlLane);
+    }
+
+    /// Settles the item a failed predecessor was handling: every tool call it concerned
+    /// still gets an answer (an error, unless its tool is still running and will answer),
+    /// then it is reported; a failed end marker is handled again.
+    async fn settle_failed(&self, data: &mut ControlData, failed: &Failed<FailedItem>) {
+        match &failed.label {
+            FailedItem::Event { calls, .. } if !calls.is_empty() => {
+                self.answer_failed_calls(data, calls).await;
+            }
+            FailedItem::ToolDone { batch, index } => {
+                self.fail_call(data, *batch, *index).await;
+            }
+            FailedItem::End => {
+                self.shutdown(data).await;
+                return;
+            }
+            FailedItem::Event { .. } => {}
+        }
+        report_failed(&self.peers, Child::ControlLane, failed);
+    }
+
     async fn handle_event(&self, data: &mut ControlData, event: &SessionEvent, ts_ms: u64) {
         data.signals.observe(event, ts_ms);
         data.pending.observe(event);

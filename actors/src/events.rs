@@ -116,10 +116,10 @@ pub enum LiveEvent {
         /// Whether the server resumed the session from a handle.
         resumed: bool,
     },
-    /// A lane (or the telemetry or state actor) failed and was restarted.
+    /// A lane (or the telemetry, state or recorder actor) failed and was restarted.
     Restarted {
-        /// `fast_lane`, `control_lane`, `telemetry`, `state_store`.
-        actor: &'static str,
+        /// Which one.
+        actor: crate::child::Child,
         /// Restarts of this actor so far.
         restarts: u32,
         /// Why it failed (the panic message).

@@ -11,28 +11,19 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::SessionEvent;
 
 use crate::callbacks::FastCallbacks;
+use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
-use crate::lane_feed::{EventBatch, LaneMessage, LaneProgress};
+use crate::lane_inbox::{FailedItem, LANE_CHUNK, LaneItem, failure_report};
 use crate::peers::Peers;
 use crate::playback::PlaybackQueue;
+use crate::router::RouterMsg;
 use crate::supervisor::SupervisorMsg;
 
 /// Messages to the fast lane.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FastMsg {
-    /// Events of one frame, in order.
-    Events(Arc<EventBatch>),
-    /// No more events: report drained to the supervisor.
-    Shutdown,
-}
-
-impl LaneMessage for FastMsg {
-    fn events(batch: Arc<EventBatch>) -> Self {
-        FastMsg::Events(batch)
-    }
-    fn shutdown() -> Self {
-        FastMsg::Shutdown
-    }
+    /// Events wait in the lane's inbox ([`Peers::fast`]).
+    Wake,
 }
 
 /// What the fast lane is given at start (and again at each restart).
@@ -41,17 +32,13 @@ pub struct FastLaneArgs {
     pub callbacks: Arc<FastCallbacks>,
     /// Where audio waits to be played, if the application asked for it.
     pub playback: Option<PlaybackQueue>,
-    /// Progress (survives restarts).
-    pub progress: Arc<LaneProgress>,
-    /// The session's actors.
+    /// The session's actors (the lane drains [`Peers::fast`]).
     pub peers: Arc<Peers>,
 }
 
 /// The fast lane's state.
 pub struct FastLaneState {
     args: FastLaneArgs,
-    /// The event a failed predecessor was handling: skipped, not retried.
-    failed: Option<u64>,
 }
 
 /// The FastLane actor.
@@ -67,41 +54,66 @@ impl Actor for FastLane {
         _myself: ActorRef<FastMsg>,
         args: FastLaneArgs,
     ) -> Result<FastLaneState, ActorProcessingErr> {
-        let failed = args.progress.failed();
-        Ok(FastLaneState { args, failed })
+        if let Some(failed) = args.peers.fast.recover() {
+            report_failed(&args.peers, Child::FastLane, &failed);
+        }
+        Ok(FastLaneState { args })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<FastMsg>,
+        _state: &mut FastLaneState,
+    ) -> Result<(), ActorProcessingErr> {
+        // Whatever waited while no instance was in place.
+        let _ = myself.cast(FastMsg::Wake);
+        Ok(())
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<FastMsg>,
-        message: FastMsg,
+        myself: ActorRef<FastMsg>,
+        FastMsg::Wake: FastMsg,
         state: &mut FastLaneState,
     ) -> Result<(), ActorProcessingErr> {
-        match message {
-            FastMsg::Events(batch) => {
-                for (seq, event) in batch.numbered() {
-                    if !state.args.progress.should_handle(seq, state.failed) {
-                        continue;
-                    }
-                    state.args.progress.begin(seq);
-                    state.handle_event(event);
+        let inbox = Arc::clone(&state.args.peers.fast);
+        for _ in 0..LANE_CHUNK {
+            let Some(taken) = inbox.take() else {
+                return Ok(());
+            };
+            match taken.item {
+                LaneItem::Event { event, .. } => {
+                    state.handle_event(&event);
                     state
                         .args
                         .peers
                         .hub
-                        .publish_with(Lane::Fast, || LiveEvent::Session(event.clone()));
-                    state.args.progress.end(seq);
+                        .publish_with(Lane::Fast, || LiveEvent::Session(event));
                 }
+                LaneItem::End => drained(&state.args.peers, Child::FastLane),
+                LaneItem::ToolDone(_) => {}
             }
-            FastMsg::Shutdown => {
-                state
-                    .args
-                    .peers
-                    .supervisor
-                    .cast(SupervisorMsg::Drained("fast_lane"));
-            }
+            inbox.done(taken.seq);
         }
+        let _ = myself.cast(FastMsg::Wake);
         Ok(())
+    }
+}
+
+/// Tells the supervisor `lane` handled its last event.
+pub(crate) fn drained(peers: &Peers, lane: Child) {
+    peers.supervisor.cast(SupervisorMsg::Drained(lane));
+}
+
+/// A lane's successor reports the item its predecessor failed on (through the router, so
+/// the report reaches the control lane in order) — or, if that was the end marker, finishes
+/// what the predecessor could not: it reports drained.
+pub(crate) fn report_failed(peers: &Peers, lane: Child, failed: &crate::inbox::Failed<FailedItem>) {
+    match failure_report(lane, failed) {
+        Some(report) => {
+            let _ = peers.router.push(RouterMsg::Report(Box::new(report)));
+        }
+        None => drained(peers, lane),
     }
 }
 

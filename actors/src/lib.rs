@@ -21,6 +21,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod callbacks;
+pub mod child;
 pub mod clock;
 mod control;
 pub mod control_lane;
@@ -28,7 +29,8 @@ pub mod events;
 pub mod extract;
 pub mod fast_lane;
 pub mod handle;
-pub mod lane_feed;
+pub mod inbox;
+pub mod lane_inbox;
 pub mod llm;
 pub mod peers;
 pub mod persistence;
@@ -48,6 +50,7 @@ pub mod transcript;
 pub mod transport;
 pub mod writer;
 
+pub use child::Child;
 pub use events::{EventEnvelope, EventStream, Lane, LiveEvent};
 pub use handle::LiveHandle;
 pub use reactive::{ReactiveConfig, ReactiveError, Watcher};

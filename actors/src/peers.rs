@@ -1,4 +1,8 @@
 //! [`Peers`]: where the actors of one session find each other.
+//!
+//! A restartable actor is reached through its inbox (see [`crate::inbox`]), which outlives
+//! each instance, and woken through its [`Slot`], which the supervisor points at the
+//! current instance. Nothing keeps another actor's `ActorRef` across a restart.
 
 use std::sync::Arc;
 
@@ -6,26 +10,36 @@ use crate::clock::{Clock, EventClock, SharedClock};
 use crate::control_lane::ControlMsg;
 use crate::events::EventHub;
 use crate::fast_lane::FastMsg;
-use crate::router::RouterMsg;
+use crate::inbox::{Doorbell, Inbox};
+use crate::lane_inbox::{FailedItem, LANE_BOUND, LaneInbox};
+use crate::router::{ROUTER_BOUND, RouterInbox, RouterWake};
 use crate::slot::Slot;
 use crate::state::StateStoreMsg;
 use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryMsg;
 use crate::transport::TransportMsg;
 
-/// The current instance of every actor of a session, the clock and the event hub. The
-/// supervisor fills the slots as it spawns and restarts the actors.
+/// The inboxes and current instances of a session's actors, the clock and the event hub.
+/// The supervisor owns it and fills the slots as it spawns and restarts the actors.
 pub struct Peers {
     /// The transport.
     pub transport: Arc<Slot<TransportMsg>>,
-    /// The router.
-    pub router: Arc<Slot<RouterMsg>>,
-    /// The fast lane.
-    pub fast: Arc<Slot<FastMsg>>,
-    /// The control lane.
-    pub control: Arc<Slot<ControlMsg>>,
-    /// The telemetry actor.
-    pub telemetry: Arc<Slot<TelemetryMsg>>,
+    /// What the router routes, in order: frames, transport steps, reports, barriers.
+    pub router: Arc<RouterInbox>,
+    /// The router's current instance.
+    pub router_actor: Arc<Slot<RouterWake>>,
+    /// The fast lane's events.
+    pub fast: Arc<LaneInbox>,
+    /// The fast lane's current instance.
+    pub fast_actor: Arc<Slot<FastMsg>>,
+    /// The control lane's events and finished tool calls.
+    pub control: Arc<LaneInbox>,
+    /// The control lane's current instance.
+    pub control_actor: Arc<Slot<ControlMsg>>,
+    /// The telemetry actor's events.
+    pub telemetry: Arc<LaneInbox>,
+    /// The telemetry actor's current instance.
+    pub telemetry_actor: Arc<Slot<TelemetryMsg>>,
     /// The state store.
     pub store: Arc<Slot<StateStoreMsg>>,
     /// The supervisor.
@@ -39,10 +53,10 @@ impl std::fmt::Debug for Peers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Peers")
             .field("transport", &self.transport)
-            .field("router", &self.router)
-            .field("fast", &self.fast)
-            .field("control", &self.control)
-            .field("telemetry", &self.telemetry)
+            .field("router", &self.router_actor)
+            .field("fast", &self.fast_actor)
+            .field("control", &self.control_actor)
+            .field("telemetry", &self.telemetry_actor)
             .field("store", &self.store)
             .field("now_ms", &self.clock.now_ms())
             .finish_non_exhaustive()
@@ -50,14 +64,31 @@ impl std::fmt::Debug for Peers {
 }
 
 impl Peers {
-    /// Empty slots around the session's event clock and `hub`.
+    /// Empty inboxes and slots around the session's event clock and `hub`.
     pub fn new(clock: Arc<EventClock>, hub: Arc<EventHub>) -> Self {
+        let router_actor: Arc<Slot<RouterWake>> = Arc::default();
+        let fast_actor: Arc<Slot<FastMsg>> = Arc::default();
+        let control_actor: Arc<Slot<ControlMsg>> = Arc::default();
+        let telemetry_actor: Arc<Slot<TelemetryMsg>> = Arc::default();
         Peers {
             transport: Arc::default(),
-            router: Arc::default(),
-            fast: Arc::default(),
-            control: Arc::default(),
-            telemetry: Arc::default(),
+            router: Arc::new(Inbox::new(
+                "router",
+                ROUTER_BOUND,
+                |_| (),
+                doorbell(&router_actor, || RouterWake),
+            )),
+            fast: Arc::new(lane_inbox("fast_lane", &fast_actor, || FastMsg::Wake)),
+            control: Arc::new(lane_inbox("control_lane", &control_actor, || {
+                ControlMsg::Wake
+            })),
+            telemetry: Arc::new(lane_inbox("telemetry", &telemetry_actor, || {
+                TelemetryMsg::Wake
+            })),
+            router_actor,
+            fast_actor,
+            control_actor,
+            telemetry_actor,
             store: Arc::default(),
             supervisor: Arc::default(),
             hub,
@@ -74,4 +105,18 @@ impl Peers {
     pub fn shared_clock(&self) -> SharedClock {
         Arc::clone(&self.clock) as SharedClock
     }
+}
+
+/// A doorbell that sends `wake()` to whatever instance `slot` holds.
+pub fn doorbell<M: Send + 'static>(slot: &Arc<Slot<M>>, wake: fn() -> M) -> Doorbell {
+    let slot = Arc::clone(slot);
+    Box::new(move || slot.cast(wake()))
+}
+
+fn lane_inbox<M: Send + 'static>(
+    name: &'static str,
+    slot: &Arc<Slot<M>>,
+    wake: fn() -> M,
+) -> LaneInbox {
+    Inbox::new(name, LANE_BOUND, FailedItem::of, doorbell(slot, wake))
 }

@@ -3,7 +3,13 @@
 //! It is the only reader of the inbound stream after the transport, so it also keeps what
 //! must see every event in order: the session phase ([`PhaseTracker`]), the latest resumption
 //! handle, and the time from the end of a user turn to the model's first output. It does no
-//! other work: no callbacks, no state, no waiting.
+//! other work: no callbacks, no state.
+//!
+//! Everything it routes arrives through one [`RouterInbox`], in order: frames from the
+//! transport's reader, the transport's steps, reports, barriers. It pushes each lane its
+//! share into the lane's inbox; when a lane's inbox is full it waits for room, so a slow
+//! lane slows the router, the router's full inbox slows the reader, and the reader stops
+//! reading the socket: backpressure, never an unbounded queue and never a dropped event.
 
 use std::sync::Arc;
 
@@ -14,14 +20,30 @@ use reel_protocol::{
 };
 use tokio::sync::watch;
 
-use crate::control_lane::ControlMsg;
-use crate::fast_lane::FastMsg;
-use crate::lane_feed::{LaneFeed, LaneProgress};
+use crate::inbox::{Bound, Inbox};
+use crate::lane_inbox::{LaneInbox, LaneItem};
 use crate::peers::Peers;
-use crate::telemetry::{TelemetryMsg, TelemetryShared};
+use crate::telemetry::TelemetryShared;
 use crate::transport::{LinkFrame, Stamp, TransportMsg};
 
-/// Messages to the router.
+/// How many items wait for the router at most before the transport's reader waits.
+pub const ROUTER_CAPACITY: usize = 256;
+
+/// The router inbox's bound: frames wait for room, the transport's own steps and reports
+/// are always accepted (they are few, and must not be lost).
+pub const ROUTER_BOUND: Bound = Bound::wait(ROUTER_CAPACITY);
+
+/// How many items the router handles per wake.
+const ROUTER_CHUNK: usize = 64;
+
+/// The router's inbox.
+pub type RouterInbox = Inbox<RouterMsg>;
+
+/// The router's doorbell: items wait in its inbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouterWake;
+
+/// What the router routes.
 #[derive(Debug)]
 pub enum RouterMsg {
     /// A frame arrived on connection `conn`, already stamped and recorded.
@@ -55,12 +77,9 @@ pub enum RouterMsg {
     },
     /// An event the runtime made (an error to report), routed to the control lane in order.
     Report(Box<SessionEvent>),
-    /// A lane (`fast_lane`, `control_lane`, `telemetry`) was restarted: send it what its
-    /// failed instance had not finished.
-    Restarted(&'static str),
-    /// Replies with the sequence number of the last event sent to the fast lane, the control
-    /// lane and telemetry, after everything received before it was routed. With
-    /// [`LaneProgress::wait_done`] it tells when the tree has consumed those frames.
+    /// Replies with the number of the last item pushed to the fast lane, the control lane
+    /// and telemetry, after everything received before it was routed. With
+    /// [`Inbox::wait_finished`] it tells when the tree has consumed those frames.
     Barrier(tokio::sync::oneshot::Sender<[u64; 3]>),
 }
 
@@ -82,8 +101,6 @@ pub enum Lifecycle {
 pub struct RouterArgs {
     /// The session's actors.
     pub peers: Arc<Peers>,
-    /// Progress of the fast lane, the control lane and telemetry (survives restarts).
-    pub progress: [Arc<LaneProgress>; 3],
     /// Frame size limit.
     pub limits: DecodeLimits,
     /// Where the phase is published.
@@ -100,9 +117,6 @@ pub struct RouterState {
     decoder: EventDecoder,
     tracker: PhaseTracker,
     limits: DecodeLimits,
-    fast: LaneFeed<FastMsg>,
-    control: LaneFeed<ControlMsg>,
-    telemetry_feed: LaneFeed<TelemetryMsg>,
     phase: watch::Sender<SessionPhase>,
     resume_handle: watch::Sender<Option<String>>,
     telemetry: Arc<TelemetryShared>,
@@ -111,28 +125,29 @@ pub struct RouterState {
     /// Session time of the last frame the router saw (inbound, or an outbound frame a
     /// lifecycle step reported): the time every routed event carries.
     event_time: u64,
-    /// Scratch buffers, reused for every frame.
+    /// Scratch buffer, reused for every frame.
     events: Vec<SessionEvent>,
+    /// Whether the lanes were told the events are over.
+    ended: bool,
 }
 
 /// The Router actor.
 pub struct Router;
 
 impl Actor for Router {
-    type Msg = RouterMsg;
+    type Msg = RouterWake;
     type State = RouterState;
     type Arguments = RouterArgs;
 
     async fn pre_start(
         &self,
-        _myself: ActorRef<RouterMsg>,
+        _myself: ActorRef<RouterWake>,
         args: RouterArgs,
     ) -> Result<RouterState, ActorProcessingErr> {
-        let [fast, control, telemetry] = args.progress;
+        // The router is not restarted (its failure ends the session), so there is no
+        // predecessor's item to recover; this arms the doorbell for `post_start`.
+        let _ = args.peers.router.recover();
         Ok(RouterState {
-            fast: LaneFeed::new(Arc::clone(&args.peers.fast), fast),
-            control: LaneFeed::new(Arc::clone(&args.peers.control), control),
-            telemetry_feed: LaneFeed::new(Arc::clone(&args.peers.telemetry), telemetry),
             peers: args.peers,
             decoder: EventDecoder::new(),
             tracker: PhaseTracker::new(),
@@ -143,20 +158,48 @@ impl Actor for Router {
             awaiting_response_since: None,
             event_time: 0,
             events: Vec::new(),
+            ended: false,
         })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<RouterWake>,
+        _state: &mut RouterState,
+    ) -> Result<(), ActorProcessingErr> {
+        // Whatever was pushed before the slot pointed here.
+        let _ = myself.cast(RouterWake);
+        Ok(())
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<RouterMsg>,
-        message: RouterMsg,
+        myself: ActorRef<RouterWake>,
+        _wake: RouterWake,
         state: &mut RouterState,
     ) -> Result<(), ActorProcessingErr> {
+        let inbox = Arc::clone(&state.peers.router);
+        for _ in 0..ROUTER_CHUNK {
+            let Some(taken) = inbox.take() else {
+                return Ok(());
+            };
+            state.handle(taken.item).await;
+            inbox.done(taken.seq);
+        }
+        // More may wait: let the mailbox breathe, then go on.
+        let _ = myself.cast(RouterWake);
+        Ok(())
+    }
+}
+
+impl RouterState {
+    async fn handle(&mut self, message: RouterMsg) {
+        let state = self;
         match message {
-            RouterMsg::Inbound { conn, stamp, frame } => state.inbound(conn, stamp, frame),
+            RouterMsg::Inbound { conn, stamp, frame } => state.inbound(conn, stamp, frame).await,
             RouterMsg::Lifecycle { step, ts_ms } => {
                 let ts_ms = state.advance(ts_ms);
-                state.lifecycle(step, ts_ms)
+                state.lifecycle(step, ts_ms).await
             }
             RouterMsg::LinkDown {
                 code,
@@ -165,44 +208,28 @@ impl Actor for Router {
                 ts_ms,
             } => {
                 let ts_ms = state.advance(Some(ts_ms));
-                state.route(vec![SessionEvent::Disconnected { code, reason }], ts_ms);
-                if last {
-                    state.fast.send_shutdown();
-                    state.control.send_shutdown();
-                    state.telemetry_feed.send_shutdown();
+                state
+                    .route([SessionEvent::Disconnected { code, reason }], ts_ms)
+                    .await;
+                if last && !std::mem::replace(&mut state.ended, true) {
+                    for lane in state.lanes() {
+                        let _ = lane.push(LaneItem::End);
+                    }
                 }
             }
             RouterMsg::Report(event) => {
                 let ts_ms = state.event_time;
-                state.route(vec![*event], ts_ms);
+                state.route([*event], ts_ms).await;
             }
             RouterMsg::Barrier(reply) => {
+                let [fast, control, telemetry] = state.lanes();
                 let _ = reply.send([
-                    state.fast.last_sent(),
-                    state.control.last_sent(),
-                    state.telemetry_feed.last_sent(),
+                    fast.last_pushed(),
+                    control.last_pushed(),
+                    telemetry.last_pushed(),
                 ]);
             }
-            RouterMsg::Restarted(actor) => {
-                let failed = match actor {
-                    "fast_lane" => state.fast.resend().map(|e| ("fast", e)),
-                    "control_lane" => state.control.resend().map(|e| ("control", e)),
-                    "telemetry" => state.telemetry_feed.resend().map(|e| ("telemetry", e)),
-                    _ => None,
-                };
-                if let Some((lane, event)) = failed {
-                    // The event whose handling failed is not retried; it is reported.
-                    let report = SessionEvent::Error(SessionError::CallbackPanicked {
-                        lane,
-                        event: event.kind(),
-                        message: "the lane failed while handling it and was restarted".to_owned(),
-                    });
-                    let ts_ms = state.event_time;
-                    state.route(vec![report], ts_ms);
-                }
-            }
         }
-        Ok(())
     }
 }
 
@@ -227,6 +254,15 @@ fn destinations(event: &SessionEvent) -> (bool, bool, bool) {
 }
 
 impl RouterState {
+    /// The lanes' inboxes: fast, control, telemetry.
+    fn lanes(&self) -> [Arc<LaneInbox>; 3] {
+        [
+            Arc::clone(&self.peers.fast),
+            Arc::clone(&self.peers.control),
+            Arc::clone(&self.peers.telemetry),
+        ]
+    }
+
     /// Moves event time to `ts_ms` (never backwards) and returns it.
     fn advance(&mut self, ts_ms: Option<u64>) -> u64 {
         if let Some(ts_ms) = ts_ms {
@@ -235,7 +271,7 @@ impl RouterState {
         self.event_time
     }
 
-    fn inbound(&mut self, conn: u32, stamp: Stamp, frame: LinkFrame) {
+    async fn inbound(&mut self, conn: u32, stamp: Stamp, frame: LinkFrame) {
         let ts_ms = self.advance(Some(stamp.ts_ms));
         self.telemetry.frame_in(frame.bytes.len());
         let message = match decode_server_with(&frame.bytes, self.limits) {
@@ -246,7 +282,7 @@ impl RouterState {
                     seq: stamp.seq,
                     error,
                 });
-                self.route(vec![report], ts_ms);
+                self.route([report], ts_ms).await;
                 return;
             }
         };
@@ -277,11 +313,11 @@ impl RouterState {
             self.measure_first_response(event, ts_ms);
         }
         // Drained, not moved: the buffer keeps its capacity for the next frame.
-        self.route(events.drain(..), ts_ms);
+        self.route(events.drain(..), ts_ms).await;
         self.events = events;
     }
 
-    fn lifecycle(&mut self, step: Lifecycle, ts_ms: u64) {
+    async fn lifecycle(&mut self, step: Lifecycle, ts_ms: u64) {
         let input = match step {
             Lifecycle::ConnectStarted => PhaseInput::ConnectStarted,
             Lifecycle::SetupSent => PhaseInput::SetupSent,
@@ -293,18 +329,19 @@ impl RouterState {
             }
             // Not a phase step: an event for the control lane.
             Lifecycle::AppText(text) => {
-                return self.route([SessionEvent::UserText(text)], ts_ms);
+                return self.route([SessionEvent::UserText(text)], ts_ms).await;
             }
         };
         if let Some((from, to)) = self.tracker.apply(input) {
             self.phase.send_replace(to);
-            self.route([SessionEvent::PhaseChanged { from, to }], ts_ms);
+            self.route([SessionEvent::PhaseChanged { from, to }], ts_ms)
+                .await;
         }
     }
 
     /// Tracks the phase over `events`, inserting `PhaseChanged` right after the event that
-    /// caused it, and sends each lane its share as one batch.
-    fn route(&mut self, events: impl IntoIterator<Item = SessionEvent>, ts_ms: u64) {
+    /// caused it, and pushes each lane its share, waiting for room in a full lane.
+    async fn route(&mut self, events: impl IntoIterator<Item = SessionEvent>, ts_ms: u64) {
         let mut fast = Vec::new();
         let mut control = Vec::new();
         let mut telemetry = Vec::new();
@@ -328,9 +365,28 @@ impl RouterState {
                 }
             }
         }
-        self.fast.send(ts_ms, fast);
-        self.control.send(ts_ms, control);
-        self.telemetry_feed.send(ts_ms, telemetry);
+        let [fast_in, control_in, telemetry_in] = self.lanes();
+        for (inbox, events) in [
+            (fast_in, fast),
+            (control_in, control),
+            (telemetry_in, telemetry),
+        ] {
+            if events.is_empty() {
+                continue;
+            }
+            inbox.room().await;
+            let last = events.len() - 1;
+            let items = events
+                .into_iter()
+                .enumerate()
+                .map(|(i, event)| LaneItem::Event {
+                    ts_ms,
+                    event,
+                    frame_end: i == last,
+                });
+            // Refused only once the lane stopped for good (the session is over).
+            let _ = inbox.push_all(items);
+        }
     }
 
     fn measure_first_response(&mut self, event: &SessionEvent, ts_ms: u64) {

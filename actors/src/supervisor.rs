@@ -20,11 +20,13 @@ use std::time::Duration;
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::watch;
 
+use crate::child::{Child, OnFailure};
 use crate::control_lane::{ControlLane, ControlLaneArgs};
 use crate::events::{Lane, LiveEvent};
 use crate::fast_lane::{FastLane, FastLaneArgs};
+use crate::peers::Peers;
 use crate::recorder::{Recorder, RecorderArgs};
-use crate::router::{Router, RouterArgs, RouterMsg};
+use crate::router::{Router, RouterArgs};
 use crate::state::{State, StateStore, StateStoreArgs};
 use crate::telemetry::{Telemetry, TelemetryArgs};
 use crate::transport::{TransportArgs, TransportFactory, TransportMsg};
@@ -33,11 +35,11 @@ use crate::transport::{TransportArgs, TransportFactory, TransportMsg};
 #[derive(Debug)]
 pub enum SupervisorMsg {
     /// A lane handled its last event (after the connection ended for good).
-    Drained(&'static str),
+    Drained(Child),
     /// The connection is over for good, for this reason.
     Ending(String),
     /// A failed actor's backoff has passed: spawn its replacement.
-    Respawn(&'static str),
+    Respawn(Child),
 }
 
 /// How many restarts are too many.
@@ -76,6 +78,8 @@ pub struct SessionEnd {
 
 /// Everything the supervisor needs to start, and to restart, the session's actors.
 pub struct SupervisorArgs {
+    /// The session's inboxes and slots, which the supervisor fills as it spawns.
+    pub peers: Arc<Peers>,
     /// What spawns the transport, and its arguments (used once: the transport is not
     /// restarted).
     pub transport: Option<(Box<dyn TransportFactory>, TransportArgs)>,
@@ -102,17 +106,15 @@ pub struct SupervisorArgs {
 /// The supervisor's state.
 pub struct SupervisorState {
     args: SupervisorArgs,
-    children: HashMap<ActorId, &'static str>,
-    restarts: BTreeMap<&'static str, VecDeque<tokio::time::Instant>>,
-    drained: BTreeSet<&'static str>,
+    children: HashMap<ActorId, Child>,
+    restarts: BTreeMap<Child, VecDeque<tokio::time::Instant>>,
+    drained: BTreeSet<Child>,
     end_reason: Option<String>,
     over: bool,
 }
 
 /// The SessionSupervisor actor.
 pub struct SessionSupervisor;
-
-const LANES: [&str; 3] = ["fast_lane", "control_lane", "telemetry"];
 
 impl Actor for SessionSupervisor {
     type Msg = SupervisorMsg;
@@ -125,7 +127,7 @@ impl Actor for SessionSupervisor {
         args: Box<SupervisorArgs>,
     ) -> Result<SupervisorState, ActorProcessingErr> {
         let args = *args;
-        let peers = Arc::clone(&args.control.peers);
+        let peers = Arc::clone(&args.peers);
         peers.supervisor.set(myself.clone());
         let mut state = SupervisorState {
             args,
@@ -135,29 +137,12 @@ impl Actor for SessionSupervisor {
             end_reason: None,
             over: false,
         };
-        // Leaves first: whoever sends to an actor finds it in place.
-        for child in ["state_store", "telemetry", "fast_lane", "control_lane"] {
+        for child in Child::ALL {
+            if child == Child::Recorder && state.args.recorder.is_none() {
+                continue;
+            }
             state.spawn(&myself, child).await?;
         }
-        if state.args.recorder.is_some() {
-            state.spawn(&myself, "recorder").await?;
-        }
-        let router_args = state
-            .args
-            .router
-            .take()
-            .ok_or("the supervisor was started without router arguments")?;
-        let (router, _) = Actor::spawn_linked(None, Router, router_args, myself.get_cell()).await?;
-        state.children.insert(router.get_id(), "router");
-        peers.router.set(router);
-        let (factory, transport_args) = state
-            .args
-            .transport
-            .take()
-            .ok_or("the supervisor was started without transport arguments")?;
-        let transport = factory.spawn(transport_args, myself.get_cell()).await?;
-        state.children.insert(transport.get_id(), "transport");
-        peers.transport.set(transport);
         Ok(state)
     }
 
@@ -166,7 +151,7 @@ impl Actor for SessionSupervisor {
         _myself: ActorRef<SupervisorMsg>,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
-        state.args.control.peers.transport.cast(TransportMsg::Start);
+        state.args.peers.transport.cast(TransportMsg::Start);
         Ok(())
     }
 
@@ -182,7 +167,8 @@ impl Actor for SessionSupervisor {
             }
             SupervisorMsg::Drained(lane) => {
                 state.drained.insert(lane);
-                if LANES.iter().all(|lane| state.drained.contains(lane)) {
+                let draining = Child::ALL.into_iter().filter(|c| c.spec().drains);
+                if draining.clone().all(|lane| state.drained.contains(&lane)) {
                     let reason = state
                         .end_reason
                         .clone()
@@ -192,15 +178,8 @@ impl Actor for SessionSupervisor {
             }
             SupervisorMsg::Respawn(child) => {
                 if !state.over {
+                    // The new instance recovers from its inbox on start: nothing to re-send.
                     state.spawn(&myself, child).await?;
-                    if LANES.contains(&child) {
-                        state
-                            .args
-                            .control
-                            .peers
-                            .router
-                            .cast(RouterMsg::Restarted(child));
-                    }
                 }
             }
         }
@@ -239,12 +218,12 @@ impl SupervisorState {
     async fn spawn(
         &mut self,
         myself: &ActorRef<SupervisorMsg>,
-        child: &'static str,
+        child: Child,
     ) -> Result<(), ActorProcessingErr> {
         let supervisor = myself.get_cell();
-        let peers = Arc::clone(&self.args.control.peers);
+        let peers = Arc::clone(&self.args.peers);
         let cell: ActorCell = match child {
-            "state_store" => {
+            Child::StateStore => {
                 let args = StateStoreArgs {
                     state: self.args.state.clone(),
                     clock: peers.shared_clock(),
@@ -253,39 +232,76 @@ impl SupervisorState {
                 peers.store.set(actor.clone());
                 actor.get_cell()
             }
-            "telemetry" => {
+            Child::Telemetry => {
                 let args = (self.args.telemetry)();
                 let (actor, _) = Actor::spawn_linked(None, Telemetry, args, supervisor).await?;
-                peers.telemetry.set(actor.clone());
+                peers.telemetry_actor.set(actor.clone());
                 actor.get_cell()
             }
-            "fast_lane" => {
+            Child::FastLane => {
                 let args = (self.args.fast)();
                 let (actor, _) = Actor::spawn_linked(None, FastLane, args, supervisor).await?;
-                peers.fast.set(actor.clone());
+                peers.fast_actor.set(actor.clone());
                 actor.get_cell()
             }
-            "control_lane" => {
+            Child::ControlLane => {
                 let args = self.args.control.clone();
                 let (actor, _) = Actor::spawn_linked(None, ControlLane, args, supervisor).await?;
-                peers.control.set(actor.clone());
+                peers.control_actor.set(actor.clone());
                 actor.get_cell()
             }
-            "recorder" => {
+            Child::Recorder => {
                 let args = self
                     .args
                     .recorder
                     .clone()
-                    .ok_or("the recorder was restarted in a session that does not record")?;
+                    .ok_or("the recorder was started in a session that does not record")?;
                 let queue = Arc::clone(&args.queue);
                 let (actor, _) = Actor::spawn_linked(None, Recorder, args, supervisor).await?;
                 queue.actor().set(actor.clone());
                 actor.get_cell()
             }
-            other => return Err(format!("unknown child {other}").into()),
+            Child::Router => {
+                let args = self
+                    .args
+                    .router
+                    .take()
+                    .ok_or("the router is started once: it is not restarted")?;
+                let (actor, _) = Actor::spawn_linked(None, Router, args, supervisor).await?;
+                peers.router_actor.set(actor.clone());
+                actor.get_cell()
+            }
+            Child::Transport => {
+                let (factory, args) = self
+                    .args
+                    .transport
+                    .take()
+                    .ok_or("the transport is started once: it is not restarted")?;
+                let actor = factory.spawn(args, supervisor).await?;
+                peers.transport.set(actor.clone());
+                actor.get_cell()
+            }
         };
         self.children.insert(cell.get_id(), child);
         Ok(())
+    }
+
+    /// Empties the slot of a child that failed, so nothing is sent to the dead instance.
+    fn clear_slot(&self, child: Child) {
+        let peers = &self.args.peers;
+        match child {
+            Child::FastLane => peers.fast_actor.clear(),
+            Child::ControlLane => peers.control_actor.clear(),
+            Child::Telemetry => peers.telemetry_actor.clear(),
+            Child::StateStore => peers.store.clear(),
+            Child::Recorder => {
+                if let Some(recorder) = &self.args.recorder {
+                    recorder.queue.actor().clear();
+                }
+            }
+            Child::Router => peers.router_actor.clear(),
+            Child::Transport => peers.transport.clear(),
+        }
     }
 
     fn child_failed(&mut self, myself: &ActorRef<SupervisorMsg>, cell: &ActorCell, error: String) {
@@ -295,22 +311,12 @@ impl SupervisorState {
         if self.over {
             return;
         }
-        let peers = Arc::clone(&self.args.control.peers);
-        match child {
-            "fast_lane" => peers.fast.clear(),
-            "control_lane" => peers.control.clear(),
-            "telemetry" => peers.telemetry.clear(),
-            "state_store" => peers.store.clear(),
-            "recorder" => {
-                if let Some(recorder) = &self.args.recorder {
-                    recorder.queue.actor().clear();
-                }
-            }
-            _ => {
-                let reason = format!("the {child} failed: {error}");
-                self.end(myself, reason, true);
-                return;
-            }
+        let peers = Arc::clone(&self.args.peers);
+        self.clear_slot(child);
+        if child.spec().on_failure == OnFailure::EndSession {
+            let reason = format!("the {child} failed: {error}");
+            self.end(myself, reason, true);
+            return;
         }
         let policy = self.args.policy;
         let now = tokio::time::Instant::now();
@@ -354,7 +360,7 @@ impl SupervisorState {
             return;
         }
         self.over = true;
-        let peers = &self.args.control.peers;
+        let peers = &self.args.peers;
         peers.hub.publish(
             Lane::Supervisor,
             LiveEvent::SessionEnded {

@@ -16,30 +16,20 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::{SessionEvent, UsageMetadata};
 
 use crate::callbacks::TelemetryCallbacks;
+use crate::child::Child;
 use crate::events::lock;
-use crate::lane_feed::{EventBatch, LaneMessage, LaneProgress};
+use crate::fast_lane::{drained, report_failed};
+use crate::lane_inbox::{LANE_CHUNK, LaneItem};
 use crate::peers::Peers;
-use crate::supervisor::SupervisorMsg;
 
 /// How many latency samples are kept per measure (the most recent ones).
 const SAMPLES: usize = 4096;
 
 /// Messages to the Telemetry actor.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TelemetryMsg {
-    /// Events routed to telemetry.
-    Events(Arc<EventBatch>),
-    /// No more events.
-    Shutdown,
-}
-
-impl LaneMessage for TelemetryMsg {
-    fn events(batch: Arc<EventBatch>) -> Self {
-        TelemetryMsg::Events(batch)
-    }
-    fn shutdown() -> Self {
-        TelemetryMsg::Shutdown
-    }
+    /// Events wait in its inbox ([`Peers::telemetry`]).
+    Wake,
 }
 
 /// Token counts as last reported by the server.
@@ -267,16 +257,13 @@ pub struct TelemetryArgs {
     pub shared: Arc<TelemetryShared>,
     /// `on_usage`.
     pub callbacks: Arc<TelemetryCallbacks>,
-    /// Progress through the event feed (survives restarts).
-    pub progress: Arc<LaneProgress>,
-    /// The session's actors.
+    /// The session's actors (the actor drains [`Peers::telemetry`]).
     pub peers: Arc<Peers>,
 }
 
 /// The Telemetry actor's state.
 pub struct TelemetryState {
     args: TelemetryArgs,
-    failed: Option<u64>,
 }
 
 /// The Telemetry actor.
@@ -292,47 +279,54 @@ impl Actor for Telemetry {
         _myself: ActorRef<TelemetryMsg>,
         args: TelemetryArgs,
     ) -> Result<TelemetryState, ActorProcessingErr> {
-        let failed = args.progress.failed();
-        Ok(TelemetryState { args, failed })
+        if let Some(failed) = args.peers.telemetry.recover() {
+            report_failed(&args.peers, Child::Telemetry, &failed);
+        }
+        Ok(TelemetryState { args })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<TelemetryMsg>,
+        _state: &mut TelemetryState,
+    ) -> Result<(), ActorProcessingErr> {
+        let _ = myself.cast(TelemetryMsg::Wake);
+        Ok(())
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<TelemetryMsg>,
-        message: TelemetryMsg,
+        myself: ActorRef<TelemetryMsg>,
+        TelemetryMsg::Wake: TelemetryMsg,
         state: &mut TelemetryState,
     ) -> Result<(), ActorProcessingErr> {
         let args = &state.args;
-        match message {
-            TelemetryMsg::Events(batch) => {
-                for (seq, event) in batch.numbered() {
-                    if !args.progress.should_handle(seq, state.failed) {
-                        continue;
-                    }
-                    args.progress.begin(seq);
-                    match event {
-                        SessionEvent::Usage(usage) => {
-                            args.shared.usage(usage);
-                            if let Some(on_usage) = &args.callbacks.on_usage {
-                                on_usage(usage);
-                            }
+        let inbox = Arc::clone(&args.peers.telemetry);
+        for _ in 0..LANE_CHUNK {
+            let Some(taken) = inbox.take() else {
+                return Ok(());
+            };
+            match &taken.item {
+                LaneItem::Event { event, .. } => match event {
+                    SessionEvent::Usage(usage) => {
+                        args.shared.usage(usage);
+                        if let Some(on_usage) = &args.callbacks.on_usage {
+                            on_usage(usage);
                         }
-                        SessionEvent::TurnComplete { .. } => bump(&args.shared.turns, 1),
-                        SessionEvent::Interrupted => bump(&args.shared.interruptions, 1),
-                        SessionEvent::ToolCall(calls) => {
-                            bump(&args.shared.tool_calls, calls.len() as u64)
-                        }
-                        _ => {}
                     }
-                    args.progress.end(seq);
-                }
+                    SessionEvent::TurnComplete { .. } => bump(&args.shared.turns, 1),
+                    SessionEvent::Interrupted => bump(&args.shared.interruptions, 1),
+                    SessionEvent::ToolCall(calls) => {
+                        bump(&args.shared.tool_calls, calls.len() as u64)
+                    }
+                    _ => {}
+                },
+                LaneItem::End => drained(&args.peers, Child::Telemetry),
+                LaneItem::ToolDone(_) => {}
             }
-            TelemetryMsg::Shutdown => {
-                args.peers
-                    .supervisor
-                    .cast(SupervisorMsg::Drained("telemetry"));
-            }
+            inbox.done(taken.seq);
         }
+        let _ = myself.cast(TelemetryMsg::Wake);
         Ok(())
     }
 }

@@ -141,7 +141,7 @@ async fn a_panicking_fast_callback_restarts_the_lane_and_loses_only_its_event() 
         .filter_map(|e| match &e.event {
             LiveEvent::Restarted {
                 actor, restarts, ..
-            } => Some((*actor, *restarts)),
+            } => Some((actor.as_str(), *restarts)),
             _ => None,
         })
         .collect();
@@ -156,7 +156,7 @@ async fn a_panicking_fast_callback_restarts_the_lane_and_loses_only_its_event() 
     assert_eq!(
         reported,
         [&SessionError::CallbackPanicked {
-            lane: "fast",
+            lane: "fast_lane",
             event: "text",
             message: "the lane failed while handling it and was restarted".into()
         }]
@@ -283,4 +283,77 @@ async fn past_the_restart_limit_the_session_ends_with_a_clear_reason() {
             reason: end.reason.clone()
         }
     );
+}
+
+/// The defect the inbox fixes: frames kept streaming while the fast lane was restarted
+/// reached the new instance ahead of the re-sent older ones, and were dropped. Here the
+/// server streams 2,000 text frames at one per virtual millisecond while `on_text` panics
+/// on four of them (each restart has a 10–80 ms backoff, so dozens of frames arrive while
+/// the lane is down, and more right after it is back): every other delta is handled once,
+/// in order, and exactly the four failed ones are reported.
+#[tokio::test(start_paused = true)]
+async fn frames_streaming_through_four_fast_lane_restarts_are_all_handled_once_in_order() {
+    const FRAMES: usize = 2_000;
+    const FAILING: [usize; 4] = [101, 480, 481, 1_500];
+    let mut server = ScriptedServer::bind().await;
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    let callbacks = FastCallbacks {
+        on_text: Some(Arc::new(move |t: &str| {
+            let n: usize = t[1..].parse().unwrap();
+            if FAILING.contains(&n) {
+                panic!("on_text failed on t{n}");
+            }
+            sink.lock().unwrap().push(n);
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.fast_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    for n in 0..FRAMES {
+        conn.send_json(&text(&format!("t{n}"))).await;
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    let seen = settle(&mut events).await;
+
+    let expected: Vec<usize> = (0..FRAMES).filter(|n| !FAILING.contains(n)).collect();
+    assert_eq!(*heard.lock().unwrap(), expected);
+    let restarts: Vec<(&str, u32)> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Restarted {
+                actor, restarts, ..
+            } => Some((actor.as_str(), *restarts)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        restarts,
+        [
+            ("fast_lane", 1),
+            ("fast_lane", 2),
+            ("fast_lane", 3),
+            ("fast_lane", 4)
+        ]
+    );
+    let reported = seen
+        .iter()
+        .filter(|e| {
+            matches!(
+                &e.event,
+                LiveEvent::Session(SessionEvent::Error(SessionError::CallbackPanicked {
+                    lane: "fast_lane",
+                    event: "text",
+                    ..
+                }))
+            )
+        })
+        .count();
+    assert_eq!(reported, 4);
+    assert_eq!(handle.ended(), None);
 }

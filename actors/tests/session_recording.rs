@@ -147,7 +147,7 @@ async fn a_recorder_restart_loses_no_entry() {
     assert!(seen.iter().any(|e| matches!(
         e.event,
         reel_actors::LiveEvent::Restarted {
-            actor: "recorder",
+            actor: reel_actors::Child::Recorder,
             ..
         }
     )));

@@ -243,7 +243,7 @@ impl ReplayTransportState {
             }
         };
         if !matches!(command, SessionCommand::SendAudio(_)) {
-            self.args.peers.router.cast(RouterMsg::Lifecycle {
+            let _ = self.args.peers.router.push(RouterMsg::Lifecycle {
                 step: Lifecycle::Sent(command),
                 ts_ms: Some(stamp.ts_ms),
             });
@@ -280,7 +280,7 @@ fn end_session(
     last: bool,
 ) {
     if client && last {
-        args.peers.router.cast(RouterMsg::Lifecycle {
+        let _ = args.peers.router.push(RouterMsg::Lifecycle {
             step: Lifecycle::Sent(SessionCommand::Disconnect),
             ts_ms: None,
         });
@@ -290,7 +290,7 @@ fn end_session(
         args.peers.supervisor.cast(SupervisorMsg::Ending(why));
     }
     let stamp = args.tap.mark_close(conn, code, reason.clone(), client);
-    args.peers.router.cast(RouterMsg::LinkDown {
+    let _ = args.peers.router.push(RouterMsg::LinkDown {
         code,
         reason,
         last,
@@ -456,7 +456,7 @@ impl TapeReader {
             .stamp_out(*conn, binary, Origin::Runtime, &setup);
         self.shared.matcher.produced(kind, setup, recorded);
         for step in [Lifecycle::ConnectStarted, Lifecycle::SetupSent] {
-            self.args.peers.router.cast(RouterMsg::Lifecycle {
+            let _ = self.args.peers.router.push(RouterMsg::Lifecycle {
                 step,
                 ts_ms: Some(stamp.ts_ms),
             });
@@ -472,11 +472,13 @@ impl TapeReader {
         } else {
             FrameKind::Text
         };
-        self.args.peers.router.cast(RouterMsg::Inbound {
+        let inbound = RouterMsg::Inbound {
             conn,
             stamp,
             frame: reel_actors::transport::LinkFrame::new(kind, entry.payload),
-        });
+        };
+        // Waits while the router is full, as the live reader does.
+        let _ = self.args.peers.router.push_wait(inbound).await;
     }
 
     /// A frame the application sent is not re-sent (there is no wire), but it keeps its
@@ -494,13 +496,13 @@ impl TapeReader {
             return;
         };
         if let Some(text) = message.user_text() {
-            self.args.peers.router.cast(RouterMsg::Lifecycle {
+            let _ = self.args.peers.router.push(RouterMsg::Lifecycle {
                 step: Lifecycle::AppText(text),
                 ts_ms: Some(stamp.ts_ms),
             });
         }
         if let Some(responses) = message.tool_response.and_then(|r| r.function_responses) {
-            self.args.peers.router.cast(RouterMsg::Lifecycle {
+            let _ = self.args.peers.router.push(RouterMsg::Lifecycle {
                 step: Lifecycle::Sent(SessionCommand::SendToolResponse(responses)),
                 ts_ms: Some(stamp.ts_ms),
             });
@@ -526,12 +528,16 @@ impl TapeReader {
     /// Waits until every lane has handled everything routed so far.
     async fn barrier(&self) {
         let (reply, marks) = tokio::sync::oneshot::channel();
-        self.args.peers.router.cast(RouterMsg::Barrier(reply));
+        let _ = self.args.peers.router.push(RouterMsg::Barrier(reply));
         let Ok(marks) = marks.await else {
             return;
         };
-        for (lane, mark) in self.args.lanes.iter().zip(marks) {
-            lane.wait_done(mark).await;
+        let peers = &self.args.peers;
+        for (lane, mark) in [&peers.fast, &peers.control, &peers.telemetry]
+            .into_iter()
+            .zip(marks)
+        {
+            lane.wait_finished(mark).await;
         }
     }
 }

@@ -134,6 +134,13 @@ impl ToolBatches {
         found
     }
 
+    /// Whether a call with this id is in flight (running, finished or answered).
+    pub fn has_call(&self, id: &str) -> bool {
+        self.batches
+            .values()
+            .any(|batch| batch.calls.iter().any(|slot| slot.id() == id))
+    }
+
     /// Every running call, as (batch, index).
     pub fn running(&self) -> Vec<(u64, usize)> {
         let mut found = Vec::new();

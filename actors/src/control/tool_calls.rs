@@ -9,10 +9,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::control::tool_batches::{CallSlot, CallStatus, ToolBatch};
-use crate::control_lane::{ControlData, ControlLaneArgs, ControlMsg};
-use crate::events::{Lane, LiveEvent, lock};
+use crate::control_lane::{ControlData, ControlLaneArgs};
+use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractionPoint;
-use crate::tools::{PhaseToolFilter, ToolContext, ToolOutcome, run_call, running_ack};
+use crate::lane_inbox::LaneItem;
+use crate::tools::{
+    PhaseToolFilter, ToolContext, ToolError, ToolExecutionMode, ToolOutcome, run_call, running_ack,
+};
 
 impl ControlLaneArgs {
     pub(crate) async fn tool_call(&self, data: &mut ControlData, calls: &[FunctionCall]) {
@@ -66,20 +69,73 @@ impl ControlLaneArgs {
                 let call = slot.call.clone();
                 let filter = phase_filter.clone();
                 let control = Arc::clone(&self.peers.control);
-                let outcomes = Arc::clone(&self.outcomes);
                 tokio::spawn(async move {
                     let allowed = filter.as_ref().map(|(phase, tools)| PhaseToolFilter {
                         phase,
                         allowed: tools,
                     });
                     let outcome = run_call(&dispatcher, &call, ctx, allowed).await;
-                    lock(&outcomes).push_back((batch_id, index, outcome));
-                    // If the lane is restarting, its successor drains the queue on start.
-                    control.cast(ControlMsg::ToolsDone);
+                    // Never dropped, never waits: the lane's inbox outlives a restart, and
+                    // is refused only once the session is over.
+                    let _ = control.push(LaneItem::ToolDone((batch_id, index, outcome)));
                 });
             }
         }
         self.send_tool_responses(data, acks, false).await;
+    }
+
+    /// Answers with an error each call of a `toolCall` the lane failed on that is not in
+    /// flight (its tool never started), so the model is not left waiting.
+    pub(crate) async fn answer_failed_calls(
+        &self,
+        data: &mut ControlData,
+        calls: &[(String, String)],
+    ) {
+        let responses: Vec<_> = calls
+            .iter()
+            .filter(|(id, _)| !data.batches.has_call(id))
+            .map(|(id, name)| {
+                let outcome = ToolOutcome {
+                    call_id: id.clone(),
+                    name: name.clone(),
+                    args: Value::Object(Default::default()),
+                    result: Err(ToolError::RuntimeFailed {
+                        tool: name.clone(),
+                        message: "the control lane failed while handling the call".to_owned(),
+                    }),
+                    duration: std::time::Duration::ZERO,
+                };
+                outcome.to_response(&ToolExecutionMode::Standard)
+            })
+            .collect();
+        self.send_tool_responses(data, responses, true).await;
+    }
+
+    /// A call whose result the lane failed on: answered with an error (its result is lost
+    /// with the failed instance), with the rest of its batch.
+    pub(crate) async fn fail_call(&self, data: &mut ControlData, batch: u64, index: usize) {
+        let Some(slot) = data.batches.slot_mut(batch, index) else {
+            return;
+        };
+        if matches!(slot.status, CallStatus::Running(_) | CallStatus::Done(_)) {
+            slot.status = CallStatus::Done(ToolOutcome {
+                call_id: slot.id().to_owned(),
+                name: slot.name().to_owned(),
+                args: slot.call.args.clone().unwrap_or(Value::Null),
+                result: Err(ToolError::RuntimeFailed {
+                    tool: slot.name().to_owned(),
+                    message: "the control lane failed while handling its result".to_owned(),
+                }),
+                duration: std::time::Duration::ZERO,
+            });
+        }
+        if slot.mode.is_background() {
+            let response = self.answer(slot).await;
+            self.send_tool_responses(data, vec![response], true).await;
+            data.batches.remove_if_settled(batch);
+        } else {
+            self.answer_ready(data).await;
+        }
     }
 
     pub(crate) fn phase_filter(&self, data: &ControlData) -> Option<(String, Vec<String>)> {

@@ -13,7 +13,6 @@ use crate::control_lane::{ControlData, ControlLaneArgs};
 use crate::extract::ExtractorSet;
 use crate::fast_lane::FastLaneArgs;
 use crate::handle::LiveHandle;
-use crate::lane_feed::LaneProgress;
 use crate::llm::{LlmInterceptor, PassThrough};
 use crate::peers::Peers;
 use crate::persistence::{RestoredSnapshot, SessionSnapshot, SnapshotSaver};
@@ -109,8 +108,6 @@ impl LiveSessionBuilder {
         let (phase_tx, phase_rx) = watch::channel(SessionPhase::Disconnected);
         let (resume_tx, resume_rx) = watch::channel(saved_handle);
         let (ended_tx, ended_rx) = watch::channel(None);
-        let progress: [Arc<LaneProgress>; 3] = Default::default();
-        let [fast_progress, control_progress, telemetry_progress] = progress.clone();
         let writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::Runtime);
         let app_writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::App);
         let playback = self.playback.map(PlaybackQueue::new);
@@ -126,6 +123,7 @@ impl LiveSessionBuilder {
         let telemetry_shared = Arc::clone(&telemetry);
         let telemetry_peers = Arc::clone(&peers);
         let args = SupervisorArgs {
+            peers: Arc::clone(&peers),
             transport: Some((
                 self.transport,
                 TransportArgs {
@@ -137,12 +135,10 @@ impl LiveSessionBuilder {
                     resume_handle: resume_rx.clone(),
                     telemetry: Arc::clone(&telemetry),
                     peers: Arc::clone(&peers),
-                    lanes: progress.clone(),
                 },
             )),
             router: Some(RouterArgs {
                 peers: Arc::clone(&peers),
-                progress,
                 limits: DecodeLimits {
                     max_frame_bytes: self.transport_options.link.max_frame_bytes,
                 },
@@ -154,11 +150,9 @@ impl LiveSessionBuilder {
             fast: Arc::new(move || FastLaneArgs {
                 callbacks: Arc::clone(&fast_callbacks),
                 playback: fast_playback.clone(),
-                progress: Arc::clone(&fast_progress),
                 peers: Arc::clone(&fast_peers),
             }),
             control: ControlLaneArgs {
-                outcomes: Arc::default(),
                 data: Arc::new(tokio::sync::Mutex::new(control_data)),
                 callbacks: Arc::new(self.control),
                 interceptors: Arc::new(self.interceptors),
@@ -168,7 +162,6 @@ impl LiveSessionBuilder {
                 state: self.state.clone(),
                 writer: writer.clone(),
                 telemetry: Arc::clone(&telemetry),
-                progress: control_progress,
                 peers: Arc::clone(&peers),
                 extractors,
                 interceptor: Arc::clone(&interceptor),
@@ -178,7 +171,6 @@ impl LiveSessionBuilder {
             telemetry: Arc::new(move || TelemetryArgs {
                 shared: Arc::clone(&telemetry_shared),
                 callbacks: Arc::clone(&telemetry_callbacks),
-                progress: Arc::clone(&telemetry_progress),
                 peers: Arc::clone(&telemetry_peers),
             }),
             state: self.state.clone(),

@@ -70,6 +70,16 @@ pub enum ToolError {
         /// The tools it may call instead, sorted by name.
         available: Vec<String>,
     },
+    /// The runtime failed while handling the call (the control lane failed on it and was
+    /// restarted), so its result was lost or it never ran. The model still gets this
+    /// answer, so it is not left waiting for one.
+    #[error("tool `{tool}` could not be answered: {message}")]
+    RuntimeFailed {
+        /// The tool called.
+        tool: String,
+        /// What failed.
+        message: String,
+    },
     /// The tool exists, but the current phase does not allow it.
     #[error("tool `{tool}` is not available in the current phase `{phase}`")]
     NotAllowed {
@@ -96,6 +106,7 @@ impl ToolError {
             | ToolError::Timeout { tool, .. }
             | ToolError::Cancelled { tool }
             | ToolError::Panicked { tool, .. }
+            | ToolError::RuntimeFailed { tool, .. }
             | ToolError::NotAllowed { tool, .. } => tool,
             ToolError::UnknownTool { name, .. } => name,
         }

@@ -155,9 +155,6 @@ pub struct TransportArgs {
     pub telemetry: Arc<TelemetryShared>,
     /// The session's actors.
     pub peers: Arc<Peers>,
-    /// Progress of the fast lane, the control lane and telemetry (a replay paces frames by
-    /// it).
-    pub lanes: [Arc<crate::lane_feed::LaneProgress>; 3],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,7 +327,9 @@ impl Actor for Transport {
 
 impl TransportState {
     fn router(&self, message: RouterMsg) {
-        self.args.peers.router.cast(message);
+        // Always accepted (the transport's steps are few and must not be lost); refused
+        // only once the router is gone, when the session is over anyway.
+        let _ = self.args.peers.router.push(message);
     }
 
     fn report(&self, error: SessionError) {
@@ -577,7 +576,11 @@ fn spawn_reader(
                 Some(LinkEvent::Frame(frame)) => {
                     let binary = frame.kind == FrameKind::Binary;
                     let stamp = tap.stamp_in(conn, binary, &frame.bytes);
-                    peers.router.cast(RouterMsg::Inbound { conn, stamp, frame });
+                    // Waits while the router is full: backpressure to the socket.
+                    let inbound = RouterMsg::Inbound { conn, stamp, frame };
+                    if peers.router.push_wait(inbound).await.is_err() {
+                        return; // the router is gone: the session is over
+                    }
                 }
                 Some(LinkEvent::Closed { code, reason }) => break (code, reason),
                 Some(LinkEvent::Failed(error)) => break (None, Some(error.to_string())),

@@ -1,0 +1,584 @@
+//! [`Inbox`]: a queue that outlives the actor that drains it.
+//!
+//! ractor drops a failed actor's mailbox, so anything that must survive a restart cannot
+//! wait in it. Every restartable consumer in the tree (the lanes, telemetry, the state
+//! store, the recorder) therefore reads from an `Inbox` it shares with its producers and
+//! with its own successors; its ractor mailbox carries only a doorbell (a `Wake` message
+//! that says "items are waiting").
+//!
+//! # The one ordering guarantee
+//!
+//! Items are numbered as they are pushed (1, 2, 3, …) and taken strictly in that order, one
+//! at a time, by one consumer. A consumer that fails while handling item `n` leaves `n`
+//! marked *in flight*; its successor calls [`Inbox::recover`] when it starts, which hands
+//! it what it needs to report `n` (the label taken when `n` was taken) and marks `n`
+//! finished. Every item after `n` — whether it was pushed before the failure, during the
+//! respawn, or right after — is still in the queue, so it is delivered exactly once, in
+//! order, to the successor. There is no re-sending and so no window in which a newer item
+//! can overtake an older one.
+//!
+//! # The doorbell
+//!
+//! A push rings the doorbell only when no wake is already on its way (`armed`). A consumer
+//! drains until [`Inbox::take`] finds the queue empty, which disarms the doorbell under the
+//! same lock, so an item pushed after that rings again. A consumer that stops early (it
+//! takes at most a chunk per wake, so its other messages are not starved) wakes itself. A
+//! new consumer starts armed and wakes itself once: whatever was pushed while no consumer
+//! was in place is drained then.
+//!
+//! # Bounds
+//!
+//! Every inbox declares a capacity and what happens past it ([`Overflow`]): producers that
+//! can wait use [`Inbox::push_wait`], which waits for room (backpressure); items that must
+//! never be dropped and whose producer cannot wait (reports, control steps) use
+//! [`Inbox::push`], which accepts them past the capacity and counts the overshoot; an
+//! inbox of droppable items ([`Overflow::DropOldest`]) drops its oldest waiting item and
+//! counts it. [`Inbox::stats`] reports the high-water mark, so a test can check that
+//! memory stays flat under overload.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use tokio::sync::Notify;
+
+use crate::events::lock;
+
+/// What an inbox does with an item pushed when it is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// [`Inbox::push_wait`] waits for room; [`Inbox::push`] accepts the item anyway and
+    /// counts it as overshoot. Nothing is ever dropped.
+    Wait,
+    /// The oldest waiting item is dropped to make room, and counted.
+    DropOldest,
+}
+
+/// An inbox's declared bound: how many items may wait, and what happens past that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    /// Items that may wait (not counting the one being handled).
+    pub capacity: usize,
+    /// What a push past `capacity` does.
+    pub overflow: Overflow,
+}
+
+impl Bound {
+    /// A bound of `capacity` items whose producers wait for room.
+    pub const fn wait(capacity: usize) -> Self {
+        Bound {
+            capacity,
+            overflow: Overflow::Wait,
+        }
+    }
+
+    /// A bound of `capacity` items that drops the oldest waiting item when full.
+    pub const fn drop_oldest(capacity: usize) -> Self {
+        Bound {
+            capacity,
+            overflow: Overflow::DropOldest,
+        }
+    }
+}
+
+/// Figures of an inbox since it was made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InboxStats {
+    /// Items pushed.
+    pub pushed: u64,
+    /// Items finished by a consumer (handled, or skipped as the failed one).
+    pub finished: u64,
+    /// Items waiting now.
+    pub waiting: usize,
+    /// The most items that ever waited at once.
+    pub high_water: usize,
+    /// Items dropped to make room ([`Overflow::DropOldest`]).
+    pub dropped: u64,
+    /// Items accepted past the capacity by [`Inbox::push`] ([`Overflow::Wait`]).
+    pub overshoot: u64,
+    /// Items whose consumer failed while handling them.
+    pub failed: u64,
+}
+
+/// An item taken from an inbox, with its number; hand the number back to
+/// [`Inbox::done`] once the item is handled.
+#[derive(Debug)]
+pub struct Taken<T> {
+    /// The item's number (1-based, in push order).
+    pub seq: u64,
+    /// The item.
+    pub item: T,
+}
+
+/// The item a failed consumer was handling, as its successor learns it from
+/// [`Inbox::recover`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed<L> {
+    /// The item's number.
+    pub seq: u64,
+    /// What the inbox's label function said of it when it was taken.
+    pub label: L,
+}
+
+/// Rings the consumer's doorbell; `false` if no consumer is in place to hear it.
+pub type Doorbell = Box<dyn Fn() -> bool + Send + Sync>;
+
+struct Queue<T, L> {
+    items: VecDeque<T>,
+    /// The number of `items[0]` (of the next item pushed, when empty).
+    head_seq: u64,
+    /// The number of the last item taken.
+    taken: u64,
+    /// The label of the last item taken, until it is finished.
+    taken_label: Option<L>,
+    /// A wake is on its way to the consumer.
+    armed: bool,
+    /// Pushes are refused: the consumer is gone for good.
+    closed: bool,
+    high_water: usize,
+    dropped: u64,
+    overshoot: u64,
+    failed: u64,
+}
+
+/// A queue outside the actor that drains it: see the module documentation.
+pub struct Inbox<T, L = ()> {
+    name: &'static str,
+    bound: Bound,
+    queue: Mutex<Queue<T, L>>,
+    /// The number of the last item finished. Only the consumer writes it.
+    finished: AtomicU64,
+    label: fn(&T) -> L,
+    doorbell: Doorbell,
+    /// Woken when the queue falls below its capacity.
+    room: Notify,
+    /// Woken when an item is finished, while someone waits for that.
+    progress: Notify,
+    progress_waiters: AtomicUsize,
+}
+
+impl<T, L> std::fmt::Debug for Inbox<T, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbox")
+            .field("name", &self.name)
+            .field("bound", &self.bound)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A push refused because the inbox is closed (its consumer is gone for good); the item
+/// comes back so the producer can handle it another way.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Closed<T>(pub T);
+
+impl<T, L> Inbox<T, L> {
+    /// An empty inbox called `name` (used in logs), bounded by `bound`, whose consumer is
+    /// woken by `doorbell`. `label` describes a taken item, for the report if its consumer
+    /// fails while handling it; it runs on every take, so keep it cheap.
+    pub fn new(name: &'static str, bound: Bound, label: fn(&T) -> L, doorbell: Doorbell) -> Self {
+        Inbox {
+            name,
+            bound,
+            queue: Mutex::new(Queue {
+                items: VecDeque::new(),
+                head_seq: 1,
+                taken: 0,
+                taken_label: None,
+                // The first consumer wakes itself when it starts.
+                armed: true,
+                closed: false,
+                high_water: 0,
+                dropped: 0,
+                overshoot: 0,
+                failed: 0,
+            }),
+            finished: AtomicU64::new(0),
+            label,
+            doorbell,
+            room: Notify::new(),
+            progress: Notify::new(),
+            progress_waiters: AtomicUsize::new(0),
+        }
+    }
+
+    /// The inbox's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Its declared bound.
+    pub fn bound(&self) -> Bound {
+        self.bound
+    }
+
+    /// Pushes `item` now, whatever the fill: see [`Overflow`] for what happens when the
+    /// inbox is full. Returns the item's number, or the item back if the inbox is closed.
+    pub fn push(&self, item: T) -> Result<u64, Closed<T>> {
+        let (seq, ring) = {
+            let mut queue = lock(&self.queue);
+            if queue.closed {
+                return Err(Closed(item));
+            }
+            let seq = self.enqueue(&mut queue, item);
+            (seq, !std::mem::replace(&mut queue.armed, true))
+        };
+        if ring {
+            (self.doorbell)();
+        }
+        Ok(seq)
+    }
+
+    /// Pushes `items` in order, under one lock and with at most one ring, whatever the fill
+    /// (as [`Inbox::push`]). Returns the number of the last one (or of the last item pushed
+    /// before, if `items` is empty); the items back if the inbox is closed.
+    pub fn push_all(&self, items: impl IntoIterator<Item = T>) -> Result<u64, Closed<Vec<T>>> {
+        let (seq, ring) = {
+            let mut queue = lock(&self.queue);
+            if queue.closed {
+                return Err(Closed(items.into_iter().collect()));
+            }
+            let mut seq = queue.head_seq + queue.items.len() as u64 - 1;
+            let mut pushed_any = false;
+            for item in items {
+                seq = self.enqueue(&mut queue, item);
+                pushed_any = true;
+            }
+            (
+                seq,
+                pushed_any && !std::mem::replace(&mut queue.armed, true),
+            )
+        };
+        if ring {
+            (self.doorbell)();
+        }
+        Ok(seq)
+    }
+
+    /// Pushes `item` once the inbox has room (at once if it has): the way a producer that
+    /// can wait applies backpressure. For an inbox that drops its oldest, the same as
+    /// [`Inbox::push`].
+    pub async fn push_wait(&self, item: T) -> Result<u64, Closed<T>> {
+        if self.bound.overflow == Overflow::DropOldest {
+            return self.push(item);
+        }
+        loop {
+            let room = self.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            {
+                let queue = lock(&self.queue);
+                if queue.closed || queue.items.len() < self.bound.capacity {
+                    drop(queue);
+                    return self.push(item);
+                }
+            }
+            room.await;
+        }
+    }
+
+    /// Waits until the inbox has room for one more item (at once if it has, or if it is
+    /// closed). For producers whose push itself cannot wait.
+    pub async fn room(&self) {
+        loop {
+            let room = self.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            {
+                let queue = lock(&self.queue);
+                if queue.closed || queue.items.len() < self.bound.capacity {
+                    return;
+                }
+            }
+            room.await;
+        }
+    }
+
+    /// Appends `item`, applying the overflow policy if the queue is full.
+    fn enqueue(&self, queue: &mut Queue<T, L>, item: T) -> u64 {
+        if queue.items.len() >= self.bound.capacity {
+            match self.bound.overflow {
+                Overflow::Wait => queue.overshoot += 1,
+                Overflow::DropOldest => {
+                    if queue.items.pop_front().is_some() {
+                        queue.head_seq += 1;
+                        queue.dropped += 1;
+                    }
+                }
+            }
+        }
+        let seq = queue.head_seq + queue.items.len() as u64;
+        queue.items.push_back(item);
+        queue.high_water = queue.high_water.max(queue.items.len());
+        seq
+    }
+
+    /// Takes the next item for the consumer, marking it in flight; `None` when the queue is
+    /// empty (which disarms the doorbell: the next push rings). The previous item taken
+    /// must have been handed to [`Inbox::done`].
+    pub fn take(&self) -> Option<Taken<T>> {
+        let mut queue = lock(&self.queue);
+        let full = queue.items.len() >= self.bound.capacity;
+        let Some(item) = queue.items.pop_front() else {
+            queue.armed = false;
+            return None;
+        };
+        let seq = queue.head_seq;
+        queue.head_seq += 1;
+        queue.taken = seq;
+        queue.taken_label = Some((self.label)(&item));
+        drop(queue);
+        if full {
+            self.room.notify_waiters();
+        }
+        Some(Taken { seq, item })
+    }
+
+    /// The consumer finished item `seq` (handled it, whatever the outcome).
+    pub fn done(&self, seq: u64) {
+        // SeqCst here and in `wait_finished`: a waiter that registers after this load
+        // reads the new `finished` after registering, so no wake-up is lost.
+        self.finished.store(seq, Ordering::SeqCst);
+        if self.progress_waiters.load(Ordering::SeqCst) > 0 {
+            self.progress.notify_waiters();
+        }
+    }
+
+    /// For a consumer starting: the item its predecessor failed on, if it failed while
+    /// handling one (marked finished now: it is reported, not retried). The new consumer
+    /// owns a wake from now on and must wake itself once it can take messages.
+    pub fn recover(&self) -> Option<Failed<L>> {
+        let mut queue = lock(&self.queue);
+        queue.armed = true;
+        let label = queue.taken_label.take();
+        let finished = self.finished.load(Ordering::Acquire);
+        if queue.taken <= finished {
+            return None;
+        }
+        let seq = queue.taken;
+        queue.failed += 1;
+        drop(queue);
+        self.done(seq);
+        label.map(|label| Failed { seq, label })
+    }
+
+    /// Refuses every push from now on and returns what was still waiting, in order, counted
+    /// as finished (for a consumer that stops for good and handles the rest another way).
+    pub fn close(&self) -> Vec<T> {
+        let mut queue = lock(&self.queue);
+        queue.closed = true;
+        let rest: Vec<T> = queue.items.drain(..).collect();
+        queue.head_seq += rest.len() as u64;
+        let last = queue.head_seq - 1;
+        drop(queue);
+        self.room.notify_waiters();
+        // Handed over: nobody waiting for them to be finished waits any longer.
+        if !rest.is_empty() {
+            self.done(last.max(self.finished()));
+        }
+        rest
+    }
+
+    /// Whether pushes are refused.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.queue).closed
+    }
+
+    /// The number of the last item pushed (0 before any).
+    pub fn last_pushed(&self) -> u64 {
+        let queue = lock(&self.queue);
+        queue.head_seq + queue.items.len() as u64 - 1
+    }
+
+    /// The number of the last item finished.
+    pub fn finished(&self) -> u64 {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    /// Waits until item `seq` is finished (at once if it is).
+    pub async fn wait_finished(&self, seq: u64) {
+        if self.finished() >= seq {
+            return;
+        }
+        self.progress_waiters.fetch_add(1, Ordering::SeqCst);
+        loop {
+            let notified = self.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.finished.load(Ordering::SeqCst) >= seq {
+                break;
+            }
+            notified.await;
+        }
+        self.progress_waiters.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Items waiting now.
+    pub fn len(&self) -> usize {
+        lock(&self.queue).items.len()
+    }
+
+    /// Whether no item waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The inbox's figures.
+    pub fn stats(&self) -> InboxStats {
+        let queue = lock(&self.queue);
+        InboxStats {
+            pushed: queue.head_seq + queue.items.len() as u64 - 1,
+            finished: self.finished(),
+            waiting: queue.items.len(),
+            high_water: queue.high_water,
+            dropped: queue.dropped,
+            overshoot: queue.overshoot,
+            failed: queue.failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicU32;
+
+    use super::*;
+
+    /// An inbox of numbers labelled by their value, whose doorbell counts its rings.
+    fn inbox(bound: Bound) -> (Inbox<u32, u32>, Arc<AtomicU32>) {
+        let rings = Arc::new(AtomicU32::new(0));
+        let counter = Arc::clone(&rings);
+        let doorbell: Doorbell = Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            true
+        });
+        (Inbox::new("test", bound, |n| *n, doorbell), rings)
+    }
+
+    /// Takes and finishes everything waiting; returns the items.
+    fn drain(inbox: &Inbox<u32, u32>) -> Vec<u32> {
+        let mut seen = Vec::new();
+        while let Some(taken) = inbox.take() {
+            seen.push(taken.item);
+            inbox.done(taken.seq);
+        }
+        seen
+    }
+
+    #[test]
+    fn a_failed_item_is_reported_once_and_everything_after_it_is_delivered_in_order() {
+        let (inbox, _) = inbox(Bound::wait(100));
+        inbox.push_all([1, 2, 3]).unwrap();
+        // The first consumer handles 1, then fails while handling 2.
+        let first = inbox.take().unwrap();
+        inbox.done(first.seq);
+        let failing = inbox.take().unwrap();
+        assert_eq!((failing.seq, failing.item), (2, 2));
+        drop(failing);
+        // Items arrive while no consumer is in place, and right after the successor starts.
+        inbox.push(4).unwrap();
+        assert_eq!(inbox.recover(), Some(Failed { seq: 2, label: 2 }));
+        inbox.push_all([5, 6]).unwrap();
+        assert_eq!(drain(&inbox), [3, 4, 5, 6]);
+        // A later successor finds nothing to report.
+        assert_eq!(inbox.recover(), None);
+        let stats = inbox.stats();
+        assert_eq!(
+            (stats.pushed, stats.finished, stats.failed, stats.waiting),
+            (6, 6, 1, 0)
+        );
+    }
+
+    #[test]
+    fn the_doorbell_rings_once_per_drain() {
+        let (inbox, rings) = inbox(Bound::wait(100));
+        // A new inbox is armed: its first consumer wakes itself.
+        inbox.push(1).unwrap();
+        assert_eq!(rings.load(Ordering::SeqCst), 0);
+        assert_eq!(drain(&inbox), [1]);
+        // Drained to empty: the next push rings, the ones after it do not.
+        inbox.push(2).unwrap();
+        inbox.push_all([3, 4]).unwrap();
+        assert_eq!(rings.load(Ordering::SeqCst), 1);
+        assert_eq!(drain(&inbox), [2, 3, 4]);
+        // An empty push_all does not ring.
+        inbox.push_all([]).unwrap();
+        assert_eq!(rings.load(Ordering::SeqCst), 1);
+        // A successor owns a wake: pushes before it drains do not ring.
+        inbox.push(5).unwrap();
+        assert_eq!(rings.load(Ordering::SeqCst), 2);
+        assert_eq!(inbox.recover(), None);
+        inbox.push(6).unwrap();
+        assert_eq!(rings.load(Ordering::SeqCst), 2);
+        assert_eq!(drain(&inbox), [5, 6]);
+    }
+
+    #[test]
+    fn drop_oldest_keeps_the_newest_and_counts_the_dropped() {
+        let (inbox, _) = inbox(Bound::drop_oldest(3));
+        inbox.push_all(1..=5).unwrap();
+        assert_eq!(drain(&inbox), [3, 4, 5]);
+        let stats = inbox.stats();
+        assert_eq!((stats.pushed, stats.dropped, stats.high_water), (5, 2, 3));
+    }
+
+    #[test]
+    fn wait_accepts_past_the_capacity_only_through_push() {
+        let (inbox, _) = inbox(Bound::wait(2));
+        inbox.push_all([1, 2, 3]).unwrap();
+        let stats = inbox.stats();
+        assert_eq!((stats.overshoot, stats.high_water), (1, 3));
+        assert_eq!(drain(&inbox), [1, 2, 3]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn push_wait_waits_for_room() {
+        let (inbox, _) = inbox(Bound::wait(2));
+        let inbox = Arc::new(inbox);
+        inbox.push_all([1, 2]).unwrap();
+        let producer = {
+            let inbox = Arc::clone(&inbox);
+            tokio::spawn(async move { inbox.push_wait(3).await })
+        };
+        tokio::task::yield_now().await;
+        assert!(
+            !producer.is_finished(),
+            "the producer waits while the inbox is full"
+        );
+        assert_eq!(inbox.len(), 2);
+        let taken = inbox.take().unwrap();
+        inbox.done(taken.seq);
+        assert_eq!(producer.await.unwrap(), Ok(3));
+        assert_eq!(drain(&inbox), [2, 3]);
+        assert_eq!(inbox.stats().overshoot, 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wait_finished_returns_once_the_item_is_done() {
+        let (inbox, _) = inbox(Bound::wait(10));
+        let inbox = Arc::new(inbox);
+        let last = inbox.push_all([1, 2]).unwrap();
+        let waiter = {
+            let inbox = Arc::clone(&inbox);
+            tokio::spawn(async move { inbox.wait_finished(last).await })
+        };
+        let first = inbox.take().unwrap();
+        inbox.done(first.seq);
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        let second = inbox.take().unwrap();
+        inbox.done(second.seq);
+        waiter.await.unwrap();
+    }
+
+    #[test]
+    fn a_closed_inbox_refuses_pushes_and_hands_back_what_waited() {
+        let (inbox, _) = inbox(Bound::wait(10));
+        inbox.push_all([1, 2]).unwrap();
+        assert_eq!(inbox.close(), [1, 2]);
+        assert_eq!(inbox.push(3), Err(Closed(3)));
+        assert_eq!(inbox.push_all([4]), Err(Closed(vec![4])));
+        assert_eq!(inbox.finished(), 2);
+    }
+}

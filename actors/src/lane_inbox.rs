@@ -1,0 +1,116 @@
+//! What the router puts in a lane's [`Inbox`], and how a lane reports the item it failed on.
+//!
+//! Each lane (fast, control, telemetry) drains one inbox of [`LaneItem`]s: the events the
+//! router routes to it, one item per event, in routing order; for the control lane also
+//! the outcomes of finished tool calls; and, once the connection is over for good,
+//! [`LaneItem::End`]. See [`crate::inbox`] for the ordering guarantee across restarts.
+
+use reel_protocol::{SessionError, SessionEvent};
+
+use crate::child::Child;
+use crate::control_lane::FinishedCall;
+use crate::inbox::{Bound, Failed, Inbox};
+
+/// How many items wait for a lane at most before the router waits (backpressure to the
+/// reader, and from there to the socket): about 20 s of 40 ms audio chunks.
+pub const LANE_CAPACITY: usize = 512;
+
+/// The bound of every lane inbox: events are never dropped, the router waits for room.
+pub const LANE_BOUND: Bound = Bound::wait(LANE_CAPACITY);
+
+/// How many items a lane handles per wake before it lets its other messages in.
+pub const LANE_CHUNK: usize = 64;
+
+/// One item of a lane's inbox.
+#[derive(Debug)]
+pub enum LaneItem {
+    /// An event, at the session time of the frame it came from.
+    Event {
+        /// Session time of the frame.
+        ts_ms: u64,
+        /// The event.
+        event: SessionEvent,
+        /// The last of its frame's events for this lane (the control lane runs the
+        /// reactive rules' per-frame step after it).
+        frame_end: bool,
+    },
+    /// A tool call finished (control lane only).
+    ToolDone(FinishedCall),
+    /// No more events: the lane finishes and reports drained.
+    End,
+}
+
+/// What a lane's successor learns of the item its predecessor failed on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailedItem {
+    /// An event.
+    Event {
+        /// Its kind (`text_delta`, `tool_call`, …).
+        kind: &'static str,
+        /// For a `tool_call`: each call's id and tool name, so every call still gets an
+        /// answer.
+        calls: Vec<(String, String)>,
+    },
+    /// A finished tool call whose result was being handled.
+    ToolDone {
+        /// The batch of the call.
+        batch: u64,
+        /// Its place in the batch.
+        index: usize,
+    },
+    /// The end of the events.
+    End,
+}
+
+impl FailedItem {
+    /// Describes `item` (runs on every take: cheap unless the item is a tool call).
+    pub fn of(item: &LaneItem) -> FailedItem {
+        match item {
+            LaneItem::Event { event, .. } => FailedItem::Event {
+                kind: event.kind(),
+                calls: match event {
+                    SessionEvent::ToolCall(calls) => calls
+                        .iter()
+                        .map(|call| {
+                            (
+                                call.id.clone().unwrap_or_default(),
+                                call.name.clone().unwrap_or_default(),
+                            )
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                },
+            },
+            LaneItem::ToolDone((batch, index, _)) => FailedItem::ToolDone {
+                batch: *batch,
+                index: *index,
+            },
+            LaneItem::End => FailedItem::End,
+        }
+    }
+
+    /// The kind of item, for the report.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FailedItem::Event { kind, .. } => kind,
+            FailedItem::ToolDone { .. } => "tool_done",
+            FailedItem::End => "end",
+        }
+    }
+}
+
+/// A lane's inbox.
+pub type LaneInbox = Inbox<LaneItem, FailedItem>;
+
+/// The error event that reports the item `lane` failed on (`None` for the end marker,
+/// which the successor handles again instead).
+pub fn failure_report(lane: Child, failed: &Failed<FailedItem>) -> Option<SessionEvent> {
+    if failed.label == FailedItem::End {
+        return None;
+    }
+    Some(SessionEvent::Error(SessionError::CallbackPanicked {
+        lane: lane.as_str(),
+        event: failed.label.kind(),
+        message: "the lane failed while handling it and was restarted".to_owned(),
+    }))
+}
