@@ -8,7 +8,9 @@
 //! - `encode_command/send_audio_100ms_16k`: 100 ms of 16 kHz input audio through
 //!   `CommandEncoder::encode`, target ≤ 4 µs.
 //!
-//! The other benchmarks break those down or cover neighbouring paths.
+//! The other benchmarks break those down or cover neighbouring paths; `decode_server_partial`
+//! is what the Router calls (the same cost on a good frame, plus its slow path on a frame
+//! with a bad field).
 //!
 //! Run with `cargo bench -p reel-protocol --bench codec`.
 
@@ -20,7 +22,7 @@ use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use reel_protocol::{
     Base64Data, CommandEncoder, EventDecoder, Platform, SessionCommand, SessionConfig,
-    SessionEvent, decode_server,
+    SessionEvent, decode_server, decode_server_partial,
 };
 
 /// The text frame of figure 1, as the server writes it (lowerCamelCase).
@@ -28,6 +30,10 @@ const TEXT_FRAME: &[u8] = br#"{"serverContent":{"modelTurn":{"role":"model","par
 
 /// The same frame in snake_case, as the Python SDK's recordings have it.
 const TEXT_FRAME_SNAKE: &[u8] = br#"{"server_content":{"model_turn":{"role":"model","parts":[{"text":"The weather in London is 21 degrees and sunny."}]}}}"#;
+
+/// A frame with one bad field (base64 that is not) beside a transcription and
+/// `turnComplete`: the partial decoder's slow path.
+const BAD_FIELD_FRAME: &[u8] = br#"{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"!!not base64"}}]},"outputTranscription":{"text":"Hello"},"turnComplete":true}}"#;
 
 /// `samples` of PCM16LE mono at `rate` Hz: a 440 Hz sine at about half scale, so the base64
 /// text is not one repeated pattern.
@@ -66,6 +72,10 @@ fn check_inputs(text: &[u8], snake: &[u8], audio: &[u8], output_pcm: &[u8]) {
             )]
         );
     }
+    let Ok(partial) = decode_server_partial(BAD_FIELD_FRAME) else {
+        panic!("the bad-field frame does not decode partially");
+    };
+    assert_eq!(partial.field_errors.len(), 1);
     let Ok(message) = decode_server(audio) else {
         panic!("the audio frame does not decode");
     };
@@ -99,6 +109,23 @@ fn codec(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(audio.len() as u64));
     group.bench_function("audio_100ms_24k", |b| {
         b.iter(|| decode_server(black_box(&audio)))
+    });
+    group.finish();
+
+    // What the Router calls: the same frames through the decoder that keeps every good
+    // field of a bad frame; on a good frame it must cost what `decode_server` costs.
+    let mut group = c.benchmark_group("decode_server_partial");
+    group.throughput(Throughput::Bytes(TEXT_FRAME.len() as u64));
+    group.bench_function("text_camel", |b| {
+        b.iter(|| decode_server_partial(black_box(TEXT_FRAME)))
+    });
+    group.throughput(Throughput::Bytes(audio.len() as u64));
+    group.bench_function("audio_100ms_24k", |b| {
+        b.iter(|| decode_server_partial(black_box(&audio)))
+    });
+    group.throughput(Throughput::Bytes(BAD_FIELD_FRAME.len() as u64));
+    group.bench_function("bad_field", |b| {
+        b.iter(|| decode_server_partial(black_box(BAD_FIELD_FRAME)))
     });
     group.finish();
 

@@ -2,13 +2,18 @@
 //!
 //! The happy path is one pass of serde_json over the bytes into the typed envelope. Only when
 //! that fails is the frame looked at again, to tell the caller precisely what was wrong:
-//! bad UTF-8, bad JSON, a wrong type at a JSON path, or no message key at all.
+//! bad UTF-8, bad JSON, a wrong type at a JSON path, or no message key at all. A server
+//! frame that is well-formed JSON with fields of the wrong type can also be read partially
+//! ([`decode_server_partial`]): every field that reads is kept, every one that does not is a
+//! [`FieldError`].
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::client::{ClientMessage, ClientMessageKind};
 use crate::error::DecodeError;
+use crate::field_error::FieldError;
+use crate::lenient::Lenient;
 use crate::server::ServerMessage;
 use crate::wire::WireStruct;
 
@@ -50,24 +55,118 @@ pub fn decode_server_with(
     // The message stays in the `Result` it was read into: taking a 2 KB message out and
     // wrapping it again copies it twice.
     let mut result: Result<ServerMessage, DecodeError> = decode_object(frame, limits);
-    if let Ok(message) = &result {
-        let known = message.setup_complete.is_some()
-            || message.server_content.is_some()
-            || message.tool_call.is_some()
-            || message.tool_call_cancellation.is_some()
-            || message.go_away.is_some()
-            || message.session_resumption_update.is_some()
-            || message.usage_metadata.is_some()
-            || message.voice_activity.is_some()
-            || message.voice_activity_detection_signal.is_some();
-        if !known {
-            result = Err(DecodeError::NoKnownKey {
-                found: message.extra.keys().cloned().collect(),
-                expected: ServerMessage::FIELDS,
-            });
-        }
+    if let Ok(message) = &result
+        && !carries_a_message(message)
+    {
+        result = Err(no_known_key(message));
     }
     result
+}
+
+/// A server frame read as far as it goes: the message with every field that decoded, and
+/// one [`FieldError`] for each field that did not. A bad field reads as absent in
+/// `message`; inside an array of messages (parts, function calls) the item holding it is
+/// left out whole, and the items after it move up one place.
+///
+/// A frame whose fields all decode has no field errors and the same message
+/// [`decode_server`] returns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartialServerMessage {
+    /// Every field that decoded.
+    pub message: ServerMessage,
+    /// The fields that did not, in the order of the frame.
+    pub field_errors: Vec<FieldError>,
+}
+
+/// Reads a server frame, keeping every field that decodes, with the default limits.
+///
+/// Where [`decode_server`] refuses a frame with one field of the wrong type (a string where
+/// a number goes, base64 that is not base64), this keeps everything else the frame carries
+/// and reports each bad field by its JSON path. A frame that is not a well-formed JSON
+/// object, is too large, or has no known message and no bad field, is still a
+/// [`DecodeError`]. A good frame costs the same as with [`decode_server`]: the lenient
+/// second reading only happens when the first one failed.
+///
+/// ```
+/// use reel_protocol::{FieldError, Found, decode_server_partial};
+///
+/// let frame = br#"{"serverContent":{"turnComplete":true,"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm","data":"!!not base64"}}]}}}"#;
+/// let partial = decode_server_partial(frame)?;
+/// assert_eq!(partial.message.server_content.as_ref().unwrap().turn_complete, Some(true));
+/// assert_eq!(
+///     partial.field_errors,
+///     [FieldError {
+///         path: "serverContent.modelTurn.parts[0].inlineData.data".into(),
+///         expected: "base64 text",
+///         found: Found::String { chars: 12 },
+///     }]
+/// );
+/// # Ok::<(), reel_protocol::DecodeError>(())
+/// ```
+pub fn decode_server_partial(frame: &[u8]) -> Result<PartialServerMessage, DecodeError> {
+    decode_server_partial_with(frame, DecodeLimits::default())
+}
+
+/// Reads a server frame with the given limits, keeping every field that decodes (see
+/// [`decode_server_partial`]).
+pub fn decode_server_partial_with(
+    frame: &[u8],
+    limits: DecodeLimits,
+) -> Result<PartialServerMessage, DecodeError> {
+    // As in `decode_server_with`, the message is read where it is returned.
+    let mut result: Result<PartialServerMessage, DecodeError> = Ok(PartialServerMessage::default());
+    let mut failed = None;
+    if let Ok(partial) = &mut result {
+        failed = read_partial(frame, limits, partial).err();
+    }
+    if let Some(error) = failed {
+        result = Err(error);
+    }
+    result
+}
+
+/// Fills `partial` from `frame`: in one pass when every field reads, else leniently.
+fn read_partial(
+    frame: &[u8],
+    limits: DecodeLimits,
+    partial: &mut PartialServerMessage,
+) -> Result<(), DecodeError> {
+    if let Err(error) = read_object(frame, limits, &mut partial.message)? {
+        let object = well_formed_object(frame, &error)?;
+        partial.message = ServerMessage::default();
+        let mut at = Lenient::default();
+        ServerMessage::read_lenient(&object, &mut partial.message, &mut at);
+        if at.errors.is_empty() {
+            // What the parsed object cannot show (a key given twice under one spelling)
+            // failed the frame: report it as the strict decoder does.
+            return Err(invalid_field::<ServerMessage>(frame, &error));
+        }
+        partial.field_errors = at.errors;
+    }
+    if partial.field_errors.is_empty() && !carries_a_message(&partial.message) {
+        return Err(no_known_key(&partial.message));
+    }
+    Ok(())
+}
+
+/// Whether a server frame holds any message this version knows.
+fn carries_a_message(message: &ServerMessage) -> bool {
+    message.setup_complete.is_some()
+        || message.server_content.is_some()
+        || message.tool_call.is_some()
+        || message.tool_call_cancellation.is_some()
+        || message.go_away.is_some()
+        || message.session_resumption_update.is_some()
+        || message.usage_metadata.is_some()
+        || message.voice_activity.is_some()
+        || message.voice_activity_detection_signal.is_some()
+}
+
+fn no_known_key(message: &ServerMessage) -> DecodeError {
+    DecodeError::NoKnownKey {
+        found: message.extra.keys().cloned().collect(),
+        expected: ServerMessage::FIELDS,
+    }
 }
 
 /// Reads a client frame (either key casing), with the default limits. The frame must carry
@@ -117,6 +216,28 @@ fn decode_object<T: WireStruct + DeserializeOwned>(
     frame: &[u8],
     limits: DecodeLimits,
 ) -> Result<T, DecodeError> {
+    let mut result: Result<T, DecodeError> = Ok(T::default());
+    let mut failed = None;
+    if let Ok(value) = &mut result {
+        failed = match read_object(frame, limits, value) {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(diagnose::<T>(frame, &error)),
+            Err(error) => Some(error),
+        };
+    }
+    if let Some(error) = failed {
+        result = Err(error);
+    }
+    result
+}
+
+/// Reads `frame` into `place` (`T::default()`) in one pass. The outer error is a frame
+/// refused before parsing (too large, empty); the inner one is the parser's.
+fn read_object<T: WireStruct>(
+    frame: &[u8],
+    limits: DecodeLimits,
+    place: &mut T,
+) -> Result<Result<(), serde_json::Error>, DecodeError> {
     if frame.len() > limits.max_frame_bytes {
         return Err(DecodeError::TooLarge {
             size: frame.len(),
@@ -126,49 +247,53 @@ fn decode_object<T: WireStruct + DeserializeOwned>(
     if frame.iter().all(u8::is_ascii_whitespace) {
         return Err(DecodeError::Empty);
     }
-    let mut result: Result<T, DecodeError> = Ok(T::default());
-    if let Ok(value) = &mut result {
-        let mut deserializer = serde_json::Deserializer::from_slice(frame);
-        if let Err(error) = T::read_into(&mut deserializer, value).and_then(|()| deserializer.end())
-        {
-            result = Err(diagnose::<T>(frame, error));
-        }
-    }
-    result
+    let mut deserializer = serde_json::Deserializer::from_slice(frame);
+    Ok(T::read_into(&mut deserializer, place).and_then(|()| deserializer.end()))
 }
 
 /// Works out what was wrong with a frame that did not parse.
-fn diagnose<T: DeserializeOwned>(frame: &[u8], error: serde_json::Error) -> DecodeError {
+fn diagnose<T: DeserializeOwned>(frame: &[u8], error: &serde_json::Error) -> DecodeError {
+    match well_formed_object(frame, error) {
+        Ok(_) => invalid_field::<T>(frame, error),
+        Err(error) => error,
+    }
+}
+
+/// The frame as a parsed JSON object, when the parse failed on a value of the wrong type in
+/// a well-formed object; otherwise the error that says why the frame is not one.
+fn well_formed_object(
+    frame: &[u8],
+    error: &serde_json::Error,
+) -> Result<serde_json::Map<String, serde_json::Value>, DecodeError> {
     if let Err(utf8) = std::str::from_utf8(frame) {
-        return DecodeError::InvalidUtf8 {
+        return Err(DecodeError::InvalidUtf8 {
             offset: utf8.valid_up_to(),
-        };
+        });
     }
     if error.is_syntax() || error.is_eof() {
-        return DecodeError::InvalidJson {
+        return Err(DecodeError::InvalidJson {
             line: error.line(),
             column: error.column(),
-            message: strip_position(&error),
-        };
+            message: strip_position(error),
+        });
     }
     // A wrong type stopped the parse. Is the rest of the frame well-formed JSON (a syntax
     // error after the wrong type is still bad JSON), and is it an object at all?
     match serde_json::from_slice::<serde_json::Value>(frame) {
-        Ok(serde_json::Value::Object(_)) => {}
-        Ok(other) => {
-            return DecodeError::NotAnObject {
-                found: json_kind(&other),
-            };
-        }
-        Err(syntax) => {
-            return DecodeError::InvalidJson {
-                line: syntax.line(),
-                column: syntax.column(),
-                message: strip_position(&syntax),
-            };
-        }
+        Ok(serde_json::Value::Object(object)) => Ok(object),
+        Ok(other) => Err(DecodeError::NotAnObject {
+            found: json_kind(&other),
+        }),
+        Err(syntax) => Err(DecodeError::InvalidJson {
+            line: syntax.line(),
+            column: syntax.column(),
+            message: strip_position(&syntax),
+        }),
     }
-    // Parse again, tracking the path, to say which field was wrong.
+}
+
+/// The first field of the wrong type, found by parsing again with the path tracked.
+fn invalid_field<T: DeserializeOwned>(frame: &[u8], error: &serde_json::Error) -> DecodeError {
     let mut deserializer = serde_json::Deserializer::from_slice(frame);
     match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
         Err(tracked) => DecodeError::InvalidField {
@@ -178,7 +303,7 @@ fn diagnose<T: DeserializeOwned>(frame: &[u8], error: serde_json::Error) -> Deco
         // Unreachable in practice (the first parse failed); report the first error as is.
         Ok(_) => DecodeError::InvalidField {
             path: ".".into(),
-            message: strip_position(&error),
+            message: strip_position(error),
         },
     }
 }

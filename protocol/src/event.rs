@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::content::{CodeExecutionResult, ExecutableCode, FileData, FunctionCall};
 use crate::error::DecodeError;
+use crate::field_error::FieldError;
 use crate::phase::SessionPhase;
 use crate::server::{InteractionStatus, TurnCompleteReason, UsageMetadata};
 
@@ -143,6 +144,15 @@ pub enum SessionError {
         seq: u64,
         /// What was wrong.
         error: DecodeError,
+    },
+    /// A field of an inbound frame could not be read; the rest of the frame was, and its
+    /// events were reported before this one.
+    #[error("inbound frame {seq}: {error}; the rest of the frame was read")]
+    InvalidField {
+        /// Sequence number of the frame.
+        seq: u64,
+        /// Which field, what it should hold and what it held.
+        error: FieldError,
     },
     /// The connection could not be opened.
     #[error("connect failed: {message}")]

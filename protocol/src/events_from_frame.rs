@@ -28,14 +28,17 @@
 //! 7. `goAway` → [`SessionEvent::GoAway`]
 //! 8. `usageMetadata` → [`SessionEvent::Usage`]
 //! 9. unknown top-level keys → [`SessionEvent::Unrecognized`]
+//! 10. with [`EventDecoder::decode_partial`], each field that did not decode →
+//!     [`SessionEvent::Error`] with [`SessionError::InvalidField`], in the order of the frame
 //!
 //! Transcriptions arrive as chunks. Each chunk is reported as it comes (`is_final: false`);
 //! the whole text is reported once with `is_final: true` when the server marks it
 //! `finished`, or else at turn complete. An interruption drops the output transcription and
 //! answer text gathered so far without a final: the model never finished saying them.
 
+use crate::codec::PartialServerMessage;
 use crate::content::{Part, PartKind};
-use crate::event::{ResumeInfo, SessionEvent};
+use crate::event::{ResumeInfo, SessionError, SessionEvent};
 use crate::server::{
     ServerContent, ServerMessage, Transcription, VadSignalType, VoiceActivityType,
 };
@@ -169,6 +172,39 @@ impl EventDecoder {
         for (key, value) in extra {
             out.push(SessionEvent::Unrecognized { path: key, value });
         }
+    }
+
+    /// Appends the events of a frame read by
+    /// [`decode_server_partial`](crate::decode_server_partial): those of every field that
+    /// decoded, in the documented order, then one [`SessionError::InvalidField`] error event
+    /// for each field that did not. `seq` is the frame's sequence number, for the errors.
+    ///
+    /// ```
+    /// use reel_protocol::{decode_server_partial, EventDecoder, SessionEvent};
+    /// let frame = br#"{"serverContent":{"turnComplete":"yes"},"usageMetadata":{"totalTokenCount":15}}"#;
+    /// let mut events = Vec::new();
+    /// EventDecoder::new().decode_partial(7, decode_server_partial(frame).unwrap(), &mut events);
+    /// let kinds: Vec<_> = events.iter().map(SessionEvent::kind).collect();
+    /// assert_eq!(kinds, ["usage", "error"]);
+    /// let SessionEvent::Error(error) = &events[1] else { panic!("not an error") };
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "inbound frame 7: field `serverContent.turnComplete`: expected a boolean, found a string of 3 characters; the rest of the frame was read"
+    /// );
+    /// ```
+    pub fn decode_partial(
+        &mut self,
+        seq: u64,
+        frame: PartialServerMessage,
+        out: &mut Vec<SessionEvent>,
+    ) {
+        self.decode(frame.message, out);
+        out.extend(
+            frame
+                .field_errors
+                .into_iter()
+                .map(|error| SessionEvent::Error(SessionError::InvalidField { seq, error })),
+        );
     }
 
     fn decode_content(&mut self, content: ServerContent, out: &mut Vec<SessionEvent>) {

@@ -42,6 +42,8 @@ mod endpoint;
 mod error;
 mod event;
 mod events_from_frame;
+mod field_error;
+mod lenient;
 mod phase;
 mod scalars;
 mod secret;
@@ -53,8 +55,8 @@ pub use client::{
     ToolResponse,
 };
 pub use codec::{
-    DEFAULT_MAX_FRAME_BYTES, DecodeLimits, decode_client, decode_client_with, decode_server,
-    decode_server_with, encode,
+    DEFAULT_MAX_FRAME_BYTES, DecodeLimits, PartialServerMessage, decode_client, decode_client_with,
+    decode_server, decode_server_partial, decode_server_partial_with, decode_server_with, encode,
 };
 pub use command::{
     CommandEncoder, INPUT_AUDIO_MIME, OUTPUT_AUDIO_MIME, SessionCommand, VIDEO_MIME,
@@ -69,6 +71,7 @@ pub use endpoint::{ApiEndpoint, ConnectRequest, Credential, EndpointError, Frame
 pub use error::DecodeError;
 pub use event::{ResumeInfo, SessionError, SessionEvent};
 pub use events_from_frame::{EventDecoder, events_from_frame};
+pub use field_error::{FieldError, Found};
 pub use phase::{PhaseInput, PhaseTracker, SessionPhase};
 pub use scalars::{Base64Data, Base64Error, DurationError, Int64, Int64Number, ProtoDuration};
 pub use secret::{SECRET_QUERY_PARAMS, Secret, redact_url};

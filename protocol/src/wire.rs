@@ -16,7 +16,13 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeOwned, DeserializeSeed, Deserializer, SeqAccess, Visitor,
+};
+use serde_json::Value;
+
+use crate::field_error::Found;
+use crate::lenient::{Expected, Lenient};
 
 /// Fields of a message that this version of reel does not know, kept verbatim in the order
 /// they arrived and written back after the known fields when the message is encoded.
@@ -67,11 +73,18 @@ pub(crate) fn borrowed_str<'de, D: Deserializer<'de>>(
 /// that serde goes through copies them at each layer; copies were half the cost of decoding
 /// a short text frame. Reading in place builds each message where it will live.
 pub(crate) trait WireStruct: Default {
+    /// What a valid value is, for a [`FieldError`](crate::FieldError): `a JSON object (Blob)`.
+    const EXPECTED: &'static str;
+
     /// Reads a JSON object into `place`, which must be `Self::default()`.
     fn read_into<'de, D: Deserializer<'de>>(
         deserializer: D,
         place: &mut Self,
     ) -> Result<(), D::Error>;
+
+    /// Reads an already parsed JSON object into `place` (`Self::default()`), leaving every
+    /// field that does not read absent and reporting it to `at` (see [`crate::lenient`]).
+    fn read_lenient(object: &serde_json::Map<String, Value>, place: &mut Self, at: &mut Lenient);
 }
 
 /// A field type read in place: the wire structs, and vectors of them.
@@ -81,6 +94,10 @@ pub(crate) trait InPlace: Sized {
         deserializer: D,
         place: &mut Option<Self>,
     ) -> Result<(), D::Error>;
+
+    /// Reads a parsed value into `place` (`None`) leniently: what does not read is reported
+    /// to `at` and left out (see [`crate::lenient`]). `null` leaves `place` absent.
+    fn read_lenient(value: &Value, place: &mut Option<Self>, at: &mut Lenient);
 }
 
 impl<T: WireStruct> InPlace for T {
@@ -89,6 +106,14 @@ impl<T: WireStruct> InPlace for T {
         place: &mut Option<Self>,
     ) -> Result<(), D::Error> {
         T::read_into(deserializer, place.insert(T::default()))
+    }
+
+    fn read_lenient(value: &Value, place: &mut Option<Self>, at: &mut Lenient) {
+        match value {
+            Value::Null => {}
+            Value::Object(object) => T::read_lenient(object, place.insert(T::default()), at),
+            other => at.error(T::EXPECTED, Found::of(other)),
+        }
     }
 }
 
@@ -118,6 +143,30 @@ impl<T: WireStruct> InPlace for Vec<T> {
             }
         }
         deserializer.deserialize_seq(SeqVisitor(place.insert(Vec::new())))
+    }
+
+    fn read_lenient(value: &Value, place: &mut Option<Self>, at: &mut Lenient) {
+        let items = match value {
+            Value::Null => return,
+            Value::Array(items) => items,
+            other => return at.error("an array", Found::of(other)),
+        };
+        let out = place.insert(Vec::with_capacity(items.len()));
+        for (index, item) in items.iter().enumerate() {
+            at.in_index(index, |at| match item {
+                Value::Object(object) => {
+                    // An item is one unit (a part, a call): one with a bad field is left
+                    // out whole, so that no half of one becomes an event.
+                    let before = at.errors.len();
+                    let mut read = T::default();
+                    T::read_lenient(object, &mut read, at);
+                    if at.errors.len() == before {
+                        out.push(read);
+                    }
+                }
+                other => at.error(T::EXPECTED, Found::of(other)),
+            });
+        }
     }
 }
 
@@ -188,6 +237,7 @@ impl<T> FieldTag<T> {
 pub(crate) trait ReadInPlace {
     type Field;
     fn seed<'a>(&self, place: &'a mut Option<Self::Field>) -> InPlaceSeed<'a, Self::Field>;
+    fn lenient(&self, value: &Value, place: &mut Option<Self::Field>, at: &mut Lenient);
 }
 
 impl<T: InPlace> ReadInPlace for &FieldTag<T> {
@@ -195,18 +245,30 @@ impl<T: InPlace> ReadInPlace for &FieldTag<T> {
     fn seed<'a>(&self, place: &'a mut Option<T>) -> InPlaceSeed<'a, T> {
         InPlaceSeed(place)
     }
+    fn lenient(&self, value: &Value, place: &mut Option<T>, at: &mut Lenient) {
+        T::read_lenient(value, place, at);
+    }
 }
 
 /// See [`FieldTag`].
 pub(crate) trait ReadByValue {
     type Field;
     fn seed<'a>(&self, place: &'a mut Option<Self::Field>) -> ByValueSeed<'a, Self::Field>;
+    fn lenient(&self, value: &Value, place: &mut Option<Self::Field>, at: &mut Lenient)
+    where
+        Self::Field: DeserializeOwned + Expected;
 }
 
 impl<T> ReadByValue for FieldTag<T> {
     type Field = T;
     fn seed<'a>(&self, place: &'a mut Option<T>) -> ByValueSeed<'a, T> {
         ByValueSeed(place)
+    }
+    fn lenient(&self, value: &Value, place: &mut Option<T>, at: &mut Lenient)
+    where
+        T: DeserializeOwned + Expected,
+    {
+        at.by_value(value, place);
     }
 }
 
@@ -268,6 +330,40 @@ macro_rules! wire_struct {
         }
 
         impl $crate::wire::WireStruct for $name {
+            const EXPECTED: &'static str = concat!("a JSON object (", stringify!($name), ")");
+
+            // A struct without fields leaves `at` unused.
+            #[allow(unused_variables)]
+            fn read_lenient(
+                object: &serde_json::Map<String, serde_json::Value>,
+                place: &mut Self,
+                at: &mut $crate::lenient::Lenient,
+            ) {
+                #[allow(unused_imports)]
+                use $crate::wire::{ReadByValue as _, ReadInPlace as _};
+                for (key, value) in object {
+                    match key.as_str() {
+                        $(
+                            $wire $(| $alias)* => at.in_key(key, |at| {
+                                if place.$field.is_some() {
+                                    // As the fast path, but reported: the first is kept.
+                                    at.error(
+                                        "the field once",
+                                        $crate::field_error::Found::Duplicate,
+                                    );
+                                } else {
+                                    (&&$crate::wire::FieldTag::<$ty>::new())
+                                        .lenient(value, &mut place.$field, at);
+                                }
+                            }),
+                        )*
+                        _ => {
+                            place.extra.insert(key.clone(), value.clone());
+                        }
+                    }
+                }
+            }
+
             fn read_into<'de, D: serde::Deserializer<'de>>(
                 deserializer: D,
                 place: &mut Self,
@@ -364,6 +460,10 @@ macro_rules! wire_enum {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
             }
+        }
+
+        impl $crate::lenient::Expected for $name {
+            const EXPECTED: &'static str = concat!("a string (", stringify!($name), ")");
         }
 
         impl serde::Serialize for $name {

@@ -8,8 +8,9 @@ use proptest::sample::Index;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use reel_protocol::{
-    ClientMessage, DecodeError, DecodeLimits, EventDecoder, PartKind, ServerMessage, SessionEvent,
-    decode_client, decode_client_with, decode_server, decode_server_with, encode,
+    ClientMessage, DecodeError, DecodeLimits, EventDecoder, PartKind, PartialServerMessage,
+    ServerMessage, SessionEvent, decode_client, decode_client_with, decode_server,
+    decode_server_partial, decode_server_with, encode,
 };
 use serde_json::Value;
 
@@ -302,12 +303,70 @@ fn check_client(frame: &[u8]) -> Result<Option<ClientMessage>, TestCaseError> {
     }
 }
 
+/// Decodes `frame` partially and checks the result against the strict decoder's: the same
+/// message for a good frame, the same error for anything but a bad field, and for a bad
+/// field a message that still round-trips, with one error event per field error.
+fn check_partial(frame: &[u8], decoder: &mut EventDecoder) -> Result<(), TestCaseError> {
+    let partial = decode_server_partial(frame);
+    match (decode_server(frame), partial) {
+        (Ok(message), partial) => prop_assert_eq!(
+            partial,
+            Ok(PartialServerMessage {
+                message,
+                field_errors: vec![]
+            })
+        ),
+        (Err(DecodeError::InvalidField { .. }), Ok(partial)) => {
+            prop_assert!(!partial.field_errors.is_empty(), "{}", show(frame));
+            for error in &partial.field_errors {
+                let _ = error.to_string();
+            }
+            // What was kept round-trips (or, when no known message was kept, is refused as
+            // a frame without one).
+            let encoded = encode(&partial.message);
+            match decode_server(&encoded) {
+                Ok(again) => prop_assert_eq!(
+                    &again,
+                    &partial.message,
+                    "the kept fields of {} do not round-trip",
+                    show(frame)
+                ),
+                Err(DecodeError::NoKnownKey { .. }) => {
+                    let known = serde_json::to_value(&partial.message)
+                        .ok()
+                        .and_then(|v| v.as_object().cloned())
+                        .is_some_and(|map| {
+                            map.keys().any(|k| known_key(Side::Server, k).is_some())
+                        });
+                    prop_assert!(!known, "{}", show(frame));
+                }
+                Err(error) => prop_assert!(false, "{:?} re-reading {}", error, show(frame)),
+            }
+            let errors = partial.field_errors.len();
+            let mut events = Vec::new();
+            decoder.decode_partial(1, partial, &mut events);
+            let reported = events.iter().filter(|e| e.kind() == "error").count();
+            prop_assert_eq!(reported, errors);
+        }
+        (Err(DecodeError::InvalidField { .. }), Err(error)) => prop_assert!(
+            matches!(error, DecodeError::InvalidField { .. }),
+            "{:?} for {}",
+            error,
+            show(frame)
+        ),
+        (Err(strict), partial) => prop_assert_eq!(partial, Err(strict)),
+    }
+    Ok(())
+}
+
 /// Runs frames through both decoders; the server messages that decode go, in order, through
 /// one event decoder (so that state carried across frames is exercised too).
 fn check_frames<'a>(frames: impl IntoIterator<Item = &'a [u8]>) -> Result<(), TestCaseError> {
     let mut decoder = EventDecoder::new();
+    let mut partial_decoder = EventDecoder::new();
     for frame in frames {
         check_client(frame)?;
+        check_partial(frame, &mut partial_decoder)?;
         if let Some(message) = check_server(frame)? {
             let mut events = Vec::new();
             decoder.decode(message.clone(), &mut events);
