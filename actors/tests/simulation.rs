@@ -133,10 +133,11 @@ fn loopback_seeds_hold_every_invariant() {
 }
 
 /// The first seed that found issue 11's restart defect: `on_text` panics on `t24`, and
-/// the deltas right after it (`t25..=t27`) never reach `on_text` and are not reported.
-/// `spawn()` puts the new fast lane into its `Slot` before the supervisor casts
-/// `RouterMsg::Restarted`, so frames the router handles in between reach the new
-/// instance ahead of the re-sent batches, and those are then skipped as done.
+/// on the code before the restart-safe inbox (8e51da1) the deltas right after it
+/// (`t25..=t27`) never reached `on_text` and were not reported: `spawn()` put the new fast
+/// lane into its `Slot` before the supervisor cast `RouterMsg::Restarted`, so frames the
+/// router handled in between reached the new instance ahead of the re-sent batches, which
+/// were then skipped as done.
 #[test]
 fn seed_12_restart_during_stream() {
     let report = run_seed(12, Wire::Memory);
@@ -152,7 +153,8 @@ fn seed_12_restart_during_stream() {
 
 /// Issue 11's report, as a hand-written plan: `on_text` fails 4 times while 6,000 text
 /// frames stream at a steady pace; every delta but the 4 failed ones must reach
-/// `on_text`, once, in order, and the 4 must be reported.
+/// `on_text`, once, in order, and the 4 must be reported. Before the restart-safe inbox
+/// (8e51da1), `t1201..=t1209` were lost after the first restart.
 #[test]
 fn issue_11_four_fast_lane_failures_in_6000_frames() {
     let report = run_plan(scenarios::issue_11_restart_under_load(), Wire::Memory);

@@ -294,15 +294,15 @@ impl<'a> Checker<'a> {
                     .or_default() += n;
             }
         };
-        expect("fast", "text", o.text_panicked.len());
+        expect("fast_lane", "text", o.text_panicked.len());
         expect("telemetry", "usage", o.usage_panicked.len());
-        expect("control", "turn_complete", o.turn_panicked.len());
-        expect("control", "tool_call", o.tool_callback_panicked.len());
+        expect("control_lane", "turn_complete", o.turn_panicked.len());
+        expect("control_lane", "tool_call", o.tool_callback_panicked.len());
         let mut reported = BTreeMap::<(String, String), usize>::new();
         for event in self.published(Lane::Control) {
             if let SessionEvent::Error(SessionError::CallbackPanicked { lane, event, .. }) = event {
                 *reported
-                    .entry(((*lane).to_owned(), (*event).to_owned()))
+                    .entry((lane_name(lane), (*event).to_owned()))
                     .or_default() += 1;
             }
         }
@@ -338,7 +338,7 @@ impl<'a> Checker<'a> {
         let mut restarts = BTreeMap::<&str, usize>::new();
         for event in &o.events {
             if let LiveEvent::Restarted { actor, .. } = &event.event {
-                *restarts.entry(actor).or_default() += 1;
+                *restarts.entry(actor.as_str()).or_default() += 1;
             }
         }
         failed
@@ -472,6 +472,16 @@ impl<'a> Checker<'a> {
             }
         }
         keys
+    }
+}
+
+/// A lane as `CallbackPanicked` names it, in the child's name (`fast` and `control`,
+/// before `Child` named every report, are `fast_lane` and `control_lane`).
+fn lane_name(lane: &str) -> String {
+    match lane {
+        "fast" => "fast_lane".to_owned(),
+        "control" => "control_lane".to_owned(),
+        other => other.to_owned(),
     }
 }
 
