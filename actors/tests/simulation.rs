@@ -79,7 +79,7 @@ fn sweep(seeds: &[Seed], wire: Wire) -> (Vec<SeedReport>, Tally) {
         tally.add(
             &report.plan,
             report.runs,
-            report.outcome.model.sent.len(),
+            &report.outcome,
             &report.violations,
         );
     }

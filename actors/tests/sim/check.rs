@@ -562,3 +562,53 @@ fn ledger(
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Violation, ledger};
+
+    #[test]
+    fn the_ledger_names_losses_duplicates_and_reordering_exactly() {
+        let sent = [1, 2, 3, 4, 5, 6];
+        assert_eq!(ledger("h", "t", &sent, &[1, 2, 3, 4, 5, 6], true), vec![]);
+        assert_eq!(
+            ledger("h", "t", &sent, &[1, 2, 6], true),
+            vec![Violation::Lost {
+                handler: "h",
+                count: 3,
+                ids: "t3..=t5".to_owned()
+            }]
+        );
+        // An unfinished run: only the gaps before the last event got count.
+        assert_eq!(
+            ledger("h", "t", &sent, &[1, 3], false),
+            vec![Violation::Lost {
+                handler: "h",
+                count: 1,
+                ids: "t2".to_owned()
+            }]
+        );
+        assert_eq!(
+            ledger("h", "t", &sent, &[1, 2, 4, 3, 5, 6, 6], true),
+            vec![
+                Violation::Duplicated {
+                    handler: "h",
+                    count: 1,
+                    ids: "t6".to_owned()
+                },
+                Violation::OutOfOrder {
+                    handler: "h",
+                    id: "t3".to_owned(),
+                    after: "t4".to_owned()
+                },
+            ]
+        );
+        assert_eq!(
+            ledger("h", "t", &sent, &[1, 2, 3, 4, 5, 6, 9], true),
+            vec![Violation::Unexpected {
+                handler: "h",
+                id: "t9".to_owned()
+            }]
+        );
+    }
+}

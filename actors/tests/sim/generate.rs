@@ -3,7 +3,7 @@
 //! Most plans are short (a few turns of a few dozen frames) so that hundreds of seeds run
 //! in a test; one in ten streams hundreds or thousands of text deltas at a steady pace,
 //! which is where restarts under load go wrong, and a plan with a stalled subscriber ends
-//! with an overload turn of 2,000 deltas. Faults land on ids that exist in the script. No
+//! with an overload turn of 1,500 deltas. Faults land on ids that exist in the script. No
 //! child is made to fail more than the restart limit allows (5), except by the one fault
 //! kind meant to cross it (`TextPanicStorm`), so whether the session must survive is known
 //! from the plan alone.
@@ -106,7 +106,7 @@ fn script(rng: &mut Rng, resumption: bool) -> Vec<Step> {
 
 /// Deltas of the overload turn a plan with a stalled subscriber ends with: enough that an
 /// unbounded subscriber queue shows (see `check::STALL_BOUND`).
-pub const OVERLOAD_DELTAS: u32 = 2_000;
+pub const OVERLOAD_DELTAS: u32 = 1_500;
 
 /// Appends a turn of [`OVERLOAD_DELTAS`] text deltas (ids after the script's), so that a
 /// subscriber that never reads is overloaded. Faults aimed at earlier steps stay valid.
