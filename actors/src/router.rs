@@ -16,7 +16,7 @@ use std::sync::Arc;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::{
     DecodeLimits, EventDecoder, PhaseInput, PhaseTracker, SessionCommand, SessionError,
-    SessionEvent, SessionPhase, decode_server_with,
+    SessionEvent, SessionPhase, decode_server_partial_with,
 };
 use tokio::sync::watch;
 
@@ -274,7 +274,7 @@ impl RouterState {
     async fn inbound(&mut self, conn: u32, stamp: Stamp, frame: LinkFrame) {
         let ts_ms = self.advance(Some(stamp.ts_ms));
         self.telemetry.frame_in(frame.bytes.len());
-        let message = match decode_server_with(&frame.bytes, self.limits) {
+        let message = match decode_server_partial_with(&frame.bytes, self.limits) {
             Ok(message) => message,
             Err(error) => {
                 tracing::warn!(seq = stamp.seq, conn, %error, "skipping an inbound frame that does not decode");
@@ -286,8 +286,11 @@ impl RouterState {
                 return;
             }
         };
+        for error in &message.field_errors {
+            tracing::warn!(seq = stamp.seq, conn, %error, "an inbound frame has a field that does not decode; the rest of it is used");
+        }
         let mut events = std::mem::take(&mut self.events);
-        self.decoder.decode(message, &mut events);
+        self.decoder.decode_partial(stamp.seq, message, &mut events);
         for event in &events {
             match event {
                 SessionEvent::Connected { .. } => {
