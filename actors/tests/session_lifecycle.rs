@@ -427,3 +427,55 @@ async fn a_steady_stream_through_fast_lane_restarts_on_a_multi_thread_runtime_lo
         assert_eq!(handle.telemetry().restarts, 4);
     }
 }
+
+/// Behaviour 1 of issue 11: a `toolCall` whose handling failed (here `on_tool_call` panics)
+/// still gets an answer — one error response per call id — so the model is not left
+/// waiting and the phase leaves `ToolCallPending`; the failure is reported once.
+#[tokio::test(start_paused = true)]
+async fn a_tool_call_whose_handling_failed_is_still_answered_for_every_id() {
+    let mut server = ScriptedServer::bind().await;
+    let callbacks = ControlCallbacks {
+        on_tool_call: Some(Arc::new(|_calls, _state| {
+            Box::pin(async { panic!("the app's tool handler failed on purpose") })
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.control_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    conn.send_json(&json!({"toolCall": {"functionCalls": [
+        {"id": "c-1", "name": "get_weather", "args": {"city": "Paris"}},
+        {"id": "c-2", "name": "book_table", "args": {}}
+    ]}}))
+    .await;
+    let answer = conn.recv_json().await;
+    assert_eq!(
+        answer,
+        json!({"toolResponse": {"functionResponses": [
+            {"id": "c-1", "name": "get_weather", "response": {"error":
+                "tool `get_weather` could not be answered: the control lane failed while handling the call"}},
+            {"id": "c-2", "name": "book_table", "response": {"error":
+                "tool `book_table` could not be answered: the control lane failed while handling the call"}}
+        ]}})
+    );
+    let seen = settle(&mut events).await;
+    assert_eq!(handle.phase(), reel_protocol::SessionPhase::Active);
+    let errors: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::Error(error)) => Some(error.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "control_lane callback panicked while handling tool_call: the lane failed while handling it and was restarted"
+        ]
+    );
+    assert_eq!(handle.telemetry().restarts, 1);
+}
