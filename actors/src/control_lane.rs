@@ -432,14 +432,28 @@ impl ControlLaneArgs {
             return;
         }
         if let Err(error) = self.state.set_many(writes).await {
-            tracing::warn!(%error, "could not write the session: keys");
+            self.report_state_write("the session: keys".to_owned(), &error);
         }
     }
 
     async fn set_state(&self, key: &str, value: Value) {
         if let Err(error) = self.state.set(key, value).await {
-            tracing::warn!(%error, key, "could not write state");
+            self.report_state_write(format!("`{key}`"), &error);
         }
+    }
+
+    /// Reports state writes of the runtime's that were not applied: logged, and an error
+    /// event routed to this lane in order (so `on_error` and every subscriber see it).
+    pub(crate) fn report_state_write(&self, what: String, error: &crate::state::StateError) {
+        tracing::warn!(%error, %what, "state writes were not applied");
+        let report = SessionEvent::Error(reel_protocol::SessionError::StateWrite {
+            what,
+            message: error.to_string(),
+        });
+        let _ = self
+            .peers
+            .router
+            .push(crate::router::RouterMsg::Report(Box::new(report)));
     }
 
     async fn enter_initial_phase(&self, data: &mut ControlData) {
@@ -461,7 +475,7 @@ impl ControlLaneArgs {
     /// steps, and [`crate::reactive`] for why the reactive ones come in this order.
     async fn turn_complete(&self, data: &mut ControlData, ts_ms: u64) {
         if let Err(error) = self.state.clear_prefix("turn:").await {
-            tracing::warn!(%error, "could not clear the turn: keys");
+            self.report_state_write("clearing the turn: keys".to_owned(), &error);
         }
         let turn = data.pending.finish(data.turn_number(), ts_ms);
         data.transcript.push(turn);

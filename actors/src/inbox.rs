@@ -475,7 +475,7 @@ mod tests {
         inbox.done(first.seq);
         let failing = inbox.take().unwrap();
         assert_eq!((failing.seq, failing.item), (2, 2));
-        drop(failing);
+        // The consumer dies here: `failing` is never handed to `done`.
         // Items arrive while no consumer is in place, and right after the successor starts.
         inbox.push(4).unwrap();
         assert_eq!(inbox.recover(), Some(Failed { seq: 2, label: 2 }));

@@ -14,7 +14,7 @@ use crate::inbox::{Doorbell, Inbox};
 use crate::lane_inbox::{FailedItem, LANE_BOUND, LaneInbox};
 use crate::router::{ROUTER_BOUND, RouterInbox, RouterWake};
 use crate::slot::Slot;
-use crate::state::StateStoreMsg;
+use crate::state::{StateStoreMsg, StoreInbox, store_inbox};
 use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryMsg;
 use crate::transport::TransportMsg;
@@ -40,8 +40,10 @@ pub struct Peers {
     pub telemetry: Arc<LaneInbox>,
     /// The telemetry actor's current instance.
     pub telemetry_actor: Arc<Slot<TelemetryMsg>>,
-    /// The state store.
+    /// The state store's current instance.
     pub store: Arc<Slot<StateStoreMsg>>,
+    /// The writes waiting for the state store.
+    pub store_inbox: Arc<StoreInbox>,
     /// The supervisor.
     pub supervisor: Arc<Slot<SupervisorMsg>>,
     /// Where events go to the application.
@@ -70,7 +72,10 @@ impl Peers {
         let fast_actor: Arc<Slot<FastMsg>> = Arc::default();
         let control_actor: Arc<Slot<ControlMsg>> = Arc::default();
         let telemetry_actor: Arc<Slot<TelemetryMsg>> = Arc::default();
+        let store: Arc<Slot<StateStoreMsg>> = Arc::default();
         Peers {
+            store_inbox: Arc::new(store_inbox(&store)),
+            store,
             transport: Arc::default(),
             router: Arc::new(Inbox::new(
                 "router",
@@ -89,7 +94,6 @@ impl Peers {
             fast_actor,
             control_actor,
             telemetry_actor,
-            store: Arc::default(),
             supervisor: Arc::default(),
             hub,
             clock,

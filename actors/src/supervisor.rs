@@ -227,6 +227,7 @@ impl SupervisorState {
                 let args = StateStoreArgs {
                     state: self.args.state.clone(),
                     clock: peers.shared_clock(),
+                    inbox: Some((Arc::clone(&peers.store_inbox), Arc::clone(&peers.store))),
                 };
                 let (actor, _) = Actor::spawn_linked(None, StateStore, args, supervisor).await?;
                 peers.store.set(actor.clone());

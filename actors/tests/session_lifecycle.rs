@@ -285,12 +285,10 @@ async fn past_the_restart_limit_the_session_ends_with_a_clear_reason() {
     );
 }
 
-/// The defect the inbox fixes: frames kept streaming while the fast lane was restarted
-/// reached the new instance ahead of the re-sent older ones, and were dropped. Here the
-/// server streams 2,000 text frames at one per virtual millisecond while `on_text` panics
-/// on four of them (each restart has a 10–80 ms backoff, so dozens of frames arrive while
-/// the lane is down, and more right after it is back): every other delta is handled once,
-/// in order, and exactly the four failed ones are reported.
+/// Restarts while a burst is being routed: the server streams 2,000 text frames in bursts
+/// of 50 while `on_text` panics on four of them, with no restart backoff: every other delta
+/// is handled once, in order, and exactly the four failed ones are reported (the
+/// multi-thread test below is the one that reproduced the original loss).
 #[tokio::test(start_paused = true)]
 async fn frames_streaming_through_four_fast_lane_restarts_are_all_handled_once_in_order() {
     const FRAMES: usize = 2_000;
@@ -310,14 +308,21 @@ async fn frames_streaming_through_four_fast_lane_restarts_are_all_handled_once_i
     };
     let (handle, mut conn, _, mut events) = start(
         &mut server,
-        |b| b.fast_callbacks(callbacks),
+        |b| {
+            b.fast_callbacks(callbacks).restart_policy(RestartPolicy {
+                backoff: std::time::Duration::ZERO,
+                ..RestartPolicy::default()
+            })
+        },
         SessionConfig::default(),
     )
     .await;
     settle(&mut events).await;
     for n in 0..FRAMES {
         conn.send_json(&text(&format!("t{n}"))).await;
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        if n % 50 == 49 {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
     }
     let seen = settle(&mut events).await;
 
@@ -356,4 +361,121 @@ async fn frames_streaming_through_four_fast_lane_restarts_are_all_handled_once_i
         .count();
     assert_eq!(reported, 4);
     assert_eq!(handle.ended(), None);
+}
+
+/// The issue's own reproduction, on a multi-thread runtime in real time: `on_text` fails 4
+/// times while the server streams 6,000 text frames; every other delta must be handled
+/// exactly once, in order. (Before the inbox, frames the router handled while the lane was
+/// being respawned overtook the re-sent older ones, and 27-95 deltas were silently lost in
+/// about 3 runs of 20.) No sleep: the test waits for the final `end` delta, which the
+/// ordering guarantee puts after every other one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_steady_stream_through_fast_lane_restarts_on_a_multi_thread_runtime_loses_nothing() {
+    const FRAMES: usize = 6_000;
+    const FAILING: [usize; 4] = [1_000, 2_500, 2_501, 4_000];
+    for round in 0..5 {
+        let mut server = ScriptedServer::bind().await;
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+        let done_tx = Mutex::new(Some(done_tx));
+        let sink = Arc::clone(&heard);
+        let callbacks = FastCallbacks {
+            on_text: Some(Arc::new(move |t: &str| {
+                if t == "end" {
+                    if let Some(tx) = done_tx.lock().unwrap().take() {
+                        let _ = tx.send(());
+                    }
+                    return;
+                }
+                let n: usize = t[1..].parse().unwrap();
+                if FAILING.contains(&n) {
+                    panic!("on_text failed on t{n}");
+                }
+                sink.lock().unwrap().push(n);
+            })),
+            ..Default::default()
+        };
+        let (handle, mut conn, _, _events) = start(
+            &mut server,
+            |b| b.fast_callbacks(callbacks),
+            SessionConfig::default(),
+        )
+        .await;
+        for n in 0..FRAMES {
+            conn.send_json(&text(&format!("t{n}"))).await;
+        }
+        conn.send_json(&text("end")).await;
+        tokio::time::timeout(std::time::Duration::from_secs(60), done_rx)
+            .await
+            .expect("the last delta arrives")
+            .unwrap();
+        let heard = heard.lock().unwrap().clone();
+        let expected: Vec<usize> = (0..FRAMES).filter(|n| !FAILING.contains(n)).collect();
+        if heard != expected {
+            let missing: Vec<usize> = expected
+                .iter()
+                .copied()
+                .filter(|n| !heard.contains(n))
+                .collect();
+            panic!(
+                "round {round}: {} deltas heard of {}; missing {:?}",
+                heard.len(),
+                expected.len(),
+                &missing[..missing.len().min(20)]
+            );
+        }
+        assert_eq!(handle.telemetry().restarts, 4);
+    }
+}
+
+/// Behaviour 1 of issue 11: a `toolCall` whose handling failed (here `on_tool_call` panics)
+/// still gets an answer — one error response per call id — so the model is not left
+/// waiting and the phase leaves `ToolCallPending`; the failure is reported once.
+#[tokio::test(start_paused = true)]
+async fn a_tool_call_whose_handling_failed_is_still_answered_for_every_id() {
+    let mut server = ScriptedServer::bind().await;
+    let callbacks = ControlCallbacks {
+        on_tool_call: Some(Arc::new(|_calls, _state| {
+            Box::pin(async { panic!("the app's tool handler failed on purpose") })
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.control_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    conn.send_json(&json!({"toolCall": {"functionCalls": [
+        {"id": "c-1", "name": "get_weather", "args": {"city": "Paris"}},
+        {"id": "c-2", "name": "book_table", "args": {}}
+    ]}}))
+    .await;
+    let answer = conn.recv_json().await;
+    assert_eq!(
+        answer,
+        json!({"toolResponse": {"functionResponses": [
+            {"id": "c-1", "name": "get_weather", "response": {"error":
+                "tool `get_weather` could not be answered: the control lane failed while handling the call"}},
+            {"id": "c-2", "name": "book_table", "response": {"error":
+                "tool `book_table` could not be answered: the control lane failed while handling the call"}}
+        ]}})
+    );
+    let seen = settle(&mut events).await;
+    assert_eq!(handle.phase(), reel_protocol::SessionPhase::Active);
+    let errors: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::Error(error)) => Some(error.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "control_lane callback panicked while handling tool_call: the lane failed while handling it and was restarted"
+        ]
+    );
+    assert_eq!(handle.telemetry().restarts, 1);
 }

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use reel_actors::clock::{ManualClock, SharedClock};
+use reel_actors::slot::Slot;
 use reel_actors::state::{
     RECENT_MUTATIONS, State, StateError, StateKey, StateMutation, StateStore, StateStoreArgs,
-    StateStoreMsg,
+    StateStoreMsg, StoreInbox, store_inbox,
 };
 use reel_recorder::journal::{FileJournalSink, MemoryJournalSink, read_journal};
 use serde_json::{Value, json};
@@ -55,10 +56,7 @@ async fn spawn_store(
     Actor::spawn(
         None,
         StateStore,
-        StateStoreArgs {
-            state: state.clone(),
-            clock,
-        },
+        StateStoreArgs::standalone(state.clone(), clock),
     )
     .await
     .unwrap()
@@ -246,16 +244,6 @@ async fn a_file_journal_holds_the_expected_lines() {
 
     assert_eq!(std::fs::read_to_string(&file.0).unwrap(), SCRIPT_JSONL);
     assert_eq!(read_journal(&file.0).unwrap(), script_journal());
-}
-
-#[tokio::test]
-async fn flush_message_flushes_the_sink() {
-    let (state, journal, clock) = journaled_state();
-    let (store, _join) = spawn_store(&state, &clock).await;
-    store.cast(StateStoreMsg::Flush).unwrap();
-    state.set("a", 1).await.unwrap(); // answered after the Flush was handled
-    assert_eq!(journal.flush_count(), 1);
-    store.stop(None);
 }
 
 #[tokio::test]
@@ -483,6 +471,18 @@ struct SupervisorState {
     state: State,
     clock: SharedClock,
     reports: mpsc::UnboundedSender<Report>,
+    /// The writes' inbox and the slot its doorbell rings, shared by every instance.
+    inbox: (Arc<StoreInbox>, Arc<Slot<StateStoreMsg>>),
+}
+
+impl SupervisorState {
+    fn store_args(&self) -> StateStoreArgs {
+        StateStoreArgs {
+            state: self.state.clone(),
+            clock: self.clock.clone(),
+            inbox: Some((Arc::clone(&self.inbox.0), Arc::clone(&self.inbox.1))),
+        }
+    }
 }
 
 impl Actor for TestSupervisor {
@@ -495,22 +495,17 @@ impl Actor for TestSupervisor {
         myself: ActorRef<()>,
         args: SupervisorArgs,
     ) -> Result<SupervisorState, ActorProcessingErr> {
-        let (store, _) = Actor::spawn_linked(
-            None,
-            StateStore,
-            StateStoreArgs {
-                state: args.state.clone(),
-                clock: args.clock.clone(),
-            },
-            myself.get_cell(),
-        )
-        .await?;
-        let _ = args.started.send(store);
-        Ok(SupervisorState {
+        let slot: Arc<Slot<StateStoreMsg>> = Arc::default();
+        let state = SupervisorState {
             state: args.state,
             clock: args.clock,
             reports: args.reports,
-        })
+            inbox: (Arc::new(store_inbox(&slot)), slot),
+        };
+        let (store, _) =
+            Actor::spawn_linked(None, StateStore, state.store_args(), myself.get_cell()).await?;
+        let _ = args.started.send(store);
+        Ok(state)
     }
 
     async fn handle_supervisor_evt(
@@ -521,16 +516,9 @@ impl Actor for TestSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         if let SupervisionEvent::ActorFailed(_, error) = event {
             let _ = state.reports.send(Report::Failed(error.to_string()));
-            let (store, _) = Actor::spawn_linked(
-                None,
-                StateStore,
-                StateStoreArgs {
-                    state: state.state.clone(),
-                    clock: state.clock.clone(),
-                },
-                myself.get_cell(),
-            )
-            .await?;
+            let (store, _) =
+                Actor::spawn_linked(None, StateStore, state.store_args(), myself.get_cell())
+                    .await?;
             let _ = state.reports.send(Report::Restarted(store));
         }
         Ok(())
@@ -756,4 +744,57 @@ async fn state_with_borrows_without_cloning() {
     state.set("app:list", [1, 2, 3]).await.unwrap();
     let len = state.with("app:list", |v| v.and_then(Value::as_array).map(Vec::len));
     assert_eq!(len, Some(3));
+}
+
+/// ractor drops a failed actor's mailbox: writes queued behind the one that fails the store
+/// must not be lost with it. Three writers queue at once behind a panicking modify; the
+/// modify's writer gets the error, the other three writes are applied, in order, by the
+/// restarted store.
+#[tokio::test]
+async fn a_store_failure_loses_no_other_writers_write() {
+    let (state, journal, clock) = journaled_state();
+    let (reports_tx, mut reports) = mpsc::unbounded_channel();
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let (supervisor, supervisor_join) = Actor::spawn(
+        None,
+        TestSupervisor,
+        SupervisorArgs {
+            state: state.clone(),
+            clock: clock.clone(),
+            reports: reports_tx,
+            started: started_tx,
+        },
+    )
+    .await
+    .unwrap();
+    let _first = started.await.unwrap();
+
+    let (failed, a, b, c) = tokio::join!(
+        state.modify("n", 0u32, |_| panic!("a bug in a modify closure")),
+        state.set("app:a", 1),
+        state.set("app:b", 2),
+        state.modify("app:c", 10u32, |n| n + 1),
+    );
+    assert!(
+        matches!(failed, Err(StateError::StoreUnavailable { .. })),
+        "{failed:?}"
+    );
+    assert_eq!((a, b, c), (Ok(()), Ok(()), Ok(11)));
+    assert!(matches!(reports.recv().await, Some(Report::Failed(_))));
+    assert!(matches!(reports.recv().await, Some(Report::Restarted(_))));
+    let keys: Vec<(u64, String)> = journal
+        .entries()
+        .into_iter()
+        .map(|m| (m.sequence, m.key))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            (1, "app:a".to_owned()),
+            (2, "app:b".to_owned()),
+            (3, "app:c".to_owned())
+        ]
+    );
+    supervisor.stop(None);
+    supervisor_join.await.unwrap();
 }

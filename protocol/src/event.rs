@@ -181,7 +181,7 @@ pub enum SessionError {
     /// A callback panicked; its event was not handled.
     #[error("{lane} callback panicked while handling {event}: {message}")]
     CallbackPanicked {
-        /// `fast` or `control`.
+        /// The actor that failed: `fast_lane`, `control_lane` or `telemetry`.
         lane: &'static str,
         /// The kind of event being handled.
         event: &'static str,
@@ -194,6 +194,25 @@ pub enum SessionError {
         /// The tool.
         name: String,
         /// What happened.
+        message: String,
+    },
+    /// An awaited callback did not return within its time limit; the lane went on without
+    /// it (what it would have returned counts as nothing).
+    #[error(
+        "callback `{callback}` did not return within {after:?}; the session went on without it"
+    )]
+    CallbackTimeout {
+        /// The callback (`on_tool_call`, `before_tool_response`, `on_interrupted`, …).
+        callback: &'static str,
+        /// Its time limit.
+        after: Duration,
+    },
+    /// Writes the runtime made to the session state were not applied (after a retry).
+    #[error("state writes of {what} were not applied: {message}")]
+    StateWrite {
+        /// Whose writes: `tool get_weather (call c-1)`, `the session: keys`, …
+        what: String,
+        /// Why.
         message: String,
     },
 }

@@ -70,7 +70,7 @@ impl ControlLaneArgs {
         if !writes.is_empty()
             && let Err(error) = self.state.set_many(writes).await
         {
-            tracing::warn!(extractor = %name, %error, "could not write an extraction to the state");
+            self.report_state_write(format!("extractor `{name}`"), &error);
         }
         self.peers
             .hub

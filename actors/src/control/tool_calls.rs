@@ -232,8 +232,16 @@ impl ControlLaneArgs {
             return reel_protocol::FunctionResponse::new(slot.id(), slot.name(), Value::Null);
         };
         let ok = outcome.result.is_ok();
-        if let Err(error) = outcome.settle(&slot.delta).await {
-            tracing::warn!(%error, tool = slot.name(), "could not commit a tool's state writes");
+        if outcome.settle(&slot.delta).await.is_err() {
+            // A failed commit keeps its writes buffered: once more, for a store that failed
+            // and is being restarted, then it is reported, never only logged.
+            if let Err(error) = outcome.settle(&slot.delta).await {
+                slot.delta.rollback();
+                self.report_state_write(
+                    format!("tool `{}` (call {})", slot.name(), slot.id()),
+                    &error,
+                );
+            }
         }
         let response = outcome.to_response(&slot.mode);
         self.peers.hub.publish(

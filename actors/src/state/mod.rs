@@ -49,8 +49,6 @@ mod store;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use ractor::rpc::CallResult;
-use ractor::{ActorRef, MessagingErr};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -62,9 +60,12 @@ pub use key::StateKey;
 pub use reel_recorder::journal::{JournalSink, StateMutation};
 pub use scope::{ReadOnlyScope, Scope, prefix};
 pub use snapshot::StateSnapshot;
-pub use store::{StateStore, StateStoreArgs, StateStoreMsg};
+pub use store::{
+    STORE_CAPACITY, StateStore, StateStoreArgs, StateStoreMsg, StoreInbox, StoreWrite, store_inbox,
+};
 
 use crate::clock::SharedClock;
+use crate::inbox::Closed;
 use shared::StateShared;
 
 /// How long a write waits for the state store before giving up.
@@ -300,41 +301,33 @@ impl State {
         ops: Vec<StateOp>,
         delta: bool,
     ) -> Result<Vec<Value>, StateError> {
-        let Some(store) = self.shared.store() else {
+        let Some(inbox) = self.shared.store() else {
             return self.apply_here(ops, delta);
         };
-        let call = store
-            .call(
-                |reply| StateStoreMsg::Apply {
-                    ops,
-                    delta,
-                    reply: Some(reply),
-                },
-                Some(WRITE_TIMEOUT),
-            )
-            .await;
-        match call {
-            Ok(CallResult::Success(olds)) => Ok(olds),
-            Ok(CallResult::Timeout) => Err(StateError::StoreUnavailable {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let write = StoreWrite {
+            ops,
+            delta,
+            reply: Some(reply),
+        };
+        if let Err(Closed(write)) = inbox.push_wait(write).await {
+            // The store stopped for good: the data does not live in the actor, so apply
+            // the write here, in the order it would have had.
+            self.shared.detach_if(&inbox);
+            return self.apply_here(write.ops, write.delta);
+        }
+        match tokio::time::timeout(WRITE_TIMEOUT, answer).await {
+            Ok(Ok(olds)) => Ok(olds),
+            Ok(Err(_)) => Err(StateError::StoreUnavailable {
+                reason: "the state store failed while applying this write (a modify closure \
+                         panicked); it was not applied"
+                    .to_owned(),
+            }),
+            Err(_) => Err(StateError::StoreUnavailable {
                 reason: format!(
                     "no answer within {} s; the write may still be applied",
                     WRITE_TIMEOUT.as_secs()
                 ),
-            }),
-            Ok(CallResult::SenderError) => Err(StateError::StoreUnavailable {
-                reason: "the state store failed or stopped before applying this write; \
-                         it was not applied"
-                    .to_owned(),
-            }),
-            // The write never reached the store: it has stopped or failed and no
-            // replacement is attached yet. The data does not live in the actor, so apply
-            // the write here, in the same order the store would have.
-            Err(MessagingErr::SendErr(StateStoreMsg::Apply { ops, delta, .. })) => {
-                self.shared.detach_if_current(&store);
-                self.apply_here(ops, delta)
-            }
-            Err(other) => Err(StateError::StoreUnavailable {
-                reason: format!("the state store cannot be reached: {other}"),
             }),
         }
     }
@@ -448,12 +441,11 @@ impl State {
         self.shared.store().is_some()
     }
 
-    /// Plugs `store` in: writes from every clone go to it from now on, timestamped by
-    /// `clock`. A [`StateStore`] does this itself when it starts; the supervisor calls it
-    /// to swap in an instance it spawned otherwise.
-    pub(crate) fn attach(&self, store: ActorRef<StateStoreMsg>, clock: SharedClock) {
+    /// Plugs a store in: writes from every clone queue in `inbox` from now on,
+    /// timestamped by `clock`. A [`StateStore`] does this itself when it starts.
+    pub(crate) fn attach(&self, inbox: Arc<StoreInbox>, clock: SharedClock) {
         self.shared.set_clock(clock);
-        self.shared.attach(store);
+        self.shared.attach(inbox);
     }
 
     /// Unplugs the store: writes are applied directly from now on.

@@ -7,12 +7,11 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::{ArcSwap, ArcSwapOption, Guard};
-use ractor::{ActorId, ActorRef};
 use reel_recorder::journal::JournalSink;
 use serde_json::Value;
 
 use super::data::{StateData, StateOp};
-use super::store::StateStoreMsg;
+use super::store::StoreInbox;
 use crate::clock::{SharedClock, TokioClock};
 
 /// The shared core of a session's state.
@@ -20,7 +19,8 @@ pub(crate) struct StateShared {
     data: ArcSwap<StateData>,
     clock: ArcSwap<SharedClock>,
     sink: ArcSwapOption<Arc<dyn JournalSink>>,
-    store: ArcSwapOption<ActorRef<StateStoreMsg>>,
+    /// Where writes queue for the store, while one is attached.
+    store: ArcSwapOption<StoreInbox>,
     /// Serializes writers. Normally only the actor writes, but a write applied directly (no
     /// actor attached, or the attached one gone) may overlap with an actor starting up; the
     /// lock keeps one order either way. Uncontended, it costs a few nanoseconds.
@@ -95,14 +95,14 @@ impl StateShared {
         self.sink.load().as_deref().cloned()
     }
 
-    /// The attached store, if any.
-    pub(crate) fn store(&self) -> Option<Arc<ActorRef<StateStoreMsg>>> {
+    /// The attached store's inbox, if any.
+    pub(crate) fn store(&self) -> Option<Arc<StoreInbox>> {
         self.store.load_full()
     }
 
-    /// Routes writes to `store` from now on.
-    pub(crate) fn attach(&self, store: ActorRef<StateStoreMsg>) {
-        self.store.store(Some(Arc::new(store)));
+    /// Routes writes to the store draining `inbox` from now on.
+    pub(crate) fn attach(&self, inbox: Arc<StoreInbox>) {
+        self.store.store(Some(inbox));
     }
 
     /// Applies writes directly from now on.
@@ -110,18 +110,12 @@ impl StateShared {
         self.store.store(None);
     }
 
-    /// Detaches the store only if `store` is still the one attached (a replacement that was
+    /// Detaches the store only if `inbox` is still the one attached (a replacement that was
     /// attached meanwhile stays).
-    pub(crate) fn detach_if_current(&self, store: &Arc<ActorRef<StateStoreMsg>>) {
-        self.store.compare_and_swap(store, None);
-    }
-
-    /// Detaches the store only if the attached one is the actor `id`.
-    pub(crate) fn detach_if_id(&self, id: ActorId) {
-        if let Some(current) = self.store.load_full()
-            && current.get_id() == id
-        {
-            self.detach_if_current(&current);
+    pub(crate) fn detach_if(&self, inbox: &Arc<StoreInbox>) {
+        let current = self.store.load_full();
+        if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, inbox)) {
+            self.store.compare_and_swap(&current, None);
         }
     }
 }
