@@ -1,10 +1,12 @@
 //! `reel replay` on real recordings: reel records a session against a scripted server (a
 //! greeting, a tool call, a reconnect, a goodbye), then replays the wire log offline and
-//! diffs the recorded journal. Exact report text, exit codes 0 (clean) and 1 (drift).
+//! compares the recorded journal with the replay's, entry by entry. Exact report text, exit
+//! codes 0 (CLEAN) and 1 (DRIFT: an outbound divergence, a journal entry that differs).
 
 mod cli_support;
 
-use cli_support::{TempDir, ToolWrites, arg, record, reel};
+use cli_support::{TempDir, ToolWrites, arg, lines, record, reel, write_lines};
+use reel_recorder::wire_log::WireEntry;
 use serde_json::{Value, json};
 
 /// The report up to the final state: the same for both recordings, whatever the tool
@@ -65,6 +67,10 @@ async fn a_session_whose_tools_write_no_state_replays_clean() {
             "{}
   Journal diff — {} (67 mutations, 12 keys):
     CLEAN — every key's final value matches
+
+  Journal:   identical to the recording, entry by entry (67 mutations)
+
+  CLEAN — the replay reproduced the session exactly.
 ",
             report_head(arg(&wire)),
             arg(&journal)
@@ -72,12 +78,110 @@ async fn a_session_whose_tools_write_no_state_replays_clean() {
     );
     assert_eq!(code, 0);
 
-    // Without a journal there is nothing to drift from.
+    // Without a journal only the frames are checked, and the verdict says so.
     let (code, stdout, stderr) = reel(&["replay", arg(&wire)]);
     assert_eq!(
         (code, stdout, stderr),
-        (0, report_head(arg(&wire)), String::new())
+        (
+            0,
+            format!(
+                "{}
+  CLEAN — every runtime frame as recorded; no journal given to compare.
+",
+                report_head(arg(&wire))
+            ),
+            String::new()
+        )
     );
+}
+
+/// `path`'s wire log with entry `seq`'s payload passed through `change`.
+fn tamper_frame(path: &std::path::Path, seq: u64, change: impl Fn(String) -> String) {
+    let tampered: Vec<String> = lines(path)
+        .into_iter()
+        .map(|line| {
+            let mut entry: WireEntry = serde_json::from_str(&line).unwrap();
+            if entry.seq != seq {
+                return line;
+            }
+            let payload = String::from_utf8(entry.payload.to_vec()).unwrap();
+            entry.payload = change(payload).into_bytes().into();
+            serde_json::to_string(&entry).unwrap()
+        })
+        .collect();
+    write_lines(path, &tampered);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_diverging_frame_and_one_journal_entry_make_drift_and_exit_1() {
+    let dir = TempDir::new("replay-tampered");
+    let (wire, journal) = (dir.join("t.wire.jsonl"), dir.join("t.journal.jsonl"));
+    record(&wire, &journal, ToolWrites::Nothing).await;
+    // The reconnect's setup (frame 17) as if another handle had been presented...
+    tamper_frame(&wire, 17, |setup| setup.replace("\"h-1\"", "\"h-9\""));
+    // ...and one intermediate value of the journal changed (its final values still match).
+    let mut entries = lines(&journal);
+    let mut eighth: Value = serde_json::from_str(&entries[7]).unwrap();
+    assert_eq!(
+        (&eighth["key"], &eighth["new"]),
+        (&json!("session:elapsed_ms"), &json!(200))
+    );
+    eighth["new"] = json!(201);
+    entries[7] = eighth.to_string();
+    write_lines(&journal, &entries);
+
+    let (code, stdout, stderr) = reel(&["replay", arg(&wire), "--journal", arg(&journal)]);
+    assert_eq!((code, stderr.as_str()), (1, ""));
+    let outbound: Vec<&str> = stdout
+        .lines()
+        .skip_while(|line| !line.starts_with("  Outbound:"))
+        .take(3)
+        .collect();
+    assert_eq!(
+        outbound,
+        [
+            "  Outbound:  3 runtime frames sent again, 2 byte-identical; 1 divergence:",
+            "             - frame 17: the replayed frame differs (setup)",
+            "                 setup.sessionResumption.handle: expected \"h-9\", actual \"h-1\"",
+        ]
+    );
+    let tail: Vec<&str> = stdout
+        .lines()
+        .skip_while(|line| !line.starts_with("  Journal diff"))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            &format!(
+                "  Journal diff — {} (67 mutations, 12 keys):",
+                arg(&journal)
+            ),
+            "    CLEAN — every key's final value matches",
+            "",
+            "  Journal:   differs from the recording from entry 8 (67 recorded, 67 replayed):",
+            "             entry 8 differs in new: recorded session:elapsed_ms = 201 (set at \
+             1718000000240), replay session:elapsed_ms = 200 (set at 1718000000240)",
+            "",
+            "  DRIFT — the replay parted from the recording: 1 outbound divergence, the journal \
+             from entry 8 on.",
+        ]
+    );
+
+    let (code, json, _) = reel(&["replay", arg(&wire), "--journal", arg(&journal), "--json"]);
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        report["verdict"],
+        json!({"clean": false, "journal_entries": 67, "drift": [
+            {"kind": "outbound", "divergences": 1},
+            {"kind": "journal", "from_entry": 8, "recorded": 67, "replayed": 67}
+        ]})
+    );
+    assert_eq!(
+        report["journal"]["first_difference"]["fields"],
+        json!(["new"])
+    );
+    assert_eq!(report["drift"], true);
 }
 
 #[tokio::test(start_paused = true)]
@@ -98,6 +202,11 @@ async fn a_key_only_a_tool_wrote_is_missing_on_replay() {
   Journal diff — {} (68 mutations, 13 keys):
     DRIFT — 1 key(s) diverged:
       - app:last_city: recorded \"London\", missing on replay
+
+  Journal:   differs from the recording from entry 28 (68 recorded, 67 replayed):
+             entry 28 differs in key, old, new, timestamp_ms, delta: recorded app:last_city = \"London\" (set at 1718000000790, delta), replay session:elapsed_ms = 870 (set at 1718000000910)
+
+  DRIFT — the replay parted from the recording: the journal from entry 28 on, 1 key's final value.
 ",
             report_head(arg(&wire)),
             arg(&journal)
@@ -156,8 +265,25 @@ async fn json_holds_the_same_report() {
             "mutations": 68,
             "keys": 13,
             "clean": false,
-            "diverged": [{"key": "app:last_city", "status": "missing_on_replay", "recorded": "London"}]
+            "diverged": [{"key": "app:last_city", "status": "missing_on_replay", "recorded": "London"}],
+            "identical": false,
+            "replayed": 67,
+            "first_difference": {
+                "entry": 28,
+                "recorded": {"sequence": 28, "key": "app:last_city", "old": null, "new": "London",
+                             "origin": "set", "timestamp_ms": 1_718_000_000_790u64, "delta": true},
+                "replayed": {"sequence": 28, "key": "session:elapsed_ms", "old": 750, "new": 870,
+                             "origin": "set", "timestamp_ms": 1_718_000_000_910u64, "delta": false},
+                "fields": ["key", "old", "new", "timestamp_ms", "delta"]
+            }
         })
+    );
+    assert_eq!(
+        report["verdict"],
+        json!({"clean": false, "journal_entries": 68, "drift": [
+            {"kind": "journal", "from_entry": 28, "recorded": 68, "replayed": 67},
+            {"kind": "final_state", "keys": 1}
+        ]})
     );
     assert_eq!(report["drift"], true);
 }

@@ -24,11 +24,13 @@ async fn the_demo_session_records_and_replays_clean() {
         "{:?}",
         outcome.journal_diff
     );
-    assert!(outcome.journal_identical);
-    assert!(outcome.is_clean());
-    let (recorded, replayed) = outcome.journal_entries;
-    assert_eq!(recorded, replayed);
-    assert!(recorded > 10);
+    assert!(outcome.journal_match.is_identical());
+    assert!(outcome.is_clean(), "{}", outcome.verdict());
+    assert_eq!(
+        outcome.journal_match.recorded,
+        outcome.journal_match.replayed
+    );
+    assert!(outcome.journal_match.recorded > 10);
     assert_eq!(outcome.stats.inbound + outcome.stats.outbound, 22);
     let texts: Vec<String> = outcome
         .replay

@@ -263,6 +263,15 @@ pub enum ReplayError {
         /// Why.
         source: CassetteError,
     },
+    /// The journal recorded with the wire log (the chain's `.journal(path)`, or
+    /// `X.journal.jsonl` beside `X.wire.jsonl`) could not be read.
+    #[error("cannot read the recorded journal {}: {source}", path.display())]
+    Journal {
+        /// The journal file.
+        path: PathBuf,
+        /// Why.
+        source: RecordError,
+    },
     /// The snapshot the recorded session resumed from (`X.resume.json` beside
     /// `X.wire.jsonl`) could not be read.
     #[error("cannot resume the replay like the recording: {0}")]

@@ -76,6 +76,7 @@
 // Library code never unwraps: a mistake is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod beside;
 mod builder;
 mod connect;
 mod control;
@@ -90,6 +91,7 @@ mod phase;
 mod phases;
 mod plan;
 mod reactive;
+mod recorded_journal;
 mod recording;
 mod relay;
 mod replay;

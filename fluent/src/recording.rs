@@ -76,6 +76,14 @@ impl RecordingPart {
         }
     }
 
+    /// The journal file the chain records to, if it records to a file.
+    pub(crate) fn journal_path(&self) -> Option<&Path> {
+        match &self.journal {
+            Some(JournalTarget::File(path)) => Some(path),
+            _ => None,
+        }
+    }
+
     /// Creates the files the chain named, and removes the resume file an earlier
     /// recording left beside the wire log file (this session writes its own, if it
     /// resumes).

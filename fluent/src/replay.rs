@@ -4,7 +4,11 @@
 //!
 //! What the replay reproduces: each lane's events, the final state, the journal entry by
 //! entry, and the runtime's frames (setup, tool responses, instruction updates) byte for
-//! byte — any difference is a [`Divergence`](reel_replayer::Divergence). What it does not
+//! byte — any difference is a [`Divergence`](reel_replayer::Divergence). The journal the
+//! recording was made with (the chain's `.journal(path)` when the replay reads the chain's
+//! own `.record_wire(path)`, else `X.journal.jsonl` beside `X.wire.jsonl`) is read before
+//! the replay starts, and [`ReplayOutcome::is_clean`](crate::ReplayOutcome::is_clean)
+//! compares the replay's journal with it, entry by entry. What it does not
 //! do: send the application's frames again (the greeting and everything sent through the
 //! handle were recorded to provoke the model's answers, which come from the tape), or
 //! record anything (no wire log, no journal file; the journal is kept in memory).
@@ -32,6 +36,7 @@ use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
 use crate::builder::LiveBuilder;
 use crate::error::ReplayError;
 use crate::llm_drift::ReplayCassette;
+use crate::recorded_journal::{self, recorded_journal_path};
 use crate::recording::Recorders;
 use crate::replayed::ReplayedSession;
 use crate::resume_file;
@@ -146,6 +151,12 @@ impl LiveBuilder {
     /// resumed from a snapshot): then it holds that snapshot, and the replay resumes from
     /// it exactly as the recording did — same setup frame, same restored state and phase.
     ///
+    /// The journal recorded with the wire log — the chain's [`journal`](LiveBuilder::journal)
+    /// file when `recording` is the chain's own [`record_wire`](LiveBuilder::record_wire)
+    /// file, else `X.journal.jsonl` beside `X.wire.jsonl` — is read before the replay starts
+    /// ([`ReplayError::Journal`] if it is unreadable), and the outcome is CLEAN only if the
+    /// replay writes it again entry by entry ([`ReplayOutcome::verdict`](crate::ReplayOutcome::verdict)).
+    ///
     /// Events are kept from the very first: [`ReplayedSession::events`] (first call) or
     /// [`subscribe`](LiveBuilder::subscribe) before replaying see them all.
     ///
@@ -159,8 +170,7 @@ impl LiveBuilder {
     ///
     /// // Once, live: `assistant().record_wire("session.wire.jsonl").connect_from_env()`.
     /// let outcome = assistant().replay("session.wire.jsonl").await?.finish().await;
-    /// assert!(outcome.divergences.is_empty(), "{:?}", outcome.divergences);
-    /// assert!(outcome.llm_drift.is_empty(), "{:?}", outcome.llm_drift);
+    /// assert!(outcome.is_clean(), "{}", outcome.verdict());
     /// # Ok(())
     /// # }
     /// ```
@@ -214,6 +224,11 @@ impl LiveBuilder {
         if let (Some((memory, id)), Some(log)) = (&snapshots, &log) {
             restored_at = seed_resumed_from(memory, id, log).await?;
         }
+        let recorded_journal = log
+            .as_deref()
+            .and_then(|log| recorded_journal_path(&self.recording, log))
+            .map(recorded_journal::read)
+            .transpose()?;
         let endpoint = tape
             .peek()
             .map(recorded_endpoint)
@@ -233,7 +248,12 @@ impl LiveBuilder {
         self.relay.forward(replay.events());
         replay.release();
         Ok(ReplayedSession::new(
-            replay, from_start, journal, cassette, snapshots,
+            replay,
+            from_start,
+            journal,
+            cassette,
+            snapshots,
+            recorded_journal,
         ))
     }
 }

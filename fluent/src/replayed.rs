@@ -9,7 +9,8 @@ use reel_actors::state::{State, StateSnapshot};
 use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveHandle, SessionEnd};
 use reel_recorder::journal::{MemoryJournalSink, StateMutation};
 use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
-use reel_replayer::{CapturedFrame, Divergence, Replay};
+use reel_replayer::journal_match::{JournalMatch, compare_journals};
+use reel_replayer::{CapturedFrame, Divergence, Replay, Verdict};
 use serde::de::DeserializeOwned;
 
 use crate::llm_drift::{LlmDrift, ReplayCassette};
@@ -39,6 +40,7 @@ pub struct ReplayedSession {
     journal: Arc<MemoryJournalSink>,
     cassette: Option<ReplayCassette>,
     snapshots: Option<(Arc<MemoryPersistence>, String)>,
+    recorded_journal: Option<Vec<StateMutation>>,
 }
 
 impl std::fmt::Debug for ReplayedSession {
@@ -57,6 +59,7 @@ impl ReplayedSession {
         journal: Arc<MemoryJournalSink>,
         cassette: Option<ReplayCassette>,
         snapshots: Option<(Arc<MemoryPersistence>, String)>,
+        recorded_journal: Option<Vec<StateMutation>>,
     ) -> Self {
         ReplayedSession {
             replay,
@@ -64,6 +67,7 @@ impl ReplayedSession {
             journal,
             cassette,
             snapshots,
+            recorded_journal,
         }
     }
 
@@ -107,6 +111,12 @@ impl ReplayedSession {
     /// Every state mutation of the replay so far, in journal order.
     pub fn journal(&self) -> Vec<StateMutation> {
         self.journal.entries()
+    }
+
+    /// The journal the recording was made with, when the replay found it (see
+    /// [`LiveBuilder::replay`](crate::LiveBuilder::replay)).
+    pub fn recorded_journal(&self) -> Option<&[StateMutation]> {
+        self.recorded_journal.as_deref()
     }
 
     /// The last value extractor `name` wrote (its state key), as `T`: for a typed
@@ -172,6 +182,8 @@ impl ReplayedSession {
     ///
     /// let outcome = Live::builder().replay("session.wire.jsonl").await?.finish().await;
     /// assert!(outcome.divergences.is_empty());
+    /// // `session.journal.jsonl`, beside the wire log, was read: compared entry by entry.
+    /// assert!(outcome.is_clean(), "{}", outcome.verdict());
     /// assert!(outcome.journal_diff(&read_journal("session.journal.jsonl")?).is_clean());
     /// # Ok(())
     /// # }
@@ -199,6 +211,7 @@ impl ReplayedSession {
             snapshot: self.saved_snapshot(),
             outbound_frames: self.replay.outbound_frames(),
             end,
+            recorded_journal: self.recorded_journal.take(),
         }
     }
 }
@@ -223,6 +236,12 @@ pub struct ReplayOutcome {
     pub outbound_frames: Vec<CapturedFrame>,
     /// How the session ended.
     pub end: SessionEnd,
+    /// The journal the recording was made with, when the replay found one (see
+    /// [`LiveBuilder::replay`](crate::LiveBuilder::replay)) or it was given
+    /// ([`with_recorded_journal`](ReplayOutcome::with_recorded_journal)): what
+    /// [`is_clean`](ReplayOutcome::is_clean) compares [`journal`](ReplayOutcome::journal)
+    /// with, entry by entry.
+    pub recorded_journal: Option<Vec<StateMutation>>,
 }
 
 impl ReplayOutcome {
@@ -236,6 +255,7 @@ impl ReplayOutcome {
     /// #         events, state: reel_actors::state::State::new().snapshot(), journal: vec![],
     /// #         divergences: vec![], llm_drift: vec![], snapshot: None, outbound_frames: vec![],
     /// #         end: reel_actors::SessionEnd { reason: "done".into(), failed: false },
+    /// #         recorded_journal: None,
     /// #     }
     /// # }
     /// let ended = LiveEvent::SessionEnded { reason: "done".into() };
@@ -251,10 +271,64 @@ impl ReplayOutcome {
             .collect()
     }
 
-    /// Whether the runtime's frames all matched the recording and the out-of-band model
-    /// calls all matched the cassette.
+    /// CLEAN: the runtime's frames all matched the recording, the out-of-band model calls
+    /// all matched the cassette, and — with a [recorded journal](ReplayOutcome::recorded_journal)
+    /// — the replay wrote that journal again entry by entry and ended with the same final
+    /// values. The same definition as `reel replay` and `reel demo`
+    /// ([`reel_replayer::verdict`]).
     pub fn is_clean(&self) -> bool {
-        self.divergences.is_empty() && self.llm_drift.is_empty()
+        self.verdict().is_clean()
+    }
+
+    /// CLEAN or DRIFT, and every way the replay drifted: what
+    /// [`is_clean`](ReplayOutcome::is_clean) decides on; its `Display` says why in one line.
+    ///
+    /// ```
+    /// use reel_fluent::ReplayOutcome;
+    /// use reel_recorder::journal::StateMutation;
+    /// # fn outcome(recorded_journal: Option<Vec<StateMutation>>) -> ReplayOutcome {
+    /// #     ReplayOutcome {
+    /// #         events: vec![], state: reel_actors::state::State::new().snapshot(), journal: vec![],
+    /// #         divergences: vec![], llm_drift: vec![], snapshot: None, outbound_frames: vec![],
+    /// #         end: reel_actors::SessionEnd { reason: "done".into(), failed: false },
+    /// #         recorded_journal,
+    /// #     }
+    /// # }
+    /// let written = StateMutation {
+    ///     sequence: 1, key: "app:city".into(), old: serde_json::Value::Null,
+    ///     new: "London".into(), origin: "set".into(), timestamp_ms: 1_000, delta: false,
+    /// };
+    /// // The recording wrote a key the replay did not.
+    /// let outcome = outcome(Some(vec![written]));
+    /// assert!(!outcome.is_clean());
+    /// assert_eq!(
+    ///     outcome.verdict().to_string(),
+    ///     "DRIFT — the replay parted from the recording: the journal from entry 1 on, 1 key's final value."
+    /// );
+    /// ```
+    pub fn verdict(&self) -> Verdict {
+        let mut verdict = Verdict::new(&self.divergences);
+        if let Some(recorded) = &self.recorded_journal {
+            verdict = verdict
+                .journal(&compare_journals(recorded, &self.journal))
+                .final_state(&self.journal_diff(recorded));
+        }
+        verdict.model_calls(self.llm_drift.len())
+    }
+
+    /// The recorded journal against the replay's, entry by entry; `None` without a
+    /// [recorded journal](ReplayOutcome::recorded_journal).
+    pub fn journal_match(&self) -> Option<JournalMatch> {
+        self.recorded_journal
+            .as_deref()
+            .map(|recorded| compare_journals(recorded, &self.journal))
+    }
+
+    /// The same outcome judged against `recorded`, the journal the recording was made with
+    /// (for a recording the replay could not find it beside: one in memory, say).
+    pub fn with_recorded_journal(mut self, recorded: Vec<StateMutation>) -> Self {
+        self.recorded_journal = Some(recorded);
+        self
     }
 
     /// The last value extractor `name` wrote, as `T`, in the state the replay ended with.

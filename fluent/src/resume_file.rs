@@ -18,11 +18,12 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use reel_actors::llm::Cassette;
 use reel_actors::persistence::{PersistenceError, RestoredSnapshot, SessionSnapshot};
 use reel_actors::session::RestoredHook;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncWriteExt;
+
+use crate::beside::path_beside;
 
 /// What a resume file holds: the snapshot, and when it was restored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,15 +38,7 @@ pub(crate) struct ResumeFile {
 
 /// The file a session recorded to `wire_log` keeps its resumed-from snapshot in.
 pub(crate) fn resume_path_beside(wire_log: &Path) -> PathBuf {
-    // The cassette's naming (`X.cassette.json` beside `X.wire.jsonl`), so that every file
-    // of one recording shares its stem.
-    let cassette = Cassette::path_beside(wire_log);
-    let name = cassette
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = name.strip_suffix(".cassette.json").unwrap_or("session");
-    cassette.with_file_name(format!("{stem}.resume.json"))
+    path_beside(wire_log, "resume.json")
 }
 
 /// Removes the resume file an earlier recording left at `path` (the wire log beside it is

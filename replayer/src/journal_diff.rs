@@ -208,19 +208,8 @@ impl JournalDiff {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal_match::tests::set as mutation;
     use serde_json::json;
-
-    fn mutation(sequence: u64, key: &str, new: Value, timestamp_ms: u64) -> StateMutation {
-        StateMutation {
-            sequence,
-            key: key.into(),
-            old: Value::Null,
-            new,
-            origin: "set".into(),
-            timestamp_ms,
-            delta: false,
-        }
-    }
 
     #[test]
     fn the_last_write_wins_and_null_removes() {

@@ -7,6 +7,8 @@
 //!   divergences).
 //! - [`ReplayTransport`](replay_transport::ReplayTransport): the tape-reading transport.
 //! - [`divergence`]: JSON-path diffs of expected against actual frames.
+//! - [`journal_diff`] and [`journal_match`]: the recorded journal against a replay's, by
+//!   final values and entry by entry; [`verdict`]: CLEAN or DRIFT, the one definition.
 //! - [`export`]: a wire log as an agent trace (seed 001) and as OpenTelemetry (OTLP/JSON)
 //!   spans.
 //! - [`server`]: the tape server ([`TapeServer`]): a Live WebSocket server that replays
@@ -19,6 +21,7 @@ pub mod divergence;
 pub mod export;
 pub mod harness;
 pub mod journal_diff;
+pub mod journal_match;
 pub mod log_diff;
 pub mod log_stats;
 pub mod offline;
@@ -30,6 +33,7 @@ pub mod server;
 pub mod summary;
 pub mod tape;
 pub mod timeline;
+pub mod verdict;
 
 pub use divergence::{Divergence, DivergenceKind, PathDiff};
 pub use harness::{Replay, ReplayError, collect_events_until_idle, replay_session};
@@ -38,3 +42,4 @@ pub use pacing::Pacing;
 pub use replay_transport::ReplayOptions;
 pub use server::{RunningServer, TapeLibrary, TapeServer};
 pub use tape::{Tape, TapeItem};
+pub use verdict::{Drift, Verdict};

@@ -38,6 +38,7 @@ use reel_actors::state::StateSnapshot;
 use reel_actors::writer::Origin;
 use reel_actors::{LiveSessionBuilder, SessionEnd};
 use reel_protocol::{ApiEndpoint, SessionConfig, Setup};
+use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::WireRecorder;
 
 use crate::divergence::Divergence;
@@ -56,6 +57,9 @@ pub struct OfflineReplay {
     pub summary: SessionSummary,
     /// The state the replay ended with.
     pub state: StateSnapshot,
+    /// Every state mutation the replay wrote, in journal order: what a recorded journal is
+    /// compared with, entry by entry ([`crate::journal_match`]).
+    pub journal: Vec<StateMutation>,
     /// The frames the runtime sent again (setups, tool responses), each compared with its
     /// recorded counterpart.
     pub runtime_frames: Vec<CapturedFrame>,
@@ -70,7 +74,9 @@ pub struct OfflineReplay {
 
 /// Replays `tape` offline (see the [module docs](self)): a session configured from
 /// `setup` (the recording's first setup), its tool calls answered from `answers`, paced as
-/// fast as the tree consumes the frames. `tap`, if given, receives every frame the replay
+/// fast as the tree consumes the frames, and causally: the frames that followed a tool
+/// response wait until the replay has sent it again, as they waited for it live — else the
+/// phase could see the turn end before the answer, and the journal would differ. `tap`, if given, receives every frame the replay
 /// stamps (to count progress, or to record the replay).
 pub async fn replay_offline(
     tape: Tape,
@@ -85,7 +91,7 @@ pub async fn replay_offline(
         builder = builder.record_wire(tap);
     }
     let options = ReplayOptions {
-        pacing: Pacing::AsFastAsConsumed,
+        pacing: Pacing::Causal,
         without_application: true,
         ..ReplayOptions::default()
     };
@@ -93,19 +99,23 @@ pub async fn replay_offline(
 }
 
 /// Replays `tape` through `builder` with `options` to its end (see [`crate::Replay::run_to_end`])
-/// and gathers what it produced: the summary of its events, its final state, the runtime's
-/// frames and where they parted from the recording.
+/// and gathers what it produced: the summary of its events, its final state, its journal
+/// (kept in memory: a journal sink set on `builder` is replaced), the runtime's frames and
+/// where they parted from the recording.
 pub async fn replay_to_end(
     builder: LiveSessionBuilder,
     tape: Tape,
     options: ReplayOptions,
 ) -> Result<OfflineReplay, ReplayError> {
+    let journal = Arc::new(MemoryJournalSink::new());
+    let builder = builder.journal_sink(Arc::clone(&journal) as Arc<dyn JournalSink>);
     let mut replay = replay_session(builder, tape, options).await?;
     let mut summary = SummaryBuilder::new();
     let end = replay.run_to_end(|event| summary.push(&event)).await;
     Ok(OfflineReplay {
         summary: summary.finish(),
         state: replay.handle().state().snapshot(),
+        journal: journal.entries(),
         runtime_frames: replay
             .outbound_frames()
             .into_iter()

@@ -10,8 +10,8 @@ use clap::Args;
 use reel::demo::run::{Recording, record_against_bundled_tape, record_session, replay_recording};
 use reel_protocol::ApiEndpoint;
 
-use super::replay_report::ReplayReport;
-use super::{CliError, plural, print_stdout};
+use super::replay_report::{RecordedJournal, ReplayReport};
+use super::{CliError, print_stdout};
 
 /// What ran in the demo's replay, said honestly.
 const MODE: [&str; 2] = [
@@ -63,17 +63,18 @@ pub fn run(args: DemoArgs) -> Result<ExitCode, CliError> {
 
     let wire = recording.wire.display().to_string();
     let journal = recording.journal.display().to_string();
-    let report = ReplayReport::new(
-        &wire,
-        &outcome.stats,
-        &outcome.replay,
-        Some((&journal, outcome.recorded_journal.clone())),
-    )
-    .with_mode(MODE);
-    let clean = outcome.is_clean();
+    let recorded = RecordedJournal {
+        path: &journal,
+        finals: outcome.recorded_journal.clone(),
+        matched: outcome.journal_match.clone(),
+    };
+    let report =
+        ReplayReport::new(&wire, &outcome.stats, &outcome.replay, Some(recorded)).with_mode(MODE);
+    // The report's verdict is the outcome's: one definition of CLEAN.
+    let clean = report.verdict().is_clean();
     if args.json {
         let mut json = report.to_json()?;
-        json["journal_identical"] = outcome.journal_identical.into();
+        json["journal_identical"] = outcome.journal_match.is_identical().into();
         json["clean"] = clean.into();
         print_stdout(&format!("{json:#}\n"))?;
     } else {
@@ -82,25 +83,10 @@ pub fn run(args: DemoArgs) -> Result<ExitCode, CliError> {
         } else {
             "the tape server playing the bundled weather tape, on loopback"
         };
-        let (recorded, replayed) = outcome.journal_entries;
-        let verdict = if outcome.journal_identical {
-            format!(
-                "identical to the recording, entry by entry ({})",
-                plural(recorded as u64, "mutation", "mutations")
-            )
-        } else {
-            format!("differs from the recording ({recorded} recorded, {replayed} replayed)")
-        };
         let text = format!(
             "  reel demo — a weather assistant, recorded and replayed\n\n  \
              Session:   the assistant talked to {source}\n  \
-             Recorded:  {wire}\n             {journal}\n\n{report}\n  \
-             Journal:   {verdict}\n\n  {}\n",
-            if clean {
-                "CLEAN — the replay reproduced the session exactly."
-            } else {
-                "DRIFT — the replay parted from the recording (see above)."
-            }
+             Recorded:  {wire}\n             {journal}\n\n{report}"
         );
         print_stdout(&text)?;
     }

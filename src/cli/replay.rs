@@ -1,27 +1,34 @@
 //! `reel replay`: runs a wire log again, offline, through the real session tree, and
-//! reports it turn by turn; with `--journal`, diffs the recorded journal's final values
-//! against the replay's final state.
+//! reports it turn by turn; with `--journal`, compares the recorded journal with the
+//! replay's, entry by entry, and its final values with the replay's final state.
 //!
 //! The log is read twice, streamed both times: first to check it and gather what the replay
 //! needs (the setup, the recorded tool responses by call id, counts and times), then as the
 //! tape. The work itself is [`reel_replayer::offline`]; the report is
 //! [`super::replay_report`].
 //!
-//! Exit codes: 0 the journal matched (or none was given), 1 drift, 2 bad input.
+//! The journal is read twice too: before the replay, to check that it belongs to the log
+//! and fold its final values; after, to compare it with the replay's entry by entry.
+//!
+//! Exit codes: 0 CLEAN (no outbound divergence; the journal, if given, written again entry
+//! by entry), 1 DRIFT, 2 bad input. CLEAN is [`reel_replayer::verdict`]'s definition, the
+//! one `reel demo` and `ReplayOutcome::is_clean` use.
 
 use std::process::ExitCode;
 
 use clap::Args;
 use reel_protocol::Setup;
+use reel_recorder::journal::{StateMutation, open_journal};
 use reel_replayer::Tape;
 use reel_replayer::journal_diff::JournalFinal;
+use reel_replayer::journal_match::{JournalMatch, JournalMatcher};
 use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::replay_offline;
 use reel_replayer::recorded_tools::RecordedToolResponses;
 
 use super::input::{WireInput, read_journal};
 use super::progress::Progress;
-use super::replay_report::ReplayReport;
+use super::replay_report::{RecordedJournal, ReplayReport};
 use super::time::utc_range;
 use super::{CliError, print_stdout};
 
@@ -30,28 +37,22 @@ use super::{CliError, print_stdout};
 pub struct ReplayArgs {
     /// The wire log (JSON lines, one entry per frame).
     log: String,
-    /// The session's recorded journal: diff its final value of each key against the
-    /// replay's final state.
+    /// The session's recorded journal: compare it with the replay's, entry by entry, and
+    /// its final value of each key with the replay's final state.
     #[arg(long, value_name = "JOURNAL")]
     journal: Option<String>,
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
-    /// A damaged log or journal (a NUL-filled tail after a power loss, a corrupt line):
-    /// replay the entries before its first bad line instead of failing.
-    #[arg(long)]
-    salvage: bool,
 }
 
-/// Replays the log and prints the report. Exit 1 when the journal drifted.
+/// Replays the log and prints the report. Exit 1 when the replay drifted: an outbound
+/// divergence, or a journal not written again entry by entry.
 pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     let progress = Progress::start("reading");
     let mut stats = LogStats::new();
     let mut answers = RecordedToolResponses::new();
-    for entry in WireInput::open(&args.log)?
-        .salvaging(args.salvage)
-        .counting(progress.counter())
-    {
+    for entry in WireInput::open(&args.log)?.counting(progress.counter()) {
         let entry = entry?;
         stats.observe(&entry);
         answers.observe(&entry);
@@ -59,7 +60,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     let setup = recorded_setup(&args.log, &mut stats)?;
     let journal = match &args.journal {
         Some(path) => {
-            let journal = read_journal(path, args.salvage)?;
+            let journal = read_journal(path)?;
             check_same_session(path, &journal, &args.log, &stats)?;
             Some((path.as_str(), journal))
         }
@@ -67,12 +68,8 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     };
 
     progress.stage("replaying");
-    let tape = if args.salvage {
-        Tape::open_salvaging(&args.log)
-    } else {
-        Tape::open(&args.log)
-    };
-    let tape = tape.map_err(|e| CliError::from_record(&args.log, "wire log", e))?;
+    let tape =
+        Tape::open(&args.log).map_err(|e| CliError::from_record(&args.log, "wire log", e))?;
     let tap = progress.is_visible().then(|| progress.frame_counter());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -87,6 +84,14 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     drop(runtime);
     progress.finish();
 
+    let journal = match journal {
+        Some((path, finals)) => Some(RecordedJournal {
+            path,
+            finals,
+            matched: match_journal(path, &replay.journal)?,
+        }),
+        None => None,
+    };
     let report = ReplayReport::new(&args.log, &stats, &replay, journal);
     if args.json {
         let json = serde_json::to_string_pretty(&report.to_json()?)?;
@@ -94,11 +99,24 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     } else {
         print_stdout(&report.to_string())?;
     }
-    Ok(if report.drifted() {
-        ExitCode::from(1)
-    } else {
+    Ok(if report.verdict().is_clean() {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
+}
+
+/// Streams the journal at `path` (read and checked once already: its torn last line, if
+/// any, was warned about then) against the replay's journal, entry by entry.
+fn match_journal(path: &str, replayed: &[StateMutation]) -> Result<JournalMatch, CliError> {
+    let reader =
+        open_journal(path).map_err(|error| CliError::from_record(path, "journal", error))?;
+    let mut matcher = JournalMatcher::new(replayed);
+    for mutation in reader {
+        let mutation = mutation.map_err(|error| CliError::from_record(path, "journal", error))?;
+        matcher.push(&mutation);
+    }
+    Ok(matcher.finish())
 }
 
 /// The setup the session was configured with: the first frame the client sent.

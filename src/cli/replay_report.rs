@@ -20,16 +20,25 @@
 //!   Journal diff — user-123.journal.jsonl (27 mutations, 5 keys):
 //!     DRIFT — 1 key(s) diverged:
 //!       - app:last_city: recorded "London", missing on replay
+//!
+//!   Journal:   differs from the recording from entry 12 (27 recorded, 26 replayed):
+//!              entry 12: recorded app:last_city = "London" (set at 1718000000970), missing on replay
+//!
+//!   DRIFT — the replay parted from the recording: the journal from entry 12 on, 1 key's final value.
 //! ```
+//!
+//! The last line is the [`Verdict`]: the one definition of CLEAN, which `reel demo` and
+//! `ReplayOutcome::is_clean` share.
 
 use std::fmt;
 
-use reel_replayer::Divergence;
 use reel_replayer::journal_diff::{JournalDiff, JournalFinal, KeyDiff};
+use reel_replayer::journal_match::{EntryMismatch, JournalMatch};
 use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::OfflineReplay;
 use reel_replayer::summary::TurnSummary;
 use reel_replayer::timeline::shorten;
+use reel_replayer::{Divergence, Verdict};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -47,29 +56,57 @@ const WIDTH: usize = 200;
 /// Where the values of the header's labels start.
 const INDENT: &str = "             ";
 
+/// The journal a replay is checked against: the file, each key's final value in it, and
+/// the replay's journal compared with it entry by entry.
+pub struct RecordedJournal<'a> {
+    /// The journal file.
+    pub path: &'a str,
+    /// Each key's final value.
+    pub finals: JournalFinal,
+    /// The replay's journal against it, entry by entry.
+    pub matched: JournalMatch,
+}
+
+/// The recorded journal's part of the report.
+struct JournalPart<'a> {
+    path: &'a str,
+    diff: JournalDiff,
+    matched: JournalMatch,
+}
+
 /// Everything `reel replay` reports.
 pub struct ReplayReport<'a> {
     log: &'a str,
     stats: &'a LogStats,
     replay: &'a OfflineReplay,
-    journal: Option<(&'a str, JournalDiff)>,
+    journal: Option<JournalPart<'a>>,
+    verdict: Verdict,
     mode: [&'a str; 2],
 }
 
 impl<'a> ReplayReport<'a> {
-    /// The report of `replay`, of the log at `log`, with the diff against `journal`.
+    /// The report of `replay`, of the log at `log`, checked against `journal`.
     pub fn new(
         log: &'a str,
         stats: &'a LogStats,
         replay: &'a OfflineReplay,
-        journal: Option<(&'a str, JournalFinal)>,
+        journal: Option<RecordedJournal<'a>>,
     ) -> Self {
-        let journal = journal.map(|(path, recorded)| (path, recorded.diff(replay.state.iter())));
+        let journal = journal.map(|recorded| JournalPart {
+            path: recorded.path,
+            diff: recorded.finals.diff(replay.state.iter()),
+            matched: recorded.matched,
+        });
+        let mut verdict = Verdict::new(&replay.divergences);
+        if let Some(part) = &journal {
+            verdict = verdict.journal(&part.matched).final_state(&part.diff);
+        }
         ReplayReport {
             log,
             stats,
             replay,
             journal,
+            verdict,
             mode: MODE,
         }
     }
@@ -81,11 +118,9 @@ impl<'a> ReplayReport<'a> {
         self
     }
 
-    /// Whether the journal drifted.
-    pub fn drifted(&self) -> bool {
-        self.journal
-            .as_ref()
-            .is_some_and(|(_, diff)| !diff.is_clean())
+    /// CLEAN or DRIFT: outbound divergences, the journal entry by entry, final values.
+    pub fn verdict(&self) -> &Verdict {
+        &self.verdict
     }
 
     fn identical(&self) -> usize {
@@ -113,14 +148,18 @@ impl<'a> ReplayReport<'a> {
             },
             turns: &self.replay.summary.turns,
             final_state: self.replay.state.to_json(),
-            journal: self.journal.as_ref().map(|(path, diff)| JournalJson {
-                file: path,
-                mutations: diff.mutations,
-                keys: diff.keys,
-                clean: diff.is_clean(),
-                diverged: &diff.diverged,
+            journal: self.journal.as_ref().map(|part| JournalJson {
+                file: part.path,
+                mutations: part.diff.mutations,
+                keys: part.diff.keys,
+                clean: part.diff.is_clean(),
+                diverged: &part.diff.diverged,
+                identical: part.matched.is_identical(),
+                replayed: part.matched.replayed,
+                first_difference: part.matched.first_difference.as_ref(),
             }),
-            drift: self.drifted(),
+            verdict: &self.verdict,
+            drift: !self.verdict.is_clean(),
         };
         Ok(serde_json::to_value(report)?)
     }
@@ -135,6 +174,7 @@ struct JsonReport<'a> {
     turns: &'a [TurnSummary],
     final_state: Value,
     journal: Option<JournalJson<'a>>,
+    verdict: &'a Verdict,
     drift: bool,
 }
 
@@ -161,6 +201,11 @@ struct JournalJson<'a> {
     keys: usize,
     clean: bool,
     diverged: &'a [KeyDiff],
+    /// Whether the replay wrote the journal again, entry by entry.
+    identical: bool,
+    /// Mutations the replay wrote.
+    replayed: usize,
+    first_difference: Option<&'a EntryMismatch>,
 }
 
 impl fmt::Display for ReplayReport<'_> {
@@ -183,11 +228,14 @@ impl fmt::Display for ReplayReport<'_> {
         for (key, value) in state.iter() {
             writeln!(f, "    {key} = {}", shorten(&value.to_string(), WIDTH))?;
         }
-        if let Some((path, diff)) = &self.journal {
+        if let Some(part) = &self.journal {
             writeln!(f)?;
-            journal_lines(f, path, diff)?;
+            journal_lines(f, part.path, &part.diff)?;
+            writeln!(f)?;
+            entry_lines(f, &part.matched)?;
         }
-        Ok(())
+        writeln!(f)?;
+        writeln!(f, "  {}", self.verdict)
     }
 }
 
@@ -290,6 +338,24 @@ fn turn_lines(f: &mut fmt::Formatter<'_>, turn: &TurnSummary) -> fmt::Result {
         writeln!(f, "{INDENT}tool: {}", shorten(&call.to_string(), WIDTH))?;
     }
     Ok(())
+}
+
+/// `Journal:   identical to the recording, entry by entry (N mutations)`, or where the
+/// replay's journal first parts from the recording's.
+fn entry_lines(f: &mut fmt::Formatter<'_>, matched: &JournalMatch) -> fmt::Result {
+    let Some(first) = &matched.first_difference else {
+        return writeln!(
+            f,
+            "  Journal:   identical to the recording, entry by entry ({})",
+            plural(matched.recorded as u64, "mutation", "mutations")
+        );
+    };
+    writeln!(
+        f,
+        "  Journal:   differs from the recording from entry {} ({} recorded, {} replayed):",
+        first.entry, matched.recorded, matched.replayed
+    )?;
+    writeln!(f, "{INDENT}{}", shorten(&first.to_string(), WIDTH))
 }
 
 fn journal_lines(f: &mut fmt::Formatter<'_>, path: &str, diff: &JournalDiff) -> fmt::Result {

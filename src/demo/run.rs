@@ -7,17 +7,16 @@ use std::time::Duration;
 
 use reel_actors::LiveSessionBuilder;
 use reel_protocol::ApiEndpoint;
-use reel_recorder::journal::{
-    FileJournalSink, JournalSink, MemoryJournalSink, StateMutation, read_journal,
-};
+use reel_recorder::journal::{FileJournalSink, JournalSink, StateMutation, read_journal};
 use reel_recorder::jsonl::JsonlReader;
 use reel_recorder::wire_log::{WireEntry, WireRecorder};
 use reel_recorder::{FileWireRecorder, RecordError, WireLogReader, read_wire_log};
 use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
+use reel_replayer::journal_match::{JournalMatch, compare_journals};
 use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::{OfflineReplay, replay_to_end};
 use reel_replayer::server::{Pace, ServeError, TapeLibrary, TapeServer};
-use reel_replayer::{Pacing, ReplayError, ReplayOptions, Tape};
+use reel_replayer::{Pacing, ReplayError, ReplayOptions, Tape, Verdict};
 
 use super::{WEATHER_TAPE, conversation, weather};
 
@@ -78,16 +77,22 @@ pub struct ReplayOutcome {
     pub recorded_journal: JournalFinal,
     /// The recorded journal's final values against the replay's final state.
     pub journal_diff: JournalDiff,
-    /// Whether the replay wrote the recorded journal again, entry by entry.
-    pub journal_identical: bool,
-    /// How many mutations each journal holds (recorded, replayed).
-    pub journal_entries: (usize, usize),
+    /// The recorded journal against the replay's, entry by entry.
+    pub journal_match: JournalMatch,
 }
 
 impl ReplayOutcome {
-    /// Clean: no divergence, no drifted key, the journal written again entry by entry.
+    /// CLEAN or DRIFT ([`reel_replayer::verdict`]): no divergence, the journal written
+    /// again entry by entry, no drifted key.
+    pub fn verdict(&self) -> Verdict {
+        Verdict::new(&self.replay.divergences)
+            .journal(&self.journal_match)
+            .final_state(&self.journal_diff)
+    }
+
+    /// Clean: see [`verdict`](ReplayOutcome::verdict).
     pub fn is_clean(&self) -> bool {
-        self.replay.divergences.is_empty() && self.journal_diff.is_clean() && self.journal_identical
+        self.verdict().is_clean()
     }
 }
 
@@ -165,23 +170,20 @@ pub async fn replay_recording(recording: &Recording) -> Result<ReplayOutcome, De
         stats.observe(entry);
     }
     let recorded_journal: Vec<StateMutation> = read_journal(&recording.journal)?;
-    let replayed_journal = Arc::new(MemoryJournalSink::new());
-    let builder = builder(ApiEndpoint::offline())?
-        .journal_sink(replayed_journal.clone() as Arc<dyn JournalSink>);
+    let builder = builder(ApiEndpoint::offline())?;
     let options = ReplayOptions {
         pacing: Pacing::Causal,
         ..ReplayOptions::default()
     };
     let replay = replay_to_end(builder, Tape::from_entries(entries), options).await?;
-    let replayed = replayed_journal.entries();
+    let journal_match = compare_journals(&recorded_journal, &replay.journal);
     let recorded_final = JournalFinal::from_mutations(recorded_journal.iter().cloned());
     let journal_diff = recorded_final.diff(replay.state.iter());
     Ok(ReplayOutcome {
         stats,
         replay,
         recorded_journal: recorded_final,
-        journal_identical: replayed == recorded_journal,
-        journal_entries: (recorded_journal.len(), replayed.len()),
+        journal_match,
         journal_diff,
     })
 }
