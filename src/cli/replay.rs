@@ -44,6 +44,10 @@ pub struct ReplayArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
+    /// A damaged log or journal (a NUL-filled tail after a power loss, a corrupt line):
+    /// replay the entries before its first bad line instead of failing.
+    #[arg(long)]
+    salvage: bool,
 }
 
 /// Replays the log and prints the report. Exit 1 when the replay drifted: an outbound
@@ -52,7 +56,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     let progress = Progress::start("reading");
     let mut stats = LogStats::new();
     let mut answers = RecordedToolResponses::new();
-    for entry in WireInput::open(&args.log)?.counting(progress.counter()) {
+    for entry in WireInput::open(&args.log)?
+        .salvaging(args.salvage)
+        .counting(progress.counter())
+    {
         let entry = entry?;
         stats.observe(&entry);
         answers.observe(&entry);
@@ -60,7 +67,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     let setup = recorded_setup(&args.log, &mut stats)?;
     let journal = match &args.journal {
         Some(path) => {
-            let journal = read_journal(path)?;
+            let journal = read_journal(path, args.salvage)?;
             check_same_session(path, &journal, &args.log, &stats)?;
             Some((path.as_str(), journal))
         }
@@ -68,8 +75,12 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     };
 
     progress.stage("replaying");
-    let tape =
-        Tape::open(&args.log).map_err(|e| CliError::from_record(&args.log, "wire log", e))?;
+    let tape = if args.salvage {
+        Tape::open_salvaging(&args.log)
+    } else {
+        Tape::open(&args.log)
+    };
+    let tape = tape.map_err(|e| CliError::from_record(&args.log, "wire log", e))?;
     let tap = progress.is_visible().then(|| progress.frame_counter());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -88,7 +99,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         Some((path, finals)) => Some(RecordedJournal {
             path,
             finals,
-            matched: match_journal(path, &replay.journal)?,
+            matched: match_journal(path, &replay.journal, args.salvage)?,
         }),
         None => None,
     };
@@ -108,9 +119,17 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
 
 /// Streams the journal at `path` (read and checked once already: its torn last line, if
 /// any, was warned about then) against the replay's journal, entry by entry.
-fn match_journal(path: &str, replayed: &[StateMutation]) -> Result<JournalMatch, CliError> {
-    let reader =
+fn match_journal(
+    path: &str,
+    replayed: &[StateMutation],
+    salvage: bool,
+) -> Result<JournalMatch, CliError> {
+    let mut reader =
         open_journal(path).map_err(|error| CliError::from_record(path, "journal", error))?;
+    if salvage {
+        // The same entries the first read salvaged (it warned about them already).
+        reader = reader.salvaging();
+    }
     let mut matcher = JournalMatcher::new(replayed);
     for mutation in reader {
         let mutation = mutation.map_err(|error| CliError::from_record(path, "journal", error))?;
