@@ -49,6 +49,8 @@
 mod client_socket;
 mod connection;
 mod error;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 mod http_head;
 mod listener;
 mod live_path;

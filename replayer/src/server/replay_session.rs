@@ -127,26 +127,41 @@ pub(crate) async fn replay(
                 };
             }
         };
-        let survivors: Vec<Arc<TapeConn>> = candidates
-            .iter()
-            .filter(|candidate| {
-                candidate
-                    .steps
-                    .get(step)
-                    .is_some_and(|s| FrameMatcher::diff(&s.expected, &actual).is_empty())
-            })
-            .cloned()
-            .collect();
-        if survivors.is_empty() {
-            let mismatch = closest_mismatch(&candidates, step, frame.number, actual);
-            socket
-                .close(CLOSE_MISMATCH, &mismatch_reason(&mismatch))
-                .await;
-            return Outcome::Diverged(mismatch);
+        match match_step(&candidates, step, frame.number, actual) {
+            Ok(survivors) => candidates = survivors,
+            Err(mismatch) => {
+                socket
+                    .close(CLOSE_MISMATCH, &mismatch_reason(&mismatch))
+                    .await;
+                return Outcome::Diverged(*mismatch);
+            }
         }
-        candidates = survivors;
         matched += 1;
     }
+}
+
+/// The candidates whose recorded client frame `step` is `actual` (prepared), or, when none
+/// is, the mismatch against the closest one; `frame` is the client frame's number.
+pub(crate) fn match_step(
+    candidates: &[Arc<TapeConn>],
+    step: usize,
+    frame: u32,
+    actual: serde_json::Value,
+) -> Result<Vec<Arc<TapeConn>>, Box<Mismatch>> {
+    let survivors: Vec<Arc<TapeConn>> = candidates
+        .iter()
+        .filter(|candidate| {
+            candidate
+                .steps
+                .get(step)
+                .is_some_and(|s| FrameMatcher::diff(&s.expected, &actual).is_empty())
+        })
+        .cloned()
+        .collect();
+    if survivors.is_empty() {
+        return Err(Box::new(closest_mismatch(candidates, step, frame, actual)));
+    }
+    Ok(survivors)
 }
 
 /// Sends what `conn` recorded after its client frame `step`.
