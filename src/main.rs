@@ -2,6 +2,9 @@
 //!
 //! Exit codes: 0 success, 1 the command's check failed (drift, a difference), 2 bad input
 //! (a missing file, a malformed frame or log).
+//!
+//! Library warnings (a recording write that failed, say) go to standard error through
+//! `tracing`, filtered by `RUST_LOG` (default `warn`).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -13,6 +16,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    cli::init_logging();
     match cli::run(args) {
         Ok(code) => code,
         Err(error) => {

@@ -11,12 +11,14 @@ mod diff;
 mod error;
 mod export;
 mod input;
+mod logging;
 mod progress;
 mod replay;
 mod replay_report;
 mod schema;
 mod serve;
 mod show;
+mod stop_signal;
 mod time;
 mod trace;
 
@@ -26,6 +28,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use error::CliError;
+pub use logging::init as init_logging;
 
 /// reel: record, replay and inspect Gemini Live sessions.
 #[derive(Debug, Parser)]
@@ -52,7 +55,7 @@ enum Command {
     /// Print the JSON Schemas of the recording formats: wire log, journal, tape, cassette, trace.
     Schema(schema::SchemaArgs),
     /// Serve tapes to any Live client (replay), record sessions through the real API
-    /// (record), or both (auto); runs until Ctrl-C.
+    /// (record), or both (auto); runs until Ctrl-C or SIGTERM.
     Serve(serve::ServeArgs),
     /// Export a wire log as an agent trace or as OpenTelemetry spans (OTLP/JSON).
     Export(export::ExportArgs),

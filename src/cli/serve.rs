@@ -8,13 +8,14 @@
 //! ```
 //!
 //! Prints the listening URLs on standard output, then one line per finished connection on
-//! standard error (a mismatch with its JSON-path diff), and runs until Ctrl-C, which closes
-//! every session (a recording proxy finishes the current turn and its file first).
+//! standard error (a mismatch with its JSON-path diff), and runs until Ctrl-C or SIGTERM,
+//! which close every session alike (a recording proxy finishes the current turn and its
+//! file first) and print the reports of the sessions they closed.
 //!
 //! Without `--mode`, the mode follows the arguments: tapes only → replay, `--upstream` only
 //! → record, both → auto. Recordings go to `--record-dir`, else the `--tapes` directory,
-//! else `./tapes`. Exit codes: 0 after Ctrl-C, 2 for bad arguments or a server that cannot
-//! start (a message on standard error says which).
+//! else `./tapes`. Exit codes: 0 after Ctrl-C or SIGTERM, 2 for bad arguments or a server
+//! that cannot start (a message on standard error says which).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +28,7 @@ use reel_replayer::server::{
 };
 
 use super::CliError;
+use super::stop_signal::StopSignal;
 
 /// Arguments of `reel serve`.
 #[derive(Debug, Args)]
@@ -116,16 +118,25 @@ enum ServeFailure {
     Serve(#[from] ServeError),
 }
 
-/// Runs the server until Ctrl-C.
+/// Runs the server until Ctrl-C or SIGTERM.
 pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
     runtime.block_on(async {
+        // Listening before the server starts: a signal sent as soon as the URLs are printed
+        // stops it cleanly rather than killing it.
+        let stop = match StopSignal::listen() {
+            Ok(stop) => stop,
+            Err(error) => {
+                eprintln!("reel serve: cannot listen for Ctrl-C and SIGTERM: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        };
         match start(args).await {
             Ok(server) => {
-                serve_until_interrupted(server).await;
+                serve_until_stopped(server, stop).await;
                 Ok(ExitCode::SUCCESS)
             }
             Err(failure) => {
@@ -311,25 +322,24 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
             "  (google-genai uses wss:// whenever it has an API key: for it, add --tls-self-signed)"
         );
     }
-    println!("Ctrl-C to stop.");
+    println!("Ctrl-C or SIGTERM to stop.");
     Ok(server)
 }
 
-/// Prints each connection's end on standard error until Ctrl-C, then shuts down.
-async fn serve_until_interrupted(mut server: RunningServer) {
-    // One listener for the whole run: a Ctrl-C that arrives while a report is being printed
-    // is not lost (a fresh `ctrl_c()` per loop would only see later ones).
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
+/// Prints each connection's end on standard error until Ctrl-C or SIGTERM, then shuts down:
+/// open sessions are finished (recordings flushed and closed) and their reports printed.
+async fn serve_until_stopped(mut server: RunningServer, mut stop: StopSignal) {
+    // `stop` listens for the whole run: a signal that arrives while a report is being
+    // printed is kept for the next `recv`.
     loop {
         tokio::select! {
             report = server.next_report() => match report {
                 Some(report) => eprintln!("reel serve: {report}"),
                 None => break,
             },
-            result = &mut interrupted => {
-                if let Err(error) = result {
-                    eprintln!("reel serve: cannot listen for Ctrl-C ({error}); stopping");
+            signal = stop.recv() => {
+                if let Err(error) = signal {
+                    eprintln!("reel serve: cannot listen for Ctrl-C and SIGTERM ({error}); stopping");
                 }
                 break;
             }
