@@ -141,6 +141,9 @@ async fn a_resumed_session_with_a_slow_connect_replays_clean_entry_by_entry() {
     assert_eq!(outcome.divergences, vec![]);
     assert_eq!(outcome.journal.len(), 20);
     assert_eq!(outcome.journal, recorded);
+    // CLEAN as reel replay means it: the journal beside the wire log compared entry by entry.
+    assert_eq!(outcome.verdict().journal_entries(), Some(20));
+    assert!(outcome.is_clean(), "{}", outcome.verdict());
 
     // A resume file without the restore's time (an older recording) replays with the
     // restore stamped at the tape's start: the setup frame's time, 700 ms late.
@@ -150,4 +153,8 @@ async fn a_resumed_session_with_a_slow_connect_replays_clean_entry_by_entry() {
     let outcome = replay_of(&wire).await;
     assert_eq!(outcome.journal[0].timestamp_ms, T0 + 700);
     assert_eq!(outcome.journal[2..], recorded[2..]);
+    assert_eq!(
+        outcome.verdict().to_string(),
+        "DRIFT — the replay parted from the recording: the journal from entry 1 on."
+    );
 }
