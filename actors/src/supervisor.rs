@@ -40,6 +40,8 @@ pub enum SupervisorMsg {
     Ending(String),
     /// A failed actor's backoff has passed: spawn its replacement.
     Respawn(Child),
+    /// The lanes had the shutdown timeout to drain after the connection ended.
+    DrainTimedOut,
 }
 
 /// How many restarts are too many.
@@ -99,6 +101,8 @@ pub struct SupervisorArgs {
     pub recorder: Option<RecorderArgs>,
     /// Restart limits.
     pub policy: RestartPolicy,
+    /// How long the lanes may take to drain once the connection is over.
+    pub shutdown_timeout: Duration,
     /// Where the end of the session is announced.
     pub ended: watch::Sender<Option<SessionEnd>>,
 }
@@ -163,7 +167,30 @@ impl Actor for SessionSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             SupervisorMsg::Ending(reason) => {
-                state.end_reason.get_or_insert(reason);
+                if state.end_reason.is_none() {
+                    state.end_reason = Some(reason);
+                    myself.send_after(state.args.shutdown_timeout, || {
+                        SupervisorMsg::DrainTimedOut
+                    });
+                }
+            }
+            SupervisorMsg::DrainTimedOut => {
+                let busy: Vec<&str> = Child::ALL
+                    .into_iter()
+                    .filter(|c| c.spec().drains && !state.drained.contains(c))
+                    .map(Child::as_str)
+                    .collect();
+                if !busy.is_empty() && !state.over {
+                    let reason = format!(
+                        "{}; {} did not finish within {:?} and {} stopped",
+                        state.end_reason.clone().unwrap_or_default(),
+                        busy.join(", "),
+                        state.args.shutdown_timeout,
+                        if busy.len() == 1 { "was" } else { "were" },
+                    );
+                    tracing::warn!(%reason, "the session ended before its lanes drained");
+                    state.end(&myself, reason, false);
+                }
             }
             SupervisorMsg::Drained(lane) => {
                 state.drained.insert(lane);
@@ -377,7 +404,15 @@ impl SupervisorState {
         self.args
             .ended
             .send_replace(Some(SessionEnd { reason, failed }));
-        myself.stop_children(None);
+        // A lane that did not drain is killed, not stopped: stuck in a hung callback it
+        // would never see a stop message, and nothing that must outlive it (state, inboxes,
+        // recording) lives in it. The others stop and finish what they hold.
+        for cell in myself.get_children() {
+            match self.children.get(&cell.get_id()) {
+                Some(child) if child.spec().drains && !self.drained.contains(child) => cell.kill(),
+                _ => cell.stop(None),
+            }
+        }
         myself.stop(None);
     }
 }
