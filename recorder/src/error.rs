@@ -30,6 +30,21 @@ pub enum RecordError {
         /// What the parser expected, with the column; string literals are blanked.
         message: String,
     },
+    /// A line holding NUL bytes: a region the filesystem filled with zeros, as it does
+    /// where a power loss kept a file's length but not its last writes. Everything from
+    /// this line on is lost; a salvaging reader
+    /// ([`JsonlReader::salvaging`](crate::jsonl::JsonlReader::salvaging)) reads the entries
+    /// before it.
+    #[error(
+        "`{}` line {line} is NUL-filled: the file was cut off there (a power loss leaves zeros where unwritten entries were); salvage reads the entries before it",
+        path.display()
+    )]
+    NulFilled {
+        /// The file.
+        path: PathBuf,
+        /// 1-based number of the first line with a NUL byte.
+        line: u64,
+    },
     /// A wire log whose sequence numbers do not strictly increase: entries reordered or
     /// duplicated, or two logs concatenated.
     #[error(

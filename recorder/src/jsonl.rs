@@ -3,8 +3,11 @@
 //! [`JsonlReader`] streams entries one line at a time, so a two-hour recording is read in
 //! the memory of its longest line. It is strict about corruption and lenient about exactly
 //! one thing: a crash mid-write leaves a *torn* last line (not valid JSON, no final newline),
-//! which is skipped with a warning instead of failing the whole file. [`JsonlWriter`] is
-//! the matching buffered writer; it writes each entry as one whole line.
+//! which is skipped with a warning instead of failing the whole file. A line holding NUL
+//! bytes (what a power loss leaves) is [`RecordError::NulFilled`], and a reader made with
+//! [`JsonlReader::salvaging`] stops before the first bad line instead of failing (see
+//! [`crate::salvage`]). [`JsonlWriter`] is the matching buffered writer; it writes each
+//! entry as one whole line.
 
 use std::fmt;
 use std::fs::File;
@@ -17,6 +20,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::RecordError;
 use crate::json_fault::parser_message;
+use crate::salvage::{Damage, Salvaged};
 
 /// The longest line a reader accepts by default: 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -50,8 +54,12 @@ impl fmt::Display for JsonlWarning {
 /// - a torn last line (it does not parse because it ends early, and the file does not end
 ///   with a newline) ends the stream with a warning: logged with `tracing::warn!` and kept
 ///   in [`JsonlReader::warnings`];
+/// - a line with a NUL byte in it (a NUL-filled region, even at the very end) is
+///   [`RecordError::NulFilled`] with its line number;
 /// - any other bad line is [`RecordError::Corrupt`] with its line number, and a read failure
-///   is [`RecordError::Io`]. After an error the reader yields nothing more.
+///   is [`RecordError::Io`]. After an error the reader yields nothing more;
+/// - made [`salvaging`](JsonlReader::salvaging), the reader ends the stream at a NUL-filled
+///   or corrupt line instead, and [`JsonlReader::salvaged`] says where.
 ///
 /// ```
 /// use reel_recorder::jsonl::JsonlReader;
@@ -70,6 +78,11 @@ pub struct JsonlReader<T, R = BufReader<File>> {
     buf: Vec<u8>,
     done: bool,
     warnings: Vec<JsonlWarning>,
+    /// Entries yielded so far.
+    entries: u64,
+    /// Whether a bad line ends the stream instead of failing it.
+    salvage: bool,
+    salvaged: Option<Salvaged>,
     entry: PhantomData<fn() -> T>,
 }
 
@@ -96,8 +109,39 @@ impl<T: DeserializeOwned, R: BufRead> JsonlReader<T, R> {
             buf: Vec::new(),
             done: false,
             warnings: Vec::new(),
+            entries: 0,
+            salvage: false,
+            salvaged: None,
             entry: PhantomData,
         }
+    }
+
+    /// Makes the reader salvage a damaged file: at the first NUL-filled or corrupt line the
+    /// stream ends (as if the file ended there) instead of failing, with a warning in the
+    /// log, and [`JsonlReader::salvaged`] reports how many entries were read and where it
+    /// stopped. Read failures ([`RecordError::Io`]) are still errors.
+    ///
+    /// ```
+    /// use reel_recorder::jsonl::JsonlReader;
+    /// use reel_recorder::salvage::Damage;
+    ///
+    /// let text = b"[1]\n[2]\n[3\0\0\0\0\0\0";
+    /// let mut reader = JsonlReader::<Vec<u8>, _>::new(&text[..], "x.jsonl").salvaging();
+    /// let read: Vec<_> = reader.by_ref().collect::<Result<_, _>>()?;
+    /// assert_eq!(read, vec![vec![1], vec![2]]);
+    /// let salvaged = reader.salvaged().unwrap();
+    /// assert_eq!((salvaged.entries, salvaged.line, &salvaged.damage), (2, 3, &Damage::NulFilled));
+    /// # Ok::<(), reel_recorder::RecordError>(())
+    /// ```
+    pub fn salvaging(mut self) -> Self {
+        self.salvage = true;
+        self
+    }
+
+    /// Where a [`salvaging`](JsonlReader::salvaging) reader stopped, once it has: `None`
+    /// while it reads, and at the end of a file with no bad line.
+    pub fn salvaged(&self) -> Option<&Salvaged> {
+        self.salvaged.as_ref()
     }
 
     /// Sets the longest line accepted (default [`DEFAULT_MAX_LINE_BYTES`]); a longer line is
@@ -122,13 +166,26 @@ impl<T: DeserializeOwned, R: BufRead> JsonlReader<T, R> {
         &self.warnings
     }
 
-    fn corrupt(&mut self, message: String) -> Option<Result<T, RecordError>> {
+    /// Ends the stream at the current line, which is damaged: an error, or when salvaging,
+    /// the end of the stream with a report.
+    fn damaged(&mut self, damage: Damage) -> Option<Result<T, RecordError>> {
         self.done = true;
-        Some(Err(RecordError::Corrupt {
+        let salvaged = Salvaged {
             path: self.path.clone(),
+            entries: self.entries,
             line: self.line,
-            message,
-        }))
+            damage,
+        };
+        if !self.salvage {
+            return Some(Err(salvaged.to_error()));
+        }
+        tracing::warn!("{salvaged}");
+        self.salvaged = Some(salvaged);
+        None
+    }
+
+    fn corrupt(&mut self, message: String) -> Option<Result<T, RecordError>> {
+        self.damaged(Damage::Corrupt { message })
     }
 }
 
@@ -165,6 +222,9 @@ impl<T: DeserializeOwned, R: BufRead> Iterator for JsonlReader<T, R> {
             let terminated = self.buf.last() == Some(&b'\n');
             let content_len = self.buf.len() - usize::from(terminated);
             if content_len > self.max_line_bytes {
+                if self.buf.contains(&0) {
+                    return self.damaged(Damage::NulFilled);
+                }
                 let max = self.max_line_bytes;
                 return self.corrupt(format!("line is longer than {max} bytes"));
             }
@@ -173,7 +233,13 @@ impl<T: DeserializeOwned, R: BufRead> Iterator for JsonlReader<T, R> {
                 continue;
             }
             match serde_json::from_slice::<T>(content) {
-                Ok(entry) => return Some(Ok(entry)),
+                Ok(entry) => {
+                    self.entries += 1;
+                    return Some(Ok(entry));
+                }
+                // JSON never holds a raw NUL, so only a line that failed is looked at. A
+                // NUL-filled end is not a torn line: entries are missing, not half of one.
+                Err(_) if content.contains(&0) => return self.damaged(Damage::NulFilled),
                 Err(error) if !terminated && (error.is_eof() || error.is_syntax()) => {
                     self.done = true;
                     let warning = JsonlWarning {

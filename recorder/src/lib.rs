@@ -21,6 +21,8 @@
 //!   ([`trace::read_trace`]) and written ([`trace::write_trace`]);
 //! - [`jsonl`]: the streaming JSON Lines reader every recording is read with, and the
 //!   buffered writer;
+//! - [`salvage`]: reading the entries before a damaged region (a NUL-filled tail after a
+//!   power loss): [`salvage::Salvaged`] says how many and where reading stopped;
 //! - [`llm_tape`]: per-call tapes of out-of-band model calls (seed 004), [`llm_tape::read_tape`]
 //!   and [`llm_tape::write_tape`];
 //! - [`cassette`]: every out-of-band call of a session in one file (seed 002), with a size cap;
@@ -38,6 +40,7 @@ pub mod jsonl;
 mod line_buffer;
 pub mod llm_tape;
 pub mod redact;
+pub mod salvage;
 pub mod schema;
 pub mod trace;
 pub mod wire_file;

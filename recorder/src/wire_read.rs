@@ -5,7 +5,8 @@
 //! and report any other bad line as [`RecordError::Corrupt`] with the file and line. The
 //! checked reader also rejects what a replay cannot use: sequence numbers that do not
 //! strictly increase ([`RecordError::OutOfOrder`]) and a log with no entry
-//! ([`RecordError::Empty`]).
+//! ([`RecordError::Empty`]). Either can be made to salvage a damaged log (a NUL-filled
+//! tail after a power loss): it then reads the entries before the first bad line.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -13,6 +14,7 @@ use std::path::Path;
 
 use crate::error::RecordError;
 use crate::jsonl::{JsonlReader, JsonlWarning};
+use crate::salvage::Salvaged;
 use crate::wire_log::WireEntry;
 
 /// Streams the wire log at `path`, one entry at a time, without checking sequence order.
@@ -85,6 +87,20 @@ impl<R: BufRead> WireLogReader<R> {
         self.lines.warnings()
     }
 
+    /// Makes the reader salvage a damaged log: the entries before its first NUL-filled or
+    /// corrupt line are read, and the log ends there (see [`JsonlReader::salvaging`]). A log
+    /// damaged from its first line is still an error: the damage, not
+    /// [`RecordError::Empty`].
+    pub fn salvaging(mut self) -> Self {
+        self.lines = self.lines.salvaging();
+        self
+    }
+
+    /// Where a [`salvaging`](WireLogReader::salvaging) reader stopped, once it has.
+    pub fn salvaged(&self) -> Option<&Salvaged> {
+        self.lines.salvaged()
+    }
+
     fn fail(&mut self, error: RecordError) -> Option<Result<WireEntry, RecordError>> {
         self.done = true;
         Some(Err(error))
@@ -116,8 +132,11 @@ impl<R: BufRead> Iterator for WireLogReader<R> {
             },
             Some(Err(error)) => self.fail(error),
             None if self.previous.is_none() => {
-                let error = RecordError::Empty {
-                    path: self.lines.path().to_path_buf(),
+                let error = match self.lines.salvaged() {
+                    Some(salvaged) => salvaged.to_error(),
+                    None => RecordError::Empty {
+                        path: self.lines.path().to_path_buf(),
+                    },
                 };
                 self.fail(error)
             }

@@ -114,7 +114,18 @@ impl Tape {
     /// the session tree, and memory stays bounded whatever the file's length); it stops
     /// when the tape is dropped.
     pub fn open(path: impl AsRef<Path>) -> Result<Tape, RecordError> {
-        let path: PathBuf = path.as_ref().to_owned();
+        Tape::open_with(path.as_ref(), false)
+    }
+
+    /// A tape streamed from a damaged wire log (a NUL-filled tail after a power loss, a
+    /// corrupt line): it holds the entries before the first bad line and ends there (see
+    /// [`JsonlReader::salvaging`]). Otherwise as [`Tape::open`].
+    pub fn open_salvaging(path: impl AsRef<Path>) -> Result<Tape, RecordError> {
+        Tape::open_with(path.as_ref(), true)
+    }
+
+    fn open_with(path: &Path, salvage: bool) -> Result<Tape, RecordError> {
+        let path: PathBuf = path.to_owned();
         let io_error = |source| RecordError::Io {
             path: path.clone(),
             source,
@@ -122,6 +133,9 @@ impl Tape {
         let file = File::open(&path).map_err(io_error)?;
         let mut reader: JsonlReader<WireEntry> =
             JsonlReader::new(BufReader::with_capacity(READ_BUFFER_BYTES, file), &path);
+        if salvage {
+            reader = reader.salvaging();
+        }
         let (sender, entries) = sync_channel(READ_AHEAD);
         let warnings = Arc::new(Mutex::new(Vec::new()));
         let shared = Arc::clone(&warnings);
@@ -283,6 +297,27 @@ mod tests {
         match tape.next_entry() {
             Some(Err(RecordError::Corrupt { line, .. })) => assert_eq!(line, 3),
             other => panic!("expected the corrupt line 3, got {other:?}"),
+        }
+        assert!(tape.next_entry().is_none());
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_salvaging_tape_ends_before_a_nul_filled_tail() {
+        let all = entries(5);
+        let text = lines(&all[..3]) + &"\0".repeat(200);
+        let path = file_of("nul-tail", &text);
+        let mut tape = Tape::open(&path).unwrap();
+        for entry in &all[..3] {
+            assert_eq!(&tape.next_entry().unwrap().unwrap(), entry);
+        }
+        match tape.next_entry() {
+            Some(Err(RecordError::NulFilled { line, .. })) => assert_eq!(line, 4),
+            other => panic!("expected the NUL-filled line 4, got {other:?}"),
+        }
+        let mut tape = Tape::open_salvaging(&path).unwrap();
+        for entry in &all[..3] {
+            assert_eq!(&tape.next_entry().unwrap().unwrap(), entry);
         }
         assert!(tape.next_entry().is_none());
         std::fs::remove_file(path).unwrap();

@@ -46,13 +46,19 @@ pub struct DiffArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
+    /// A damaged log (a NUL-filled tail after a power loss, a corrupt line): read the
+    /// entries before its first bad line instead of failing.
+    #[arg(long)]
+    salvage: bool,
 }
 
 /// Compares the logs; exit 1 when they differ.
 pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let progress = Progress::start("comparing");
-    let a = WireInput::open(&args.a)?.counting(progress.counter());
-    let b = WireInput::open(&args.b)?;
+    let a = WireInput::open(&args.a)?
+        .salvaging(args.salvage)
+        .counting(progress.counter());
+    let b = WireInput::open(&args.b)?.salvaging(args.salvage);
     let comparison = compare_logs(a, b, CONTEXT)?;
     progress.finish();
     let same = matches!(comparison, LogComparison::Same { .. });

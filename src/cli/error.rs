@@ -48,6 +48,18 @@ pub enum CliError {
         /// What the parser said (string literals blanked).
         message: String,
     },
+    /// A NUL-filled line: the file was cut off there, as a power loss leaves it.
+    #[error(
+        "{path}: line {line} is NUL-filled: the {what} was cut off there (a power loss leaves zeros where unwritten entries were); --salvage reads the entries before it"
+    )]
+    NulFilled {
+        /// The file.
+        path: String,
+        /// 1-based number of the first NUL-filled line.
+        line: u64,
+        /// `wire log` or `journal`.
+        what: &'static str,
+    },
     /// Sequence numbers that do not increase.
     #[error(
         "{path}: out of order at line {line}: sequence number {seq} does not follow {previous}"
@@ -129,6 +141,7 @@ impl CliError {
                 previous,
             },
             RecordError::Empty { .. } => CliError::Empty { path },
+            RecordError::NulFilled { line, .. } => CliError::NulFilled { path, line, what },
             other => CliError::Read {
                 path,
                 source: std::io::Error::other(other.to_string()),

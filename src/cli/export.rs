@@ -42,6 +42,10 @@ pub struct ExportArgs {
     /// conventions make opt-in (they may hold sensitive data).
     #[arg(long)]
     content: bool,
+    /// A damaged log (a NUL-filled tail after a power loss, a corrupt line): read the
+    /// entries before its first bad line instead of failing.
+    #[arg(long)]
+    salvage: bool,
 }
 
 /// An export format.
@@ -64,7 +68,10 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
     } else {
         let progress = Progress::start("exporting");
         let mut exporter = TraceExporter::new(options);
-        for entry in WireInput::open(&args.log)?.counting(progress.counter()) {
+        for entry in WireInput::open(&args.log)?
+            .salvaging(args.salvage)
+            .counting(progress.counter())
+        {
             exporter.push(&entry?);
         }
         progress.finish();

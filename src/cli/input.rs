@@ -2,8 +2,14 @@
 //! with every problem turned into a [`CliError`] naming the file (and line).
 //!
 //! Before the JSON lines reader sees a file, its first bytes are looked at: a file of
-//! binary data (a NUL byte, or bytes that are not UTF-8) is reported as such, rather than
-//! as a torn or corrupt line, which would send the user looking for the wrong problem.
+//! binary data (bytes that are not UTF-8) is reported as such, rather than as a torn or
+//! corrupt line, which would send the user looking for the wrong problem. NUL bytes are not
+//! taken for binary data: they are what a power loss leaves in a file that was being
+//! written, and the reader reports the first NUL-filled line ([`CliError::NulFilled`]).
+//!
+//! With `--salvage`, a damaged file is read up to its first bad line (NUL-filled or
+//! corrupt), with a warning on stderr saying how many entries were read and where reading
+//! stopped.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -12,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use reel_recorder::journal::{StateMutation, open_journal};
 use reel_recorder::jsonl::{JsonlReader, JsonlWarning};
+use reel_recorder::salvage::{Damage, Salvaged};
 use reel_recorder::wire_log::WireEntry;
 use reel_recorder::wire_read::WireLogReader;
 use reel_replayer::journal_diff::JournalFinal;
@@ -29,7 +36,21 @@ pub fn warn(warning: &JsonlWarning, path: &str) {
     );
 }
 
-/// Fails with [`CliError::Binary`] if the start of `path` is not text.
+/// Prints on stderr where a salvaging read stopped.
+fn warn_salvaged(salvaged: &Salvaged, path: &str) {
+    let entries = super::plural(salvaged.entries, "entry", "entries");
+    eprintln!(
+        "reel: warning: {path}: salvaged {entries}; line {} and after are not read (it is {})",
+        salvaged.line,
+        match &salvaged.damage {
+            Damage::NulFilled => "NUL-filled",
+            Damage::Corrupt { .. } => "corrupt",
+        }
+    );
+}
+
+/// Fails with [`CliError::Binary`] if the start of `path` is not text (NUL bytes are text
+/// here: a NUL-filled region is reported by the reader, with its line).
 fn check_text(path: &str, what: &'static str) -> Result<(), CliError> {
     let read_error = |source| CliError::Read {
         path: path.to_owned(),
@@ -40,12 +61,11 @@ fn check_text(path: &str, what: &'static str) -> Result<(), CliError> {
     file.take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(read_error)?;
-    let binary = head.contains(&0)
-        || match std::str::from_utf8(&head) {
-            Ok(_) => false,
-            // A character cut by the end of the sample is not a sign of binary data.
-            Err(error) => error.error_len().is_some(),
-        };
+    let binary = match std::str::from_utf8(&head) {
+        Ok(_) => false,
+        // A character cut by the end of the sample is not a sign of binary data.
+        Err(error) => error.error_len().is_some(),
+    };
     if binary {
         return Err(CliError::Binary {
             path: path.to_owned(),
@@ -62,6 +82,7 @@ pub struct WireInput {
     reader: WireLogReader,
     read: Arc<AtomicU64>,
     warned: usize,
+    salvage_reported: bool,
 }
 
 impl WireInput {
@@ -75,7 +96,16 @@ impl WireInput {
             reader,
             read: Arc::default(),
             warned: 0,
+            salvage_reported: false,
         })
+    }
+
+    /// With `salvage`, reads a damaged log up to its first bad line (see the module doc).
+    pub fn salvaging(mut self, salvage: bool) -> Self {
+        if salvage {
+            self.reader = self.reader.salvaging();
+        }
+        self
     }
 
     /// Counts entries into `counter` as they are read.
@@ -96,18 +126,26 @@ impl Iterator for WireInput {
             warn(warning, &self.path);
         }
         self.warned = self.reader.warnings().len();
+        if let Some(salvaged) = self.reader.salvaged()
+            && !std::mem::replace(&mut self.salvage_reported, true)
+        {
+            warn_salvaged(salvaged, &self.path);
+        }
         let next = next?;
         self.read.fetch_add(1, Ordering::Relaxed);
         Some(next.map_err(|error| CliError::from_record(&self.path, "wire log", error)))
     }
 }
 
-/// Reads the whole journal at `path` into each key's final value. A torn last line is
-/// warned about on stderr.
-pub fn read_journal(path: &str) -> Result<JournalFinal, CliError> {
+/// Reads the whole journal at `path` into each key's final value; with `salvage`, up to its
+/// first bad line. A torn last line, and where salvaging stopped, are warned about on stderr.
+pub fn read_journal(path: &str, salvage: bool) -> Result<JournalFinal, CliError> {
     check_text(path, "journal")?;
     let mut reader: JsonlReader<StateMutation, BufReader<File>> =
         open_journal(path).map_err(|error| CliError::from_record(path, "journal", error))?;
+    if salvage {
+        reader = reader.salvaging();
+    }
     let mut folded = JournalFinal::new();
     for mutation in reader.by_ref() {
         let mutation = mutation.map_err(|error| CliError::from_record(path, "journal", error))?;
@@ -115,6 +153,9 @@ pub fn read_journal(path: &str) -> Result<JournalFinal, CliError> {
     }
     for warning in reader.warnings() {
         warn(warning, path);
+    }
+    if let Some(salvaged) = reader.salvaged() {
+        warn_salvaged(salvaged, path);
     }
     Ok(folded)
 }

@@ -37,6 +37,10 @@ pub struct ReplayArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
+    /// A damaged log or journal (a NUL-filled tail after a power loss, a corrupt line):
+    /// replay the entries before its first bad line instead of failing.
+    #[arg(long)]
+    salvage: bool,
 }
 
 /// Replays the log and prints the report. Exit 1 when the journal drifted.
@@ -44,7 +48,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     let progress = Progress::start("reading");
     let mut stats = LogStats::new();
     let mut answers = RecordedToolResponses::new();
-    for entry in WireInput::open(&args.log)?.counting(progress.counter()) {
+    for entry in WireInput::open(&args.log)?
+        .salvaging(args.salvage)
+        .counting(progress.counter())
+    {
         let entry = entry?;
         stats.observe(&entry);
         answers.observe(&entry);
@@ -52,7 +59,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     let setup = recorded_setup(&args.log, &mut stats)?;
     let journal = match &args.journal {
         Some(path) => {
-            let journal = read_journal(path)?;
+            let journal = read_journal(path, args.salvage)?;
             check_same_session(path, &journal, &args.log, &stats)?;
             Some((path.as_str(), journal))
         }
@@ -60,8 +67,12 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     };
 
     progress.stage("replaying");
-    let tape =
-        Tape::open(&args.log).map_err(|e| CliError::from_record(&args.log, "wire log", e))?;
+    let tape = if args.salvage {
+        Tape::open_salvaging(&args.log)
+    } else {
+        Tape::open(&args.log)
+    };
+    let tape = tape.map_err(|e| CliError::from_record(&args.log, "wire log", e))?;
     let tap = progress.is_visible().then(|| progress.frame_counter());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -37,6 +37,10 @@ pub struct ShowArgs {
     /// Print JSON lines (one object per line) instead of text.
     #[arg(long)]
     json: bool,
+    /// A damaged log (a NUL-filled tail after a power loss, a corrupt line): read the
+    /// entries before its first bad line instead of failing.
+    #[arg(long)]
+    salvage: bool,
 }
 
 /// Prints the timeline, streaming: memory holds one frame at a time.
@@ -49,7 +53,10 @@ pub fn run(args: ShowArgs) -> Result<ExitCode, CliError> {
     let mut rows = Vec::new();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    for entry in WireInput::open(&args.log)?.counting(progress.counter()) {
+    for entry in WireInput::open(&args.log)?
+        .salvaging(args.salvage)
+        .counting(progress.counter())
+    {
         timeline.push(&entry?, &mut rows);
         for row in rows.drain(..) {
             print_row(&mut out, &row, args.json)?;

@@ -1,0 +1,329 @@
+//! The simulated application: callbacks on every lane, a tool, state writes, a wire log
+//! and a journal, each of which fails exactly where the plan says, and writes down what it
+//! was given.
+//!
+//! Panics raised on purpose say `sim fault:` (see `sim::quiet`). A callback that panics
+//! writes the event down first, as attempted: the checks then see a re-delivered failed
+//! event as a duplicate.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reel_actors::LiveSessionBuilder;
+use reel_actors::callbacks::{
+    AsyncCallback, CallbackMode, ControlCallbacks, FastCallbacks, TelemetryCallbacks,
+    ToolCallFuture,
+};
+use reel_actors::state::State;
+use reel_actors::tools::{SimpleTool, ToolContext, ToolDispatcher};
+use reel_protocol::{FunctionCall, UsageMetadata};
+use serde_json::{Value, json};
+
+use super::faulty_io::{SimJournal, SimWireLog};
+use super::frames::{self, TOOL};
+use super::plan::{Fault, Plan};
+
+/// How long a tool may run before the dispatcher answers with a timeout error.
+pub const TOOL_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// What the application was given, as it happened.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// Every `on_text` call: the delta numbers, in order (failed ones included).
+    pub text: Vec<u32>,
+    /// The deltas `on_text` panicked on.
+    pub text_panicked: Vec<u32>,
+    /// Every `on_audio` call: the chunk numbers.
+    pub audio: Vec<u32>,
+    /// Every `on_usage` call (telemetry): the usage numbers.
+    pub usage: Vec<u32>,
+    /// The usage reports `on_usage` panicked on.
+    pub usage_panicked: Vec<u32>,
+    /// `on_turn_complete` calls so far.
+    pub turns: u32,
+    /// The calls of `on_turn_complete` that panicked.
+    pub turn_panicked: Vec<u32>,
+    /// The calls of `on_turn_complete` whose `modify` closure panicked.
+    pub modify_panicked: Vec<u32>,
+    /// Every `on_tool_call` call: the first call id of each.
+    pub tool_callback: Vec<String>,
+    /// The `toolCall`s (by first id) `on_tool_call` panicked on.
+    pub tool_callback_panicked: Vec<String>,
+    /// Every run of the tool: the call ids.
+    pub tool_runs: Vec<String>,
+    /// State writes of the application that failed: key and error.
+    pub write_errors: Vec<(String, String)>,
+}
+
+/// Shared handle on [`Observed`].
+pub type Shared = Arc<Mutex<Observed>>;
+
+fn with<R>(observed: &Shared, f: impl FnOnce(&mut Observed) -> R) -> R {
+    f(&mut observed.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// The plan's faults, looked up by the callbacks.
+#[derive(Debug, Default)]
+struct Faults {
+    text: BTreeSet<u32>,
+    text_storm_from: Option<u32>,
+    usage: BTreeSet<u32>,
+    turn_panic: BTreeSet<u32>,
+    turn_slow: BTreeMap<u32, u64>,
+    turn_hang: BTreeSet<u32>,
+    modify_panic: BTreeSet<u32>,
+    tool_callback: BTreeSet<String>,
+    tool_panic: BTreeSet<String>,
+    tool_slow: BTreeMap<String, u64>,
+    tool_hang: BTreeSet<String>,
+    /// Faults that fire once and have fired.
+    fired: Mutex<BTreeSet<String>>,
+}
+
+impl Faults {
+    fn of(plan: &Plan) -> Self {
+        let mut faults = Faults::default();
+        for fault in &plan.faults {
+            match fault.clone() {
+                Fault::TextPanic { delta } => {
+                    faults.text.insert(delta);
+                }
+                Fault::TextPanicStorm { from } => faults.text_storm_from = Some(from),
+                Fault::UsagePanic { usage } => {
+                    faults.usage.insert(usage);
+                }
+                Fault::TurnCompletePanic { turn } => {
+                    faults.turn_panic.insert(turn);
+                }
+                Fault::SlowCallback { turn, ms } => {
+                    faults.turn_slow.insert(turn, ms);
+                }
+                Fault::HangingCallback { turn } => {
+                    faults.turn_hang.insert(turn);
+                }
+                Fault::ModifyPanic { turn } => {
+                    faults.modify_panic.insert(turn);
+                }
+                Fault::ToolCallbackPanic { call } => {
+                    faults.tool_callback.insert(call);
+                }
+                Fault::ToolPanic { call } => {
+                    faults.tool_panic.insert(call);
+                }
+                Fault::SlowTool { call, ms } => {
+                    faults.tool_slow.insert(call, ms);
+                }
+                Fault::HangingTool { call } => {
+                    faults.tool_hang.insert(call);
+                }
+                _ => {}
+            }
+        }
+        faults
+    }
+
+    /// Whether the fault named `what` fires now: the first time only.
+    fn once(&self, what: String) -> bool {
+        self.fired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(what)
+    }
+
+    fn text_panics(&self, delta: u32) -> bool {
+        let planned =
+            self.text.contains(&delta) || self.text_storm_from.is_some_and(|from| delta >= from);
+        planned && self.once(format!("t{delta}"))
+    }
+}
+
+/// The application of one run.
+pub struct App {
+    /// What it was given.
+    pub observed: Shared,
+    /// The session state (handed to the session).
+    pub state: State,
+    /// The journal sink.
+    pub journal: Arc<SimJournal>,
+    /// The wire log.
+    pub wire: Arc<SimWireLog>,
+    faults: Arc<Faults>,
+}
+
+impl App {
+    /// The application `plan` describes.
+    pub fn new(plan: &Plan) -> Self {
+        let state = State::new();
+        let journal = SimJournal::new(plan);
+        state.set_journal_sink(journal.clone());
+        App {
+            observed: Shared::default(),
+            state,
+            journal,
+            wire: Arc::new(SimWireLog::new(plan)),
+            faults: Arc::new(Faults::of(plan)),
+        }
+    }
+
+    /// `builder` with the application's callbacks, tool, state, journal and wire log.
+    pub fn install(&self, builder: LiveSessionBuilder) -> LiveSessionBuilder {
+        builder
+            .with_state(self.state.clone())
+            .record_wire(self.wire.clone())
+            .fast_callbacks(self.fast())
+            .control_callbacks(self.control())
+            .telemetry_callbacks(self.telemetry())
+            .dispatcher(self.tools())
+    }
+
+    fn fast(&self) -> FastCallbacks {
+        let (observed, faults) = (self.observed.clone(), self.faults.clone());
+        let on_text = move |text: &str| {
+            let Some(delta) = frames::parse_text(text) else {
+                return;
+            };
+            with(&observed, |o| o.text.push(delta));
+            if faults.text_panics(delta) {
+                with(&observed, |o| o.text_panicked.push(delta));
+                panic!("sim fault: on_text panics on t{delta}");
+            }
+        };
+        let observed = self.observed.clone();
+        let on_audio = move |pcm: &bytes::Bytes| {
+            if let Some(chunk) = frames::parse_audio(pcm) {
+                with(&observed, |o| o.audio.push(chunk));
+            }
+        };
+        FastCallbacks {
+            on_text: Some(Arc::new(on_text)),
+            on_audio: Some(Arc::new(on_audio)),
+            ..Default::default()
+        }
+    }
+
+    fn telemetry(&self) -> TelemetryCallbacks {
+        let (observed, faults, state) = (
+            self.observed.clone(),
+            self.faults.clone(),
+            self.state.clone(),
+        );
+        let on_usage = move |usage: &UsageMetadata| {
+            let Some(n) = usage.total_token_count.and_then(|n| u32::try_from(n).ok()) else {
+                return;
+            };
+            with(&observed, |o| o.usage.push(n));
+            if faults.usage.contains(&n) && faults.once(format!("u{n}")) {
+                with(&observed, |o| o.usage_panicked.push(n));
+                panic!("sim fault: on_usage panics on u{n}");
+            }
+            // A writer of its own, racing the control lane's writes.
+            let (state, observed) = (state.clone(), observed.clone());
+            tokio::spawn(async move {
+                let key = format!("app:usage:{n}");
+                if let Err(error) = state.set(&key, n).await {
+                    with(&observed, |o| o.write_errors.push((key, error.to_string())));
+                }
+            });
+        };
+        TelemetryCallbacks {
+            on_usage: Some(Arc::new(on_usage)),
+        }
+    }
+
+    fn control(&self) -> ControlCallbacks {
+        let (observed, faults, state) = (
+            self.observed.clone(),
+            self.faults.clone(),
+            self.state.clone(),
+        );
+        let on_turn_complete = AsyncCallback::new(CallbackMode::Blocking, move |()| {
+            let (observed, faults, state) = (observed.clone(), faults.clone(), state.clone());
+            async move {
+                let turn = with(&observed, |o| {
+                    o.turns += 1;
+                    o.turns
+                });
+                if faults.turn_hang.contains(&turn) {
+                    std::future::pending::<()>().await;
+                }
+                if let Some(ms) = faults.turn_slow.get(&turn) {
+                    tokio::time::sleep(Duration::from_millis(*ms)).await;
+                }
+                if faults.turn_panic.contains(&turn) {
+                    with(&observed, |o| o.turn_panicked.push(turn));
+                    panic!("sim fault: on_turn_complete panics on call {turn}");
+                }
+                let fail = faults.modify_panic.contains(&turn);
+                let record = observed.clone();
+                let key = format!("app:turn:{turn}");
+                let written = state
+                    .modify(&key, 0u32, move |_| {
+                        if fail {
+                            with(&record, |o| o.modify_panicked.push(turn));
+                            panic!("sim fault: the modify closure panics on turn {turn}");
+                        }
+                        turn
+                    })
+                    .await;
+                if let Err(error) = written {
+                    with(&observed, |o| o.write_errors.push((key, error.to_string())));
+                }
+            }
+        });
+        let (observed, faults) = (self.observed.clone(), self.faults.clone());
+        let on_tool_call = move |calls: Vec<FunctionCall>, _state: State| -> ToolCallFuture {
+            let (observed, faults) = (observed.clone(), faults.clone());
+            Box::pin(async move {
+                let first = calls.first().and_then(|c| c.id.clone()).unwrap_or_default();
+                with(&observed, |o| o.tool_callback.push(first.clone()));
+                if faults.tool_callback.contains(&first) && faults.once(format!("cb:{first}")) {
+                    with(&observed, |o| o.tool_callback_panicked.push(first.clone()));
+                    panic!("sim fault: on_tool_call panics on the toolCall of {first}");
+                }
+                None // the dispatcher answers
+            })
+        };
+        ControlCallbacks {
+            on_turn_complete: Some(on_turn_complete),
+            on_tool_call: Some(Arc::new(on_tool_call)),
+            ..Default::default()
+        }
+    }
+
+    fn tools(&self) -> ToolDispatcher {
+        let (observed, faults) = (self.observed.clone(), self.faults.clone());
+        let body = move |args: Value, ctx: ToolContext| {
+            let (observed, faults) = (observed.clone(), faults.clone());
+            async move {
+                let id = ctx.call_id.clone();
+                with(&observed, |o| o.tool_runs.push(id.clone()));
+                if faults.tool_hang.contains(&id) {
+                    std::future::pending::<()>().await;
+                }
+                if let Some(ms) = faults.tool_slow.get(&id) {
+                    tokio::time::sleep(Duration::from_millis(*ms)).await;
+                }
+                if faults.tool_panic.contains(&id) {
+                    panic!("sim fault: the tool panics on {id}");
+                }
+                let n = args.get("n").cloned().unwrap_or(Value::Null);
+                ctx.state
+                    .set(&format!("app:tool:{id}"), &n)
+                    .map_err(|error| ctx.fail(error))?;
+                Ok(json!({ "n": n }))
+            }
+        };
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let mut tools = ToolDispatcher::new().with_timeout(TOOL_TIMEOUT);
+        if let Err(error) = tools.register(SimpleTool::new(
+            TOOL,
+            "The simulation's tool.",
+            Some(schema),
+            body,
+        )) {
+            panic!("the simulation's tool does not register: {error}");
+        }
+        tools
+    }
+}

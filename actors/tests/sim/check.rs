@@ -1,0 +1,614 @@
+//! The invariants, checked on what a run saw; every violation comes back as data.
+//!
+//! What the faults imply is derived from the plan: a `TextPanicStorm` crosses the restart
+//! limit, so the session must end, failed, naming the fast lane; every other plan keeps
+//! the session up until the client disconnects. A run that hangs is reported as such, and
+//! the checks that need a finished run (everything the control lane does, the journal,
+//! the wire log) are skipped for it: the hang is the finding.
+
+use std::collections::{BTreeMap, HashMap};
+
+use reel_actors::{EventEnvelope, Lane, LiveEvent};
+use reel_protocol::{SessionError, SessionEvent};
+use serde_json::Value;
+
+use super::generate::RESTART_LIMIT;
+use super::plan::{Fault, Plan, Step};
+use super::run::Outcome;
+use super::violation::{Violation, ranges};
+
+/// How many events a never-read `EventStream` may hold (the "bounded buffers":
+/// a lagging subscriber gets `Lagged(n)` instead of unbounded growth).
+pub const STALL_BOUND: usize = 1024;
+
+/// Every violation of `outcome`, a run of `plan`; `baseline` is the run of the same plan
+/// without faults (its own violations are reported too, marked).
+pub fn check(plan: &Plan, outcome: &Outcome, baseline: Option<&Outcome>) -> Vec<Violation> {
+    let mut found = Checker::new(plan, outcome).all();
+    if let Some(baseline) = baseline {
+        let clean = plan.without_faults();
+        found.extend(
+            Checker::new(&clean, baseline)
+                .all()
+                .into_iter()
+                .map(|v| Violation::InBaseline(Box::new(v))),
+        );
+        let checker = Checker::new(plan, outcome);
+        if checker.control_complete()
+            && outcome.end.is_some()
+            && baseline.hang.is_none()
+            && baseline.end.is_some()
+        {
+            found.extend(checker.journal(baseline));
+        }
+    }
+    found
+}
+
+struct Checker<'a> {
+    plan: &'a Plan,
+    outcome: &'a Outcome,
+    /// The script steps the model sent.
+    sent: Vec<&'a Step>,
+    /// The session must end on its own, failed (the plan crosses the restart limit).
+    must_fail: bool,
+}
+
+impl<'a> Checker<'a> {
+    fn new(plan: &'a Plan, outcome: &'a Outcome) -> Self {
+        let sent = outcome
+            .model
+            .sent
+            .iter()
+            .map(|i| &plan.script[*i])
+            .collect();
+        let must_fail = plan.faults.iter().any(|f| match f {
+            Fault::TextPanicStorm { from } => {
+                plan.script
+                    .iter()
+                    .filter(|s| matches!(s, Step::Text(n) if n >= from))
+                    .count()
+                    > RESTART_LIMIT
+            }
+            _ => false,
+        });
+        Checker {
+            plan,
+            outcome,
+            sent,
+            must_fail,
+        }
+    }
+
+    /// Every event the model sent must have reached the fast lane and telemetry.
+    fn fast_complete(&self) -> bool {
+        !self.must_fail && self.outcome.model.finished
+    }
+
+    /// … and the control lane, and the run finished.
+    fn control_complete(&self) -> bool {
+        self.fast_complete() && self.outcome.hang.is_none()
+    }
+
+    fn all(&self) -> Vec<Violation> {
+        let o = self.outcome;
+        let mut found = Vec::new();
+        if let Some(error) = &o.start_error {
+            found.push(Violation::StartFailed {
+                error: error.clone(),
+            });
+            return found;
+        }
+        if let Some(hang) = &o.hang {
+            found.push(Violation::Hang {
+                stage: hang.stage,
+                waited: hang.waited,
+            });
+        }
+        found.extend(self.session_end());
+        let texts = self.sent_ids(|s| match s {
+            Step::Text(n) => Some(u64::from(*n)),
+            _ => None,
+        });
+        let audio = self.sent_ids(|s| match s {
+            Step::Audio(n) => Some(u64::from(*n)),
+            _ => None,
+        });
+        let usage = self.sent_ids(|s| match s {
+            Step::Usage(n) => Some(u64::from(*n)),
+            _ => None,
+        });
+        let fast = self.fast_complete();
+        found.extend(ledger(
+            "on_text (fast lane)",
+            "t",
+            &texts,
+            &widen(&o.observed.text),
+            fast,
+        ));
+        found.extend(ledger(
+            "on_audio (fast lane)",
+            "a",
+            &audio,
+            &widen(&o.observed.audio),
+            fast,
+        ));
+        found.extend(ledger(
+            "on_usage (telemetry)",
+            "u",
+            &usage,
+            &widen(&o.observed.usage),
+            fast,
+        ));
+        let control = self.control_complete();
+        let control_usage: Vec<u64> = self
+            .published(Lane::Control)
+            .filter_map(|e| match e {
+                SessionEvent::Usage(u) => u.total_token_count.and_then(|n| u64::try_from(n).ok()),
+                _ => None,
+            })
+            .collect();
+        found.extend(ledger(
+            "usage events (control lane)",
+            "u",
+            &usage,
+            &control_usage,
+            control,
+        ));
+        found.extend(self.tool_calls(control));
+        if control {
+            found.extend(self.turn_completes());
+            found.extend(self.reports());
+            found.extend(self.restarts());
+        }
+        found.extend(self.resume_handles());
+        if o.end.is_some() && o.hang.is_none() {
+            found.extend(self.wire_log());
+        }
+        if let Some(backlog) = o.stalled_backlog
+            && backlog > STALL_BOUND
+        {
+            found.push(Violation::UnboundedBuffer {
+                what: "a never-read EventStream",
+                buffered: backlog,
+                bound: STALL_BOUND,
+            });
+        }
+        found
+    }
+
+    fn sent_ids(&self, id: impl Fn(&Step) -> Option<u64>) -> Vec<u64> {
+        self.sent.iter().filter_map(|s| id(s)).collect()
+    }
+
+    fn published(&self, lane: Lane) -> impl Iterator<Item = &SessionEvent> {
+        self.outcome.events.iter().filter_map(move |e| match e {
+            EventEnvelope {
+                lane: l,
+                event: LiveEvent::Session(event),
+                ..
+            } if *l == lane => Some(event),
+            _ => None,
+        })
+    }
+
+    fn session_end(&self) -> Option<Violation> {
+        let o = self.outcome;
+        if o.hang.is_some() {
+            return None;
+        }
+        let actual = match &o.end {
+            None => "no end".to_owned(),
+            Some(end) => format!("{} (failed: {})", end.reason, end.failed),
+        };
+        let ok = match &o.end {
+            None => false,
+            Some(end) if self.must_fail => end.failed && end.reason.contains("fast_lane"),
+            Some(end) => !end.failed,
+        };
+        let expected = if self.must_fail {
+            "a failed end naming the fast_lane (past the restart limit)"
+        } else {
+            "a clean end when the client disconnects"
+        };
+        (!ok).then(|| Violation::SessionEnd {
+            expected: expected.to_owned(),
+            actual,
+        })
+    }
+
+    /// Every call id sent answered exactly once, nothing else answered.
+    fn tool_calls(&self, complete: bool) -> Vec<Violation> {
+        let mut found = Vec::new();
+        let sent: Vec<&String> = self
+            .sent
+            .iter()
+            .flat_map(|s| match s {
+                Step::ToolCall { calls, .. } => calls.iter().collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let mut answers = BTreeMap::<&String, usize>::new();
+        for id in &self.outcome.model.tool_responses {
+            *answers.entry(id).or_default() += 1;
+        }
+        for id in &sent {
+            match answers.get(id).copied().unwrap_or(0) {
+                0 if complete => found.push(Violation::ToolCallUnanswered { id: (*id).clone() }),
+                0 | 1 => {}
+                times => found.push(Violation::ToolCallAnsweredTwice {
+                    id: (*id).clone(),
+                    times,
+                }),
+            }
+        }
+        for id in answers.keys() {
+            if !sent.contains(id) {
+                found.push(Violation::UnknownToolResponse { id: (*id).clone() });
+            }
+        }
+        found
+    }
+
+    /// The control lane publishes each turn complete once its pipeline ran: every one sent,
+    /// but those whose `on_turn_complete` failed.
+    fn turn_completes(&self) -> Vec<Violation> {
+        let sent = self
+            .sent
+            .iter()
+            .filter(|s| matches!(s, Step::TurnComplete))
+            .count();
+        let failed = self.outcome.observed.turn_panicked.len();
+        let published = self
+            .published(Lane::Control)
+            .filter(|e| matches!(e, SessionEvent::TurnComplete { .. }))
+            .count();
+        let expected = sent - failed.min(sent);
+        let handler = "turn_complete (control lane)";
+        let detail = format!(
+            "{sent} sent, {failed} failed, {published} published (turn completes carry no id)"
+        );
+        match published.cmp(&expected) {
+            std::cmp::Ordering::Less => vec![Violation::Lost {
+                handler,
+                count: expected - published,
+                ids: detail,
+            }],
+            std::cmp::Ordering::Greater => vec![Violation::Duplicated {
+                handler,
+                count: published - expected,
+                ids: detail,
+            }],
+            std::cmp::Ordering::Equal => Vec::new(),
+        }
+    }
+
+    /// Each failed event reported once as `CallbackPanicked`, by lane and event kind.
+    fn reports(&self) -> Vec<Violation> {
+        let o = &self.outcome.observed;
+        let mut expected = BTreeMap::<(String, String), usize>::new();
+        let mut expect = |lane: &str, event: &str, n: usize| {
+            if n > 0 {
+                *expected
+                    .entry((lane.to_owned(), event.to_owned()))
+                    .or_default() += n;
+            }
+        };
+        expect("fast_lane", "text", o.text_panicked.len());
+        expect("telemetry", "usage", o.usage_panicked.len());
+        expect("control_lane", "turn_complete", o.turn_panicked.len());
+        expect("control_lane", "tool_call", o.tool_callback_panicked.len());
+        let mut reported = BTreeMap::<(String, String), usize>::new();
+        for event in self.published(Lane::Control) {
+            if let SessionEvent::Error(SessionError::CallbackPanicked { lane, event, .. }) = event {
+                *reported
+                    .entry((lane_name(lane), (*event).to_owned()))
+                    .or_default() += 1;
+            }
+        }
+        let keys: std::collections::BTreeSet<_> =
+            expected.keys().chain(reported.keys()).cloned().collect();
+        keys.into_iter()
+            .filter_map(|key| {
+                let failed = expected.get(&key).copied().unwrap_or(0);
+                let got = reported.get(&key).copied().unwrap_or(0);
+                (failed != got).then(|| Violation::FailureNotReported {
+                    lane: key.0.clone(),
+                    event: key.1.clone(),
+                    failed,
+                    reported: got,
+                })
+            })
+            .collect()
+    }
+
+    /// Each child restarted once per failure.
+    fn restarts(&self) -> Vec<Violation> {
+        let o = self.outcome;
+        let failed = [
+            ("fast_lane", o.observed.text_panicked.len()),
+            (
+                "control_lane",
+                o.observed.turn_panicked.len() + o.observed.tool_callback_panicked.len(),
+            ),
+            ("telemetry", o.observed.usage_panicked.len()),
+            ("state_store", o.observed.modify_panicked.len()),
+            ("recorder", usize::from(o.recorder_panicked)),
+        ];
+        let mut restarts = BTreeMap::<&str, usize>::new();
+        for event in &o.events {
+            if let LiveEvent::Restarted { actor, .. } = &event.event {
+                *restarts.entry(actor.as_str()).or_default() += 1;
+            }
+        }
+        failed
+            .iter()
+            .filter_map(|(actor, failed)| {
+                let got = restarts.get(actor).copied().unwrap_or(0);
+                (got != *failed).then(|| Violation::RestartCount {
+                    actor: (*actor).to_owned(),
+                    failed: *failed,
+                    restarts: got,
+                })
+            })
+            .collect()
+    }
+
+    /// Each reconnect presents the latest handle the model sent.
+    fn resume_handles(&self) -> Vec<Violation> {
+        if !self.plan.resumption {
+            return Vec::new();
+        }
+        self.outcome
+            .model
+            .setups
+            .iter()
+            .filter(|s| s.presented != s.latest)
+            .map(|s| Violation::StaleResumeHandle {
+                connection: s.connection,
+                presented: s.presented.clone(),
+                latest: s.latest.clone(),
+            })
+            .collect()
+    }
+
+    /// Every wire-log entry reached the recorder exactly once (stored or failed), and
+    /// failed writes are reported in telemetry.
+    fn wire_log(&self) -> Vec<Violation> {
+        let o = self.outcome;
+        let mut found = Vec::new();
+        let mut counts = BTreeMap::<u64, usize>::new();
+        for seq in o.wire_stored.iter().chain(&o.wire_failed) {
+            *counts.entry(*seq).or_default() += 1;
+        }
+        for (seq, times) in &counts {
+            if *times > 1 {
+                found.push(Violation::WireLogDuplicated {
+                    seq: *seq,
+                    times: *times,
+                });
+            }
+        }
+        let max = counts.keys().next_back().copied().unwrap_or(0);
+        let lost: Vec<u64> = (1..=max).filter(|seq| !counts.contains_key(seq)).collect();
+        if !lost.is_empty() {
+            found.push(Violation::WireLogLost {
+                count: lost.len(),
+                seqs: ranges("#", &lost),
+            });
+        }
+        let failed = o.wire_failed.len() as u64;
+        let reported = o.telemetry.as_ref().map_or(0, |t| t.recording_errors);
+        if failed != reported {
+            found.push(Violation::RecordingErrorsNotReported { failed, reported });
+        }
+        found
+    }
+
+    /// The application's state writes (`app:` keys) equal the fault-free run's, as a
+    /// multiset of (key, value), but for the writes a fault declares missing. Timestamps
+    /// and order are not compared: slow faults move them, and order is the lanes' checks'.
+    fn journal(&self, baseline: &Outcome) -> Vec<Violation> {
+        let declared = self.declared_missing();
+        let count = |outcome: &Outcome| {
+            let mut counts = BTreeMap::<(String, String), (usize, Value)>::new();
+            for m in outcome.journal.iter().filter(|m| m.key.starts_with("app:")) {
+                let entry = counts
+                    .entry((m.key.clone(), m.new.to_string()))
+                    .or_insert((0, m.new.clone()));
+                entry.0 += 1;
+            }
+            counts
+        };
+        let (want, got) = (count(baseline), count(self.outcome));
+        let mut found = Vec::new();
+        for (key, (n, value)) in &want {
+            let have = got.get(key).map_or(0, |(n, _)| *n);
+            if have < *n && !declared.contains(&key.0) {
+                found.push(Violation::JournalMissing {
+                    key: key.0.clone(),
+                    new: value.clone(),
+                });
+            }
+        }
+        for (key, (n, value)) in &got {
+            let had = want.get(key).map_or(0, |(n, _)| *n);
+            if *n > had {
+                found.push(Violation::JournalExtra {
+                    key: key.0.clone(),
+                    new: value.clone(),
+                });
+            }
+        }
+        found
+    }
+
+    /// The `app:` keys the faults declare may be missing.
+    fn declared_missing(&self) -> std::collections::BTreeSet<String> {
+        let mut keys = std::collections::BTreeSet::new();
+        for fault in &self.plan.faults {
+            match fault {
+                Fault::ToolPanic { call } | Fault::HangingTool { call } => {
+                    keys.insert(format!("app:tool:{call}"));
+                }
+                Fault::ToolCallbackPanic { call } => {
+                    for step in &self.plan.script {
+                        if let Step::ToolCall { calls, .. } = step
+                            && calls.first() == Some(call)
+                        {
+                            keys.extend(calls.iter().map(|c| format!("app:tool:{c}")));
+                        }
+                    }
+                }
+                Fault::TurnCompletePanic { turn }
+                | Fault::ModifyPanic { turn }
+                | Fault::HangingCallback { turn } => {
+                    keys.insert(format!("app:turn:{turn}"));
+                }
+                Fault::UsagePanic { usage } => {
+                    keys.insert(format!("app:usage:{usage}"));
+                }
+                _ => {}
+            }
+        }
+        keys
+    }
+}
+
+/// A lane as `CallbackPanicked` names it, in the child's name (`fast` and `control`,
+/// before `Child` named every report, are `fast_lane` and `control_lane`).
+fn lane_name(lane: &str) -> String {
+    match lane {
+        "fast" => "fast_lane".to_owned(),
+        "control" => "control_lane".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+fn widen(ids: &[u32]) -> Vec<u64> {
+    ids.iter().map(|n| u64::from(*n)).collect()
+}
+
+/// Checks what `handler` got against what was `sent` (both in order): nothing twice,
+/// nothing out of order, nothing never sent, and nothing missing — before the last event
+/// it got, or at all if the run was `complete`. An event whose handling failed counts as
+/// got (the handler was called); that it was reported is checked apart.
+fn ledger(
+    handler: &'static str,
+    prefix: &str,
+    sent: &[u64],
+    got: &[u64],
+    complete: bool,
+) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let position: HashMap<u64, usize> = sent.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let mut counts = BTreeMap::<u64, usize>::new();
+    for id in got {
+        *counts.entry(*id).or_default() += 1;
+    }
+    let twice: Vec<u64> = counts
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(id, _)| *id)
+        .collect();
+    if !twice.is_empty() {
+        found.push(Violation::Duplicated {
+            handler,
+            count: twice.len(),
+            ids: ranges(prefix, &twice),
+        });
+    }
+    let mut furthest: Option<(usize, u64)> = None;
+    let mut out_of_order = None;
+    for id in got {
+        let Some(at) = position.get(id).copied() else {
+            found.push(Violation::Unexpected {
+                handler,
+                id: format!("{prefix}{id}"),
+            });
+            continue;
+        };
+        match furthest {
+            Some((far, far_id)) if at < far => {
+                out_of_order.get_or_insert(Violation::OutOfOrder {
+                    handler,
+                    id: format!("{prefix}{id}"),
+                    after: format!("{prefix}{far_id}"),
+                });
+            }
+            Some((far, _)) if at == far => {}
+            _ => furthest = Some((at, *id)),
+        }
+    }
+    found.extend(out_of_order);
+    let until = if complete {
+        sent.len()
+    } else {
+        furthest.map_or(0, |(far, _)| far + 1)
+    };
+    let lost: Vec<u64> = sent[..until]
+        .iter()
+        .filter(|id| !counts.contains_key(id))
+        .copied()
+        .collect();
+    if !lost.is_empty() {
+        let mut sorted = lost.clone();
+        sorted.sort_unstable();
+        found.push(Violation::Lost {
+            handler,
+            count: lost.len(),
+            ids: ranges(prefix, &sorted),
+        });
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Violation, ledger};
+
+    #[test]
+    fn the_ledger_names_losses_duplicates_and_reordering_exactly() {
+        let sent = [1, 2, 3, 4, 5, 6];
+        assert_eq!(ledger("h", "t", &sent, &[1, 2, 3, 4, 5, 6], true), vec![]);
+        assert_eq!(
+            ledger("h", "t", &sent, &[1, 2, 6], true),
+            vec![Violation::Lost {
+                handler: "h",
+                count: 3,
+                ids: "t3..=t5".to_owned()
+            }]
+        );
+        // An unfinished run: only the gaps before the last event got count.
+        assert_eq!(
+            ledger("h", "t", &sent, &[1, 3], false),
+            vec![Violation::Lost {
+                handler: "h",
+                count: 1,
+                ids: "t2".to_owned()
+            }]
+        );
+        assert_eq!(
+            ledger("h", "t", &sent, &[1, 2, 4, 3, 5, 6, 6], true),
+            vec![
+                Violation::Duplicated {
+                    handler: "h",
+                    count: 1,
+                    ids: "t6".to_owned()
+                },
+                Violation::OutOfOrder {
+                    handler: "h",
+                    id: "t3".to_owned(),
+                    after: "t4".to_owned()
+                },
+            ]
+        );
+        assert_eq!(
+            ledger("h", "t", &sent, &[1, 2, 3, 4, 5, 6, 9], true),
+            vec![Violation::Unexpected {
+                handler: "h",
+                id: "t9".to_owned()
+            }]
+        );
+    }
+}

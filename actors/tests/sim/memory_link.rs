@@ -1,0 +1,117 @@
+//! An in-memory link: a `Connector` whose connections are pairs of channels, with the
+//! server's end handed to the simulated model.
+//!
+//! No socket, no thread: under a paused current-thread runtime, a run is a deterministic
+//! interleaving of tasks. Every `connect` opens a fresh pair and queues the server's end
+//! for the model to accept, the way a listening socket would.
+
+use futures_util::future::BoxFuture;
+use reel_actors::transport::{
+    Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
+};
+use reel_protocol::ConnectRequest;
+use tokio::sync::mpsc;
+
+/// What the client sends over an in-memory link.
+#[derive(Debug)]
+pub enum Upstream {
+    /// A data frame.
+    Frame(LinkFrame),
+    /// The client's close frame.
+    Close(u16, String),
+}
+
+/// The client's side: opens links whose server ends go to the model.
+pub struct MemoryConnector {
+    accepted: mpsc::UnboundedSender<MemoryServerConn>,
+}
+
+/// The server's end of one in-memory link.
+pub struct MemoryServerConn {
+    /// What the client sends.
+    pub upstream: mpsc::UnboundedReceiver<Upstream>,
+    /// What the client receives.
+    pub downstream: mpsc::UnboundedSender<LinkEvent>,
+}
+
+/// A connector and the queue of the server ends of the links it opens.
+pub fn pair() -> (MemoryConnector, mpsc::UnboundedReceiver<MemoryServerConn>) {
+    let (accepted, queue) = mpsc::unbounded_channel();
+    (MemoryConnector { accepted }, queue)
+}
+
+impl Connector for MemoryConnector {
+    fn connect(
+        &self,
+        _request: &ConnectRequest,
+        _options: &LinkOptions,
+    ) -> BoxFuture<'static, Result<LinkHalves, LinkError>> {
+        let (up_tx, up_rx) = mpsc::unbounded_channel();
+        let (down_tx, down_rx) = mpsc::unbounded_channel();
+        let server = MemoryServerConn {
+            upstream: up_rx,
+            downstream: down_tx,
+        };
+        let opened = self.accepted.send(server).is_ok();
+        Box::pin(async move {
+            if !opened {
+                return Err(LinkError::Connect {
+                    url: "memory://sim".to_owned(),
+                    message: "the simulated model is gone".to_owned(),
+                });
+            }
+            let sender: Box<dyn LinkSender> = Box::new(MemorySender { up: up_tx });
+            let receiver: Box<dyn LinkReceiver> = Box::new(MemoryReceiver {
+                down: down_rx,
+                ended: false,
+            });
+            Ok((sender, receiver))
+        })
+    }
+}
+
+struct MemorySender {
+    up: mpsc::UnboundedSender<Upstream>,
+}
+
+impl LinkSender for MemorySender {
+    fn send(&mut self, frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>> {
+        let sent = self
+            .up
+            .send(Upstream::Frame(frame))
+            .map_err(|_| LinkError::Closed);
+        Box::pin(async move { sent })
+    }
+
+    fn close(&mut self, code: u16, reason: String) -> BoxFuture<'_, Result<(), LinkError>> {
+        // Closing a link the peer already closed succeeds.
+        let _ = self.up.send(Upstream::Close(code, reason));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+struct MemoryReceiver {
+    down: mpsc::UnboundedReceiver<LinkEvent>,
+    ended: bool,
+}
+
+impl LinkReceiver for MemoryReceiver {
+    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
+        Box::pin(async move {
+            if self.ended {
+                return None;
+            }
+            let event = match self.down.recv().await {
+                Some(event) => event,
+                // The model let go of the link without a word: a dropped connection.
+                None => LinkEvent::Failed(LinkError::Io {
+                    message: "the simulated model dropped the link".to_owned(),
+                }),
+            };
+            if !matches!(event, LinkEvent::Frame(_)) {
+                self.ended = true;
+            }
+            Some(event)
+        })
+    }
+}

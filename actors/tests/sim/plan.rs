@@ -1,0 +1,317 @@
+//! What one simulated run does: the model's side of the conversation (the script) and the
+//! faults injected into the application's side, as plain data drawn from a seed.
+//!
+//! Every event the model sends carries a unique id (`t17` for a text delta, `a3` for an
+//! audio chunk, `u2` for a usage report, `c5` for a tool call), so that a loss or a
+//! duplicate anywhere in the tree shows up as a missing or repeated id.
+
+use std::fmt;
+
+/// A run's seed: the plan, and so the whole run, is a function of it.
+pub type Seed = u64;
+
+/// One thing the model sends, in script order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A text delta `t{n}` (fast lane: `on_text`).
+    Text(u32),
+    /// An output audio chunk whose four bytes are `n` (fast lane: `on_audio`).
+    Audio(u32),
+    /// A usage report with `totalTokenCount = n` (control lane and telemetry: `on_usage`).
+    Usage(u32),
+    /// A barge-in (`interrupted`): every lane.
+    Interrupted,
+    /// A `toolCall` with these call ids; with `wait`, the model sends nothing more until
+    /// the client has answered every one of them (or a deadline passed).
+    ToolCall {
+        /// The call ids, `c{n}`.
+        calls: Vec<String>,
+        /// Hold the script until they are answered.
+        wait: bool,
+    },
+    /// `turnComplete` (control lane: the turn pipeline and `on_turn_complete`).
+    TurnComplete,
+    /// A `sessionResumptionUpdate` with this handle.
+    Resumption(String),
+    /// A `goAway`: the client must reconnect; the script goes on on the next connection.
+    GoAway,
+}
+
+/// How fast the model plays the script: `burst` frames every `tick_ms` of virtual time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    /// Virtual milliseconds between bursts.
+    pub tick_ms: u64,
+    /// Frames per burst.
+    pub burst: usize,
+}
+
+/// A fault, and where it strikes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// `on_text` panics on the first delivery of `t{delta}` (fast lane restart).
+    TextPanic {
+        /// The delta.
+        delta: u32,
+    },
+    /// `on_text` panics on every delta from `t{from}` on: past the restart limit, so the
+    /// session must end, failed, naming the fast lane.
+    TextPanicStorm {
+        /// The first delta that panics.
+        from: u32,
+    },
+    /// `on_usage` panics on usage report `u{usage}` (telemetry actor restart).
+    UsagePanic {
+        /// The usage report.
+        usage: u32,
+    },
+    /// `on_turn_complete` panics on its `turn`-th call (control lane restart).
+    TurnCompletePanic {
+        /// 1-based call of `on_turn_complete`.
+        turn: u32,
+    },
+    /// `on_tool_call` panics on the `toolCall` holding `call` (control lane restart).
+    ToolCallbackPanic {
+        /// The first call id of that `toolCall`.
+        call: String,
+    },
+    /// The tool panics on `call` (caught: an error response).
+    ToolPanic {
+        /// The call id.
+        call: String,
+    },
+    /// The tool takes `ms` virtual milliseconds on `call`, then answers.
+    SlowTool {
+        /// The call id.
+        call: String,
+        /// How long.
+        ms: u64,
+    },
+    /// The tool never returns on `call` (the dispatcher's timeout answers).
+    HangingTool {
+        /// The call id.
+        call: String,
+    },
+    /// The `modify` closure of `on_turn_complete`'s write panics on its `turn`-th call:
+    /// the StateStore fails and restarts.
+    ModifyPanic {
+        /// 1-based call of `on_turn_complete`.
+        turn: u32,
+    },
+    /// `on_turn_complete` takes `ms` virtual milliseconds on its `turn`-th call.
+    SlowCallback {
+        /// 1-based call of `on_turn_complete`.
+        turn: u32,
+        /// How long.
+        ms: u64,
+    },
+    /// `on_turn_complete` never returns on its `turn`-th call.
+    HangingCallback {
+        /// 1-based call of `on_turn_complete`.
+        turn: u32,
+    },
+    /// An `EventStream` subscribed before the start and never read.
+    StalledSubscriber,
+    /// The wire log's writes fail for `count` entries from sequence number `from`.
+    FailingWireLog {
+        /// First failing entry.
+        from: u64,
+        /// How many fail.
+        count: u64,
+    },
+    /// The journal file's writes fail after `after` successful writes (a full disk).
+    FailingJournal {
+        /// Writes that succeed first.
+        after: u64,
+    },
+    /// The wire recorder panics once, on entry `seq` (Recorder actor restart).
+    RecorderPanic {
+        /// The entry's sequence number.
+        seq: u64,
+    },
+    /// The link drops (no close frame) before script step `before_step`.
+    LinkDrop {
+        /// Index into the script.
+        before_step: usize,
+    },
+    /// `count` goAways in a row (each on a fresh connection) before `before_step`.
+    GoAwayStorm {
+        /// Index into the script.
+        before_step: usize,
+        /// How many.
+        count: u32,
+    },
+    /// A child panics where no application code runs (the router, the transport, a plain
+    /// state write, telemetry on a non-usage event). Needs a fault hook inside the tree
+    /// that does not exist yet (see `sim::hook`): planned, counted, and skipped.
+    NeedsHook {
+        /// The child.
+        child: &'static str,
+        /// At which of its inputs (1-based).
+        at: u64,
+    },
+}
+
+impl Fault {
+    /// A short, stable name of the fault's kind, for the tally.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Fault::TextPanic { .. } => "text_panic (fast lane)",
+            Fault::TextPanicStorm { .. } => "text_panic_storm (fast lane, past the limit)",
+            Fault::UsagePanic { .. } => "usage_panic (telemetry)",
+            Fault::TurnCompletePanic { .. } => "turn_complete_panic (control lane)",
+            Fault::ToolCallbackPanic { .. } => "on_tool_call_panic (control lane)",
+            Fault::ToolPanic { .. } => "tool_panic",
+            Fault::SlowTool { .. } => "slow_tool",
+            Fault::HangingTool { .. } => "hanging_tool",
+            Fault::ModifyPanic { .. } => "modify_panic (state store)",
+            Fault::SlowCallback { .. } => "slow_callback",
+            Fault::HangingCallback { .. } => "hanging_callback",
+            Fault::StalledSubscriber => "stalled_subscriber",
+            Fault::FailingWireLog { .. } => "failing_wire_log",
+            Fault::FailingJournal { .. } => "failing_journal",
+            Fault::RecorderPanic { .. } => "recorder_panic (recorder)",
+            Fault::LinkDrop { .. } => "link_drop",
+            Fault::GoAwayStorm { .. } => "go_away_storm (100 in a row)",
+            Fault::NeedsHook { .. } => "needs_hook (skipped)",
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::TextPanic { delta } => write!(f, "on_text panics on t{delta}"),
+            Fault::TextPanicStorm { from } => {
+                write!(f, "on_text panics on every delta from t{from}")
+            }
+            Fault::UsagePanic { usage } => write!(f, "on_usage panics on u{usage}"),
+            Fault::TurnCompletePanic { turn } => {
+                write!(f, "on_turn_complete panics on call {turn}")
+            }
+            Fault::ToolCallbackPanic { call } => {
+                write!(f, "on_tool_call panics on the toolCall of {call}")
+            }
+            Fault::ToolPanic { call } => write!(f, "the tool panics on {call}"),
+            Fault::SlowTool { call, ms } => write!(f, "the tool takes {ms} ms on {call}"),
+            Fault::HangingTool { call } => write!(f, "the tool hangs on {call}"),
+            Fault::ModifyPanic { turn } => write!(f, "the modify closure panics on turn {turn}"),
+            Fault::SlowCallback { turn, ms } => {
+                write!(f, "on_turn_complete takes {ms} ms on call {turn}")
+            }
+            Fault::HangingCallback { turn } => write!(f, "on_turn_complete hangs on call {turn}"),
+            Fault::StalledSubscriber => write!(f, "an EventStream is never read"),
+            Fault::FailingWireLog { from, count } => write!(
+                f,
+                "wire log writes fail for entries {from}..{}",
+                from + count
+            ),
+            Fault::FailingJournal { after } => {
+                write!(f, "journal file writes fail after {after} writes")
+            }
+            Fault::RecorderPanic { seq } => write!(f, "the wire recorder panics on entry {seq}"),
+            Fault::LinkDrop { before_step } => {
+                write!(f, "the link drops before step {before_step}")
+            }
+            Fault::GoAwayStorm { before_step, count } => {
+                write!(f, "{count} goAways in a row before step {before_step}")
+            }
+            Fault::NeedsHook { child, at } => write!(
+                f,
+                "{child} panics on input {at} (SKIPPED: needs a fault hook)"
+            ),
+        }
+    }
+}
+
+/// A whole run: the script, its pace, and the faults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The seed it was drawn from.
+    pub seed: Seed,
+    /// How fast the model plays.
+    pub pace: Pace,
+    /// Whether the session asks for resumption (the model then checks the handle each
+    /// reconnect presents).
+    pub resumption: bool,
+    /// What the model sends, in order.
+    pub script: Vec<Step>,
+    /// What goes wrong.
+    pub faults: Vec<Fault>,
+}
+
+impl Plan {
+    /// The same plan with no fault at all: the baseline a faulted run is compared with.
+    pub fn without_faults(&self) -> Plan {
+        Plan {
+            faults: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether any fault is of the kind `matches` accepts.
+    pub fn has(&self, matches: impl Fn(&Fault) -> bool) -> bool {
+        self.faults.iter().any(matches)
+    }
+
+    /// How many steps of each kind the script has: text, audio, usage, tool calls,
+    /// turns, resumption updates, goAways, interruptions.
+    fn counts(&self) -> [usize; 8] {
+        let mut counts = [0; 8];
+        for step in &self.script {
+            let index = match step {
+                Step::Text(_) => 0,
+                Step::Audio(_) => 1,
+                Step::Usage(_) => 2,
+                Step::ToolCall { calls, .. } => {
+                    counts[3] += calls.len() - 1;
+                    3
+                }
+                Step::TurnComplete => 4,
+                Step::Resumption(_) => 5,
+                Step::GoAway => 6,
+                Step::Interrupted => 7,
+            };
+            counts[index] += 1;
+        }
+        counts
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [
+            text,
+            audio,
+            usage,
+            calls,
+            turns,
+            handles,
+            go_aways,
+            interruptions,
+        ] = self.counts();
+        writeln!(
+            f,
+            "plan of seed {}: {} frames every {} ms, resumption {}",
+            self.seed,
+            self.pace.burst,
+            self.pace.tick_ms,
+            if self.resumption { "on" } else { "off" }
+        )?;
+        writeln!(
+            f,
+            "  script: {} steps: {text} text deltas, {audio} audio chunks, {usage} usage reports, \
+             {calls} tool calls, {turns} turn completes, {handles} resumption updates, \
+             {go_aways} goAways, {interruptions} interruptions",
+            self.script.len()
+        )?;
+        if self.faults.is_empty() {
+            return writeln!(f, "  faults: none");
+        }
+        writeln!(f, "  faults:")?;
+        for fault in &self.faults {
+            writeln!(f, "    - {fault}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,129 @@
+//! One seed, start to end: its plan, its run with faults, the fault-free baseline, the
+//! checks, and the report a failing seed prints.
+
+use std::fmt;
+
+use super::check::check;
+use super::generate;
+use super::plan::{Plan, Seed};
+use super::run::{Outcome, Wire, run};
+use super::violation::Violation;
+
+/// What one seed came to.
+#[derive(Debug, Clone)]
+pub struct SeedReport {
+    /// The plan.
+    pub plan: Plan,
+    /// The wire it ran over.
+    pub wire: Wire,
+    /// The run with faults.
+    pub outcome: Outcome,
+    /// Session runs made (2 with a baseline).
+    pub runs: u64,
+    /// Every violation found.
+    pub violations: Vec<Violation>,
+}
+
+/// Runs seed `seed` over `wire` and checks it.
+pub fn run_seed(seed: Seed, wire: Wire) -> SeedReport {
+    let plan = generate::plan(seed);
+    run_plan(plan, wire)
+}
+
+/// Runs `plan` over `wire` (and its fault-free baseline, if it has faults) and checks it.
+pub fn run_plan(plan: Plan, wire: Wire) -> SeedReport {
+    super::quiet::silence_planned_panics();
+    let outcome = run(&plan, wire);
+    let (baseline, runs) = if plan.faults.is_empty() {
+        (None, 1)
+    } else {
+        (Some(run(&plan.without_faults(), wire)), 2)
+    };
+    let violations = check(&plan, &outcome, baseline.as_ref());
+    SeedReport {
+        plan,
+        wire,
+        outcome,
+        runs,
+        violations,
+    }
+}
+
+impl SeedReport {
+    /// The one line that runs this seed again.
+    pub fn reproducer(&self) -> String {
+        format!(
+            "REEL_SIM_SEED={} cargo test -p reel-actors --test simulation -- --nocapture",
+            self.plan.seed
+        )
+    }
+}
+
+impl fmt::Display for SeedReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.violations.is_empty() {
+            "passed"
+        } else {
+            "FAILED"
+        };
+        writeln!(
+            f,
+            "seed {} {verdict} ({:?} wire); reproduce: {}",
+            self.plan.seed,
+            self.wire,
+            self.reproducer()
+        )?;
+        write!(f, "{}", self.plan)?;
+        let o = &self.outcome;
+        let end = o.end.as_ref().map_or("did not end".to_owned(), |e| {
+            format!("ended: {} (failed: {})", e.reason, e.failed)
+        });
+        writeln!(
+            f,
+            "  run: {} of {} steps sent, {} connections, {} goAways, {} drops, {} events published, {end}, {:?} virtual",
+            o.model.sent.len(),
+            self.plan.script.len(),
+            o.model.setups.len(),
+            o.model.go_aways,
+            o.model.drops,
+            o.events.len(),
+            o.took
+        )?;
+        if o.journal_file_errors > 0 {
+            writeln!(
+                f,
+                "  journal file: {} writes failed (the session went on)",
+                o.journal_file_errors
+            )?;
+        }
+        for note in o.model.notes.iter().take(10) {
+            writeln!(f, "  model note: {note}")?;
+        }
+        if !self.violations.is_empty() {
+            writeln!(f, "  violations:")?;
+            for violation in &self.violations {
+                writeln!(f, "    - {violation}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SeedReport {
+    /// Every event the session published, one a line (`REEL_SIM_TRACE=1` prints it for a
+    /// single seed): lane, that lane's sequence number, and the event.
+    pub fn trace(&self) -> String {
+        let mut out = String::new();
+        for e in &self.outcome.events {
+            let event = match &e.event {
+                reel_actors::LiveEvent::Session(reel_protocol::SessionEvent::AudioData(pcm)) => {
+                    format!("audio a{:?}", super::frames::parse_audio(pcm))
+                }
+                other => format!("{other:?}"),
+            };
+            let event: String = event.chars().take(160).collect();
+            out.push_str(&format!("  {:?} #{} {event}\n", e.lane, e.seq));
+        }
+        out
+    }
+}
