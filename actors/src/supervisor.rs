@@ -175,10 +175,18 @@ impl Actor for SessionSupervisor {
                 }
             }
             SupervisorMsg::DrainTimedOut => {
-                let busy: Vec<&str> = Child::ALL
+                let peers = &state.args.peers;
+                let busy: Vec<String> = Child::ALL
                     .into_iter()
                     .filter(|c| c.spec().drains && !state.drained.contains(c))
-                    .map(Child::as_str)
+                    .map(|c| {
+                        let inbox = match c {
+                            Child::FastLane => &peers.fast,
+                            Child::ControlLane => &peers.control,
+                            _ => &peers.telemetry,
+                        };
+                        format!("{c} ({} items unhandled)", inbox.len())
+                    })
                     .collect();
                 if !busy.is_empty() && !state.over {
                     let reason = format!(

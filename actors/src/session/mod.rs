@@ -50,8 +50,9 @@ pub use error::SessionStartError;
 pub const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long the lanes may take to drain by default; see
-/// [`LiveSessionBuilder::shutdown_timeout`].
-pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+/// [`LiveSessionBuilder::shutdown_timeout`]. Longer than the callback timeout, so one hung
+/// callback times out (and is reported) before the lane is cut short.
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// How long a Live audio session lasts, for `session:remaining_budget_ms`.
 pub const DEFAULT_SESSION_BUDGET: Duration = Duration::from_secs(15 * 60);
@@ -264,7 +265,7 @@ impl LiveSessionBuilder {
     }
 
     /// How long the lanes may take to finish their backlog once the connection is over
-    /// (default 5 s). Past it the session ends anyway and the lanes still busy are stopped,
+    /// (default 15 s). Past it the session ends anyway and the lanes still busy are stopped,
     /// so [`LiveHandle::disconnect`](crate::LiveHandle::disconnect) returns within the
     /// transport's close timeout plus this, whatever a callback does.
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
