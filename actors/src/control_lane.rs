@@ -302,7 +302,9 @@ impl ControlLaneArgs {
         let now = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
         self.flush_signals(data, now, true).await;
         self.save_final_snapshot(data).await;
-        self.state.flush_journal();
+        // On the blocking pool: file writes never run on tokio's workers.
+        let state = self.state.clone();
+        let _ = tokio::task::spawn_blocking(move || state.flush_journal()).await;
         drained(&self.peers, Child::ControlLane);
     }
 
@@ -312,8 +314,12 @@ impl ControlLaneArgs {
     async fn settle_failed(&self, data: &mut ControlData, failed: &Failed<FailedItem>) {
         match &failed.label {
             FailedItem::Event { calls, .. } if !calls.is_empty() => {
-                self.answer_failed_calls(data, calls, "the control lane failed while handling the call")
-                    .await;
+                self.answer_failed_calls(
+                    data,
+                    calls,
+                    "the control lane failed while handling the call",
+                )
+                .await;
             }
             FailedItem::ToolDone { batch, index } => {
                 self.fail_call(data, *batch, *index).await;
@@ -373,11 +379,8 @@ impl ControlLaneArgs {
             }
             SessionEvent::GenerationComplete => {
                 if let Some(on_generation_complete) = &callbacks.on_generation_complete {
-                    self.within(
-                        "on_generation_complete",
-                        on_generation_complete.run(()),
-                    )
-                    .await;
+                    self.within("on_generation_complete", on_generation_complete.run(()))
+                        .await;
                 }
             }
             SessionEvent::GoAway { time_left } => {
@@ -512,8 +515,11 @@ impl ControlLaneArgs {
         data.active_phase = Some(initial.clone());
         self.set_state(ACTIVE_PHASE_KEY, json!(initial)).await;
         if let Some(hook) = phases.phase(&initial).and_then(|p| p.enter_hook()) {
-            self.within("phase enter hook", hook(self.state.clone(), self.writer.clone()))
-                .await;
+            self.within(
+                "phase enter hook",
+                hook(self.state.clone(), self.writer.clone()),
+            )
+            .await;
         }
     }
 
@@ -564,8 +570,11 @@ impl ControlLaneArgs {
         let target = transition.target.clone();
         let reason = transition.description.clone();
         if let Some(hook) = phases.phase(&current).and_then(|p| p.exit_hook()) {
-            self.within("phase exit hook", hook(self.state.clone(), self.writer.clone()))
-                .await;
+            self.within(
+                "phase exit hook",
+                hook(self.state.clone(), self.writer.clone()),
+            )
+            .await;
         }
         data.active_phase = Some(target.clone());
         self.set_state(ACTIVE_PHASE_KEY, json!(target)).await;
@@ -577,8 +586,11 @@ impl ControlLaneArgs {
                 self.send_instruction(data, instruction);
             }
             if let Some(hook) = phase.enter_hook() {
-                self.within("phase enter hook", hook(self.state.clone(), self.writer.clone()))
-                    .await;
+                self.within(
+                    "phase enter hook",
+                    hook(self.state.clone(), self.writer.clone()),
+                )
+                .await;
             }
         }
         self.peers.hub.publish(

@@ -169,9 +169,7 @@ impl Actor for SessionSupervisor {
             SupervisorMsg::Ending(reason) => {
                 if state.end_reason.is_none() {
                     state.end_reason = Some(reason);
-                    myself.send_after(state.args.shutdown_timeout, || {
-                        SupervisorMsg::DrainTimedOut
-                    });
+                    myself.send_after(state.args.shutdown_timeout, || SupervisorMsg::DrainTimedOut);
                 }
             }
             SupervisorMsg::DrainTimedOut => {
@@ -197,7 +195,7 @@ impl Actor for SessionSupervisor {
                         if busy.len() == 1 { "was" } else { "were" },
                     );
                     tracing::warn!(%reason, "the session ended before its lanes drained");
-                    state.end(&myself, reason, false);
+                    state.end(&myself, reason, false).await;
                 }
             }
             SupervisorMsg::Drained(lane) => {
@@ -208,7 +206,7 @@ impl Actor for SessionSupervisor {
                         .end_reason
                         .clone()
                         .unwrap_or_else(|| "the connection closed".to_owned());
-                    state.end(&myself, reason, false);
+                    state.end(&myself, reason, false).await;
                 }
             }
             SupervisorMsg::Respawn(child) => {
@@ -229,7 +227,7 @@ impl Actor for SessionSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         match event {
             SupervisionEvent::ActorFailed(cell, error) => {
-                state.child_failed(&myself, &cell, error.to_string());
+                state.child_failed(&myself, &cell, error.to_string()).await;
             }
             SupervisionEvent::ActorTerminated(cell, _, reason) => {
                 let child = state.children.remove(&cell.get_id());
@@ -240,7 +238,7 @@ impl Actor for SessionSupervisor {
                     // a failure, so nothing silently goes missing.
                     let why = reason.unwrap_or_else(|| "stopped".to_owned());
                     state.children.insert(cell.get_id(), child);
-                    state.child_failed(&myself, &cell, why);
+                    state.child_failed(&myself, &cell, why).await;
                 }
             }
             _ => {}
@@ -340,7 +338,12 @@ impl SupervisorState {
         }
     }
 
-    fn child_failed(&mut self, myself: &ActorRef<SupervisorMsg>, cell: &ActorCell, error: String) {
+    async fn child_failed(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+        cell: &ActorCell,
+        error: String,
+    ) {
         let Some(child) = self.children.remove(&cell.get_id()) else {
             return;
         };
@@ -351,7 +354,7 @@ impl SupervisorState {
         self.clear_slot(child);
         if child.spec().on_failure == OnFailure::EndSession {
             let reason = format!("the {child} failed: {error}");
-            self.end(myself, reason, true);
+            self.end(myself, reason, true).await;
             return;
         }
         let policy = self.args.policy;
@@ -370,7 +373,7 @@ impl SupervisorState {
                 "the {child} failed {restarts} times within {:?}, over the limit of {}; last failure: {error}",
                 policy.within, policy.max_restarts
             );
-            self.end(myself, reason, true);
+            self.end(myself, reason, true).await;
             return;
         }
         self.args.telemetry_shared.restarted();
@@ -391,7 +394,7 @@ impl SupervisorState {
     }
 
     /// Ends the session: announces it, closes the event streams, stops the tree.
-    fn end(&mut self, myself: &ActorRef<SupervisorMsg>, reason: String, failed: bool) {
+    async fn end(&mut self, myself: &ActorRef<SupervisorMsg>, reason: String, failed: bool) {
         if self.over {
             return;
         }
@@ -404,10 +407,19 @@ impl SupervisorState {
             },
         );
         peers.hub.close();
-        self.args.state.flush_journal();
-        // Everything recorded is written before the end is announced.
-        if let Some(recorder) = &self.args.recorder {
-            recorder.queue.drain_and_flush();
+        // Everything recorded is written before the end is announced — on the blocking
+        // pool, not on this worker: file writes never run on tokio's workers.
+        let state = self.args.state.clone();
+        let queue = self.args.recorder.as_ref().map(|r| Arc::clone(&r.queue));
+        let written = tokio::task::spawn_blocking(move || {
+            state.flush_journal();
+            if let Some(queue) = queue {
+                queue.drain_and_flush();
+            }
+        })
+        .await;
+        if let Err(error) = written {
+            tracing::warn!(%error, "the recording could not be finished");
         }
         self.args
             .ended
