@@ -9,9 +9,9 @@
 //! Writing happens on tokio's blocking pool, never on a worker thread: a slow disk does
 //! not stall the session's actors. Draining is exclusive: the Recorder, its successor and
 //! the supervisor's final drain at the end of the session take a lock around each entry's
-//! take-record-done, so no entry is written twice or out of order. An entry leaves the
-//! queue when it is taken; if the recorder panics while writing one, that one entry is
-//! lost (counted as a recording error) and the Recorder's successor writes the rest.
+//! take-record-done, so no entry is written twice or out of order. If the recorder panics
+//! while writing an entry, the Recorder's successor writes that entry again first (once:
+//! if it fails again it is counted as a recording error and left out), then the rest.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -46,7 +46,9 @@ pub enum RecorderMsg {
 
 /// Entries waiting for the Recorder; shared by the tap and every Recorder instance.
 pub struct RecordQueue {
-    entries: Inbox<WireEntry>,
+    /// Labelled with a copy of each entry (its payload is shared, not copied), so a
+    /// successor can write again the one its predecessor failed on.
+    entries: Inbox<WireEntry, WireEntry>,
     recorder: Arc<dyn WireRecorder>,
     actor: Arc<Slot<RecorderMsg>>,
     /// Held by whoever drains, for each entry from take to done.
@@ -71,7 +73,7 @@ impl RecordQueue {
             entries: Inbox::new(
                 "recorder",
                 Bound::wait(RECORD_CAPACITY),
-                |_| (),
+                WireEntry::clone,
                 doorbell(&actor, || RecorderMsg::Wake),
             ),
             recorder,
@@ -87,7 +89,7 @@ impl RecordQueue {
     }
 
     /// The entries' inbox (its figures: high-water mark, waiting entries).
-    pub fn inbox(&self) -> &Inbox<WireEntry> {
+    pub fn inbox(&self) -> &Inbox<WireEntry, WireEntry> {
         &self.entries
     }
 
@@ -175,16 +177,18 @@ impl Actor for Recorder {
         myself: ActorRef<RecorderMsg>,
         args: RecorderArgs,
     ) -> Result<RecorderArgs, ActorProcessingErr> {
-        if args.queue.entries.recover().is_some() {
-            // The entry a failed predecessor was writing is lost with it: counted, so the
-            // recording is known to have a gap.
-            args.queue
-                .lost
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            args.telemetry.set_recording_errors(args.queue.errors());
+        if let Some(failed) = args.queue.entries.recover() {
+            // Written again, first, on the blocking pool: counted lost until it is written,
+            // so a second failure (which fails this instance too) leaves the gap counted.
             tracing::warn!(
-                "the wire recorder failed while writing an entry; that entry is missing"
+                seq = failed.label.seq,
+                "the wire recorder failed while writing an entry; writing it again"
             );
+            let lost = &args.queue.lost;
+            lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let entry = failed.label;
+            off_worker(&args.queue, move |queue| queue.recorder.record(entry)).await?;
+            lost.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
         myself.send_interval(FLUSH_INTERVAL, || RecorderMsg::Flush);
         Ok(args)
