@@ -181,6 +181,8 @@ pub struct ControlLaneArgs {
     pub writer: SessionWriter,
     /// Counters.
     pub telemetry: Arc<TelemetryShared>,
+    /// How long an awaited callback or hook may take before the lane goes on without it.
+    pub callback_timeout: Duration,
     /// The session's actors (the lane drains [`Peers::control`]; finished tool calls are
     /// pushed there too).
     pub peers: Arc<Peers>,
@@ -300,7 +302,9 @@ impl ControlLaneArgs {
         let now = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
         self.flush_signals(data, now, true).await;
         self.save_final_snapshot(data).await;
-        self.state.flush_journal();
+        // On the blocking pool: file writes never run on tokio's workers.
+        let state = self.state.clone();
+        let _ = tokio::task::spawn_blocking(move || state.flush_journal()).await;
         drained(&self.peers, Child::ControlLane);
     }
 
@@ -310,7 +314,12 @@ impl ControlLaneArgs {
     async fn settle_failed(&self, data: &mut ControlData, failed: &Failed<FailedItem>) {
         match &failed.label {
             FailedItem::Event { calls, .. } if !calls.is_empty() => {
-                self.answer_failed_calls(data, calls).await;
+                self.answer_failed_calls(
+                    data,
+                    calls,
+                    "the control lane failed while handling the call",
+                )
+                .await;
             }
             FailedItem::ToolDone { batch, index } => {
                 self.fail_call(data, *batch, *index).await;
@@ -337,7 +346,8 @@ impl ControlLaneArgs {
                 self.enter_initial_phase(data).await;
                 self.announce_resume(data).await;
                 if let Some(on_connected) = &callbacks.on_connected {
-                    on_connected.run(self.writer.clone()).await;
+                    self.within("on_connected", on_connected.run(self.writer.clone()))
+                        .await;
                 }
             }
             SessionEvent::ToolCall(calls) => self.tool_call(data, calls).await,
@@ -347,13 +357,15 @@ impl ControlLaneArgs {
                 }
                 self.answer_ready(data).await;
                 if let Some(on_cancelled) = &callbacks.on_tool_cancelled {
-                    on_cancelled.run(ids.clone()).await;
+                    self.within("on_tool_cancelled", on_cancelled.run(ids.clone()))
+                        .await;
                 }
             }
             SessionEvent::Interrupted => {
                 if let Some(on_interrupted) = &callbacks.on_interrupted {
                     // Forced blocking: the interruption must be handled before audio resumes.
-                    on_interrupted.run_blocking(()).await;
+                    self.within("on_interrupted", on_interrupted.run_blocking(()))
+                        .await;
                 }
             }
             SessionEvent::TurnComplete { .. } => {
@@ -367,12 +379,14 @@ impl ControlLaneArgs {
             }
             SessionEvent::GenerationComplete => {
                 if let Some(on_generation_complete) = &callbacks.on_generation_complete {
-                    on_generation_complete.run(()).await;
+                    self.within("on_generation_complete", on_generation_complete.run(()))
+                        .await;
                 }
             }
             SessionEvent::GoAway { time_left } => {
                 if let Some(on_go_away) = &callbacks.on_go_away {
-                    on_go_away.run(time_left.unwrap_or_default()).await;
+                    self.within("on_go_away", on_go_away.run(time_left.unwrap_or_default()))
+                        .await;
                 }
             }
             SessionEvent::Disconnected { code, reason } => {
@@ -387,12 +401,14 @@ impl ControlLaneArgs {
                             None => "connection lost".to_owned(),
                         }))
                     };
-                    on_disconnected.run(reason).await;
+                    self.within("on_disconnected", on_disconnected.run(reason))
+                        .await;
                 }
             }
             SessionEvent::Error(error) => {
                 if let Some(on_error) = &callbacks.on_error {
-                    on_error.run(error.to_string()).await;
+                    self.within("on_error", on_error.run(error.to_string()))
+                        .await;
                 }
             }
             _ => {}
@@ -442,6 +458,38 @@ impl ControlLaneArgs {
         }
     }
 
+    /// Awaits `callback` (an application callback or hook named `name`) for at most the
+    /// session's callback timeout. Past it the callback is dropped, a
+    /// [`reel_protocol::SessionError::CallbackTimeout`] is reported (except for `on_error`
+    /// itself, which is only logged: its report would call it again) and `None` is
+    /// returned: the lane goes on, so a hung callback cannot hang the session.
+    pub(crate) async fn within<T>(
+        &self,
+        name: &'static str,
+        callback: impl std::future::Future<Output = T>,
+    ) -> Option<T> {
+        match tokio::time::timeout(self.callback_timeout, callback).await {
+            Ok(value) => Some(value),
+            Err(_) => {
+                let after = self.callback_timeout;
+                tracing::warn!(callback = name, ?after, "a callback did not return in time");
+                self.telemetry.callback_timed_out();
+                if name != "on_error" {
+                    let report =
+                        SessionEvent::Error(reel_protocol::SessionError::CallbackTimeout {
+                            callback: name,
+                            after,
+                        });
+                    let _ = self
+                        .peers
+                        .router
+                        .push(crate::router::RouterMsg::Report(Box::new(report)));
+                }
+                None
+            }
+        }
+    }
+
     /// Reports state writes of the runtime's that were not applied: logged, and an error
     /// event routed to this lane in order (so `on_error` and every subscriber see it).
     pub(crate) fn report_state_write(&self, what: String, error: &crate::state::StateError) {
@@ -467,7 +515,11 @@ impl ControlLaneArgs {
         data.active_phase = Some(initial.clone());
         self.set_state(ACTIVE_PHASE_KEY, json!(initial)).await;
         if let Some(hook) = phases.phase(&initial).and_then(|p| p.enter_hook()) {
-            hook(self.state.clone(), self.writer.clone()).await;
+            self.within(
+                "phase enter hook",
+                hook(self.state.clone(), self.writer.clone()),
+            )
+            .await;
         }
     }
 
@@ -493,10 +545,15 @@ impl ControlLaneArgs {
         self.instruction_step(data, transitioned);
         if let Some(on_turn_boundary) = &self.interceptors.on_turn_boundary {
             // Forced blocking: what it sends goes out before `on_turn_complete` runs.
-            on_turn_boundary(self.state.clone(), self.writer.clone()).await;
+            self.within(
+                "on_turn_boundary",
+                on_turn_boundary(self.state.clone(), self.writer.clone()),
+            )
+            .await;
         }
         if let Some(on_turn_complete) = &self.callbacks.on_turn_complete {
-            on_turn_complete.run(()).await;
+            self.within("on_turn_complete", on_turn_complete.run(()))
+                .await;
         }
         data.turn_count += 1;
         self.set_state(TURN_COUNT_KEY, json!(data.turn_count)).await;
@@ -513,7 +570,11 @@ impl ControlLaneArgs {
         let target = transition.target.clone();
         let reason = transition.description.clone();
         if let Some(hook) = phases.phase(&current).and_then(|p| p.exit_hook()) {
-            hook(self.state.clone(), self.writer.clone()).await;
+            self.within(
+                "phase exit hook",
+                hook(self.state.clone(), self.writer.clone()),
+            )
+            .await;
         }
         data.active_phase = Some(target.clone());
         self.set_state(ACTIVE_PHASE_KEY, json!(target)).await;
@@ -525,7 +586,11 @@ impl ControlLaneArgs {
                 self.send_instruction(data, instruction);
             }
             if let Some(hook) = phase.enter_hook() {
-                hook(self.state.clone(), self.writer.clone()).await;
+                self.within(
+                    "phase enter hook",
+                    hook(self.state.clone(), self.writer.clone()),
+                )
+                .await;
             }
         }
         self.peers.hub.publish(

@@ -5,8 +5,11 @@
 //! replay guarantees ("each lane's event sequence equal"); the interleaving of lanes is up
 //! to the scheduler, in production as in replay.
 //!
-//! Streams are unbounded: a subscriber that subscribes before events flow loses nothing. A
-//! subscriber that stops reading holds the events it has not read; drop the stream to stop.
+//! Streams are bounded ([`SUBSCRIBER_CAPACITY`] events by default): a subscriber that
+//! subscribes before events flow and keeps up loses nothing. One that falls behind by more
+//! than its capacity does not hold the session's memory hostage: the events that do not fit
+//! are dropped for it alone, and where they are missing its stream carries one
+//! [`LiveEvent::Lagged`] saying how many. The lanes never wait for a subscriber.
 
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -125,6 +128,13 @@ pub enum LiveEvent {
         /// Why it failed (the panic message).
         reason: String,
     },
+    /// This subscriber fell behind: `missed` events that did not fit in its stream were
+    /// dropped for it, here (its other subscribers, and the session, are not affected). Not
+    /// numbered in any lane's sequence (its `seq` is 0).
+    Lagged {
+        /// How many events this stream missed.
+        missed: u64,
+    },
     /// The session is over; no event follows.
     SessionEnded {
         /// Why: a clean disconnect, the server's close, or a failure past the restart limit.
@@ -147,6 +157,7 @@ impl LiveEvent {
             LiveEvent::Reconnecting { .. } => "reconnecting",
             LiveEvent::Reconnected { .. } => "reconnected",
             LiveEvent::Restarted { .. } => "restarted",
+            LiveEvent::Lagged { .. } => "lagged",
             LiveEvent::SessionEnded { .. } => "session_ended",
         }
     }
@@ -163,10 +174,59 @@ pub struct EventEnvelope {
     pub event: LiveEvent,
 }
 
+/// How many events a stream holds before the ones that do not fit are dropped for it.
+pub const SUBSCRIBER_CAPACITY: usize = 4096;
+
+/// One subscriber: where its events go, and how many it missed since its last delivered one.
+#[derive(Debug)]
+struct Subscriber {
+    tx: mpsc::Sender<EventEnvelope>,
+    missed: u64,
+}
+
+/// What a send to one subscriber did.
+enum Delivery {
+    Sent,
+    Full,
+    Gone,
+}
+
+impl Subscriber {
+    fn send(&mut self, envelope: &EventEnvelope) -> Delivery {
+        if self.missed > 0 {
+            let lagged = EventEnvelope {
+                lane: Lane::Supervisor,
+                seq: 0,
+                event: LiveEvent::Lagged {
+                    missed: self.missed,
+                },
+            };
+            match self.tx.try_send(lagged) {
+                Ok(()) => self.missed = 0,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    self.missed += 1;
+                    return Delivery::Full;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return Delivery::Gone,
+            }
+        }
+        match self.tx.try_send(envelope.clone()) {
+            Ok(()) => Delivery::Sent,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.missed += 1;
+                Delivery::Full
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Delivery::Gone,
+        }
+    }
+}
+
 /// Fans events out to subscribers. Shared by the lanes of one session.
 #[derive(Debug, Default)]
 pub struct EventHub {
-    subscribers: Mutex<Vec<mpsc::UnboundedSender<EventEnvelope>>>,
+    subscribers: Mutex<Vec<Subscriber>>,
+    /// Events dropped for lagging subscribers, in all.
+    lagged: AtomicU64,
     /// Cheap check on the hot path: publishing with no subscriber costs one load.
     subscriber_count: AtomicUsize,
     fast_seq: AtomicU64,
@@ -181,12 +241,19 @@ impl EventHub {
         EventHub::default()
     }
 
-    /// A stream of every event published from now on.
+    /// A stream of every event published from now on, holding up to
+    /// [`SUBSCRIBER_CAPACITY`] unread events.
     pub fn subscribe(&self) -> EventStream {
-        let (tx, rx) = mpsc::unbounded_channel();
+        self.subscribe_with_capacity(SUBSCRIBER_CAPACITY)
+    }
+
+    /// A stream of every event published from now on, holding up to `capacity` unread
+    /// events (at least 2: one event and the `Lagged` marker before it).
+    pub fn subscribe_with_capacity(&self, capacity: usize) -> EventStream {
+        let (tx, rx) = mpsc::channel(capacity.max(2));
         let mut subscribers = lock(&self.subscribers);
         if !self.closed.load(Ordering::Acquire) {
-            subscribers.push(tx);
+            subscribers.push(Subscriber { tx, missed: 0 });
             self.subscriber_count
                 .store(subscribers.len(), Ordering::Release);
         }
@@ -216,10 +283,27 @@ impl EventHub {
             event: make(),
         };
         let mut subscribers = lock(&self.subscribers);
-        // A send fails only when the stream was dropped: forget that subscriber.
-        subscribers.retain(|tx| tx.send(envelope.clone()).is_ok());
+        let mut dropped = 0;
+        // A stream that was dropped is forgotten; a full one misses this event.
+        subscribers.retain_mut(|subscriber| match subscriber.send(&envelope) {
+            Delivery::Sent => true,
+            Delivery::Full => {
+                dropped += 1;
+                true
+            }
+            Delivery::Gone => false,
+        });
         self.subscriber_count
             .store(subscribers.len(), Ordering::Release);
+        drop(subscribers);
+        if dropped > 0 {
+            self.lagged.fetch_add(dropped, Ordering::Relaxed);
+        }
+    }
+
+    /// Events dropped for lagging subscribers so far, over all of them.
+    pub fn lagged(&self) -> u64 {
+        self.lagged.load(Ordering::Relaxed)
     }
 
     /// How many events `lane` has published.
@@ -251,7 +335,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The events of a session, in publication order; ends when the session ends.
 #[derive(Debug)]
 pub struct EventStream {
-    rx: mpsc::UnboundedReceiver<EventEnvelope>,
+    rx: mpsc::Receiver<EventEnvelope>,
 }
 
 impl EventStream {

@@ -168,7 +168,9 @@ impl LiveHandle {
 
     /// Counters, latencies and token usage now.
     pub fn telemetry(&self) -> TelemetrySnapshot {
-        self.telemetry.snapshot()
+        let mut snapshot = self.telemetry.snapshot();
+        snapshot.events_lagged = self.hub.lagged();
+        snapshot
     }
 
     /// The latest session resumption handle the server gave.

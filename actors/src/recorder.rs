@@ -1,13 +1,18 @@
 //! The Recorder actor: takes recorded frames off the hot path and writes them.
 //!
 //! The transport's [`crate::transport::WireTap`] stamps each frame and pushes its entry onto
-//! a [`RecordQueue`] — a push under a short lock, and a wake-up message when the queue was
-//! empty. The Recorder hands queued entries to the application's [`WireRecorder`] (the file
-//! writer, by default) in order, flushes it every second and on stop, and reports write
-//! errors to telemetry. An entry leaves the queue only after it was handed over, so a
-//! Recorder that fails mid-write loses nothing: its replacement starts where it stopped.
+//! a [`RecordQueue`] — an [`Inbox`] of entries: a push under a short lock, and a doorbell
+//! when the Recorder is not already on its way. The Recorder hands queued entries to the
+//! application's [`WireRecorder`] (the file writer, by default) in order, flushes it every
+//! second and on stop, and reports write errors to telemetry.
+//!
+//! Writing happens on tokio's blocking pool, never on a worker thread: a slow disk does
+//! not stall the session's actors. Draining is exclusive: the Recorder, its successor and
+//! the supervisor's final drain at the end of the session take a lock around each entry's
+//! take-record-done, so no entry is written twice or out of order. If the recorder panics
+//! while writing an entry, the Recorder's successor writes that entry again first (once:
+//! if it fails again it is counted as a recording error and left out), then the rest.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,11 +20,20 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_recorder::wire_log::{WireEntry, WireRecorder};
 
 use crate::events::lock;
+use crate::inbox::{Bound, Inbox};
+use crate::peers::doorbell;
 use crate::slot::Slot;
 use crate::telemetry::TelemetryShared;
 
 /// How often the recorder is flushed.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How many entries may wait for the Recorder before the transport waits for room
+/// (backpressure: recorded frames are never dropped).
+pub const RECORD_CAPACITY: usize = 4096;
+
+/// How many entries one drain writes before the Recorder lets its mailbox in.
+const RECORD_CHUNK: usize = 256;
 
 /// Messages to the Recorder.
 #[derive(Debug)]
@@ -32,15 +46,21 @@ pub enum RecorderMsg {
 
 /// Entries waiting for the Recorder; shared by the tap and every Recorder instance.
 pub struct RecordQueue {
-    entries: Mutex<VecDeque<WireEntry>>,
+    /// Labelled with a copy of each entry (its payload is shared, not copied), so a
+    /// successor can write again the one its predecessor failed on.
+    entries: Inbox<WireEntry, WireEntry>,
     recorder: Arc<dyn WireRecorder>,
     actor: Arc<Slot<RecorderMsg>>,
+    /// Held by whoever drains, for each entry from take to done.
+    draining: Mutex<()>,
+    /// Entries lost because the recorder panicked while writing them.
+    lost: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for RecordQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RecordQueue")
-            .field("waiting", &lock(&self.entries).len())
+            .field("entries", &self.entries)
             .finish_non_exhaustive()
     }
 }
@@ -48,10 +68,18 @@ impl std::fmt::Debug for RecordQueue {
 impl RecordQueue {
     /// A queue in front of `recorder`.
     pub fn new(recorder: Arc<dyn WireRecorder>) -> Self {
+        let actor: Arc<Slot<RecorderMsg>> = Arc::default();
         RecordQueue {
-            entries: Mutex::new(VecDeque::new()),
+            entries: Inbox::new(
+                "recorder",
+                Bound::wait(RECORD_CAPACITY),
+                WireEntry::clone,
+                doorbell(&actor, || RecorderMsg::Wake),
+            ),
             recorder,
-            actor: Arc::default(),
+            actor,
+            draining: Mutex::new(()),
+            lost: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -60,37 +88,49 @@ impl RecordQueue {
         &self.actor
     }
 
-    /// Hands every waiting entry to the recorder, in order, and flushes it. For the end of a
-    /// session, when no Recorder is left to do it.
+    /// The entries' inbox (its figures: high-water mark, waiting entries).
+    pub fn inbox(&self) -> &Inbox<WireEntry, WireEntry> {
+        &self.entries
+    }
+
+    /// Waits until the queue has room: the transport calls it after recording a frame, so
+    /// a disk slower than the wire slows the wire rather than growing the queue.
+    pub async fn room(&self) {
+        self.entries.room().await;
+    }
+
+    /// Hands every waiting entry to the recorder, in order, and flushes it. Blocking: for
+    /// the end of a session, on the blocking pool.
     pub fn drain_and_flush(&self) {
-        self.drain();
+        while self.drain(usize::MAX) {}
         self.recorder.flush();
     }
 
-    /// Hands every waiting entry to the recorder, in order. An entry is removed only once
-    /// the recorder has taken it.
-    fn drain(&self) {
-        loop {
-            let next = lock(&self.entries).front().cloned();
-            let Some(entry) = next else {
-                return;
+    /// Hands up to `max` waiting entries to the recorder, in order, holding the drain lock
+    /// for each. Returns whether it stopped at `max` (more may wait).
+    fn drain(&self, max: usize) -> bool {
+        for _ in 0..max {
+            let _exclusive = lock(&self.draining);
+            let Some(taken) = self.entries.take() else {
+                return false;
             };
-            self.recorder.record(entry);
-            lock(&self.entries).pop_front();
+            self.recorder.record(taken.item);
+            self.entries.done(taken.seq);
         }
+        true
+    }
+
+    /// Write errors so far: the recorder's own, and entries lost to a recorder that panicked.
+    fn errors(&self) -> u64 {
+        self.recorder.error_count() + self.lost.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
 impl WireRecorder for RecordQueue {
     fn record(&self, entry: WireEntry) {
-        let was_empty = {
-            let mut entries = lock(&self.entries);
-            entries.push_back(entry);
-            entries.len() == 1
-        };
-        if was_empty {
-            // If the Recorder is restarting, its successor drains the queue when it starts.
-            self.actor.cast(RecorderMsg::Wake);
+        // Refused only once the session is over and nobody drains any more.
+        if let Err(closed) = self.entries.push(entry) {
+            self.recorder.record(closed.0);
         }
     }
 
@@ -99,8 +139,20 @@ impl WireRecorder for RecordQueue {
     }
 
     fn error_count(&self) -> u64 {
-        self.recorder.error_count()
+        self.errors()
     }
+}
+
+/// Runs `work` on the queue on tokio's blocking pool; a panic in the recorder comes back as
+/// the actor's failure.
+async fn off_worker<T: Send + 'static>(
+    queue: &Arc<RecordQueue>,
+    work: impl FnOnce(&RecordQueue) -> T + Send + 'static,
+) -> Result<T, ActorProcessingErr> {
+    let queue = Arc::clone(queue);
+    tokio::task::spawn_blocking(move || work(&queue))
+        .await
+        .map_err(|error| format!("the wire recorder failed while writing: {error}").into())
 }
 
 /// What a Recorder starts with (each instance).
@@ -125,10 +177,31 @@ impl Actor for Recorder {
         myself: ActorRef<RecorderMsg>,
         args: RecorderArgs,
     ) -> Result<RecorderArgs, ActorProcessingErr> {
+        if let Some(failed) = args.queue.entries.recover() {
+            // Written again, first, on the blocking pool: counted lost until it is written,
+            // so a second failure (which fails this instance too) leaves the gap counted.
+            tracing::warn!(
+                seq = failed.label.seq,
+                "the wire recorder failed while writing an entry; writing it again"
+            );
+            let lost = &args.queue.lost;
+            lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let entry = failed.label;
+            off_worker(&args.queue, move |queue| queue.recorder.record(entry)).await?;
+            lost.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
         myself.send_interval(FLUSH_INTERVAL, || RecorderMsg::Flush);
+        Ok(args)
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<RecorderMsg>,
+        _args: &mut RecorderArgs,
+    ) -> Result<(), ActorProcessingErr> {
         // Whatever a failed predecessor left in the queue.
         let _ = myself.cast(RecorderMsg::Wake);
-        Ok(args)
+        Ok(())
     }
 
     async fn post_stop(
@@ -136,25 +209,30 @@ impl Actor for Recorder {
         _myself: ActorRef<RecorderMsg>,
         args: &mut RecorderArgs,
     ) -> Result<(), ActorProcessingErr> {
-        args.queue.drain_and_flush();
-        args.telemetry
-            .set_recording_errors(args.queue.recorder.error_count());
+        off_worker(&args.queue, RecordQueue::drain_and_flush).await?;
+        args.telemetry.set_recording_errors(args.queue.errors());
         Ok(())
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<RecorderMsg>,
+        myself: ActorRef<RecorderMsg>,
         message: RecorderMsg,
         args: &mut RecorderArgs,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            RecorderMsg::Wake => args.queue.drain(),
+            RecorderMsg::Wake => {
+                if off_worker(&args.queue, |queue| queue.drain(RECORD_CHUNK)).await? {
+                    let _ = myself.cast(RecorderMsg::Wake);
+                }
+            }
             RecorderMsg::Flush => {
-                args.queue.drain();
-                args.queue.recorder.flush();
-                args.telemetry
-                    .set_recording_errors(args.queue.recorder.error_count());
+                off_worker(&args.queue, |queue| {
+                    while queue.drain(RECORD_CHUNK) {}
+                    queue.recorder.flush();
+                })
+                .await?;
+                args.telemetry.set_recording_errors(args.queue.errors());
             }
         }
         Ok(())

@@ -40,6 +40,8 @@ pub enum SupervisorMsg {
     Ending(String),
     /// A failed actor's backoff has passed: spawn its replacement.
     Respawn(Child),
+    /// The lanes had the shutdown timeout to drain after the connection ended.
+    DrainTimedOut,
 }
 
 /// How many restarts are too many.
@@ -99,6 +101,8 @@ pub struct SupervisorArgs {
     pub recorder: Option<RecorderArgs>,
     /// Restart limits.
     pub policy: RestartPolicy,
+    /// How long the lanes may take to drain once the connection is over.
+    pub shutdown_timeout: Duration,
     /// Where the end of the session is announced.
     pub ended: watch::Sender<Option<SessionEnd>>,
 }
@@ -163,7 +167,36 @@ impl Actor for SessionSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             SupervisorMsg::Ending(reason) => {
-                state.end_reason.get_or_insert(reason);
+                if state.end_reason.is_none() {
+                    state.end_reason = Some(reason);
+                    myself.send_after(state.args.shutdown_timeout, || SupervisorMsg::DrainTimedOut);
+                }
+            }
+            SupervisorMsg::DrainTimedOut => {
+                let peers = &state.args.peers;
+                let busy: Vec<String> = Child::ALL
+                    .into_iter()
+                    .filter(|c| c.spec().drains && !state.drained.contains(c))
+                    .map(|c| {
+                        let inbox = match c {
+                            Child::FastLane => &peers.fast,
+                            Child::ControlLane => &peers.control,
+                            _ => &peers.telemetry,
+                        };
+                        format!("{c} ({} items unhandled)", inbox.len())
+                    })
+                    .collect();
+                if !busy.is_empty() && !state.over {
+                    let reason = format!(
+                        "{}; {} did not finish within {:?} and {} stopped",
+                        state.end_reason.clone().unwrap_or_default(),
+                        busy.join(", "),
+                        state.args.shutdown_timeout,
+                        if busy.len() == 1 { "was" } else { "were" },
+                    );
+                    tracing::warn!(%reason, "the session ended before its lanes drained");
+                    state.end(&myself, reason, false).await;
+                }
             }
             SupervisorMsg::Drained(lane) => {
                 state.drained.insert(lane);
@@ -173,7 +206,7 @@ impl Actor for SessionSupervisor {
                         .end_reason
                         .clone()
                         .unwrap_or_else(|| "the connection closed".to_owned());
-                    state.end(&myself, reason, false);
+                    state.end(&myself, reason, false).await;
                 }
             }
             SupervisorMsg::Respawn(child) => {
@@ -194,7 +227,7 @@ impl Actor for SessionSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         match event {
             SupervisionEvent::ActorFailed(cell, error) => {
-                state.child_failed(&myself, &cell, error.to_string());
+                state.child_failed(&myself, &cell, error.to_string()).await;
             }
             SupervisionEvent::ActorTerminated(cell, _, reason) => {
                 let child = state.children.remove(&cell.get_id());
@@ -205,7 +238,7 @@ impl Actor for SessionSupervisor {
                     // a failure, so nothing silently goes missing.
                     let why = reason.unwrap_or_else(|| "stopped".to_owned());
                     state.children.insert(cell.get_id(), child);
-                    state.child_failed(&myself, &cell, why);
+                    state.child_failed(&myself, &cell, why).await;
                 }
             }
             _ => {}
@@ -305,7 +338,12 @@ impl SupervisorState {
         }
     }
 
-    fn child_failed(&mut self, myself: &ActorRef<SupervisorMsg>, cell: &ActorCell, error: String) {
+    async fn child_failed(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+        cell: &ActorCell,
+        error: String,
+    ) {
         let Some(child) = self.children.remove(&cell.get_id()) else {
             return;
         };
@@ -316,7 +354,7 @@ impl SupervisorState {
         self.clear_slot(child);
         if child.spec().on_failure == OnFailure::EndSession {
             let reason = format!("the {child} failed: {error}");
-            self.end(myself, reason, true);
+            self.end(myself, reason, true).await;
             return;
         }
         let policy = self.args.policy;
@@ -335,7 +373,7 @@ impl SupervisorState {
                 "the {child} failed {restarts} times within {:?}, over the limit of {}; last failure: {error}",
                 policy.within, policy.max_restarts
             );
-            self.end(myself, reason, true);
+            self.end(myself, reason, true).await;
             return;
         }
         self.args.telemetry_shared.restarted();
@@ -356,7 +394,7 @@ impl SupervisorState {
     }
 
     /// Ends the session: announces it, closes the event streams, stops the tree.
-    fn end(&mut self, myself: &ActorRef<SupervisorMsg>, reason: String, failed: bool) {
+    async fn end(&mut self, myself: &ActorRef<SupervisorMsg>, reason: String, failed: bool) {
         if self.over {
             return;
         }
@@ -369,15 +407,32 @@ impl SupervisorState {
             },
         );
         peers.hub.close();
-        self.args.state.flush_journal();
-        // Everything recorded is written before the end is announced.
-        if let Some(recorder) = &self.args.recorder {
-            recorder.queue.drain_and_flush();
+        // Everything recorded is written before the end is announced — on the blocking
+        // pool, not on this worker: file writes never run on tokio's workers.
+        let state = self.args.state.clone();
+        let queue = self.args.recorder.as_ref().map(|r| Arc::clone(&r.queue));
+        let written = tokio::task::spawn_blocking(move || {
+            state.flush_journal();
+            if let Some(queue) = queue {
+                queue.drain_and_flush();
+            }
+        })
+        .await;
+        if let Err(error) = written {
+            tracing::warn!(%error, "the recording could not be finished");
         }
         self.args
             .ended
             .send_replace(Some(SessionEnd { reason, failed }));
-        myself.stop_children(None);
+        // A lane that did not drain is killed, not stopped: stuck in a hung callback it
+        // would never see a stop message, and nothing that must outlive it (state, inboxes,
+        // recording) lives in it. The others stop and finish what they hold.
+        for cell in myself.get_children() {
+            match self.children.get(&cell.get_id()) {
+                Some(child) if child.spec().drains && !self.drained.contains(child) => cell.kill(),
+                _ => cell.stop(None),
+            }
+        }
         myself.stop(None);
     }
 }

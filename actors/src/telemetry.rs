@@ -93,6 +93,13 @@ pub struct TelemetrySnapshot {
     pub restarts: u64,
     /// Failed writes of the wire log (the session goes on; the recording has gaps).
     pub recording_errors: u64,
+    /// Awaited callbacks that did not return within the callback timeout.
+    pub callback_timeouts: u64,
+    /// Events dropped for subscribers that did not keep up (each got a `Lagged` event).
+    pub events_lagged: u64,
+    /// Outbound audio chunks dropped, oldest first, while the connection was being
+    /// re-established (stale audio is not sent late).
+    pub audio_dropped: u64,
     /// Token usage, as last reported.
     pub tokens: TokenCounts,
     /// From the end of a user turn to the model's first output.
@@ -154,6 +161,8 @@ pub struct TelemetryShared {
     reconnects: AtomicU64,
     restarts: AtomicU64,
     recording_errors: AtomicU64,
+    callback_timeouts: AtomicU64,
+    audio_dropped: AtomicU64,
     tokens: Mutex<TokenCounts>,
     first_response: Mutex<Samples>,
     tool_duration: Mutex<Samples>,
@@ -200,6 +209,14 @@ impl TelemetryShared {
     pub fn restarted(&self) {
         bump(&self.restarts, 1);
     }
+    /// An awaited callback did not return in time.
+    pub fn callback_timed_out(&self) {
+        bump(&self.callback_timeouts, 1);
+    }
+    /// `count` outbound audio chunks were dropped while reconnecting.
+    pub fn audio_dropped(&self, count: u64) {
+        bump(&self.audio_dropped, count);
+    }
     /// The wire recorder has failed `count` writes so far.
     pub fn set_recording_errors(&self, count: u64) {
         self.recording_errors.store(count, Ordering::Relaxed);
@@ -222,6 +239,10 @@ impl TelemetryShared {
             reconnects: load(&self.reconnects),
             restarts: load(&self.restarts),
             recording_errors: load(&self.recording_errors),
+            callback_timeouts: load(&self.callback_timeouts),
+            // Counted by the event hub; `LiveHandle::telemetry` fills it in.
+            events_lagged: 0,
+            audio_dropped: load(&self.audio_dropped),
             tokens: *lock(&self.tokens),
             first_response_ms: lock(&self.first_response).stats(),
             tool_duration_ms: lock(&self.tool_duration).stats(),

@@ -479,3 +479,49 @@ async fn a_tool_call_whose_handling_failed_is_still_answered_for_every_id() {
     );
     assert_eq!(handle.telemetry().restarts, 1);
 }
+
+/// Behaviour 3 of issue 11: audio the application sends through a long reconnect is held
+/// up to `HELD_AUDIO_CHUNKS` (about 2 s), oldest dropped first and counted, so the new
+/// connection gets the newest audio, not a late flush of stale audio; the user's text sent
+/// meanwhile is never dropped and keeps its place among the kept chunks.
+#[tokio::test(start_paused = true)]
+async fn audio_held_through_a_long_reconnect_drops_the_oldest_and_keeps_text() {
+    use reel_actors::transport::HELD_AUDIO_CHUNKS;
+    let mut server = ScriptedServer::bind().await;
+    let config = SessionConfig::default().session_resume(true);
+    let (handle, mut conn, _, mut events) = start(&mut server, |b| b, config).await;
+    settle(&mut events).await;
+    conn.send_json(&json!({"goAway": {"timeLeft": "1s"}})).await;
+    let mut conn2 = server.accept().await;
+    let _setup = conn2.recv_json().await;
+    for n in 0..200u8 {
+        handle.send_audio(vec![n; 4]).unwrap();
+        if n == 100 {
+            handle.send_text("still there?").unwrap();
+        }
+    }
+    conn2.send_json(&json!({"setupComplete": {}})).await;
+    let mut sent = Vec::new();
+    for _ in 0..=HELD_AUDIO_CHUNKS {
+        let frame = conn2.recv_json().await;
+        let audio = &frame["realtimeInput"]["audio"]["data"];
+        sent.push(match audio.as_str() {
+            Some(data) => format!("audio {data}"),
+            None => frame["clientContent"]["turns"][0]["parts"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        });
+    }
+    // 200 chunks, 50 kept: 150..=199 (base64 of four bytes of n), the text first since
+    // it was sent before chunk 150.
+    let mut expected = vec!["still there?".to_owned()];
+    expected.extend((150..200u8).map(|n| {
+        format!(
+            "audio {}",
+            reel_protocol::Base64Data(bytes::Bytes::from(vec![n; 4])).encode()
+        )
+    }));
+    assert_eq!(sent, expected);
+    assert_eq!(handle.telemetry().audio_dropped, 150);
+}

@@ -35,7 +35,10 @@ impl ControlLaneArgs {
                             error: message.clone(),
                         });
                     match &self.callbacks.on_extraction_error {
-                        Some(on_error) => on_error.run((name, message)).await,
+                        Some(on_error) => {
+                            self.within("on_extraction_error", on_error.run((name, message)))
+                                .await;
+                        }
                         None => tracing::warn!(extractor = %name, %error, "extraction failed"),
                     }
                 }
@@ -79,7 +82,8 @@ impl ControlLaneArgs {
                 value: value.clone(),
             });
         if let Some(on_extracted) = &self.callbacks.on_extracted {
-            on_extracted.run((name, value)).await;
+            self.within("on_extracted", on_extracted.run((name, value)))
+                .await;
         }
     }
 }

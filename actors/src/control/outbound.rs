@@ -22,7 +22,19 @@ impl ControlLaneArgs {
         }
         let responses = match &self.interceptors.before_tool_response {
             // Forced blocking: what it returns is what is sent.
-            Some(before) => before(responses, self.state.clone()).await,
+            // Past its time limit the responses go out as they were.
+            Some(before) => {
+                match self
+                    .within(
+                        "before_tool_response",
+                        before(responses.clone(), self.state.clone()),
+                    )
+                    .await
+                {
+                    Some(changed) => changed,
+                    None => responses,
+                }
+            }
             None => responses,
         };
         if responses.is_empty() {

@@ -57,7 +57,8 @@ impl ControlLaneArgs {
                 turn_count: snapshot.turn_count,
             });
         if let Some(on_resumed) = &self.callbacks.on_resumed {
-            on_resumed.run((snapshot, self.state.clone())).await;
+            self.within("on_resumed", on_resumed.run((snapshot, self.state.clone())))
+                .await;
         }
     }
 }

@@ -19,13 +19,37 @@ use crate::tools::{
 
 impl ControlLaneArgs {
     pub(crate) async fn tool_call(&self, data: &mut ControlData, calls: &[FunctionCall]) {
-        if let Some(on_tool_call) = &self.callbacks.on_tool_call
-            && let Some(responses) = on_tool_call(calls.to_vec(), self.state.clone()).await
-        {
-            self.send_tool_responses(data, responses, true).await;
-            // The application dispatched the calls itself: they are done all the same.
-            self.extract(data, ExtractionPoint::AfterToolCall).await;
-            return;
+        if let Some(on_tool_call) = &self.callbacks.on_tool_call {
+            let answered = self
+                .within(
+                    "on_tool_call",
+                    on_tool_call(calls.to_vec(), self.state.clone()),
+                )
+                .await;
+            match answered {
+                Some(Some(responses)) => {
+                    self.send_tool_responses(data, responses, true).await;
+                    // The application dispatched the calls itself: they are done all the same.
+                    self.extract(data, ExtractionPoint::AfterToolCall).await;
+                    return;
+                }
+                Some(None) => {}
+                None => {
+                    // Timed out: every call still gets an answer.
+                    let ids: Vec<(String, String)> = calls
+                        .iter()
+                        .map(|c| {
+                            (
+                                c.id.clone().unwrap_or_default(),
+                                c.name.clone().unwrap_or_default(),
+                            )
+                        })
+                        .collect();
+                    self.answer_failed_calls(data, &ids, "on_tool_call did not return in time")
+                        .await;
+                    return;
+                }
+            }
         }
         // Without a dispatcher the application answers calls itself (manual mode).
         let Some(dispatcher) = &self.dispatcher else {
@@ -90,6 +114,7 @@ impl ControlLaneArgs {
         &self,
         data: &mut ControlData,
         calls: &[(String, String)],
+        why: &str,
     ) {
         let responses: Vec<_> = calls
             .iter()
@@ -101,7 +126,7 @@ impl ControlLaneArgs {
                     args: Value::Object(Default::default()),
                     result: Err(ToolError::RuntimeFailed {
                         tool: name.clone(),
-                        message: "the control lane failed while handling the call".to_owned(),
+                        message: why.to_owned(),
                     }),
                     duration: std::time::Duration::ZERO,
                 };

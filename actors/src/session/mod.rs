@@ -45,6 +45,15 @@ mod spawn;
 
 pub use error::SessionStartError;
 
+/// How long an awaited callback may take by default; see
+/// [`LiveSessionBuilder::callback_timeout`].
+pub const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the lanes may take to drain by default; see
+/// [`LiveSessionBuilder::shutdown_timeout`]. Longer than the callback timeout, so one hung
+/// callback times out (and is reported) before the lane is cut short.
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// How long a Live audio session lasts, for `session:remaining_budget_ms`.
 pub const DEFAULT_SESSION_BUDGET: Duration = Duration::from_secs(15 * 60);
 
@@ -71,6 +80,8 @@ pub struct LiveSessionBuilder {
     recorder: Option<Arc<dyn WireRecorder>>,
     transport_options: TransportOptions,
     restart_policy: RestartPolicy,
+    callback_timeout: Duration,
+    shutdown_timeout: Duration,
     playback: Option<usize>,
     budget: Duration,
     hub: Arc<EventHub>,
@@ -103,6 +114,8 @@ impl LiveSessionBuilder {
             recorder: None,
             transport_options: TransportOptions::default(),
             restart_policy: RestartPolicy::default(),
+            callback_timeout: DEFAULT_CALLBACK_TIMEOUT,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             playback: None,
             budget: DEFAULT_SESSION_BUDGET,
             hub: Arc::new(EventHub::new()),
@@ -240,6 +253,23 @@ impl LiveSessionBuilder {
     /// interruption ([`LiveHandle::playback`]).
     pub fn playback_buffer(mut self, chunks: usize) -> Self {
         self.playback = Some(chunks);
+        self
+    }
+
+    /// How long an awaited callback or hook (`on_tool_call`, `before_tool_response`,
+    /// `on_interrupted`, blocking callbacks, phase hooks) may take before the control lane
+    /// goes on without it and reports a `SessionError::CallbackTimeout` (default 10 s).
+    pub fn callback_timeout(mut self, timeout: Duration) -> Self {
+        self.callback_timeout = timeout;
+        self
+    }
+
+    /// How long the lanes may take to finish their backlog once the connection is over
+    /// (default 15 s). Past it the session ends anyway and the lanes still busy are stopped,
+    /// so [`LiveHandle::disconnect`](crate::LiveHandle::disconnect) returns within the
+    /// transport's close timeout plus this, whatever a callback does.
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
         self
     }
 

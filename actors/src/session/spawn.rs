@@ -153,6 +153,7 @@ impl LiveSessionBuilder {
                 peers: Arc::clone(&fast_peers),
             }),
             control: ControlLaneArgs {
+                callback_timeout: self.callback_timeout,
                 data: Arc::new(tokio::sync::Mutex::new(control_data)),
                 callbacks: Arc::new(self.control),
                 interceptors: Arc::new(self.interceptors),
@@ -179,6 +180,7 @@ impl LiveSessionBuilder {
                 telemetry: Arc::clone(&telemetry),
             }),
             policy: self.restart_policy,
+            shutdown_timeout: self.shutdown_timeout,
             ended: ended_tx,
         };
         ractor::Actor::spawn(None, SessionSupervisor, Box::new(args))

@@ -40,6 +40,7 @@
 mod data;
 mod delta;
 mod error;
+mod journal_writer;
 mod key;
 mod scope;
 mod shared;
@@ -56,6 +57,7 @@ use serde_json::Value;
 pub use data::{RECENT_MUTATIONS, StateOp};
 pub use delta::DeltaState;
 pub use error::StateError;
+pub use journal_writer::{JOURNAL_CAPACITY, JournalWriter};
 pub use key::StateKey;
 pub use reel_recorder::journal::{JournalSink, StateMutation};
 pub use scope::{ReadOnlyScope, Scope, prefix};

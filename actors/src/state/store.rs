@@ -203,7 +203,9 @@ impl Actor for StateStore {
             }));
         }
         state.state.shared().detach_if(&state.inbox);
-        state.state.flush_journal();
+        // On the blocking pool: file writes never run on tokio's workers.
+        let journal = state.state.clone();
+        let _ = tokio::task::spawn_blocking(move || journal.flush_journal()).await;
         Ok(())
     }
 }

@@ -240,7 +240,7 @@ impl Actor for Transport {
             }
             TransportMsg::Send(command, origin) => match state.link {
                 Link::Live => state.send_now(command, origin).await,
-                Link::Down | Link::AwaitingSetup => state.queue.push_back((command, origin)),
+                Link::Down | Link::AwaitingSetup => state.hold(command, origin),
                 Link::Closing | Link::Closed => {
                     tracing::debug!(
                         kind = command.kind(),
@@ -325,7 +325,35 @@ impl Actor for Transport {
     }
 }
 
+/// How many outbound audio chunks wait while the connection is being (re-)established:
+/// about 2 s of 40 ms chunks. Older ones are dropped (and counted): audio that old is stale
+/// by the time it could be sent, and the model should hear the user now, not then.
+pub const HELD_AUDIO_CHUNKS: usize = 50;
+
 impl TransportState {
+    /// Holds a command until the connection is live. Audio beyond [`HELD_AUDIO_CHUNKS`]
+    /// drops the oldest held chunk; every other command is kept (text, tool responses and
+    /// control commands are never dropped).
+    fn hold(&mut self, command: SessionCommand, origin: Origin) {
+        if matches!(command, SessionCommand::SendAudio(_)) {
+            let held = self
+                .queue
+                .iter()
+                .filter(|(c, _)| matches!(c, SessionCommand::SendAudio(_)))
+                .count();
+            if held >= HELD_AUDIO_CHUNKS
+                && let Some(oldest) = self
+                    .queue
+                    .iter()
+                    .position(|(c, _)| matches!(c, SessionCommand::SendAudio(_)))
+            {
+                self.queue.remove(oldest);
+                self.args.telemetry.audio_dropped(1);
+            }
+        }
+        self.queue.push_back((command, origin));
+    }
+
     fn router(&self, message: RouterMsg) {
         // Always accepted (the transport's steps are few and must not be lost); refused
         // only once the router is gone, when the session is over anyway.

@@ -18,7 +18,8 @@ pub use link::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
 };
 pub use live_transport::{
-    ReconnectPolicy, Transport, TransportArgs, TransportMsg, TransportOptions, describe_close,
+    HELD_AUDIO_CHUNKS, ReconnectPolicy, Transport, TransportArgs, TransportMsg, TransportOptions,
+    describe_close,
 };
 pub use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 pub use websocket::{

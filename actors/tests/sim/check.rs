@@ -18,8 +18,9 @@ use super::run::Outcome;
 use super::violation::{Violation, ranges};
 
 /// How many events a never-read `EventStream` may hold (the "bounded buffers":
-/// a lagging subscriber gets `Lagged(n)` instead of unbounded growth).
-pub const STALL_BOUND: usize = 1024;
+/// a lagging subscriber gets `Lagged(n)` instead of unbounded growth): the stream's
+/// declared capacity.
+pub const STALL_BOUND: usize = reel_actors::events::SUBSCRIBER_CAPACITY;
 
 /// Every violation of `outcome`, a run of `plan`; `baseline` is the run of the same plan
 /// without faults (its own violations are reported too, marked).
