@@ -40,9 +40,13 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use std::sync::{Arc, OnceLock};
+
 use tokio::sync::Notify;
 
+use crate::child::Child;
 use crate::events::lock;
+use crate::fault::FaultHook;
 
 /// What an inbox does with an item pushed when it is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +159,8 @@ pub struct Inbox<T, L = ()> {
     /// Woken when an item is finished, while someone waits for that.
     progress: Notify,
     progress_waiters: AtomicUsize,
+    /// A fault injector and the child it speaks for, if one is installed.
+    fault: OnceLock<(Child, Arc<dyn FaultHook>)>,
 }
 
 impl<T, L> std::fmt::Debug for Inbox<T, L> {
@@ -199,7 +205,14 @@ impl<T, L> Inbox<T, L> {
             room: Notify::new(),
             progress: Notify::new(),
             progress_waiters: AtomicUsize::new(0),
+            fault: OnceLock::new(),
         }
+    }
+
+    /// Installs a fault injector, called for `child` on every take (see
+    /// [`crate::fault`]). Only the first one installed counts.
+    pub fn set_fault_hook(&self, child: Child, hook: Arc<dyn FaultHook>) {
+        let _ = self.fault.set((child, hook));
     }
 
     /// The inbox's name.
@@ -330,6 +343,10 @@ impl<T, L> Inbox<T, L> {
         drop(queue);
         if full {
             self.room.notify_waiters();
+        }
+        if let Some((child, hook)) = self.fault.get() {
+            // Marked in flight already: a panic here fails the consumer on this item.
+            hook.before(*child, seq);
         }
         Some(Taken { seq, item })
     }

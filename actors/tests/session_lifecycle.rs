@@ -525,3 +525,71 @@ async fn audio_held_through_a_long_reconnect_drops_the_oldest_and_keeps_text() {
     assert_eq!(sent, expected);
     assert_eq!(handle.telemetry().audio_dropped, 150);
 }
+
+/// The fault hook fails a child where no application code runs: here the router on its
+/// 5th item (the session ends, naming it) and telemetry on its 1st (restarted, the item
+/// reported, the session goes on).
+#[tokio::test(start_paused = true)]
+async fn a_fault_hook_fails_children_where_no_application_code_runs() {
+    use reel_actors::Child;
+    use reel_actors::fault::FaultHook;
+
+    struct PanicAt(Child, u64);
+    impl FaultHook for PanicAt {
+        fn before(&self, child: Child, input: u64) {
+            if (child, input) == (self.0, self.1) {
+                panic!("injected fault in {child} at input {input}");
+            }
+        }
+    }
+
+    let mut server = ScriptedServer::bind().await;
+    let hook = Arc::new(PanicAt(Child::Telemetry, 1));
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.fault_hook(hook),
+        SessionConfig::default(),
+    )
+    .await;
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let seen = settle(&mut events).await;
+    let restarted: Vec<(Child, u32)> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Restarted {
+                actor, restarts, ..
+            } => Some((*actor, *restarts)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restarted, [(Child::Telemetry, 1)]);
+    assert!(seen.iter().any(|e| matches!(
+        &e.event,
+        LiveEvent::Session(SessionEvent::Error(SessionError::CallbackPanicked {
+            lane: "telemetry",
+            ..
+        }))
+    )));
+    assert_eq!(handle.ended(), None);
+
+    let mut server = ScriptedServer::bind().await;
+    let hook = Arc::new(PanicAt(Child::Router, 5));
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.fault_hook(hook),
+        SessionConfig::default(),
+    )
+    .await;
+    for t in ["a", "b", "c", "d"] {
+        conn.send_json(&text(t)).await;
+    }
+    settle(&mut events).await;
+    let end = handle.join().await;
+    assert!(end.failed);
+    assert!(
+        end.reason.starts_with("the router failed: "),
+        "{}",
+        end.reason
+    );
+}

@@ -82,6 +82,7 @@ pub struct LiveSessionBuilder {
     restart_policy: RestartPolicy,
     callback_timeout: Duration,
     shutdown_timeout: Duration,
+    fault_hook: Option<Arc<dyn crate::fault::FaultHook>>,
     playback: Option<usize>,
     budget: Duration,
     hub: Arc<EventHub>,
@@ -116,6 +117,7 @@ impl LiveSessionBuilder {
             restart_policy: RestartPolicy::default(),
             callback_timeout: DEFAULT_CALLBACK_TIMEOUT,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            fault_hook: None,
             playback: None,
             budget: DEFAULT_SESSION_BUDGET,
             hub: Arc::new(EventHub::new()),
@@ -270,6 +272,14 @@ impl LiveSessionBuilder {
     /// transport's close timeout plus this, whatever a callback does.
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Installs a fault injector for simulators and tests: the router, the lanes,
+    /// telemetry, the state store and the recorder call it before each item they handle
+    /// (see [`crate::fault`]).
+    pub fn fault_hook(mut self, hook: Arc<dyn crate::fault::FaultHook>) -> Self {
+        self.fault_hook = Some(hook);
         self
     }
 

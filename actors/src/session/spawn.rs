@@ -8,6 +8,7 @@ use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
 use super::{LiveSessionBuilder, SessionStartError, instruction_text, load_snapshot};
+use crate::child::Child;
 use crate::clock::{EventClock, ManualClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs};
 use crate::extract::ExtractorSet;
@@ -104,6 +105,24 @@ impl LiveSessionBuilder {
         };
         let (transcript_tx, transcript_rx) = watch::channel(Arc::from(Vec::new()));
         let peers = Arc::new(Peers::new(clock, Arc::clone(&self.hub)));
+        if let Some(hook) = &self.fault_hook {
+            peers.router.set_fault_hook(Child::Router, Arc::clone(hook));
+            peers.fast.set_fault_hook(Child::FastLane, Arc::clone(hook));
+            peers
+                .control
+                .set_fault_hook(Child::ControlLane, Arc::clone(hook));
+            peers
+                .telemetry
+                .set_fault_hook(Child::Telemetry, Arc::clone(hook));
+            peers
+                .store_inbox
+                .set_fault_hook(Child::StateStore, Arc::clone(hook));
+            if let Some(queue) = &record_queue {
+                queue
+                    .inbox()
+                    .set_fault_hook(Child::Recorder, Arc::clone(hook));
+            }
+        }
         let telemetry = Arc::new(TelemetryShared::default());
         let (phase_tx, phase_rx) = watch::channel(SessionPhase::Disconnected);
         let (resume_tx, resume_rx) = watch::channel(saved_handle);
