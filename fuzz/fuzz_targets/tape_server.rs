@@ -1,0 +1,8 @@
+//! Fuzz target `tape_server`: one client session against one tape, through the tape
+//! server's frame handling without sockets (`reel_replayer::server::fuzzing`).
+
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = reel_replayer::server::fuzzing::client_session(data);
+});
