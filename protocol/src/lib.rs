@@ -7,7 +7,9 @@
 //!   go-away, resumption updates, usage, voice activity). Every frame type reads and writes;
 //!   reading accepts lowerCamelCase and snake_case keys, writing produces lowerCamelCase;
 //!   unknown fields and part kinds are kept, so decode → encode → decode loses nothing.
-//! - [`decode_server`] / [`decode_client`] with a size limit and a precise [`DecodeError`].
+//! - [`decode_server`] / [`decode_client`] with a size limit and a precise [`DecodeError`];
+//!   [`decode_server_partial`] keeps every field of a server frame that has a field of the
+//!   wrong type, and names each bad one by JSON path ([`FieldError`]).
 //! - [`SessionEvent`] and [`EventDecoder`]: every thing a frame carries becomes an event, in
 //!   a documented order. [`SessionCommand`] and [`CommandEncoder`]: everything an
 //!   application sends, as frames.
