@@ -53,7 +53,7 @@ pub mod writer;
 
 pub use child::Child;
 pub use events::{EventEnvelope, EventStream, Lane, LiveEvent};
-pub use handle::LiveHandle;
+pub use handle::{BufferStats, LiveHandle};
 pub use reactive::{ReactiveConfig, ReactiveError, Watcher};
 pub use session::{LiveSessionBuilder, SessionStartError};
 pub use supervisor::{RestartPolicy, SessionEnd};

@@ -593,3 +593,65 @@ async fn a_fault_hook_fails_children_where_no_application_code_runs() {
         end.reason
     );
 }
+
+/// Behaviour 3 of issue 11, "memory stays flat under a 10× overload": the server sends
+/// 20,000 frames as fast as the socket takes them while the fast lane's callback does
+/// about ten times the work a frame takes to route. Nothing is dropped, every delta
+/// arrives in order, and no buffer of the tree ever holds more than its declared bound:
+/// the overload backs up into the socket, not into memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
+    use reel_actors::lane_inbox::LANE_CAPACITY;
+    use reel_actors::router::ROUTER_CAPACITY;
+    const FRAMES: usize = 20_000;
+    let mut server = ScriptedServer::bind().await;
+    let heard = Arc::new(Mutex::new(Vec::with_capacity(FRAMES)));
+    let sink = Arc::clone(&heard);
+    let callbacks = FastCallbacks {
+        on_text: Some(Arc::new(move |t: &str| {
+            // Busy work standing for a slow consumer (no sleep: deterministic CPU).
+            let mut x = t.len() as u64;
+            for i in 0..5_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+            }
+            std::hint::black_box(x);
+            sink.lock().unwrap().push(t[1..].parse::<usize>().unwrap());
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, _events) = start(
+        &mut server,
+        |b| b.fast_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await;
+    for n in 0..FRAMES {
+        conn.send_json(&text(&format!("t{n}"))).await;
+    }
+    let (done, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!done.failed, "{}", done.reason);
+    assert_eq!(*heard.lock().unwrap(), (0..FRAMES).collect::<Vec<_>>());
+    let buffers = handle.buffers();
+    // The overload really happened: the fast lane's inbox filled up…
+    assert!(
+        buffers.fast_lane.high_water >= LANE_CAPACITY / 2,
+        "{:?}",
+        buffers.fast_lane
+    );
+    // …and no further.
+    assert!(
+        buffers.fast_lane.high_water <= LANE_CAPACITY,
+        "{:?}",
+        buffers.fast_lane
+    );
+    assert!(
+        buffers.router.high_water <= ROUTER_CAPACITY + 8,
+        "{:?}",
+        buffers.router
+    );
+    assert_eq!((buffers.fast_lane.dropped, buffers.router.dropped), (0, 0));
+    assert_eq!(
+        buffers.fast_lane.finished, buffers.fast_lane.pushed,
+        "everything pushed was handled"
+    );
+}
