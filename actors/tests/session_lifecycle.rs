@@ -655,3 +655,82 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
         "everything pushed was handled"
     );
 }
+
+/// Behaviour 2 of issue 11: an awaited callback that hangs is cut off at the callback
+/// timeout and reported, the lane goes on (the next turn's callback runs), and
+/// `disconnect()` returns within a bound even while another callback hangs.
+#[tokio::test(start_paused = true)]
+async fn a_hung_callback_times_out_and_disconnect_returns_within_a_bound() {
+    use std::time::Duration;
+    let mut server = ScriptedServer::bind().await;
+    let calls = Arc::new(Mutex::new(0u32));
+    let count = Arc::clone(&calls);
+    let callbacks = ControlCallbacks {
+        on_turn_complete: Some(AsyncCallback::new(CallbackMode::Blocking, move |()| {
+            let count = Arc::clone(&count);
+            async move {
+                *count.lock().unwrap() += 1;
+                // Hangs forever, every time.
+                std::future::pending::<()>().await;
+            }
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| {
+            b.control_callbacks(callbacks)
+                .callback_timeout(Duration::from_secs(2))
+                .shutdown_timeout(Duration::from_secs(1))
+        },
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    let started = tokio::time::Instant::now();
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    // Idle for longer than the callback timeout: the turn is over only past it.
+    let seen = events
+        .collect_until_idle(Duration::from_secs(5), Duration::from_secs(60))
+        .await;
+    let control: Vec<String> = seen
+        .iter()
+        .filter(|e| e.lane == Lane::Control)
+        .map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::Error(error)) => error.to_string(),
+            other => other.kind().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        control,
+        [
+            "turn_complete",
+            "callback `on_turn_complete` did not return within 2s; the session went on without it"
+        ]
+    );
+    assert_eq!(handle.telemetry().callback_timeouts, 1);
+
+    // A second turn hangs again; disconnect while it does.
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    tokio::task::yield_now().await;
+    let before = tokio::time::Instant::now();
+    let (end, _) = tokio::join!(handle.disconnect(), async {
+        conn.expect_closed().await;
+    });
+    let took = before.elapsed();
+    assert_eq!(*calls.lock().unwrap(), 2);
+    // The lane was still in the hung callback when the shutdown timeout ran out.
+    assert_eq!(
+        end.reason,
+        "closed with code 1000: client disconnect; control_lane (4 items unhandled) did not \
+         finish within 1s and was stopped"
+    );
+    assert!(!end.failed);
+    assert!(
+        took <= Duration::from_millis(1_100),
+        "disconnect took {took:?} (shutdown timeout 1 s)"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
