@@ -23,7 +23,6 @@
 pub mod callbacks;
 pub mod child;
 pub mod clock;
-mod control;
 pub mod control_lane;
 pub mod events;
 pub mod extract;

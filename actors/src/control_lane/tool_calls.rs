@@ -8,7 +8,7 @@ use reel_protocol::FunctionCall;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::control::tool_batches::{CallSlot, CallStatus, ToolBatch};
+use super::tool_batches::{CallSlot, CallStatus, ToolBatch};
 use crate::control_lane::{ControlData, ControlLaneArgs};
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractionPoint;

@@ -56,6 +56,13 @@
 //! acknowledgements, background results) passes `before_tool_response` just before it is
 //! sent: one frame per `toolCall` frame still, in call order.
 
+mod extraction;
+mod outbound;
+mod persist;
+pub(crate) mod signals;
+pub(crate) mod tool_batches;
+mod tool_calls;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,10 +70,10 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::SessionEvent;
 use serde_json::{Value, json};
 
+use self::signals::SessionSignals;
+use self::tool_batches::ToolBatches;
 use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::child::Child;
-use crate::control::signals::SessionSignals;
-use crate::control::tool_batches::ToolBatches;
 use crate::events::{Lane, LiveEvent};
 use crate::extract::{ExtractionPoint, ExtractorSet};
 use crate::fast_lane::{drained, report_failed};
