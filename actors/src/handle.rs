@@ -30,6 +30,26 @@ pub struct LiveHandle {
     pub(crate) playback: Option<PlaybackQueue>,
     pub(crate) interceptor: Arc<dyn LlmInterceptor>,
     pub(crate) transcript: watch::Receiver<Arc<[TranscriptTurn]>>,
+    pub(crate) peers: Arc<crate::peers::Peers>,
+    pub(crate) record_queue: Option<Arc<crate::recorder::RecordQueue>>,
+}
+
+/// The figures of every bounded buffer of a session's tree (see [`crate::inbox`]): what
+/// waits now, the most that ever waited, and what was dropped or accepted past a bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferStats {
+    /// Frames and steps waiting for the router.
+    pub router: crate::inbox::InboxStats,
+    /// Events waiting for the fast lane.
+    pub fast_lane: crate::inbox::InboxStats,
+    /// Events and finished tool calls waiting for the control lane.
+    pub control_lane: crate::inbox::InboxStats,
+    /// Events waiting for telemetry.
+    pub telemetry: crate::inbox::InboxStats,
+    /// Writes waiting for the state store.
+    pub state_store: crate::inbox::InboxStats,
+    /// Wire-log entries waiting for the recorder, if the session records.
+    pub recorder: Option<crate::inbox::InboxStats>,
 }
 
 impl std::fmt::Debug for LiveHandle {
@@ -164,6 +184,20 @@ impl LiveHandle {
             .map(|end| end.reason)
             .unwrap_or_else(|| "the session stopped".to_owned());
         Err(SessionStartError::NotLive { reason })
+    }
+
+    /// The figures of the tree's bounded buffers, e.g. to check that memory stays flat
+    /// under overload.
+    pub fn buffers(&self) -> BufferStats {
+        let peers = &self.peers;
+        BufferStats {
+            router: peers.router.stats(),
+            fast_lane: peers.fast.stats(),
+            control_lane: peers.control.stats(),
+            telemetry: peers.telemetry.stats(),
+            state_store: peers.store_inbox.stats(),
+            recorder: self.record_queue.as_ref().map(|q| q.inbox().stats()),
+        }
     }
 
     /// Counters, latencies and token usage now.

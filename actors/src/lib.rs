@@ -23,7 +23,6 @@
 pub mod callbacks;
 pub mod child;
 pub mod clock;
-mod control;
 pub mod control_lane;
 pub mod events;
 pub mod extract;
@@ -53,7 +52,7 @@ pub mod writer;
 
 pub use child::Child;
 pub use events::{EventEnvelope, EventStream, Lane, LiveEvent};
-pub use handle::LiveHandle;
+pub use handle::{BufferStats, LiveHandle};
 pub use reactive::{ReactiveConfig, ReactiveError, Watcher};
 pub use session::{LiveSessionBuilder, SessionStartError};
 pub use supervisor::{RestartPolicy, SessionEnd};

@@ -593,3 +593,144 @@ async fn a_fault_hook_fails_children_where_no_application_code_runs() {
         end.reason
     );
 }
+
+/// Behaviour 3 of issue 11, "memory stays flat under a 10× overload": the server sends
+/// 20,000 frames as fast as the socket takes them while the fast lane's callback does
+/// about ten times the work a frame takes to route. Nothing is dropped, every delta
+/// arrives in order, and no buffer of the tree ever holds more than its declared bound:
+/// the overload backs up into the socket, not into memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
+    use reel_actors::lane_inbox::LANE_CAPACITY;
+    use reel_actors::router::ROUTER_CAPACITY;
+    const FRAMES: usize = 20_000;
+    let mut server = ScriptedServer::bind().await;
+    let heard = Arc::new(Mutex::new(Vec::with_capacity(FRAMES)));
+    let sink = Arc::clone(&heard);
+    let callbacks = FastCallbacks {
+        on_text: Some(Arc::new(move |t: &str| {
+            // Busy work standing for a slow consumer (no sleep: deterministic CPU).
+            let mut x = t.len() as u64;
+            for i in 0..5_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+            }
+            std::hint::black_box(x);
+            sink.lock().unwrap().push(t[1..].parse::<usize>().unwrap());
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, _events) = start(
+        &mut server,
+        |b| b.fast_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await;
+    for n in 0..FRAMES {
+        conn.send_json(&text(&format!("t{n}"))).await;
+    }
+    let (done, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!done.failed, "{}", done.reason);
+    assert_eq!(*heard.lock().unwrap(), (0..FRAMES).collect::<Vec<_>>());
+    let buffers = handle.buffers();
+    // The overload really happened: the fast lane's inbox filled up…
+    assert!(
+        buffers.fast_lane.high_water >= LANE_CAPACITY / 2,
+        "{:?}",
+        buffers.fast_lane
+    );
+    // …and no further.
+    assert!(
+        buffers.fast_lane.high_water <= LANE_CAPACITY,
+        "{:?}",
+        buffers.fast_lane
+    );
+    assert!(
+        buffers.router.high_water <= ROUTER_CAPACITY + 8,
+        "{:?}",
+        buffers.router
+    );
+    assert_eq!((buffers.fast_lane.dropped, buffers.router.dropped), (0, 0));
+    assert_eq!(
+        buffers.fast_lane.finished, buffers.fast_lane.pushed,
+        "everything pushed was handled"
+    );
+}
+
+/// Behaviour 2 of issue 11: an awaited callback that hangs is cut off at the callback
+/// timeout and reported, the lane goes on (the next turn's callback runs), and
+/// `disconnect()` returns within a bound even while another callback hangs.
+#[tokio::test(start_paused = true)]
+async fn a_hung_callback_times_out_and_disconnect_returns_within_a_bound() {
+    use std::time::Duration;
+    let mut server = ScriptedServer::bind().await;
+    let calls = Arc::new(Mutex::new(0u32));
+    let count = Arc::clone(&calls);
+    let callbacks = ControlCallbacks {
+        on_turn_complete: Some(AsyncCallback::new(CallbackMode::Blocking, move |()| {
+            let count = Arc::clone(&count);
+            async move {
+                *count.lock().unwrap() += 1;
+                // Hangs forever, every time.
+                std::future::pending::<()>().await;
+            }
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| {
+            b.control_callbacks(callbacks)
+                .callback_timeout(Duration::from_secs(2))
+                .shutdown_timeout(Duration::from_secs(1))
+        },
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    let started = tokio::time::Instant::now();
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    // Idle for longer than the callback timeout: the turn is over only past it.
+    let seen = events
+        .collect_until_idle(Duration::from_secs(5), Duration::from_secs(60))
+        .await;
+    let control: Vec<String> = seen
+        .iter()
+        .filter(|e| e.lane == Lane::Control)
+        .map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::Error(error)) => error.to_string(),
+            other => other.kind().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        control,
+        [
+            "turn_complete",
+            "callback `on_turn_complete` did not return within 2s; the session went on without it"
+        ]
+    );
+    assert_eq!(handle.telemetry().callback_timeouts, 1);
+
+    // A second turn hangs again; disconnect while it does.
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    tokio::task::yield_now().await;
+    let before = tokio::time::Instant::now();
+    let (end, _) = tokio::join!(handle.disconnect(), async {
+        conn.expect_closed().await;
+    });
+    let took = before.elapsed();
+    assert_eq!(*calls.lock().unwrap(), 2);
+    // The lane was still in the hung callback when the shutdown timeout ran out.
+    assert_eq!(
+        end.reason,
+        "closed with code 1000: client disconnect; control_lane (4 items unhandled) did not \
+         finish within 1s and was stopped"
+    );
+    assert!(!end.failed);
+    assert!(
+        took <= Duration::from_millis(1_100),
+        "disconnect took {took:?} (shutdown timeout 1 s)"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+}

@@ -13,7 +13,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use reel_actors::state::JournalWriter;
 use reel_recorder::FileWireRecorder;
 use reel_recorder::journal::{FileJournalSink, JournalSink};
 use reel_recorder::wire_log::WireRecorder;
@@ -116,7 +115,8 @@ impl RecordingPart {
                         path: path.clone(),
                         source,
                     })?;
-                Some(off_thread(Arc::new(file)))
+                // A file sink: the session writes it on a thread of its own.
+                Some(Arc::new(file) as Arc<dyn JournalSink>)
             }
         };
         Ok(Recorders {
@@ -192,17 +192,5 @@ impl LiveBuilder {
     pub fn journal_to(mut self, sink: Arc<dyn JournalSink>) -> Self {
         self.recording.journal = Some(JournalTarget::Sink(sink));
         self
-    }
-}
-
-/// `sink` behind a [`JournalWriter`], so the file is written on a thread of its own, never
-/// on the state's write path; `sink` itself if no thread can be started.
-fn off_thread(sink: Arc<dyn JournalSink>) -> Arc<dyn JournalSink> {
-    match JournalWriter::new(Arc::clone(&sink)) {
-        Ok(writer) => Arc::new(writer),
-        Err(error) => {
-            tracing::warn!(%error, "no journal writer thread; the journal is written inline");
-            sink
-        }
     }
 }

@@ -64,6 +64,12 @@ pub trait JournalSink: Send + Sync {
     fn record(&self, mutation: &StateMutation);
     /// Pushes buffered mutations to their destination (the session calls it on stop).
     fn flush(&self) {}
+    /// Whether `record` may block on I/O (it writes a file). A session puts such a sink
+    /// behind a writer thread of its own, so the write never runs on the state's write
+    /// path. In-memory sinks keep the default, `false`.
+    fn does_io(&self) -> bool {
+        false
+    }
 }
 
 /// How long a [`FileJournalSink`] lets entries sit in its buffer, at most, while writes
@@ -171,6 +177,10 @@ impl<W: Write + Send> JournalSink for FileJournalSink<W> {
     fn flush(&self) {
         let mut buffered = self.lock();
         self.flush_locked(&mut buffered);
+    }
+
+    fn does_io(&self) -> bool {
+        true
     }
 }
 

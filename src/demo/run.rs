@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::LiveSessionBuilder;
-use reel_actors::state::JournalWriter;
 use reel_protocol::ApiEndpoint;
 use reel_recorder::journal::{FileJournalSink, JournalSink, StateMutation, read_journal};
 use reel_recorder::jsonl::JsonlReader;
@@ -130,14 +129,9 @@ pub async fn record_session(
     };
     let wire = Arc::new(FileWireRecorder::create(&recording.wire)?);
     let journal = Arc::new(FileJournalSink::create(&recording.journal)?);
-    // Written on a thread of its own, never on the state's write path.
-    let journal: Arc<dyn JournalSink> = match JournalWriter::new(journal.clone()) {
-        Ok(writer) => Arc::new(writer),
-        Err(_) => journal,
-    };
     let builder = builder(endpoint)?
         .record_wire(wire as Arc<dyn WireRecorder>)
-        .journal_sink(journal);
+        .journal_sink(journal as Arc<dyn JournalSink>);
     let mut events = builder.subscribe();
     let handle = builder.connect().await?;
     let talked = conversation::run(&handle, &mut events, TURN_TIMEOUT).await;

@@ -105,6 +105,7 @@ impl LiveSessionBuilder {
         };
         let (transcript_tx, transcript_rx) = watch::channel(Arc::from(Vec::new()));
         let peers = Arc::new(Peers::new(clock, Arc::clone(&self.hub)));
+        let record_queue_for_handle = record_queue.clone();
         if let Some(hook) = &self.fault_hook {
             peers.router.set_fault_hook(Child::Router, Arc::clone(hook));
             peers.fast.set_fault_hook(Child::FastLane, Arc::clone(hook));
@@ -218,6 +219,8 @@ impl LiveSessionBuilder {
             playback,
             interceptor,
             transcript: transcript_rx,
+            peers,
+            record_queue: record_queue_for_handle,
         })
     }
 

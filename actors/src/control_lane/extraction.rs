@@ -6,12 +6,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::clock::Clock;
-use crate::control_lane::{ControlData, ControlLaneArgs};
+use crate::control_lane::{ControlData, ControlLaneState};
 use crate::events::{Lane, LiveEvent};
 use crate::extract::{ExtractionContext, ExtractionPoint, state_writes};
 use crate::transcript::TranscriptTurn;
 
-impl ControlLaneArgs {
+impl ControlLaneState {
     /// Runs the extractors due at `point` and commits what they found: for each, in
     /// registration order, its state batch, its event and its callback.
     pub(crate) async fn extract(&self, data: &ControlData, point: ExtractionPoint) {

@@ -5,9 +5,9 @@
 
 use reel_protocol::FunctionResponse;
 
-use crate::control_lane::{ControlData, ControlLaneArgs};
+use crate::control_lane::{ControlData, ControlLaneState};
 
-impl ControlLaneArgs {
+impl ControlLaneState {
     /// Sends one frame of tool responses, after `before_tool_response` has had its say; a
     /// batch that is (or becomes) empty sends nothing. With `record`, what went out joins
     /// the turn in progress (running acknowledgements do not).

@@ -4,14 +4,14 @@
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::control_lane::{ControlData, ControlLaneArgs};
+use crate::control_lane::{ControlData, ControlLaneState};
 use crate::events::{Lane, LiveEvent};
 use crate::persistence::{SUMMARY_TURNS, SessionSnapshot, rfc3339_utc};
 
 /// How long the lane waits for the final snapshot to be written when it shuts down.
 const FINAL_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(10);
 
-impl ControlLaneArgs {
+impl ControlLaneState {
     /// The session as it stands, at event time.
     fn snapshot(&self, data: &ControlData) -> SessionSnapshot {
         let state = self.state.snapshot();

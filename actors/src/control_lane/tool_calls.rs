@@ -8,8 +8,8 @@ use reel_protocol::FunctionCall;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::control::tool_batches::{CallSlot, CallStatus, ToolBatch};
-use crate::control_lane::{ControlData, ControlLaneArgs};
+use super::tool_batches::{CallSlot, CallStatus, ToolBatch};
+use crate::control_lane::{ControlData, ControlLaneState};
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractionPoint;
 use crate::lane_inbox::LaneItem;
@@ -17,7 +17,7 @@ use crate::tools::{
     PhaseToolFilter, ToolContext, ToolError, ToolExecutionMode, ToolOutcome, run_call, running_ack,
 };
 
-impl ControlLaneArgs {
+impl ControlLaneState {
     pub(crate) async fn tool_call(&self, data: &mut ControlData, calls: &[FunctionCall]) {
         if let Some(on_tool_call) = &self.callbacks.on_tool_call {
             let answered = self

@@ -1,0 +1,71 @@
+//! [`ControlData`]: what the control lane keeps across its restarts.
+
+use std::time::Duration;
+
+use super::signals::SessionSignals;
+use super::tool_batches::ToolBatches;
+use crate::persistence::SessionSnapshot;
+use crate::reactive::ReactiveData;
+use crate::state::State;
+use crate::transcript::{PendingTurn, TranscriptBuffer};
+
+/// What survives a restart of the control lane.
+#[derive(Debug)]
+pub struct ControlData {
+    pub(crate) batches: ToolBatches,
+    pub(crate) signals: SessionSignals,
+    pub(crate) active_phase: Option<String>,
+    pub(crate) turn_count: u64,
+    pub(crate) reactive: ReactiveData,
+    /// The finished turns.
+    pub(crate) transcript: TranscriptBuffer,
+    /// The turn in progress.
+    pub(crate) pending: PendingTurn,
+    /// The latest resumption handle among the events handled (or the restored one).
+    pub(crate) resume_handle: Option<String>,
+    /// The snapshot the session was restored from, until it is announced (first connect).
+    pub(crate) resumed: Option<SessionSnapshot>,
+    /// The system instruction last sent by the runtime (the setup's, then updates).
+    pub(crate) last_instruction: Option<String>,
+    /// The system instruction every setup carries, the first and each reconnect's: the
+    /// transport builds them all from the session's config.
+    pub(crate) setup_instruction: Option<String>,
+    /// The session's own instruction (the config's, before any phase's): what an
+    /// amendment is appended to in a phase that has no instruction.
+    pub(crate) base_instruction: Option<String>,
+}
+
+impl ControlData {
+    /// Fresh data for a session expected to last `budget` (for `session:remaining_budget_ms`),
+    /// whose watchers see the changes made to `state` from now on.
+    pub fn new(budget: Duration, state: &State) -> Self {
+        ControlData {
+            batches: ToolBatches::default(),
+            signals: SessionSignals::new(u64::try_from(budget.as_millis()).unwrap_or(u64::MAX)),
+            active_phase: None,
+            turn_count: 0,
+            reactive: ReactiveData::new(state),
+            transcript: TranscriptBuffer::new(),
+            pending: PendingTurn::default(),
+            resume_handle: None,
+            resumed: None,
+            last_instruction: None,
+            setup_instruction: None,
+            base_instruction: None,
+        }
+    }
+
+    /// The number of the turn in progress (1-based).
+    pub(crate) fn turn_number(&self) -> u32 {
+        u32::try_from(self.turn_count.saturating_add(1)).unwrap_or(u32::MAX)
+    }
+
+    /// Goes on from `snapshot` (whose state is already restored): its phase, turn count
+    /// and resumption handle; it is announced when the session is live.
+    pub fn resume_from(&mut self, snapshot: SessionSnapshot) {
+        self.active_phase = Some(snapshot.phase.clone()).filter(|phase| !phase.is_empty());
+        self.turn_count = u64::from(snapshot.turn_count);
+        self.resume_handle = snapshot.resume_handle.clone();
+        self.resumed = Some(snapshot);
+    }
+}

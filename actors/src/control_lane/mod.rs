@@ -1,0 +1,342 @@
+//! The ControlLane: tool calls, turn completion, conversation phases, lifecycle callbacks,
+//! and the session's own state keys.
+//!
+//! Slow work never sits in its mailbox: each tool call runs in its own task and posts its
+//! outcome back as a message, so the lane keeps handling events while tools run. Blocking
+//! callbacks are awaited in order (that is what blocking means); concurrent ones are spawned.
+//!
+//! The lane is the single writer of state derived from the event stream (the `session:`
+//! keys, `turn:` clearing, the turn count, the active phase, the computed `derived:` values,
+//! the extractors' results) and commits tool writes in call order, so a replay of the same
+//! frames writes the same journal, entry by entry. It also runs the reactive rules
+//! (watchers, computed values, temporal patterns) on event time; see [`crate::reactive`]
+//! for when.
+//!
+//! # The turn pipeline
+//!
+//! At turn complete, in this order (the seed's pipeline, as far as reel has its steps):
+//!
+//! 1. clear the `turn:` keys;
+//! 2. finalize the transcript turn ([`crate::transcript`]) at the event's time;
+//! 3. run the extractors due this turn ([`crate::extract`]: `EveryTurn`, `Interval(n)`),
+//!    concurrently, wait for them, and commit their results in registration order;
+//! 4. recompute the computed values;
+//! 5. evaluate the phase transitions; after a transition, run the `OnPhaseChange`
+//!    extractors;
+//! 6. watchers, then temporal patterns;
+//! 7. the instruction step ([`Interceptors`]): `instruction_template` (its `Some(text)`
+//!    replaces the whole instruction, the phase's too), else on a turn without a phase
+//!    transition `instruction_amendment` (appended to the current phase's instruction
+//!    after a blank line); an update is sent only when the text differs from the
+//!    instruction last sent;
+//! 8. `on_turn_boundary`, awaited (what it sends goes out before `on_turn_complete` runs);
+//! 9. `on_turn_complete`;
+//! 10. `session:turn_count` + 1;
+//! 11. (as after every event) write the `session:` keys due, count the event for the rate
+//!     patterns;
+//! 12. hand a snapshot to the persistence writer, if the session persists
+//!     ([`crate::persistence`]);
+//!
+//! and only then publish the turn complete event. The seed's steps for navigation context,
+//! tool advisory, repair, steering and the batched context frame have no counterpart in
+//! reel yet. `AfterToolCall` extractors run whenever tool responses were sent, before the
+//! watchers look at the tools' writes.
+//!
+//! A phase transition sends the new phase's instruction when it happens (step 5), before
+//! the phase's enter hook runs — unless an `instruction_template` is set: then the
+//! instruction step decides, and sends the template's text, or the phase's if the
+//! template returns `None`.
+//!
+//! After a reconnect, the new setup carries the session's starting instruction (the
+//! transport builds every setup from the config): if the runtime has sent another since,
+//! the lane sends it again as the first thing it does on the new connection's `connected`,
+//! before `on_connected` (see `docs/decisions/0007-instruction-after-reconnect.md`).
+//!
+//! Every tool response frame (the dispatcher's, `on_tool_call`'s, running
+//! acknowledgements, background results) passes `before_tool_response` just before it is
+//! sent: one frame per `toolCall` frame still, in call order.
+
+mod data;
+mod event;
+mod extraction;
+mod outbound;
+mod persist;
+mod reports;
+pub(crate) mod signals;
+pub(crate) mod tool_batches;
+mod tool_calls;
+mod turn;
+
+pub use data::ControlData;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use reel_protocol::SessionEvent;
+
+use crate::callbacks::{ControlCallbacks, Interceptors};
+use crate::child::Child;
+use crate::events::{Lane, LiveEvent};
+use crate::extract::ExtractorSet;
+use crate::fast_lane::{drained, report_failed};
+use crate::inbox::Failed;
+use crate::lane_inbox::{FailedItem, LANE_CHUNK, LaneItem};
+use crate::llm::LlmInterceptor;
+use crate::peers::Peers;
+use crate::persistence::SnapshotSaver;
+use crate::phases::PhaseMachine;
+use crate::reactive::Reactive;
+use crate::state::State;
+use crate::telemetry::TelemetryShared;
+use crate::tools::{ToolDispatcher, ToolOutcome};
+use crate::transcript::TranscriptTurn;
+use crate::writer::SessionWriter;
+
+/// The state key holding the conversation phase.
+pub const ACTIVE_PHASE_KEY: &str = "session:active_phase";
+/// The state key holding the number of completed model turns.
+pub const TURN_COUNT_KEY: &str = "session:turn_count";
+
+/// Messages to the control lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlMsg {
+    /// Events or finished tool calls wait in the lane's inbox ([`Peers::control`]).
+    Wake,
+}
+
+/// A finished tool call: its batch, its place in the batch, and what happened.
+pub type FinishedCall = (u64, usize, ToolOutcome);
+
+/// What the control lane is given at start (and again at each restart).
+#[derive(Clone)]
+pub struct ControlLaneArgs {
+    /// What survives restarts (held for the whole of each message's handling; only one
+    /// instance runs at a time, so it is never contended).
+    pub data: Arc<tokio::sync::Mutex<ControlData>>,
+    /// The application's callbacks.
+    pub callbacks: Arc<ControlCallbacks>,
+    /// The application's hooks on what the runtime sends.
+    pub interceptors: Arc<Interceptors>,
+    /// The tools, if the runtime dispatches calls.
+    pub dispatcher: Option<Arc<ToolDispatcher>>,
+    /// The conversation phases, if any.
+    pub phases: Option<Arc<PhaseMachine>>,
+    /// Watchers, computed values and temporal patterns.
+    pub reactive: Arc<Reactive>,
+    /// The session state.
+    pub state: State,
+    /// Sends to the transport.
+    pub writer: SessionWriter,
+    /// Counters.
+    pub telemetry: Arc<TelemetryShared>,
+    /// How long an awaited callback or hook may take before the lane goes on without it.
+    pub callback_timeout: Duration,
+    /// The session's actors (the lane drains [`Peers::control`]; finished tool calls are
+    /// pushed there too).
+    pub peers: Arc<Peers>,
+    /// The extractors, their models already intercepted.
+    pub(crate) extractors: Arc<ExtractorSet>,
+    /// What models handed out (to tools, to extractors) go through.
+    pub(crate) interceptor: Arc<dyn LlmInterceptor>,
+    /// Saves snapshots, if the session persists.
+    pub(crate) saver: Option<SnapshotSaver>,
+    /// Where the finished turns are shown to the application.
+    pub(crate) transcript_view: Arc<tokio::sync::watch::Sender<Arc<[TranscriptTurn]>>>,
+}
+
+/// The control lane itself: what it was given, and the behaviour of the lane (tool calls,
+/// the turn pipeline, what it sends, signals, extraction, persistence) as its methods,
+/// spread over this module's files.
+pub struct ControlLaneState {
+    pub(crate) data: Arc<tokio::sync::Mutex<ControlData>>,
+    pub(crate) callbacks: Arc<ControlCallbacks>,
+    pub(crate) interceptors: Arc<Interceptors>,
+    pub(crate) dispatcher: Option<Arc<ToolDispatcher>>,
+    pub(crate) phases: Option<Arc<PhaseMachine>>,
+    pub(crate) reactive: Arc<Reactive>,
+    pub(crate) state: State,
+    pub(crate) writer: SessionWriter,
+    pub(crate) telemetry: Arc<TelemetryShared>,
+    pub(crate) callback_timeout: Duration,
+    pub(crate) peers: Arc<Peers>,
+    pub(crate) extractors: Arc<ExtractorSet>,
+    pub(crate) interceptor: Arc<dyn LlmInterceptor>,
+    pub(crate) saver: Option<SnapshotSaver>,
+    pub(crate) transcript_view: Arc<tokio::sync::watch::Sender<Arc<[TranscriptTurn]>>>,
+    /// The item a failed predecessor was handling, settled in `post_start`.
+    failed: Option<Failed<FailedItem>>,
+}
+
+impl ControlLaneState {
+    /// A lane instance from its arguments; `failed` is what its predecessor failed on.
+    fn new(args: ControlLaneArgs, failed: Option<Failed<FailedItem>>) -> Self {
+        let ControlLaneArgs {
+            data,
+            callbacks,
+            interceptors,
+            dispatcher,
+            phases,
+            reactive,
+            state,
+            writer,
+            telemetry,
+            callback_timeout,
+            peers,
+            extractors,
+            interceptor,
+            saver,
+            transcript_view,
+        } = args;
+        ControlLaneState {
+            data,
+            callbacks,
+            interceptors,
+            dispatcher,
+            phases,
+            reactive,
+            state,
+            writer,
+            telemetry,
+            callback_timeout,
+            peers,
+            extractors,
+            interceptor,
+            saver,
+            transcript_view,
+            failed,
+        }
+    }
+}
+
+/// The ControlLane actor.
+pub struct ControlLane;
+
+impl Actor for ControlLane {
+    type Msg = ControlMsg;
+    type State = ControlLaneState;
+    type Arguments = ControlLaneArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<ControlMsg>,
+        args: ControlLaneArgs,
+    ) -> Result<ControlLaneState, ActorProcessingErr> {
+        let failed = args.peers.control.recover();
+        Ok(ControlLaneState::new(args, failed))
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<ControlMsg>,
+        state: &mut ControlLaneState,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(failed) = state.failed.take() {
+            let data = Arc::clone(&state.data);
+            let mut data = data.lock().await;
+            state.settle_failed(&mut data, &failed).await;
+        }
+        // Whatever waited while no instance was in place.
+        let _ = myself.cast(ControlMsg::Wake);
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<ControlMsg>,
+        ControlMsg::Wake: ControlMsg,
+        state: &mut ControlLaneState,
+    ) -> Result<(), ActorProcessingErr> {
+        let lane = &*state;
+        let inbox = Arc::clone(&lane.peers.control);
+        let data = Arc::clone(&lane.data);
+        let mut data = data.lock().await;
+        for _ in 0..LANE_CHUNK {
+            let Some(taken) = inbox.take() else {
+                return Ok(());
+            };
+            match taken.item {
+                LaneItem::Event {
+                    ts_ms,
+                    event,
+                    frame_end,
+                } => {
+                    lane.event(&mut data, &event, ts_ms).await;
+                    if frame_end {
+                        lane.reactive
+                            .after_batch(&mut data.reactive, &lane.scope(ts_ms))
+                            .await;
+                    }
+                }
+                LaneItem::ToolDone((batch, index, outcome)) => {
+                    lane.tool_done(&mut data, batch, index, outcome).await;
+                }
+                LaneItem::End => lane.shutdown(&mut data).await,
+            }
+            inbox.done(taken.seq);
+        }
+        let _ = myself.cast(ControlMsg::Wake);
+        Ok(())
+    }
+}
+
+impl ControlLaneState {
+    /// Handles one event: publishes it (before, so what handling it causes follows it in
+    /// the stream — except turn complete, published once the turn pipeline is done: phase
+    /// moved, state written, callbacks run; then it is safe to start the next turn).
+    async fn event(&self, data: &mut ControlData, event: &SessionEvent, ts_ms: u64) {
+        // State written while handling the event is stamped with its time.
+        self.peers.clock().advance_to(ts_ms);
+        let after = matches!(event, SessionEvent::TurnComplete { .. });
+        if !after {
+            self.peers
+                .hub
+                .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+        }
+        self.handle_event(data, event, ts_ms).await;
+        if after {
+            self.peers
+                .hub
+                .publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+        }
+    }
+
+    /// No more events: cancels running tools, writes the last state, reports drained.
+    async fn shutdown(&self, data: &mut ControlData) {
+        for (batch, index) in data.batches.running() {
+            self.cancel_call(data, batch, index);
+        }
+        let now = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
+        self.flush_signals(data, now, true).await;
+        self.save_final_snapshot(data).await;
+        // On the blocking pool: file writes never run on tokio's workers.
+        let state = self.state.clone();
+        let _ = tokio::task::spawn_blocking(move || state.flush_journal()).await;
+        drained(&self.peers, Child::ControlLane);
+    }
+
+    /// Settles the item a failed predecessor was handling: every tool call it concerned
+    /// still gets an answer (an error, unless its tool is still running and will answer),
+    /// then it is reported; a failed end marker is handled again.
+    async fn settle_failed(&self, data: &mut ControlData, failed: &Failed<FailedItem>) {
+        match &failed.label {
+            FailedItem::Event { calls, .. } if !calls.is_empty() => {
+                self.answer_failed_calls(
+                    data,
+                    calls,
+                    "the control lane failed while handling the call",
+                )
+                .await;
+            }
+            FailedItem::ToolDone { batch, index } => {
+                self.fail_call(data, *batch, *index).await;
+            }
+            FailedItem::End => {
+                self.shutdown(data).await;
+                return;
+            }
+            FailedItem::Event { .. } => {}
+        }
+        report_failed(&self.peers, Child::ControlLane, failed);
+    }
+}
