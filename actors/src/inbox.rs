@@ -272,22 +272,12 @@ impl<T, L> Inbox<T, L> {
     /// can wait applies backpressure. For an inbox that drops its oldest, the same as
     /// [`Inbox::push`].
     pub async fn push_wait(&self, item: T) -> Result<u64, Closed<T>> {
-        if self.bound.overflow == Overflow::DropOldest {
-            return self.push(item);
+        if self.bound.overflow == Overflow::Wait {
+            // Producers that find room at the same moment may overshoot by one each:
+            // counted, never dropped.
+            self.room().await;
         }
-        loop {
-            let room = self.room.notified();
-            tokio::pin!(room);
-            room.as_mut().enable();
-            {
-                let queue = lock(&self.queue);
-                if queue.closed || queue.items.len() < self.bound.capacity {
-                    drop(queue);
-                    return self.push(item);
-                }
-            }
-            room.await;
-        }
+        self.push(item)
     }
 
     /// Waits until the inbox has room for one more item (at once if it has, or if it is

@@ -525,12 +525,20 @@ impl Actor for TestSupervisor {
     }
 }
 
-#[tokio::test]
-async fn a_panicking_modify_fails_the_store_and_a_restarted_store_continues() {
-    let (state, journal, clock) = journaled_state();
-    let (reports_tx, mut reports) = mpsc::unbounded_channel();
+/// A store under a test supervisor that restarts it on the same inbox: the supervisor, its
+/// join handle, its reports and the first store.
+async fn supervised(
+    state: &State,
+    clock: &Arc<ManualClock>,
+) -> (
+    ActorRef<()>,
+    tokio::task::JoinHandle<()>,
+    mpsc::UnboundedReceiver<Report>,
+    ActorRef<StateStoreMsg>,
+) {
+    let (reports_tx, reports) = mpsc::unbounded_channel();
     let (started_tx, started) = tokio::sync::oneshot::channel();
-    let (supervisor, supervisor_join) = Actor::spawn(
+    let (supervisor, join) = Actor::spawn(
         None,
         TestSupervisor,
         SupervisorArgs {
@@ -542,7 +550,13 @@ async fn a_panicking_modify_fails_the_store_and_a_restarted_store_continues() {
     )
     .await
     .unwrap();
-    let first = started.await.unwrap();
+    (supervisor, join, reports, started.await.unwrap())
+}
+
+#[tokio::test]
+async fn a_panicking_modify_fails_the_store_and_a_restarted_store_continues() {
+    let (state, journal, clock) = journaled_state();
+    let (supervisor, supervisor_join, mut reports, first) = supervised(&state, &clock).await;
 
     state.set("app:city", "London").await.unwrap();
     state.set("session:turn_count", 1).await.unwrap();
@@ -753,21 +767,7 @@ async fn state_with_borrows_without_cloning() {
 #[tokio::test]
 async fn a_store_failure_loses_no_other_writers_write() {
     let (state, journal, clock) = journaled_state();
-    let (reports_tx, mut reports) = mpsc::unbounded_channel();
-    let (started_tx, started) = tokio::sync::oneshot::channel();
-    let (supervisor, supervisor_join) = Actor::spawn(
-        None,
-        TestSupervisor,
-        SupervisorArgs {
-            state: state.clone(),
-            clock: clock.clone(),
-            reports: reports_tx,
-            started: started_tx,
-        },
-    )
-    .await
-    .unwrap();
-    let _first = started.await.unwrap();
+    let (supervisor, supervisor_join, mut reports, _first) = supervised(&state, &clock).await;
 
     let (failed, a, b, c) = tokio::join!(
         state.modify("n", 0u32, |_| panic!("a bug in a modify closure")),
