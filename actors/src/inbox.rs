@@ -283,18 +283,21 @@ impl<T, L> Inbox<T, L> {
     /// Waits until the inbox has room for one more item (at once if it has, or if it is
     /// closed). For producers whose push itself cannot wait.
     pub async fn room(&self) {
-        loop {
+        // The common case costs one lock: no waiter is registered while there is room.
+        while !self.has_room() {
             let room = self.room.notified();
             tokio::pin!(room);
             room.as_mut().enable();
-            {
-                let queue = lock(&self.queue);
-                if queue.closed || queue.items.len() < self.bound.capacity {
-                    return;
-                }
+            if self.has_room() {
+                return;
             }
             room.await;
         }
+    }
+
+    fn has_room(&self) -> bool {
+        let queue = lock(&self.queue);
+        queue.closed || queue.items.len() < self.bound.capacity
     }
 
     /// Appends `item`, applying the overflow policy if the queue is full.
