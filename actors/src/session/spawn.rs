@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use reel_protocol::{DecodeLimits, SessionPhase};
-use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
 use super::{LiveSessionBuilder, SessionStartError, instruction_text, load_snapshot};
@@ -65,12 +64,10 @@ impl LiveSessionBuilder {
             .recorder
             .clone()
             .map(|recorder| Arc::new(RecordQueue::new(recorder)));
-        let tap = Arc::new(WireTap::new(
-            frame_clock,
-            record_queue
-                .clone()
-                .map(|queue| queue as Arc<dyn WireRecorder>),
-        ));
+        let tap = Arc::new(match &record_queue {
+            Some(queue) => WireTap::with_queue(frame_clock, Arc::clone(queue)),
+            None => WireTap::new(frame_clock, None),
+        });
         // Inside the tree, time is event time: see `EventClock`.
         let clock = Arc::new(EventClock::new(frame_clock_start));
         // Restored before the control lane's data is made, so watchers take the restored

@@ -604,11 +604,13 @@ fn spawn_reader(
                 Some(LinkEvent::Frame(frame)) => {
                     let binary = frame.kind == FrameKind::Binary;
                     let stamp = tap.stamp_in(conn, binary, &frame.bytes);
-                    // Waits while the router is full: backpressure to the socket.
+                    // Waits while the router or the recorder is full: backpressure to the
+                    // socket.
                     let inbound = RouterMsg::Inbound { conn, stamp, frame };
                     if peers.router.push_wait(inbound).await.is_err() {
                         return; // the router is gone: the session is over
                     }
+                    tap.room().await;
                 }
                 Some(LinkEvent::Closed { code, reason }) => break (code, reason),
                 Some(LinkEvent::Failed(error)) => break (None, Some(error.to_string())),

@@ -33,6 +33,8 @@ pub struct WireTap {
     next_seq: Mutex<u64>,
     clock: SharedClock,
     recorder: Option<Arc<dyn WireRecorder>>,
+    /// The session's record queue, when it records through one: readers wait for its room.
+    queue: Option<Arc<crate::recorder::RecordQueue>>,
 }
 
 impl std::fmt::Debug for WireTap {
@@ -51,6 +53,26 @@ impl WireTap {
             next_seq: Mutex::new(1),
             clock,
             recorder,
+            queue: None,
+        }
+    }
+
+    /// A tap recording into the session's `queue`, whose bound [`WireTap::room`] applies.
+    pub fn with_queue(clock: SharedClock, queue: Arc<crate::recorder::RecordQueue>) -> Self {
+        WireTap {
+            next_seq: Mutex::new(1),
+            clock,
+            recorder: Some(Arc::clone(&queue) as Arc<dyn WireRecorder>),
+            queue: Some(queue),
+        }
+    }
+
+    /// Waits until the record queue has room (at once without one): the reader calls it
+    /// after each frame, so a disk slower than the wire slows the reading of the wire
+    /// instead of growing the queue. Nothing recorded is ever dropped.
+    pub async fn room(&self) {
+        if let Some(queue) = &self.queue {
+            queue.room().await;
         }
     }
 
