@@ -4,7 +4,9 @@
 //! turn completes, resumption handles, goAways, interruptions) and faults at seed-chosen
 //! points (panicking callbacks on every lane, a failing state store, a panicking and a
 //! failing recorder, a failing journal disk, slow and hanging tools and callbacks, a
-//! stalled subscriber, link drops, 100 goAways in a row), run under paused time on a
+//! stalled subscriber, link drops, 100 goAways in a row, and failures of the router, the
+//! lanes, telemetry, the store and the recorder inside the tree, through the fault hook;
+//! the transport's are planned and skipped: not hooked yet), run under paused time on a
 //! current-thread runtime against an in-memory link; then the invariants (see
 //! `sim::check`). See `sim` for the parts.
 //!

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use super::faulty_io::{SimJournal, SimWireLog};
 use super::frames::{self, TOOL};
+use super::hook::SimHook;
 use super::plan::{Fault, Plan};
 
 /// How long a tool may run before the dispatcher answers with a timeout error.
@@ -54,12 +55,15 @@ pub struct Observed {
     pub tool_runs: Vec<String>,
     /// State writes of the application that failed: key and error.
     pub write_errors: Vec<(String, String)>,
+    /// The faults the fault hook injected, in order.
+    pub struck: Vec<super::hook::Struck>,
 }
 
 /// Shared handle on [`Observed`].
 pub type Shared = Arc<Mutex<Observed>>;
 
-fn with<R>(observed: &Shared, f: impl FnOnce(&mut Observed) -> R) -> R {
+/// Runs `f` on what `observed` holds.
+pub fn with<R>(observed: &Shared, f: impl FnOnce(&mut Observed) -> R) -> R {
     f(&mut observed.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
@@ -149,6 +153,7 @@ pub struct App {
     /// The wire log.
     pub wire: Arc<SimWireLog>,
     faults: Arc<Faults>,
+    hook: Option<Arc<SimHook>>,
 }
 
 impl App {
@@ -157,8 +162,11 @@ impl App {
         let state = State::new();
         let journal = SimJournal::new(plan);
         state.set_journal_sink(journal.clone());
+        let observed = Shared::default();
+        let hook = Arc::new(SimHook::new(plan, observed.clone()));
         App {
-            observed: Shared::default(),
+            hook: hook.is_needed().then_some(hook),
+            observed,
             state,
             journal,
             wire: Arc::new(SimWireLog::new(plan)),
@@ -168,6 +176,10 @@ impl App {
 
     /// `builder` with the application's callbacks, tool, state, journal and wire log.
     pub fn install(&self, builder: LiveSessionBuilder) -> LiveSessionBuilder {
+        let builder = match &self.hook {
+            Some(hook) => builder.fault_hook(hook.clone()),
+            None => builder,
+        };
         builder
             .with_state(self.state.clone())
             .record_wire(self.wire.clone())

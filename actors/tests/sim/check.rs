@@ -6,13 +6,14 @@
 //! the checks that need a finished run (everything the control lane does, the journal,
 //! the wire log) are skipped for it: the hang is the finding.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use reel_actors::{EventEnvelope, Lane, LiveEvent};
+use reel_actors::{Child, EventEnvelope, Lane, LiveEvent};
 use reel_protocol::{SessionError, SessionEvent};
 use serde_json::Value;
 
 use super::generate::RESTART_LIMIT;
+use super::hook::Struck;
 use super::plan::{Fault, Plan, Step};
 use super::run::Outcome;
 use super::violation::{Violation, ranges};
@@ -51,8 +52,13 @@ struct Checker<'a> {
     outcome: &'a Outcome,
     /// The script steps the model sent.
     sent: Vec<&'a Step>,
-    /// The session must end on its own, failed (the plan crosses the restart limit).
+    /// The session must end on its own, failed (the plan crosses the restart limit, or
+    /// the router failed).
     must_fail: bool,
+    /// The children whose failure may have ended it (`fast_lane`, `router`).
+    fatal: Vec<&'static str>,
+    /// What the fault hook injected.
+    struck: &'a [Struck],
 }
 
 impl<'a> Checker<'a> {
@@ -73,12 +79,105 @@ impl<'a> Checker<'a> {
             }
             _ => false,
         });
+        let struck = &outcome.observed.struck[..];
+        let router_failed = struck.iter().any(|s| s.child == Child::Router);
+        let mut fatal = Vec::new();
+        if must_fail {
+            fatal.push(Child::FastLane.as_str());
+        }
+        if router_failed {
+            fatal.push(Child::Router.as_str());
+        }
         Checker {
             plan,
             outcome,
             sent,
-            must_fail,
+            must_fail: must_fail || router_failed,
+            fatal,
+            struck,
         }
+    }
+
+    /// How many times the fault hook failed `child`.
+    fn struck(&self, child: Child) -> usize {
+        self.struck.iter().filter(|s| s.child == child).count()
+    }
+
+    /// For each fault-hook failure of `child`, the event of the kind `id` picks that the
+    /// child was about to be handed, if the item it failed on was one: the first sent
+    /// after the `seen(struck)` that its callback had been handed (a lane takes its items
+    /// one at a time, in order).
+    fn next_after(
+        &self,
+        child: Child,
+        sent: &[u64],
+        got: &[u64],
+        seen: impl Fn(&Struck) -> usize,
+    ) -> BTreeSet<u64> {
+        self.struck
+            .iter()
+            .filter(|s| s.child == child)
+            .filter_map(|s| match seen(s) {
+                0 => sent.first().copied(),
+                n => {
+                    let last = got.get(n - 1)?;
+                    let at = sent.iter().position(|id| id == last)?;
+                    sent.get(at + 1).copied()
+                }
+            })
+            .collect()
+    }
+
+    /// `CallbackPanicked` reports the application's own panics explain, by (lane, kind).
+    fn callback_reports(&self) -> BTreeMap<(String, String), usize> {
+        let o = &self.outcome.observed;
+        let mut expected = BTreeMap::<(String, String), usize>::new();
+        let mut expect = |lane: &str, event: &str, n: usize| {
+            if n > 0 {
+                *expected
+                    .entry((lane.to_owned(), event.to_owned()))
+                    .or_default() += n;
+            }
+        };
+        expect("fast_lane", "text", o.text_panicked.len());
+        expect("telemetry", "usage", o.usage_panicked.len());
+        expect("control_lane", "turn_complete", o.turn_panicked.len());
+        expect("control_lane", "tool_call", o.tool_callback_panicked.len());
+        expected
+    }
+
+    /// `CallbackPanicked` reports published, by (lane, kind).
+    fn published_reports(&self) -> BTreeMap<(String, String), usize> {
+        let mut reported = BTreeMap::<(String, String), usize>::new();
+        for event in self.published(Lane::Control) {
+            if let SessionEvent::Error(SessionError::CallbackPanicked { lane, event, .. }) = event {
+                *reported
+                    .entry((lane_name(lane), (*event).to_owned()))
+                    .or_default() += 1;
+            }
+        }
+        reported
+    }
+
+    /// Reports of `lane` and `kind` beyond what the application's panics explain: the
+    /// fault hook's failures of the lane on an item of that kind.
+    fn hook_reports(&self, lane: Child, kind: &str) -> usize {
+        let key = (lane.as_str().to_owned(), kind.to_owned());
+        let got = self.published_reports().get(&key).copied().unwrap_or(0);
+        let explained = self.callback_reports().get(&key).copied().unwrap_or(0);
+        got.saturating_sub(explained)
+    }
+
+    /// The `toolCall`s sent (by their first id) that never reached `on_tool_call`.
+    fn tool_calls_not_handled(&self) -> Vec<&'a Vec<String>> {
+        let handled: BTreeSet<&String> = self.outcome.observed.tool_callback.iter().collect();
+        self.sent
+            .iter()
+            .filter_map(|s| match s {
+                Step::ToolCall { calls, .. } if !handled.contains(&calls[0]) => Some(calls),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Every event the model sent must have reached the fast lane and telemetry.
@@ -95,9 +194,16 @@ impl<'a> Checker<'a> {
         let o = self.outcome;
         let mut found = Vec::new();
         if let Some(error) = &o.start_error {
-            found.push(Violation::StartFailed {
-                error: error.clone(),
-            });
+            // The router failed before the session was live (on the setup's answer): the
+            // session ends, failed, before `connect` returns, which says so. Nothing else
+            // can be checked.
+            let router_failed =
+                self.fatal.contains(&Child::Router.as_str()) && error.contains("the router failed");
+            if !router_failed {
+                found.push(Violation::StartFailed {
+                    error: error.clone(),
+                });
+            }
             return found;
         }
         if let Some(hang) = &o.hang {
@@ -120,27 +226,50 @@ impl<'a> Checker<'a> {
             _ => None,
         });
         let fast = self.fast_complete();
-        found.extend(ledger(
+        // A lane the fault hook failed on an event lost that one event: each is named (the
+        // next after what its callback had seen), and must be reported (see `reports`).
+        let (text_got, audio_got, usage_got) = (
+            widen(&o.observed.text),
+            widen(&o.observed.audio),
+            widen(&o.observed.usage),
+        );
+        let mut hook_lost = BTreeMap::<(String, String), usize>::new();
+        let mut lose = |lane: Child, kind: &str, lost: Vec<u64>| {
+            hook_lost.insert((lane.as_str().to_owned(), kind.to_owned()), lost.len());
+        };
+        let excused = self.next_after(Child::FastLane, &texts, &text_got, |s| s.text_seen);
+        let (violations, lost) = ledger_excusing(
             "on_text (fast lane)",
             "t",
             &texts,
-            &widen(&o.observed.text),
+            &text_got,
             fast,
-        ));
-        found.extend(ledger(
+            Excuse::Ids(excused),
+        );
+        found.extend(violations);
+        lose(Child::FastLane, "text", lost);
+        let excused = self.next_after(Child::FastLane, &audio, &audio_got, |s| s.audio_seen);
+        let (violations, lost) = ledger_excusing(
             "on_audio (fast lane)",
             "a",
             &audio,
-            &widen(&o.observed.audio),
+            &audio_got,
             fast,
-        ));
-        found.extend(ledger(
+            Excuse::Ids(excused),
+        );
+        found.extend(violations);
+        lose(Child::FastLane, "audio", lost);
+        let excused = self.next_after(Child::Telemetry, &usage, &usage_got, |s| s.usage_seen);
+        let (violations, lost) = ledger_excusing(
             "on_usage (telemetry)",
             "u",
             &usage,
-            &widen(&o.observed.usage),
+            &usage_got,
             fast,
-        ));
+            Excuse::Ids(excused),
+        );
+        found.extend(violations);
+        lose(Child::Telemetry, "usage", lost);
         let control = self.control_complete();
         let control_usage: Vec<u64> = self
             .published(Lane::Control)
@@ -149,17 +278,23 @@ impl<'a> Checker<'a> {
                 _ => None,
             })
             .collect();
-        found.extend(ledger(
+        // The control lane publishes an event as it handles it: one it failed on is not
+        // published; which usage report that was, the checks cannot name.
+        let (violations, lost) = ledger_excusing(
             "usage events (control lane)",
             "u",
             &usage,
             &control_usage,
             control,
-        ));
+            Excuse::Count(self.hook_reports(Child::ControlLane, "usage")),
+        );
+        found.extend(violations);
+        lose(Child::ControlLane, "usage", lost);
         found.extend(self.tool_calls(control));
         if control {
             found.extend(self.turn_completes());
-            found.extend(self.reports());
+            found.extend(self.tool_callbacks());
+            found.extend(self.reports(&hook_lost));
             found.extend(self.restarts());
         }
         found.extend(self.resume_handles());
@@ -204,18 +339,20 @@ impl<'a> Checker<'a> {
         };
         let ok = match &o.end {
             None => false,
-            Some(end) if self.must_fail => end.failed && end.reason.contains("fast_lane"),
+            Some(end) if self.must_fail => {
+                end.failed && self.fatal.iter().any(|child| end.reason.contains(child))
+            }
             Some(end) => !end.failed,
         };
         let expected = if self.must_fail {
-            "a failed end naming the fast_lane (past the restart limit)"
+            format!(
+                "a failed end naming the {} (past the restart limit, or the router failed)",
+                self.fatal.join(" or the ")
+            )
         } else {
-            "a clean end when the client disconnects"
+            "a clean end when the client disconnects".to_owned()
         };
-        (!ok).then(|| Violation::SessionEnd {
-            expected: expected.to_owned(),
-            actual,
-        })
+        (!ok).then_some(Violation::SessionEnd { expected, actual })
     }
 
     /// Every call id sent answered exactly once, nothing else answered.
@@ -264,10 +401,12 @@ impl<'a> Checker<'a> {
             .published(Lane::Control)
             .filter(|e| matches!(e, SessionEvent::TurnComplete { .. }))
             .count();
-        let expected = sent - failed.min(sent);
+        let hooked = self.hook_reports(Child::ControlLane, "turn_complete");
+        let expected = sent - (failed + hooked).min(sent);
         let handler = "turn_complete (control lane)";
         let detail = format!(
-            "{sent} sent, {failed} failed, {published} published (turn completes carry no id)"
+            "{sent} sent, {failed} failed in on_turn_complete, {hooked} in the control lane \
+             (fault hook), {published} published (turn completes carry no id)"
         );
         match published.cmp(&expected) {
             std::cmp::Ordering::Less => vec![Violation::Lost {
@@ -284,57 +423,125 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Each failed event reported once as `CallbackPanicked`, by lane and event kind.
-    fn reports(&self) -> Vec<Violation> {
-        let o = &self.outcome.observed;
-        let mut expected = BTreeMap::<(String, String), usize>::new();
-        let mut expect = |lane: &str, event: &str, n: usize| {
-            if n > 0 {
-                *expected
-                    .entry((lane.to_owned(), event.to_owned()))
-                    .or_default() += n;
-            }
-        };
-        expect("fast_lane", "text", o.text_panicked.len());
-        expect("telemetry", "usage", o.usage_panicked.len());
-        expect("control_lane", "turn_complete", o.turn_panicked.len());
-        expect("control_lane", "tool_call", o.tool_callback_panicked.len());
-        let mut reported = BTreeMap::<(String, String), usize>::new();
-        for event in self.published(Lane::Control) {
-            if let SessionEvent::Error(SessionError::CallbackPanicked { lane, event, .. }) = event {
-                *reported
-                    .entry((lane_name(lane), (*event).to_owned()))
-                    .or_default() += 1;
-            }
+    /// `on_tool_call` got every `toolCall` sent, but those the control lane failed on
+    /// (fault hook), which are reported (and answered with errors: see `tool_calls`).
+    fn tool_callbacks(&self) -> Vec<Violation> {
+        let missed = self.tool_calls_not_handled();
+        let hooked = self.hook_reports(Child::ControlLane, "tool_call");
+        if missed.len() == hooked {
+            return Vec::new();
         }
-        let keys: std::collections::BTreeSet<_> =
-            expected.keys().chain(reported.keys()).cloned().collect();
-        keys.into_iter()
-            .filter_map(|key| {
-                let failed = expected.get(&key).copied().unwrap_or(0);
-                let got = reported.get(&key).copied().unwrap_or(0);
-                (failed != got).then(|| Violation::FailureNotReported {
+        vec![Violation::Lost {
+            handler: "on_tool_call (control lane)",
+            count: missed.len(),
+            ids: format!(
+                "{} ({hooked} reported failed in the control lane)",
+                missed
+                    .iter()
+                    .map(|calls| calls[0].as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }]
+    }
+
+    /// Each failed event reported once as `CallbackPanicked`, by lane and event kind: the
+    /// application's panics, and one report for each item the fault hook failed a lane on
+    /// (whose event, if the application sees that kind, is the one lost: `hook_lost`).
+    /// A control lane failed on an error event loses that report (it was the event).
+    fn reports(&self, hook_lost: &BTreeMap<(String, String), usize>) -> Vec<Violation> {
+        let expected = self.callback_reports();
+        let reported = self.published_reports();
+        let keys: BTreeSet<_> = expected
+            .keys()
+            .chain(reported.keys())
+            .chain(hook_lost.keys())
+            .cloned()
+            .collect();
+        let mut found = Vec::new();
+        let mut surplus = BTreeMap::<String, usize>::new();
+        let mut missing = Vec::new();
+        for key in keys {
+            let failed = expected.get(&key).copied().unwrap_or(0);
+            let got = reported.get(&key).copied().unwrap_or(0);
+            let lost = hook_lost.get(&key).copied().unwrap_or(0);
+            if got < failed {
+                missing.push((key, failed, got));
+                continue;
+            }
+            *surplus.entry(key.0.clone()).or_default() += got - failed;
+            if hook_lost.contains_key(&key) && got - failed != lost {
+                found.push(Violation::FailureNotReported {
                     lane: key.0.clone(),
                     event: key.1.clone(),
+                    failed: failed + lost,
+                    reported: got,
+                });
+            }
+        }
+        let mut unreported = 0;
+        for lane in [Child::FastLane, Child::ControlLane, Child::Telemetry] {
+            let struck = self.struck(lane);
+            let extra = surplus.get(lane.as_str()).copied().unwrap_or(0);
+            if extra > struck {
+                found.push(Violation::FailureNotReported {
+                    lane: lane.as_str().to_owned(),
+                    event: "any (more reports than failures)".to_owned(),
+                    failed: struck,
+                    reported: extra,
+                });
+            }
+            unreported += struck.saturating_sub(extra);
+        }
+        let swallowed = self.hook_reports(Child::ControlLane, "error");
+        let short: usize = missing.iter().map(|(_, failed, got)| failed - got).sum();
+        if short + unreported > swallowed {
+            for (key, failed, got) in missing {
+                found.push(Violation::FailureNotReported {
+                    lane: key.0,
+                    event: key.1,
                     failed,
                     reported: got,
-                })
-            })
-            .collect()
+                });
+            }
+            if unreported > 0 {
+                found.push(Violation::FailureNotReported {
+                    lane: "fault hook".to_owned(),
+                    event: "any".to_owned(),
+                    failed: self.struck.len(),
+                    reported: self.struck.len() - unreported,
+                });
+            }
+        }
+        found
     }
 
     /// Each child restarted once per failure.
     fn restarts(&self) -> Vec<Violation> {
         let o = self.outcome;
         let failed = [
-            ("fast_lane", o.observed.text_panicked.len()),
+            (
+                "fast_lane",
+                o.observed.text_panicked.len() + self.struck(Child::FastLane),
+            ),
             (
                 "control_lane",
-                o.observed.turn_panicked.len() + o.observed.tool_callback_panicked.len(),
+                o.observed.turn_panicked.len()
+                    + o.observed.tool_callback_panicked.len()
+                    + self.struck(Child::ControlLane),
             ),
-            ("telemetry", o.observed.usage_panicked.len()),
-            ("state_store", o.observed.modify_panicked.len()),
-            ("recorder", usize::from(o.recorder_panicked)),
+            (
+                "telemetry",
+                o.observed.usage_panicked.len() + self.struck(Child::Telemetry),
+            ),
+            (
+                "state_store",
+                o.observed.modify_panicked.len() + self.struck(Child::StateStore),
+            ),
+            (
+                "recorder",
+                usize::from(o.recorder_panicked) + self.struck(Child::Recorder),
+            ),
         ];
         let mut restarts = BTreeMap::<&str, usize>::new();
         for event in &o.events {
@@ -422,15 +629,51 @@ impl<'a> Checker<'a> {
             counts
         };
         let (want, got) = (count(baseline), count(self.outcome));
+        // What the fault hook's failures may lose: the writes of the events a lane failed
+        // on (a `toolCall` never run, a usage report `on_usage` never saw, a turn complete
+        // `on_turn_complete` never saw — which shifts its call count, so the last turn's
+        // key is the one missing —, a finished tool call whose result was dropped), and
+        // one write per state store failure, whose writer was told (an error).
+        let mut allowed = BTreeMap::<&str, usize>::from([
+            (
+                "app:turn:",
+                self.hook_reports(Child::ControlLane, "turn_complete"),
+            ),
+            (
+                "app:tool:",
+                self.hook_reports(Child::ControlLane, "tool_done"),
+            ),
+        ]);
+        let mut store_lost = self.struck(Child::StateStore);
+        let told: BTreeSet<&String> = self
+            .outcome
+            .observed
+            .write_errors
+            .iter()
+            .map(|(key, _)| key)
+            .collect();
         let mut found = Vec::new();
         for (key, (n, value)) in &want {
             let have = got.get(key).map_or(0, |(n, _)| *n);
-            if have < *n && !declared.contains(&key.0) {
-                found.push(Violation::JournalMissing {
-                    key: key.0.clone(),
-                    new: value.clone(),
-                });
+            if have >= *n || declared.contains(&key.0) {
+                continue;
             }
+            if let Some(left) = allowed
+                .iter_mut()
+                .find(|(prefix, left)| key.0.starts_with(**prefix) && **left > 0)
+                .map(|(_, left)| left)
+            {
+                *left -= 1;
+                continue;
+            }
+            if store_lost > 0 && told.contains(&key.0) {
+                store_lost -= 1;
+                continue;
+            }
+            found.push(Violation::JournalMissing {
+                key: key.0.clone(),
+                new: value.clone(),
+            });
         }
         for (key, (n, value)) in &got {
             let had = want.get(key).map_or(0, |(n, _)| *n);
@@ -445,8 +688,8 @@ impl<'a> Checker<'a> {
     }
 
     /// The `app:` keys the faults declare may be missing.
-    fn declared_missing(&self) -> std::collections::BTreeSet<String> {
-        let mut keys = std::collections::BTreeSet::new();
+    fn declared_missing(&self) -> BTreeSet<String> {
+        let mut keys = BTreeSet::new();
         for fault in &self.plan.faults {
             match fault {
                 Fault::ToolPanic { call } | Fault::HangingTool { call } => {
@@ -472,6 +715,27 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
+        // The fault hook's: the calls of a `toolCall` the control lane failed on, and the
+        // usage report telemetry failed on.
+        if self.hook_reports(Child::ControlLane, "tool_call") > 0 {
+            for calls in self.tool_calls_not_handled() {
+                keys.extend(calls.iter().map(|c| format!("app:tool:{c}")));
+            }
+        }
+        let usage: Vec<u64> = self
+            .sent
+            .iter()
+            .filter_map(|s| match s {
+                Step::Usage(n) => Some(u64::from(*n)),
+                _ => None,
+            })
+            .collect();
+        let got = widen(&self.outcome.observed.usage);
+        for n in self.next_after(Child::Telemetry, &usage, &got, |s| s.usage_seen) {
+            if !got.contains(&n) {
+                keys.insert(format!("app:usage:{n}"));
+            }
+        }
         keys
     }
 }
@@ -494,6 +758,7 @@ fn widen(ids: &[u32]) -> Vec<u64> {
 /// nothing out of order, nothing never sent, and nothing missing — before the last event
 /// it got, or at all if the run was `complete`. An event whose handling failed counts as
 /// got (the handler was called); that it was reported is checked apart.
+#[cfg(test)]
 fn ledger(
     handler: &'static str,
     prefix: &str,
@@ -501,6 +766,36 @@ fn ledger(
     got: &[u64],
     complete: bool,
 ) -> Vec<Violation> {
+    ledger_excusing(
+        handler,
+        prefix,
+        sent,
+        got,
+        complete,
+        Excuse::Ids(BTreeSet::new()),
+    )
+    .0
+}
+
+/// Events a ledger may find missing because a fault declared them lost.
+#[derive(Debug, Clone)]
+pub enum Excuse {
+    /// These ids.
+    Ids(BTreeSet<u64>),
+    /// Up to this many, whichever.
+    Count(usize),
+}
+
+/// [`ledger`], but the losses `excuse` declares are not violations: they come back, so
+/// that the caller can check they were reported.
+fn ledger_excusing(
+    handler: &'static str,
+    prefix: &str,
+    sent: &[u64],
+    got: &[u64],
+    complete: bool,
+    excuse: Excuse,
+) -> (Vec<Violation>, Vec<u64>) {
     let mut found = Vec::new();
     let position: HashMap<u64, usize> = sent.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     let mut counts = BTreeMap::<u64, usize>::new();
@@ -552,6 +847,11 @@ fn ledger(
         .filter(|id| !counts.contains_key(id))
         .copied()
         .collect();
+    let (excused, lost): (Vec<u64>, Vec<u64>) = match excuse {
+        Excuse::Ids(ids) => lost.into_iter().partition(|id| ids.contains(id)),
+        Excuse::Count(n) if lost.len() <= n => (lost, Vec::new()),
+        Excuse::Count(_) => (Vec::new(), lost),
+    };
     if !lost.is_empty() {
         let mut sorted = lost.clone();
         sorted.sort_unstable();
@@ -561,7 +861,7 @@ fn ledger(
             ids: ranges(prefix, &sorted),
         });
     }
-    found
+    (found, excused)
 }
 
 #[cfg(test)]

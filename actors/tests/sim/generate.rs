@@ -10,6 +10,8 @@
 
 use std::collections::BTreeSet;
 
+use reel_actors::Child;
+
 use super::plan::{Fault, Pace, Plan, Seed, Step};
 use super::rng::Rng;
 
@@ -134,6 +136,8 @@ struct Targets {
     call_frames: Vec<String>,
     turns: u32,
     steps: usize,
+    audio: u64,
+    resumptions: u64,
 }
 
 impl Targets {
@@ -145,6 +149,8 @@ impl Targets {
             call_frames: Vec::new(),
             turns: 0,
             steps: script.len(),
+            audio: 0,
+            resumptions: 0,
         };
         for step in script {
             match step {
@@ -155,10 +161,33 @@ impl Targets {
                     targets.calls.extend(calls.iter().cloned());
                 }
                 Step::TurnComplete => targets.turns += 1,
+                Step::Audio(_) => targets.audio += 1,
+                Step::Resumption(_) => targets.resumptions += 1,
                 _ => {}
             }
         }
         targets
+    }
+
+    /// How many items `child`'s inbox takes at least, once the whole script is sent (so a
+    /// `Fault::Internal` at or below it strikes): one per frame for the router and the
+    /// recorder (which also gets the client's frames), and for each lane one per script
+    /// event routed to it (it also gets phase changes, connects, reports and its end).
+    fn items(&self, child: Child) -> u64 {
+        let texts = self.texts.len() as u64;
+        let usages = self.usages.len() as u64;
+        let calls = self.call_frames.len() as u64;
+        let turns = u64::from(self.turns);
+        let n = match child {
+            Child::Router | Child::Recorder | Child::Transport => self.steps as u64,
+            Child::FastLane => texts + self.audio,
+            Child::ControlLane => usages + calls + turns + self.resumptions,
+            Child::Telemetry => usages + calls + turns,
+            // The application's own writes: a usage key per `on_usage`, a turn key per
+            // `on_turn_complete` (the tool's and the session's writes come on top).
+            Child::StateStore => usages + turns,
+        };
+        n.max(1)
     }
 }
 
@@ -249,16 +278,16 @@ fn faults(rng: &mut Rng, script: &[Step]) -> Vec<Fault> {
             95..=96 => Fault::TextPanicStorm {
                 from: rng.pick(&targets.texts),
             },
-            97..=99 => Fault::NeedsHook {
-                child: rng.pick(&[
-                    "router",
-                    "transport",
-                    "state_store",
-                    "telemetry",
-                    "control_lane",
-                ]),
-                at: rng.range(1, 50),
-            },
+            97..=99 => {
+                let child = rng.pick(&INTERNAL);
+                if child != Child::Transport && !budget(child.as_str(), 1) {
+                    continue;
+                }
+                Fault::Internal {
+                    child,
+                    at: rng.range(1, targets.items(child) + 1),
+                }
+            }
             _ => continue,
         };
         let target = match &fault {
@@ -274,14 +303,39 @@ fn faults(rng: &mut Rng, script: &[Step]) -> Vec<Fault> {
             | Fault::HangingCallback { turn } => format!("turn:{turn}"),
             Fault::UsagePanic { usage } => format!("u{usage}"),
             Fault::LinkDrop { before_step } => format!("drop:{before_step}"),
+            Fault::Internal { child, at } => format!("internal:{child}:{at}"),
             other => other.kind().to_owned(),
         };
         if taken.insert(target) {
             faults.push(fault);
         }
     }
+    // Faults inside the tree, through the fault hook: in half the plans, one or two more,
+    // so that each child gets a fair number over a few hundred seeds.
+    if rng.chance(50) {
+        for _ in 0..rng.range(1, 3) {
+            let child = rng.pick(&INTERNAL);
+            let at = rng.range(1, targets.items(child) + 1);
+            if (child == Child::Transport || budget(child.as_str(), 1))
+                && taken.insert(format!("internal:{child}:{at}"))
+            {
+                faults.push(Fault::Internal { child, at });
+            }
+        }
+    }
     faults
 }
+
+/// The children a `Fault::Internal` aims at (the transport's are skipped: not hooked yet).
+const INTERNAL: [Child; 7] = [
+    Child::Router,
+    Child::FastLane,
+    Child::ControlLane,
+    Child::Telemetry,
+    Child::StateStore,
+    Child::Recorder,
+    Child::Transport,
+];
 
 #[cfg(test)]
 mod tests {

@@ -1,41 +1,82 @@
-//! The fault hook the simulator needs from the tree, and does not have yet.
+//! The simulator's [`FaultHook`]: fails children where no application code runs.
 //!
 //! Most children can be failed from the outside through code the application hands them:
 //! the fast lane (`on_text`), the control lane (`on_turn_complete`, `on_tool_call`),
-//! telemetry (`on_usage`), the state store (a panicking `modify` closure) and the
-//! recorder (a panicking `WireRecorder`). Some cannot: the router and the transport run
-//! no application code; telemetry runs none on turns, tool calls and interruptions; the
-//! store runs none on a plain `set`; the control lane runs none between the steps of its
-//! turn pipeline. `Fault::NeedsHook` plans those faults; they are counted and skipped
-//! until the tree has this hook:
+//! telemetry (`on_usage`), the state store (a panicking `modify` closure) and the recorder
+//! (a panicking `WireRecorder`). The rest cannot: the router runs no application code;
+//! telemetry runs none on turns, tool calls and interruptions; the store runs none on a
+//! plain `set`; the control lane runs none on a resumption update or a tool's result.
+//! `Fault::Internal { child, at }` fails `child` on the `at`-th item its inbox hands it,
+//! through the tree's hook (`reel_actors::fault`), called by every inbox on each take
+//! after the item is marked in flight: the child fails on exactly that item.
 //!
-//! ```text
-//! // reel_actors::testing::fault (public, documented as test-only)
-//! pub trait FaultHook: Send + Sync + 'static {
-//!     /// Called by `child` right before it handles input number `input` (1-based, per
-//!     /// child, counted across restarts). Panicking here fails the child exactly as a
-//!     /// bug in it would.
-//!     fn before(&self, child: Child, input: u64);
-//! }
-//! impl LiveSessionBuilder {
-//!     pub fn fault_hook(self, hook: Arc<dyn FaultHook>) -> Self;
-//! }
-//! ```
-//!
-//! called, with the new `Child` enum, at:
-//! - Router: at the top of `handle`, for each `RouterMsg::Inbound` (before decoding);
-//! - Transport: before each frame is written (`send_frame`) and for each `LinkEnded`;
-//! - each lane (fast, control, telemetry): after `should_handle` accepts event `seq`
-//!   and `begin(seq)` is called, with `input = seq`;
-//! - StateStore: for each `Apply`, before the ops are applied;
-//! - Recorder: for each entry, before it is handed to the `WireRecorder`;
-//! - the control lane's turn pipeline: between steps (`input` = the step's number,
-//!   its own counter) if that is cheap to add.
-//!
-//! Without a hook installed it must cost one branch on an `Option`.
+//! The hook writes down, as it strikes, how far the application's callbacks had got
+//! (`Struck`): a lane handles its items one at a time, in order, so the item it failed on
+//! is the first event of its kind after those — what the checks need to name the one
+//! event a lane failure may lose. The transport has no inbox and is not hooked yet: its
+//! faults are planned, counted and skipped.
 
-/// What the skipped faults wait for, printed with the tally.
-pub const NEEDED: &str = "FaultHook::before(child: Child, input: u64), installed with \
-    LiveSessionBuilder::fault_hook(Arc<dyn FaultHook>), called by the router (each inbound \
-    frame), the transport (each frame written), each lane (each event, after begin(seq)), \
-    the state store (each Apply) and the recorder (each entry)";
+use std::collections::BTreeSet;
+
+use reel_actors::Child;
+use reel_actors::fault::FaultHook;
+
+use super::app::{Shared, with};
+use super::plan::Plan;
+
+/// One fault the hook injected, and what the callbacks had seen before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Struck {
+    /// The child failed.
+    pub child: Child,
+    /// The inbox item it failed on.
+    pub at: u64,
+    /// `on_text` calls made before (the failed item, if a text delta, is the next one sent).
+    pub text_seen: usize,
+    /// `on_audio` calls made before.
+    pub audio_seen: usize,
+    /// `on_usage` calls made before.
+    pub usage_seen: usize,
+}
+
+/// The hook of one run: the plan's `Internal` faults.
+pub struct SimHook {
+    planned: BTreeSet<(Child, u64)>,
+    observed: Shared,
+}
+
+impl SimHook {
+    /// The hook `plan` asks for, writing what it does into `observed`.
+    pub fn new(plan: &Plan, observed: Shared) -> Self {
+        let planned = Child::ALL
+            .into_iter()
+            .filter(|c| *c != Child::Transport)
+            .flat_map(|child| plan.internal(child).map(move |at| (child, at)))
+            .collect();
+        SimHook { planned, observed }
+    }
+
+    /// Whether the plan has any fault for the hook.
+    pub fn is_needed(&self) -> bool {
+        !self.planned.is_empty()
+    }
+}
+
+impl FaultHook for SimHook {
+    fn before(&self, child: Child, input: u64) {
+        if !self.planned.contains(&(child, input)) {
+            return;
+        }
+        with(&self.observed, |o| {
+            let struck = Struck {
+                child,
+                at: input,
+                text_seen: o.text.len(),
+                audio_seen: o.audio.len(),
+                usage_seen: o.usage.len(),
+            };
+            o.struck.push(struck);
+        });
+        panic!("sim fault: the {child} fails on its inbox item {input}");
+    }
+}

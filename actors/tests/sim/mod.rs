@@ -9,7 +9,7 @@
 //! - [`app`]: the application and its faulty callbacks; [`faulty_io`]: failing disks.
 //! - [`run`]: one run; [`seed`]: one seed and its report; [`scenarios`]: hand-written plans; [`check`]: the invariants; [`violation`]: what breaks them;
 //!   [`tally`]: the figures over many seeds; [`quiet`]: keeping planned panics off stderr;
-//!   [`hook`]: the fault hook the tree does not have yet.
+//!   [`hook`]: the faults injected inside the tree, through its fault hook.
 
 pub mod app;
 pub mod check;

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use reel_actors::Child;
+
 /// A run's seed: the plan, and so the whole run, is a function of it.
 pub type Seed = u64;
 
@@ -141,13 +143,15 @@ pub enum Fault {
         /// How many.
         count: u32,
     },
-    /// A child panics where no application code runs (the router, the transport, a plain
-    /// state write, telemetry on a non-usage event). Needs a fault hook inside the tree
-    /// that does not exist yet (see `sim::hook`): planned, counted, and skipped.
-    NeedsHook {
+    /// A child fails inside the tree, where no application code runs, on the `at`-th item
+    /// its inbox hands it (1-based, counted across restarts): injected through
+    /// `reel_actors::fault::FaultHook` (see `sim::hook`). The router's failure ends the
+    /// session; the lanes, telemetry, the state store and the recorder restart. The
+    /// transport is not hooked yet: its faults are planned, counted and skipped.
+    Internal {
         /// The child.
-        child: &'static str,
-        /// At which of its inputs (1-based).
+        child: Child,
+        /// Which item of its inbox (1-based).
         at: u64,
     },
 }
@@ -173,7 +177,15 @@ impl Fault {
             Fault::RecorderPanic { .. } => "recorder_panic (recorder)",
             Fault::LinkDrop { .. } => "link_drop",
             Fault::GoAwayStorm { .. } => "go_away_storm (100 in a row)",
-            Fault::NeedsHook { .. } => "needs_hook (skipped)",
+            Fault::Internal { child, .. } => match child {
+                Child::Router => "internal (router)",
+                Child::FastLane => "internal (fast lane)",
+                Child::ControlLane => "internal (control lane)",
+                Child::Telemetry => "internal (telemetry)",
+                Child::StateStore => "internal (state store)",
+                Child::Recorder => "internal (recorder)",
+                Child::Transport => "internal (transport, skipped: not hooked yet)",
+            },
         }
     }
 }
@@ -216,10 +228,16 @@ impl fmt::Display for Fault {
             Fault::GoAwayStorm { before_step, count } => {
                 write!(f, "{count} goAways in a row before step {before_step}")
             }
-            Fault::NeedsHook { child, at } => write!(
+            Fault::Internal {
+                child: Child::Transport,
+                at,
+            } => write!(
                 f,
-                "{child} panics on input {at} (SKIPPED: needs a fault hook)"
+                "the transport fails on item {at} (SKIPPED: the transport is not hooked yet)"
             ),
+            Fault::Internal { child, at } => {
+                write!(f, "the {child} fails on its inbox item {at} (fault hook)")
+            }
         }
     }
 }
@@ -252,6 +270,14 @@ impl Plan {
     /// Whether any fault is of the kind `matches` accepts.
     pub fn has(&self, matches: impl Fn(&Fault) -> bool) -> bool {
         self.faults.iter().any(matches)
+    }
+
+    /// The items at which `child` is planned to fail through the fault hook.
+    pub fn internal(&self, child: Child) -> impl Iterator<Item = u64> + '_ {
+        self.faults.iter().filter_map(move |f| match f {
+            Fault::Internal { child: c, at } if *c == child => Some(*at),
+            _ => None,
+        })
     }
 
     /// How many steps of each kind the script has: text, audio, usage, tool calls,

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use super::hook;
 use super::plan::{Fault, Plan, Seed};
 use super::run::Outcome;
 use super::violation::Violation;
@@ -63,6 +62,13 @@ impl Tally {
                 outcome.model.go_aways as usize,
             ),
         ];
+        for struck in &o.struck {
+            let fault = Fault::Internal {
+                child: struck.child,
+                at: struck.at,
+            };
+            *self.fired.entry(fault.kind()).or_default() += 1;
+        }
         for (kind, n) in fired {
             if n > 0 {
                 *self.fired.entry(kind).or_default() += n as u64;
@@ -97,12 +103,6 @@ impl fmt::Display for Tally {
         writeln!(f, "  faults injected, by kind:")?;
         for (kind, n) in &self.faults {
             writeln!(f, "    {n:>6}  {kind}")?;
-        }
-        if self
-            .faults
-            .contains_key(Fault::NeedsHook { child: "", at: 0 }.kind())
-        {
-            writeln!(f, "    (needs_hook faults wait for: {})", hook::NEEDED)?;
         }
         writeln!(f, "  faults seen to strike, by kind:")?;
         for (kind, n) in &self.fired {
