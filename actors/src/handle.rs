@@ -167,7 +167,12 @@ impl LiveHandle {
                 return false;
             }
             tokio::select! {
-                changed = watch.changed() => if changed.is_err() { return false },
+                changed = watch.changed() => if changed.is_err() {
+                    // The router is gone (it failed, or the tree stopped): the supervisor
+                    // is about to announce why; wait for that rather than guess.
+                    let _ = ended.wait_for(Option::is_some).await;
+                    return false;
+                },
                 changed = ended.changed() => if changed.is_err() { return false },
             }
         }

@@ -102,6 +102,15 @@ impl RecordQueue {
     /// Hands every waiting entry to the recorder, in order, and flushes it. Blocking: for
     /// the end of a session, on the blocking pool.
     pub fn drain_and_flush(&self) {
+        {
+            // Under the drain lock no live drainer is between a take and its done, so an
+            // entry in flight is one a failed Recorder left (the session may end before a
+            // successor writes it): written now, first.
+            let _exclusive = lock(&self.draining);
+            if let Some(failed) = self.entries.recover() {
+                self.recorder.record(failed.label);
+            }
+        }
         while self.drain(usize::MAX) {}
         self.recorder.flush();
     }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
+use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
 use crate::child::{Child, OnFailure};
@@ -413,13 +414,16 @@ impl SupervisorState {
         let queue = self.args.recorder.as_ref().map(|r| Arc::clone(&r.queue));
         let written = tokio::task::spawn_blocking(move || {
             state.flush_journal();
-            if let Some(queue) = queue {
+            queue.map(|queue| {
                 queue.drain_and_flush();
-            }
+                queue.error_count()
+            })
         })
         .await;
-        if let Err(error) = written {
-            tracing::warn!(%error, "the recording could not be finished");
+        match written {
+            Ok(Some(errors)) => self.args.telemetry_shared.set_recording_errors(errors),
+            Ok(None) => {}
+            Err(error) => tracing::warn!(%error, "the recording could not be finished"),
         }
         self.args
             .ended
