@@ -109,6 +109,17 @@ pub(crate) fn drained(peers: &Peers, lane: Child) {
 /// the report reaches the control lane in order) — or, if that was the end marker, finishes
 /// what the predecessor could not: it reports drained.
 pub(crate) fn report_failed(peers: &Peers, lane: Child, failed: &crate::inbox::Failed<FailedItem>) {
+    if let FailedItem::Event {
+        error: Some(error), ..
+    } = &failed.label
+    {
+        // The failed item was an error (often the report of an earlier failure): it still
+        // reaches the application, published as it is, without being handled again.
+        peers.hub.publish(
+            Lane::Control,
+            LiveEvent::Session(SessionEvent::Error((**error).clone())),
+        );
+    }
     match failure_report(lane, failed) {
         Some(report) => {
             let _ = peers.router.push(RouterMsg::Report(Box::new(report)));

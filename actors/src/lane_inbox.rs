@@ -41,7 +41,7 @@ pub enum LaneItem {
 }
 
 /// What a lane's successor learns of the item its predecessor failed on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum FailedItem {
     /// An event.
     Event {
@@ -50,6 +50,9 @@ pub enum FailedItem {
         /// For a `tool_call`: each call's id and tool name, so every call still gets an
         /// answer.
         calls: Vec<(String, String)>,
+        /// For an error event (often another failure's report): the error, so it still
+        /// reaches the application even though handling it failed.
+        error: Option<Box<SessionError>>,
     },
     /// A finished tool call whose result was being handled.
     ToolDone {
@@ -80,6 +83,10 @@ impl FailedItem {
                         .collect(),
                     _ => Vec::new(),
                 },
+                error: match event {
+                    SessionEvent::Error(error) => Some(Box::new(error.clone())),
+                    _ => None,
+                },
             },
             LaneItem::ToolDone((batch, index, _)) => FailedItem::ToolDone {
                 batch: *batch,
@@ -105,7 +112,7 @@ pub type LaneInbox = Inbox<LaneItem, FailedItem>;
 /// The error event that reports the item `lane` failed on (`None` for the end marker,
 /// which the successor handles again instead).
 pub fn failure_report(lane: Child, failed: &Failed<FailedItem>) -> Option<SessionEvent> {
-    if failed.label == FailedItem::End {
+    if matches!(failed.label, FailedItem::End) {
         return None;
     }
     Some(SessionEvent::Error(SessionError::CallbackPanicked {
