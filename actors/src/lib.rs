@@ -28,6 +28,7 @@ pub mod events;
 pub mod extract;
 pub mod fast_lane;
 pub mod fault;
+pub mod go_away;
 pub mod handle;
 pub mod inbox;
 pub mod lane_inbox;

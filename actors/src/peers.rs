@@ -81,7 +81,7 @@ impl Peers {
                 "router",
                 ROUTER_BOUND,
                 |_| (),
-                doorbell(&router_actor, || RouterWake),
+                doorbell(&router_actor, || RouterWake::Wake),
             )),
             fast: Arc::new(lane_inbox("fast_lane", &fast_actor, || FastMsg::Wake)),
             control: Arc::new(lane_inbox("control_lane", &control_actor, || {

@@ -20,6 +20,7 @@ use reel_protocol::{
 };
 use tokio::sync::watch;
 
+use crate::go_away::{GoAwayStep, GoAwayTimer};
 use crate::inbox::{Bound, Inbox};
 use crate::lane_inbox::{LaneInbox, LaneItem};
 use crate::peers::Peers;
@@ -39,9 +40,15 @@ const ROUTER_CHUNK: usize = 64;
 /// The router's inbox.
 pub type RouterInbox = Inbox<RouterMsg>;
 
-/// The router's doorbell: items wait in its inbox.
+/// Messages to the router's mailbox (what it routes waits in its inbox).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RouterWake;
+pub enum RouterWake {
+    /// Items wait in the inbox.
+    Wake,
+    /// The deadline of a `goAway` that waited for a turn in flight (see
+    /// [`crate::go_away`]).
+    GoAwayDue(u64),
+}
 
 /// What the router routes.
 #[derive(Debug)]
@@ -129,6 +136,10 @@ pub struct RouterState {
     events: Vec<SessionEvent>,
     /// Whether the lanes were told the events are over.
     ended: bool,
+    /// When a `goAway` turns into a reconnect.
+    go_away: GoAwayTimer,
+    /// This router, for the `goAway` timer.
+    myself: ActorRef<RouterWake>,
 }
 
 /// The Router actor.
@@ -141,7 +152,7 @@ impl Actor for Router {
 
     async fn pre_start(
         &self,
-        _myself: ActorRef<RouterWake>,
+        myself: ActorRef<RouterWake>,
         args: RouterArgs,
     ) -> Result<RouterState, ActorProcessingErr> {
         // The router is not restarted (its failure ends the session), so there is no
@@ -159,6 +170,8 @@ impl Actor for Router {
             event_time: 0,
             events: Vec::new(),
             ended: false,
+            go_away: GoAwayTimer::default(),
+            myself,
         })
     }
 
@@ -168,16 +181,22 @@ impl Actor for Router {
         _state: &mut RouterState,
     ) -> Result<(), ActorProcessingErr> {
         // Whatever was pushed before the slot pointed here.
-        let _ = myself.cast(RouterWake);
+        let _ = myself.cast(RouterWake::Wake);
         Ok(())
     }
 
     async fn handle(
         &self,
         myself: ActorRef<RouterWake>,
-        _wake: RouterWake,
+        message: RouterWake,
         state: &mut RouterState,
     ) -> Result<(), ActorProcessingErr> {
+        if let RouterWake::GoAwayDue(id) = message {
+            if state.go_away.due(id) {
+                state.reconnect();
+            }
+            return Ok(());
+        }
         let inbox = Arc::clone(&state.peers.router);
         for _ in 0..ROUTER_CHUNK {
             let Some(taken) = inbox.take() else {
@@ -187,7 +206,7 @@ impl Actor for Router {
             inbox.done(taken.seq);
         }
         // More may wait: let the mailbox breathe, then go on.
-        let _ = myself.cast(RouterWake);
+        let _ = myself.cast(RouterWake::Wake);
         Ok(())
     }
 }
@@ -254,6 +273,15 @@ fn destinations(event: &SessionEvent) -> (bool, bool, bool) {
 }
 
 impl RouterState {
+    /// Asks the transport to reconnect after a `goAway`, presenting the latest handle.
+    fn reconnect(&self) {
+        if let Some(transport) = self.peers.transport.get() {
+            let _ = transport.cast(TransportMsg::Reconnect {
+                reason: "go_away".to_owned(),
+            });
+        }
+    }
+
     /// The lanes' inboxes: fast, control, telemetry.
     fn lanes(&self) -> [Arc<LaneInbox>; 3] {
         [
@@ -298,13 +326,7 @@ impl RouterState {
                         let _ = transport.cast(TransportMsg::SetupComplete { conn });
                     }
                 }
-                SessionEvent::GoAway { .. } => {
-                    if let Some(transport) = self.peers.transport.get() {
-                        let _ = transport.cast(TransportMsg::Reconnect {
-                            reason: "go_away".to_owned(),
-                        });
-                    }
-                }
+
                 SessionEvent::SessionResumeUpdate(info) => {
                     if let Some(handle) = &info.handle {
                         self.resume_handle.send_replace(Some(handle.clone()));
@@ -312,6 +334,14 @@ impl RouterState {
                 }
                 SessionEvent::AudioData(_) => self.telemetry.audio_chunk_in(),
                 _ => {}
+            }
+            match self.go_away.observe(event) {
+                GoAwayStep::Nothing => {}
+                GoAwayStep::Reconnect => self.reconnect(),
+                GoAwayStep::Wait { id, after } => {
+                    self.myself
+                        .send_after(after, move || RouterWake::GoAwayDue(id));
+                }
             }
             self.measure_first_response(event, ts_ms);
         }

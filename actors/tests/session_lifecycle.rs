@@ -734,3 +734,81 @@ async fn a_hung_callback_times_out_and_disconnect_returns_within_a_bound() {
     );
     assert!(started.elapsed() < Duration::from_secs(60));
 }
+
+/// Behaviour 4 of issue 11: a `goAway` that arrives while the model is talking does not
+/// cut its turn: the rest of the turn is read and handled on the old connection, and the
+/// reconnect (presenting the latest handle) follows the turn's `turnComplete`.
+#[tokio::test(start_paused = true)]
+async fn a_go_away_mid_turn_waits_for_the_turn_to_complete() {
+    use std::time::Duration;
+    let mut server = ScriptedServer::bind().await;
+    let config = SessionConfig::default().session_resume(true);
+    let (_handle, mut conn, _, mut events) = start(&mut server, |b| b, config).await;
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}))
+        .await;
+    conn.send_json(&text("a")).await;
+    conn.send_json(&json!({"goAway": {"timeLeft": "10s"}}))
+        .await;
+    conn.send_json(&text("b")).await;
+    // Mid-turn: no reconnect yet, well within the time left.
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), server.accept())
+            .await
+            .is_err(),
+        "no reconnect while the turn is in flight"
+    );
+    conn.send_json(&text("c")).await;
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let mut conn2 = server.accept().await;
+    assert_eq!(
+        conn2.recv_json().await["setup"]["sessionResumption"],
+        json!({"handle": "h-1"})
+    );
+    conn2.send_json(&json!({"setupComplete": {}})).await;
+    assert_eq!(
+        conn.expect_closed().await,
+        Some((1000, "go_away".to_owned()))
+    );
+    let seen = settle(&mut events).await;
+    let fast: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::TextDelta(t)) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fast, ["a", "b", "c"]);
+    let control: Vec<&str> = kinds(&seen, Lane::Control)
+        .into_iter()
+        .filter(|k| *k != "phase_changed")
+        .collect();
+    assert_eq!(
+        control,
+        [
+            "connected",
+            "resume_update",
+            "go_away",
+            "text_complete",
+            "turn_complete",
+            "disconnected",
+            "connected"
+        ]
+    );
+}
+
+/// A `goAway` mid-turn whose turn never completes reconnects when the time left (less a
+/// 500 ms margin) runs out, not later.
+#[tokio::test(start_paused = true)]
+async fn a_go_away_mid_turn_reconnects_when_the_time_left_runs_out() {
+    use std::time::Duration;
+    let mut server = ScriptedServer::bind().await;
+    let config = SessionConfig::default().session_resume(true);
+    let (_handle, mut conn, _, mut events) = start(&mut server, |b| b, config).await;
+    conn.send_json(&text("a")).await;
+    settle(&mut events).await;
+    let sent = tokio::time::Instant::now();
+    conn.send_json(&json!({"goAway": {"timeLeft": "3s"}})).await;
+    let _conn2 = server.accept().await;
+    assert_eq!(sent.elapsed(), Duration::from_millis(2_500));
+}
