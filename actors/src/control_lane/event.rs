@@ -44,6 +44,8 @@ impl ControlLaneState {
                 }
             }
             SessionEvent::Interrupted => {
+                // Calls of tools that cancel on a barge-in go first.
+                self.cancel_on_barge_in(data).await;
                 if let Some(on_interrupted) = &callbacks.on_interrupted {
                     // Forced blocking: the interruption must be handled before audio resumes.
                     self.within("on_interrupted", on_interrupted.run_blocking(()))

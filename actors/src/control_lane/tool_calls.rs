@@ -14,7 +14,8 @@ use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractionPoint;
 use crate::lane_inbox::LaneItem;
 use crate::tools::{
-    PhaseToolFilter, ToolContext, ToolError, ToolExecutionMode, ToolOutcome, run_call, running_ack,
+    BargeIn, PhaseToolFilter, ToolContext, ToolError, ToolExecutionMode, ToolOutcome, run_call,
+    running_ack,
 };
 
 impl ControlLaneState {
@@ -161,6 +162,32 @@ impl ControlLaneState {
         } else {
             self.answer_ready(data).await;
         }
+    }
+
+    /// The user barged in: cancels the running calls of tools whose [`BargeIn`] policy is
+    /// `Cancel` (as a `toolCallCancellation` would), then answers what that settled.
+    pub(crate) async fn cancel_on_barge_in(&self, data: &mut ControlData) {
+        let Some(dispatcher) = &self.dispatcher else {
+            return;
+        };
+        let cancel: Vec<(u64, usize)> = data
+            .batches
+            .running()
+            .into_iter()
+            .filter(|(batch, index)| {
+                data.batches
+                    .get(*batch)
+                    .and_then(|batch| batch.calls.get(*index))
+                    .is_some_and(|slot| dispatcher.barge_in(slot.name()) == BargeIn::Cancel)
+            })
+            .collect();
+        if cancel.is_empty() {
+            return;
+        }
+        for (batch, index) in cancel {
+            self.cancel_call(data, batch, index);
+        }
+        self.answer_ready(data).await;
     }
 
     pub(crate) fn phase_filter(&self, data: &ControlData) -> Option<(String, Vec<String>)> {

@@ -60,11 +60,25 @@ struct Buffered {
     id: u64,
     key: String,
     /// `None`: a removal (tombstone). `Some(null)` is a set to null, which also removes.
+    /// For a modification: what the view reads until the commit.
     value: Option<Value>,
+    /// A read-modify-write, run again on the store's write path at commit.
+    modify: Option<JsonModify>,
 }
+
+/// A modification of a JSON value (absent: `null`), callable at every commit attempt.
+type JsonModify = Arc<dyn Fn(Value) -> Value + Send + Sync>;
 
 impl Buffered {
     fn to_op(&self) -> StateOp {
+        if let Some(modify) = &self.modify {
+            let modify = Arc::clone(modify);
+            return StateOp::Modify {
+                key: self.key.clone(),
+                default: Value::Null,
+                f: Box::new(move |current| modify(current)),
+            };
+        }
         match &self.value {
             Some(value) => StateOp::Set {
                 key: self.key.clone(),
@@ -98,13 +112,7 @@ impl DeltaState {
 
     fn push(&self, key: &str, value: Option<Value>) {
         let mut buffer = self.buffer();
-        let id = buffer.next_id;
-        buffer.next_id += 1;
-        buffer.writes.push(Buffered {
-            id,
-            key: key.to_owned(),
-            value,
-        });
+        push_into(&mut buffer, key, value, None);
     }
 
     /// The shared state this view writes to.
@@ -115,17 +123,7 @@ impl DeltaState {
     /// The value at `key`: this view's write if any, else the shared state's (with its
     /// derived fallback).
     pub fn get_raw(&self, key: &str) -> Option<Value> {
-        let buffered = self
-            .buffer()
-            .writes
-            .iter()
-            .rev()
-            .find(|write| write.key == key)
-            .map(|write| write.value.clone().filter(|value| !value.is_null()));
-        match buffered {
-            Some(value) => value,
-            None => self.state.get_raw(key),
-        }
+        view_value(&self.buffer(), &self.state, key)
     }
 
     /// The value at `key` as `T`.
@@ -148,6 +146,33 @@ impl DeltaState {
     /// Buffers a removal of `key`.
     pub fn remove(&self, key: &str) {
         self.push(key, None);
+    }
+
+    /// Replaces the value at `key` with `f` of it (of `default` if absent) and returns the
+    /// new value as this view now reads it. Atomic twice over: the view's read and write
+    /// happen under its lock, so no other write through this view (or a clone of it)
+    /// comes between them; and the commit does not write the value computed now but runs
+    /// `f` again on the store's write path, on the shared value as it is then — so ten
+    /// tools each adding one to a counter through their own views add ten, whatever order
+    /// they commit in. That is why `f` is `Fn`: it runs at least twice.
+    ///
+    /// A value of another shape at `key` is [`StateError::WrongType`] and nothing is
+    /// buffered; at commit, a value that has become of another shape is left as it is.
+    pub fn modify<T, F>(&self, key: &str, default: T, f: F) -> Result<T, StateError>
+    where
+        T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
+        F: Fn(T) -> T + Send + Sync + 'static,
+    {
+        let mut buffer = self.buffer();
+        let current = view_value(&buffer, &self.state, key).unwrap_or(Value::Null);
+        let (result, preview) = super::typed_modify(key, current, default.clone(), &f);
+        let new = result?;
+        let name = key.to_owned();
+        let modify: JsonModify = Arc::new(move |current: Value| {
+            super::typed_modify(&name, current, default.clone(), &f).1
+        });
+        push_into(&mut buffer, key, Some(preview), Some(modify));
+        Ok(new)
     }
 
     /// Whether the view holds buffered writes.
@@ -189,5 +214,31 @@ impl std::fmt::Debug for DeltaState {
         f.debug_struct("DeltaState")
             .field("buffered", &self.buffer().writes.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// Appends a write to the view's buffer.
+fn push_into(buffer: &mut Buffer, key: &str, value: Option<Value>, modify: Option<JsonModify>) {
+    let id = buffer.next_id;
+    buffer.next_id += 1;
+    buffer.writes.push(Buffered {
+        id,
+        key: key.to_owned(),
+        value,
+        modify,
+    });
+}
+
+/// The value at `key` through a view: its own last write if any, else the shared state's.
+fn view_value(buffer: &Buffer, state: &State, key: &str) -> Option<Value> {
+    let buffered = buffer
+        .writes
+        .iter()
+        .rev()
+        .find(|write| write.key == key)
+        .map(|write| write.value.clone().filter(|value| !value.is_null()));
+    match buffered {
+        Some(value) => value,
+        None => state.get_raw(key),
     }
 }

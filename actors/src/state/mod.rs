@@ -467,7 +467,12 @@ pub(crate) fn to_json(key: &str, value: &impl Serialize) -> Result<Value, StateE
 
 /// The typed step of [`State::modify`]: the outcome for the caller, and the value to store
 /// (`current` unchanged when there is nothing to write).
-fn typed_modify<T, F>(key: &str, current: Value, default: T, f: F) -> (Result<T, StateError>, Value)
+pub(crate) fn typed_modify<T, F>(
+    key: &str,
+    current: Value,
+    default: T,
+    f: F,
+) -> (Result<T, StateError>, Value)
 where
     T: Serialize + DeserializeOwned,
     F: FnOnce(T) -> T,

@@ -7,7 +7,11 @@ use std::time::Duration;
 
 use reel_protocol::{Behavior, FunctionDeclaration, Scheduling};
 
-use super::{DispatchError, ResultFormatter, ToolExecutionMode, ToolFunction, validate_name};
+use tokio::sync::Semaphore;
+
+use super::{
+    BargeIn, DispatchError, ResultFormatter, ToolExecutionMode, ToolFunction, validate_name,
+};
 
 /// How long a call may run when neither the dispatcher nor the tool says otherwise.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -18,6 +22,9 @@ struct Entry {
     tool: Arc<dyn ToolFunction>,
     mode: ToolExecutionMode,
     timeout: Option<Duration>,
+    /// At most this many calls of the tool run at once (a permit each), if limited.
+    limit: Option<Arc<Semaphore>>,
+    barge_in: BargeIn,
 }
 
 /// The tools of a session, by name.
@@ -51,6 +58,8 @@ struct Entry {
 pub struct ToolDispatcher {
     tools: BTreeMap<String, Entry>,
     default_timeout: Duration,
+    /// At most this many calls run at once in the session, whatever their tool.
+    limit: Option<Arc<Semaphore>>,
 }
 
 impl Default for ToolDispatcher {
@@ -65,7 +74,48 @@ impl ToolDispatcher {
         ToolDispatcher {
             tools: BTreeMap::new(),
             default_timeout: DEFAULT_TOOL_TIMEOUT,
+            limit: None,
         }
+    }
+
+    /// Lets at most `calls` tool calls run at once in the session; calls past it wait, in
+    /// the order they were made, for one to finish (the wait does not count against the
+    /// tool's timeout; a cancellation ends it). At least 1. The limit belongs to this
+    /// dispatcher: clones share it.
+    #[must_use]
+    pub fn max_concurrent(mut self, calls: usize) -> Self {
+        self.limit = Some(Arc::new(Semaphore::new(calls.max(1))));
+        self
+    }
+
+    /// Lets at most `calls` calls of the tool `name` run at once (see
+    /// [`ToolDispatcher::max_concurrent`]).
+    pub fn set_max_concurrent(&mut self, name: &str, calls: usize) -> Result<(), DispatchError> {
+        self.entry_mut(name)?.limit = Some(Arc::new(Semaphore::new(calls.max(1))));
+        Ok(())
+    }
+
+    /// Sets what the tool's running calls do when the user barges in ([`BargeIn`]).
+    pub fn set_barge_in(&mut self, name: &str, barge_in: BargeIn) -> Result<(), DispatchError> {
+        self.entry_mut(name)?.barge_in = barge_in;
+        Ok(())
+    }
+
+    /// What the running calls of `name` do on a barge-in ([`BargeIn::Keep`] for an unknown
+    /// name).
+    pub fn barge_in(&self, name: &str) -> BargeIn {
+        self.tools
+            .get(name)
+            .map(|entry| entry.barge_in)
+            .unwrap_or_default()
+    }
+
+    /// The permits a call of `name` must hold to run: the tool's, then the session's.
+    pub(crate) fn limits(&self, name: &str) -> [Option<Arc<Semaphore>>; 2] {
+        [
+            self.tools.get(name).and_then(|entry| entry.limit.clone()),
+            self.limit.clone(),
+        ]
     }
 
     /// Sets the timeout of every tool that has none of its own.
@@ -97,6 +147,8 @@ impl ToolDispatcher {
                 tool,
                 mode: ToolExecutionMode::Standard,
                 timeout: None,
+                limit: None,
+                barge_in: BargeIn::Keep,
             },
         );
         Ok(())

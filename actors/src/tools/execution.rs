@@ -121,14 +121,30 @@ pub async fn run_call(
             tool: name.clone(),
             phase: filter.phase.to_owned(),
         }),
-        (Some(tool), _) => {
+        (Some(tool), _) => 'run: {
             let cancel = ctx.cancel.clone();
+            // Permits first (the tool's, then the session's), in call order; the wait is
+            // not timed, but a cancellation ends it.
+            let mut permits = Vec::new();
+            for limit in dispatcher.limits(&name).into_iter().flatten() {
+                tokio::select! {
+                    // A dispatcher's semaphores are never closed, so this always holds.
+                    permit = limit.acquire_owned() => if let Ok(permit) = permit {
+                        permits.push(permit);
+                    },
+                    () = cancel.cancelled() => {
+                        break 'run Err(ToolError::Cancelled { tool: name.clone() });
+                    }
+                }
+            }
             // `call` itself runs inside the task too, so a tool that panics before handing
             // back its future is caught like one that panics while running.
             let tool = Arc::clone(tool);
             let call_args = args.clone();
             let future = async move { tool.call(call_args, ctx).await }.boxed();
-            supervise(&name, future, dispatcher.timeout(&name), &cancel).await
+            let result = supervise(&name, future, dispatcher.timeout(&name), &cancel).await;
+            drop(permits);
+            result
         }
     };
     ToolOutcome {

@@ -47,6 +47,7 @@
 //! # }
 //! ```
 
+mod barge_in;
 mod context;
 mod dispatcher;
 mod error;
@@ -61,6 +62,7 @@ mod simple;
 mod task;
 mod typed;
 
+pub use barge_in::BargeIn;
 pub use context::ToolContext;
 pub use dispatcher::{DEFAULT_TOOL_TIMEOUT, ToolDispatcher};
 pub use error::{DispatchError, ToolError};
