@@ -17,12 +17,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
-use reel_actors::LiveEvent;
 use reel_actors::clock::ManualClock;
-use reel_actors::events::Lane;
-use reel_actors::router::{Lifecycle, RouterMsg};
-use reel_actors::supervisor::SupervisorMsg;
-use reel_actors::transport::{TransportArgs, TransportFactory, TransportMsg, describe_close};
+use reel_actors::router::RouterMsg;
+use reel_actors::transport::{TransportArgs, TransportFactory, TransportMsg, TreeReports};
 use reel_actors::writer::Origin;
 use reel_protocol::{CommandEncoder, FrameKind, SessionCommand, decode_client, decode_server};
 use tokio::sync::{Mutex, watch};
@@ -198,13 +195,8 @@ impl Actor for ReplayTransport {
             TransportMsg::SetupComplete { .. }
                 if state.shared.reconnecting.swap(false, Ordering::AcqRel) =>
             {
-                state.args.telemetry.reconnected();
                 let resumed = state.shared.presented_handle.load(Ordering::Acquire);
-                state
-                    .args
-                    .peers
-                    .hub
-                    .publish(Lane::Supervisor, LiveEvent::Reconnected { resumed });
+                reports(&state.args).reconnected(resumed);
             }
             // The tape says when connections end and reconnect; the live transport's own
             // timers and link events have no counterpart here.
@@ -242,12 +234,9 @@ impl ReplayTransportState {
                 stamp
             }
         };
-        if !matches!(command, SessionCommand::SendAudio(_)) {
-            let _ = self.args.peers.router.push(RouterMsg::Lifecycle {
-                step: Lifecycle::Sent(command),
-                ts_ms: Some(stamp.ts_ms),
-            });
-        }
+        // The application's text is not the user's here: the recording's own app frames
+        // carry that (see `replay_app_frame`).
+        reports(&self.args).sent(command, origin, stamp, false);
     }
 
     /// The application ended a replay before its recording ended.
@@ -270,6 +259,11 @@ impl ReplayTransportState {
     }
 }
 
+/// What this transport tells the tree: the same reports as the live transport's.
+fn reports(args: &TransportArgs) -> TreeReports<'_> {
+    TreeReports::new(&args.peers, &args.tap, &args.telemetry)
+}
+
 /// Reports the end of connection `conn` exactly as the live transport does.
 fn end_session(
     args: &TransportArgs,
@@ -279,26 +273,11 @@ fn end_session(
     client: bool,
     last: bool,
 ) {
+    let reports = reports(args);
     if client && last {
-        let _ = args.peers.router.push(RouterMsg::Lifecycle {
-            step: Lifecycle::Sent(SessionCommand::Disconnect),
-            ts_ms: None,
-        });
+        reports.disconnecting();
     }
-    if last {
-        let why = describe_close(code, reason.as_deref());
-        args.peers.supervisor.cast(SupervisorMsg::Ending(why));
-    }
-    let stamp = args.tap.mark_close(conn, code, reason.clone(), client);
-    let _ = args.peers.router.push(RouterMsg::LinkDown {
-        code,
-        reason,
-        last,
-        ts_ms: stamp.ts_ms,
-    });
-    if last {
-        args.tap.flush();
-    }
+    reports.connection_ended(conn, code, reason, client, last);
 }
 
 /// Walks the tape and plays it.
@@ -405,10 +384,7 @@ impl TapeReader {
                             false,
                         );
                         let reason = mark.reason.unwrap_or_else(|| "connection lost".to_owned());
-                        self.args.peers.hub.publish(
-                            Lane::Supervisor,
-                            LiveEvent::Reconnecting { attempt: 1, reason },
-                        );
+                        reports(&self.args).reconnecting(1, reason);
                         self.shared.reconnecting.store(true, Ordering::Release);
                         setup_seen = false;
                         self.open_connection().await;
@@ -455,12 +431,7 @@ impl TapeReader {
             .tap
             .stamp_out(*conn, binary, Origin::Runtime, &setup);
         self.shared.matcher.produced(kind, setup, recorded);
-        for step in [Lifecycle::ConnectStarted, Lifecycle::SetupSent] {
-            let _ = self.args.peers.router.push(RouterMsg::Lifecycle {
-                step,
-                ts_ms: Some(stamp.ts_ms),
-            });
-        }
+        reports(&self.args).connecting(stamp);
     }
 
     async fn deliver(&self, entry: reel_recorder::wire_log::WireEntry) {
@@ -495,17 +466,13 @@ impl TapeReader {
         let Ok(message) = decode_client(&entry.payload) else {
             return;
         };
+        let reports = reports(&self.args);
         if let Some(text) = message.user_text() {
-            let _ = self.args.peers.router.push(RouterMsg::Lifecycle {
-                step: Lifecycle::AppText(text),
-                ts_ms: Some(stamp.ts_ms),
-            });
+            reports.app_text(text, stamp);
         }
         if let Some(responses) = message.tool_response.and_then(|r| r.function_responses) {
-            let _ = self.args.peers.router.push(RouterMsg::Lifecycle {
-                step: Lifecycle::Sent(SessionCommand::SendToolResponse(responses)),
-                ts_ms: Some(stamp.ts_ms),
-            });
+            let command = SessionCommand::SendToolResponse(responses);
+            reports.sent(command, Origin::App, stamp, false);
         }
     }
 

@@ -20,17 +20,15 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::{
     ApiEndpoint, CommandEncoder, FrameKind, SessionCommand, SessionConfig, SessionError,
-    SessionEvent,
 };
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, LinkSender};
+use super::tree_reports::TreeReports;
 use super::wire_tap::{Stamp, WireTap};
-use crate::events::{Lane, LiveEvent};
 use crate::peers::Peers;
-use crate::router::{Lifecycle, RouterMsg};
-use crate::supervisor::SupervisorMsg;
+use crate::router::RouterMsg;
 use crate::telemetry::TelemetryShared;
 use crate::writer::Origin;
 
@@ -252,13 +250,7 @@ impl Actor for Transport {
                 if conn == state.conn && state.link == Link::AwaitingSetup {
                     state.link = Link::Live;
                     if std::mem::take(&mut state.reconnecting) {
-                        state.args.telemetry.reconnected();
-                        state.args.peers.hub.publish(
-                            Lane::Supervisor,
-                            LiveEvent::Reconnected {
-                                resumed: state.presented_handle,
-                            },
-                        );
+                        state.reports().reconnected(state.presented_handle);
                     }
                     while state.link == Link::Live {
                         let Some((command, origin)) = state.queue.pop_front() else {
@@ -354,14 +346,13 @@ impl TransportState {
         self.queue.push_back((command, origin));
     }
 
-    fn router(&self, message: RouterMsg) {
-        // Always accepted (the transport's steps are few and must not be lost); refused
-        // only once the router is gone, when the session is over anyway.
-        let _ = self.args.peers.router.push(message);
+    /// What this transport tells the tree (shared with the tape reader).
+    fn reports(&self) -> TreeReports<'_> {
+        TreeReports::new(&self.args.peers, &self.args.tap, &self.args.telemetry)
     }
 
     fn report(&self, error: SessionError) {
-        self.router(RouterMsg::Report(Box::new(SessionEvent::Error(error))));
+        self.reports().error(error);
     }
 
     /// Opens connection number `conn + 1`. `attempt` is 0 for the first connect, else the
@@ -375,13 +366,8 @@ impl TransportState {
         self.conn += 1;
         let conn = self.conn;
         if attempt > 0 {
-            self.args.peers.hub.publish(
-                Lane::Supervisor,
-                LiveEvent::Reconnecting {
-                    attempt,
-                    reason: reason.clone().unwrap_or_default(),
-                },
-            );
+            self.reports()
+                .reconnecting(attempt, reason.clone().unwrap_or_default());
         }
         let request = self.args.endpoint.connect_request();
         let (sender, receiver) = match self
@@ -430,12 +416,7 @@ impl TransportState {
         // Both steps carry the setup frame's time, and reach the router before the frame
         // leaves, so before anything the server answers.
         let stamp = self.stamp(&setup, false, Origin::Runtime);
-        for step in [Lifecycle::ConnectStarted, Lifecycle::SetupSent] {
-            self.router(RouterMsg::Lifecycle {
-                step,
-                ts_ms: Some(stamp.ts_ms),
-            });
-        }
+        self.reports().connecting(stamp);
         self.send_frame(setup).await;
         let timeout = self.args.options.setup_timeout;
         myself.send_after(timeout, move || TransportMsg::SetupTimedOut { conn });
@@ -451,20 +432,8 @@ impl TransportState {
         let bytes = bytes::Bytes::from(bytes);
         let audio = matches!(command, SessionCommand::SendAudio(_));
         let stamp = self.stamp(&bytes, audio, origin);
-        if origin == Origin::App
-            && let Some(text) = command.user_text()
-        {
-            self.router(RouterMsg::Lifecycle {
-                step: Lifecycle::AppText(text),
-                ts_ms: Some(stamp.ts_ms),
-            });
-        }
-        if !audio {
-            self.router(RouterMsg::Lifecycle {
-                step: Lifecycle::Sent(command),
-                ts_ms: Some(stamp.ts_ms),
-            });
-        }
+        // Live, the application's text is on the wire: the user's text.
+        self.reports().sent(command, origin, stamp, true);
         self.send_frame(bytes).await;
     }
 
@@ -525,16 +494,8 @@ impl TransportState {
     /// Marks the end of the current connection in the recording and tells the router, with
     /// a reconnect to follow (`last: false`) or not; `client` when we closed it.
     fn link_down(&self, code: Option<u16>, reason: Option<String>, last: bool, client: bool) {
-        let stamp = self
-            .args
-            .tap
-            .mark_close(self.conn, code, reason.clone(), client);
-        self.router(RouterMsg::LinkDown {
-            code,
-            reason,
-            last,
-            ts_ms: stamp.ts_ms,
-        });
+        self.reports()
+            .connection_ended(self.conn, code, reason, client, last);
     }
 
     /// The session's connection is over for good; `client` when we closed it.
@@ -544,27 +505,18 @@ impl TransportState {
         }
         self.link = Link::Closed;
         self.queue.clear();
-        let why = describe_close(code, reason.as_deref());
-        self.args.peers.supervisor.cast(SupervisorMsg::Ending(why));
         self.link_down(code, reason, true, client);
-        self.args.tap.flush();
     }
 
     async fn disconnect(&mut self, myself: &ActorRef<TransportMsg>) {
         match self.link {
             Link::Closing | Link::Closed => {}
             Link::Down => {
-                self.router(RouterMsg::Lifecycle {
-                    step: Lifecycle::Sent(SessionCommand::Disconnect),
-                    ts_ms: None,
-                });
+                self.reports().disconnecting();
                 self.finish(Some(1000), Some("client disconnect".to_owned()), true);
             }
             Link::AwaitingSetup | Link::Live => {
-                self.router(RouterMsg::Lifecycle {
-                    step: Lifecycle::Sent(SessionCommand::Disconnect),
-                    ts_ms: None,
-                });
+                self.reports().disconnecting();
                 self.link = Link::Closing;
                 if let Some(sender) = &mut self.sender
                     && let Err(error) = sender.close(1000, "client disconnect".to_owned()).await

@@ -10,6 +10,7 @@
 pub mod factory;
 pub mod link;
 pub mod live_transport;
+pub mod tree_reports;
 pub mod websocket;
 pub mod wire_tap;
 
@@ -22,6 +23,7 @@ pub use live_transport::{
     describe_close,
 };
 pub use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+pub use tree_reports::TreeReports;
 pub use websocket::{
     CONNECTION_REFUSED, CONNECTION_RESET, DROPPED_WITHOUT_CLOSE, TlsSetupError, WebSocketConnector,
 };

@@ -1,0 +1,147 @@
+//! [`TreeReports`]: what a transport tells the rest of the tree, in one place.
+//!
+//! Two transports move frames: the live one (a WebSocket) and, in replay, the tape reader.
+//! Everything the tree learns from them that is not a frame — a connection opening, a
+//! command gone out that moves the phase, the user's text, a connection ending, the
+//! session's end, a reconnect — is decided here, and both call it, so the phase, reconnect
+//! and end semantics of a replay cannot drift from the live session's.
+
+use reel_protocol::{SessionCommand, SessionError, SessionEvent};
+
+use super::live_transport::describe_close;
+use super::wire_tap::{Stamp, WireTap};
+use crate::events::{Lane, LiveEvent};
+use crate::peers::Peers;
+use crate::router::{Lifecycle, RouterMsg};
+use crate::supervisor::SupervisorMsg;
+use crate::telemetry::TelemetryShared;
+use crate::writer::Origin;
+
+/// The reports of one transport to its tree.
+#[derive(Clone, Copy)]
+pub struct TreeReports<'a> {
+    peers: &'a Peers,
+    tap: &'a WireTap,
+    telemetry: &'a TelemetryShared,
+}
+
+impl std::fmt::Debug for TreeReports<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TreeReports").finish_non_exhaustive()
+    }
+}
+
+impl<'a> TreeReports<'a> {
+    /// Reports to the tree of `peers`, marking connection ends on `tap`.
+    pub fn new(peers: &'a Peers, tap: &'a WireTap, telemetry: &'a TelemetryShared) -> Self {
+        TreeReports {
+            peers,
+            tap,
+            telemetry,
+        }
+    }
+
+    fn router(&self, message: RouterMsg) {
+        // Always accepted (a transport's steps are few and must not be lost); refused only
+        // once the router is gone, when the session is over anyway.
+        let _ = self.peers.router.push(message);
+    }
+
+    /// A connection is opening and its setup frame, stamped `setup`, is about to leave:
+    /// both steps carry the setup's time and reach the router before anything the server
+    /// answers.
+    pub fn connecting(&self, setup: Stamp) {
+        for step in [Lifecycle::ConnectStarted, Lifecycle::SetupSent] {
+            self.router(RouterMsg::Lifecycle {
+                step,
+                ts_ms: Some(setup.ts_ms),
+            });
+        }
+    }
+
+    /// `command` went out (stamped `stamp`), sent by `origin`. The router hears of every
+    /// command but audio (the phase and the response latency depend on them); when
+    /// `user_text` is set — the application's text on the wire, live — it hears of the
+    /// user's text first, which reaches the control lane as `SessionEvent::UserText`.
+    pub fn sent(&self, command: SessionCommand, origin: Origin, stamp: Stamp, user_text: bool) {
+        if user_text
+            && origin == Origin::App
+            && let Some(text) = command.user_text()
+        {
+            self.app_text(text, stamp);
+        }
+        if !matches!(command, SessionCommand::SendAudio(_)) {
+            self.router(RouterMsg::Lifecycle {
+                step: Lifecycle::Sent(command),
+                ts_ms: Some(stamp.ts_ms),
+            });
+        }
+    }
+
+    /// The user's `text` went out at `stamp` (a replay reports it from the recording).
+    pub fn app_text(&self, text: String, stamp: Stamp) {
+        self.router(RouterMsg::Lifecycle {
+            step: Lifecycle::AppText(text),
+            ts_ms: Some(stamp.ts_ms),
+        });
+    }
+
+    /// An error the transport met, reported as an event to the control lane, in order.
+    pub fn error(&self, error: SessionError) {
+        self.router(RouterMsg::Report(Box::new(SessionEvent::Error(error))));
+    }
+
+    /// A reconnect `attempt` (1-based) begins, for `reason`.
+    pub fn reconnecting(&self, attempt: u32, reason: String) {
+        self.peers.hub.publish(
+            Lane::Supervisor,
+            LiveEvent::Reconnecting { attempt, reason },
+        );
+    }
+
+    /// The connection is live again after a reconnect; `resumed` if the setup presented
+    /// a resumption handle.
+    pub fn reconnected(&self, resumed: bool) {
+        self.telemetry.reconnected();
+        self.peers
+            .hub
+            .publish(Lane::Supervisor, LiveEvent::Reconnected { resumed });
+    }
+
+    /// The client closes the session for good: the router hears of the disconnect (the
+    /// phase moves) before the connection's end.
+    pub fn disconnecting(&self) {
+        self.router(RouterMsg::Lifecycle {
+            step: Lifecycle::Sent(SessionCommand::Disconnect),
+            ts_ms: None,
+        });
+    }
+
+    /// Connection `conn` ended with `code` and `reason` (`client` when this side closed
+    /// it): marked in the recording and routed as `Disconnected`. With `last` no reconnect
+    /// follows: the supervisor hears why the session ends first, and the recording is
+    /// flushed.
+    pub fn connection_ended(
+        &self,
+        conn: u32,
+        code: Option<u16>,
+        reason: Option<String>,
+        client: bool,
+        last: bool,
+    ) {
+        if last {
+            let why = describe_close(code, reason.as_deref());
+            self.peers.supervisor.cast(SupervisorMsg::Ending(why));
+        }
+        let stamp = self.tap.mark_close(conn, code, reason.clone(), client);
+        self.router(RouterMsg::LinkDown {
+            code,
+            reason,
+            last,
+            ts_ms: stamp.ts_ms,
+        });
+        if last {
+            self.tap.flush();
+        }
+    }
+}
