@@ -210,3 +210,42 @@ async fn modify_through_ten_concurrent_calls_counts_all_ten() {
     settle(&mut events).await;
     assert_eq!(handle.state().get_raw("app:count"), Some(json!(10)));
 }
+
+/// Calls past a limit start in call order on the multi-thread runtime too (where tasks
+/// spawned at once run in any order): permits are taken in call order before each call's
+/// task starts. (The check and its finding are from a second, lane-granted design of
+/// these limits.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_past_a_limit_start_in_call_order_on_the_multi_thread_runtime() {
+    for _round in 0..5 {
+        let order: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+        let seen = Arc::clone(&order);
+        let mut dispatcher = ToolDispatcher::new();
+        dispatcher
+            .register(SimpleTool::new(
+                "t",
+                "Notes its call.",
+                None,
+                move |args: Value, _ctx| {
+                    let seen = Arc::clone(&seen);
+                    async move {
+                        seen.lock().unwrap().push(format!("c{}", args["n"]));
+                        Ok(json!({"n": args["n"]}))
+                    }
+                },
+            ))
+            .unwrap();
+        dispatcher.set_max_concurrent("t", 1).unwrap();
+        let mut server = ScriptedServer::bind().await;
+        let (_handle, mut conn, _, _events) = start(
+            &mut server,
+            |b| b.dispatcher(dispatcher),
+            SessionConfig::default(),
+        )
+        .await;
+        let five: Vec<(&str, u32)> = (1..=5).map(|n| ("t", n)).collect();
+        conn.send_json(&calls(&five)).await;
+        assert_eq!(conn.recv_json().await, responses(&five));
+        assert_eq!(*order.lock().unwrap(), ["c1", "c2", "c3", "c4", "c5"]);
+    }
+}

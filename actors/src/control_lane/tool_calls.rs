@@ -14,8 +14,8 @@ use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractionPoint;
 use crate::lane_inbox::LaneItem;
 use crate::tools::{
-    BargeIn, PhaseToolFilter, ToolContext, ToolError, ToolExecutionMode, ToolOutcome, run_call,
-    running_ack,
+    BargeIn, PhaseToolFilter, ToolContext, ToolError, ToolExecutionMode, ToolOutcome,
+    acquire_limits, run_call_holding, running_ack,
 };
 
 impl ControlLaneState {
@@ -84,27 +84,42 @@ impl ControlLaneState {
         }
         let batch_id = data.batches.insert(batch);
         if let Some(batch) = data.batches.get_mut(batch_id) {
+            // One starter per batch takes each call's permits in call order, then starts
+            // the call's task: calls past a limit start in call order on any runtime.
+            let mut starts = Vec::new();
             for (index, slot) in batch.calls.iter().enumerate() {
                 let CallStatus::Running(cancel) = &slot.status else {
                     continue;
                 };
                 let ctx = ToolContext::for_call(&slot.call, slot.delta.clone(), cancel.clone())
                     .with_llm_interceptor(Arc::clone(&self.interceptor));
-                let dispatcher = Arc::clone(dispatcher);
-                let call = slot.call.clone();
-                let filter = phase_filter.clone();
-                let control = Arc::clone(&self.peers.control);
-                tokio::spawn(async move {
-                    let allowed = filter.as_ref().map(|(phase, tools)| PhaseToolFilter {
-                        phase,
-                        allowed: tools,
-                    });
-                    let outcome = run_call(&dispatcher, &call, ctx, allowed).await;
-                    // Never dropped, never waits: the lane's inbox outlives a restart, and
-                    // is refused only once the session is over.
-                    let _ = control.push(LaneItem::ToolDone((batch_id, index, outcome)));
-                });
+                starts.push((index, slot.call.clone(), ctx));
             }
+            let dispatcher = Arc::clone(dispatcher);
+            let filter = phase_filter.clone();
+            let control = Arc::clone(&self.peers.control);
+            tokio::spawn(async move {
+                for (index, call, ctx) in starts {
+                    let name = call.name.clone().unwrap_or_default();
+                    let permits = acquire_limits(&dispatcher, &name, &ctx.cancel).await;
+                    let (dispatcher, filter, control) = (
+                        Arc::clone(&dispatcher),
+                        filter.clone(),
+                        Arc::clone(&control),
+                    );
+                    tokio::spawn(async move {
+                        let allowed = filter.as_ref().map(|(phase, tools)| PhaseToolFilter {
+                            phase,
+                            allowed: tools,
+                        });
+                        let outcome =
+                            run_call_holding(&dispatcher, &call, ctx, allowed, permits).await;
+                        // Never dropped, never waits: the lane's inbox outlives a restart,
+                        // and is refused only once the session is over.
+                        let _ = control.push(LaneItem::ToolDone((batch_id, index, outcome)));
+                    });
+                }
+            });
         }
         self.send_tool_responses(data, acks, false).await;
     }

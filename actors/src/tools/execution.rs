@@ -7,6 +7,7 @@ use futures_util::FutureExt;
 
 use reel_protocol::FunctionCall;
 use serde_json::{Map, Value};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 use crate::state::{DeltaState, StateError};
@@ -102,6 +103,48 @@ pub async fn run_call(
     ctx: ToolContext,
     filter: Option<PhaseToolFilter<'_>>,
 ) -> ToolOutcome {
+    let name = call.name.clone().unwrap_or_default();
+    let permits = if dispatcher.get(&name).is_some() {
+        acquire_limits(dispatcher, &name, &ctx.cancel).await
+    } else {
+        Ok(Vec::new())
+    };
+    run_call_holding(dispatcher, call, ctx, filter, permits).await
+}
+
+/// The permits a call of `name` must hold to run under the dispatcher's limits: the
+/// tool's, then the session's (none without limits). Waits for them — not timed, but
+/// `cancel` ends the wait with [`ToolError::Cancelled`]. Taking them in call order, before
+/// the calls' tasks start, is what makes calls past a limit start in call order.
+pub async fn acquire_limits(
+    dispatcher: &ToolDispatcher,
+    name: &str,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Vec<OwnedSemaphorePermit>, ToolError> {
+    let mut permits = Vec::new();
+    for limit in dispatcher.limits(name).into_iter().flatten() {
+        tokio::select! {
+            // A dispatcher's semaphores are never closed, so this always holds.
+            permit = limit.acquire_owned() => if let Ok(permit) = permit {
+                permits.push(permit);
+            },
+            () = cancel.cancelled() => {
+                return Err(ToolError::Cancelled { tool: name.to_owned() });
+            }
+        }
+    }
+    Ok(permits)
+}
+
+/// [`run_call`] for a call that already holds its permits (or failed to get them: then it
+/// does not run and its outcome is that error). The permits are released when it ends.
+pub async fn run_call_holding(
+    dispatcher: &ToolDispatcher,
+    call: &FunctionCall,
+    ctx: ToolContext,
+    filter: Option<PhaseToolFilter<'_>>,
+    permits: Result<Vec<OwnedSemaphorePermit>, ToolError>,
+) -> ToolOutcome {
     let start = Instant::now();
     let name = call.name.clone().unwrap_or_default();
     let args = call
@@ -121,31 +164,20 @@ pub async fn run_call(
             tool: name.clone(),
             phase: filter.phase.to_owned(),
         }),
-        (Some(tool), _) => 'run: {
-            let cancel = ctx.cancel.clone();
-            // Permits first (the tool's, then the session's), in call order; the wait is
-            // not timed, but a cancellation ends it.
-            let mut permits = Vec::new();
-            for limit in dispatcher.limits(&name).into_iter().flatten() {
-                tokio::select! {
-                    // A dispatcher's semaphores are never closed, so this always holds.
-                    permit = limit.acquire_owned() => if let Ok(permit) = permit {
-                        permits.push(permit);
-                    },
-                    () = cancel.cancelled() => {
-                        break 'run Err(ToolError::Cancelled { tool: name.clone() });
-                    }
-                }
+        (Some(tool), _) => match permits {
+            Err(error) => Err(error),
+            Ok(permits) => {
+                let cancel = ctx.cancel.clone();
+                // `call` itself runs inside the task too, so a tool that panics before
+                // handing back its future is caught like one that panics while running.
+                let tool = Arc::clone(tool);
+                let call_args = args.clone();
+                let future = async move { tool.call(call_args, ctx).await }.boxed();
+                let result = supervise(&name, future, dispatcher.timeout(&name), &cancel).await;
+                drop(permits);
+                result
             }
-            // `call` itself runs inside the task too, so a tool that panics before handing
-            // back its future is caught like one that panics while running.
-            let tool = Arc::clone(tool);
-            let call_args = args.clone();
-            let future = async move { tool.call(call_args, ctx).await }.boxed();
-            let result = supervise(&name, future, dispatcher.timeout(&name), &cancel).await;
-            drop(permits);
-            result
-        }
+        },
     };
     ToolOutcome {
         call_id: call.id.clone().unwrap_or_default(),

@@ -66,7 +66,7 @@ pub use barge_in::BargeIn;
 pub use context::ToolContext;
 pub use dispatcher::{DEFAULT_TOOL_TIMEOUT, ToolDispatcher};
 pub use error::{DispatchError, ToolError};
-pub use execution::{PhaseToolFilter, ToolOutcome, run_call};
+pub use execution::{PhaseToolFilter, ToolOutcome, acquire_limits, run_call, run_call_holding};
 pub use formatter::{DefaultResultFormatter, ResultFormatter};
 pub use function::ToolFunction;
 pub use mode::ToolExecutionMode;
