@@ -110,7 +110,8 @@ fn register(
         .map_err(|source| failed(format!("tool(\"{name}\")"), source))
 }
 
-/// Adds `other`'s tools, each with the mode and time limit it had there.
+/// Adds `other`'s tools, each with the mode, time limit, concurrency limit and barge-in
+/// policy it had there; `other`'s session limit, if it has one, becomes the session's.
 fn merge(dispatcher: &mut ToolDispatcher, other: &ToolDispatcher) -> Result<(), BuildError> {
     for name in other.names() {
         let Some(tool) = other.get(&name) else {
@@ -120,7 +121,15 @@ fn merge(dispatcher: &mut ToolDispatcher, other: &ToolDispatcher) -> Result<(), 
             .register_arc(Arc::clone(tool))
             .and_then(|()| dispatcher.set_mode(&name, other.mode(&name)))
             .and_then(|()| dispatcher.set_timeout(&name, other.timeout(&name)))
+            .and_then(|()| dispatcher.set_barge_in(&name, other.barge_in(&name)))
+            .and_then(|()| match other.tool_limit(&name) {
+                Some(calls) => dispatcher.set_max_concurrent(&name, calls),
+                None => Ok(()),
+            })
             .map_err(|source| failed("tools(..)".to_owned(), source))?;
+    }
+    if let Some(calls) = other.session_limit() {
+        *dispatcher = std::mem::take(dispatcher).max_concurrent(calls);
     }
     Ok(())
 }
@@ -281,5 +290,41 @@ impl LiveBuilder {
             call,
         });
         self
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use reel_actors::tools::{BargeIn, SimpleTool};
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_merged_dispatcher_keeps_its_limits_and_barge_in_policies() {
+        let mut other = ToolDispatcher::new().max_concurrent(3);
+        for name in ["read_out", "book"] {
+            other
+                .register(SimpleTool::new(
+                    name,
+                    "A tool.",
+                    None,
+                    |_args, _ctx| async { Ok(json!({})) },
+                ))
+                .unwrap();
+        }
+        other.set_max_concurrent("book", 1).unwrap();
+        other.set_barge_in("read_out", BargeIn::Cancel).unwrap();
+        let mut merged = ToolDispatcher::new();
+        merge(&mut merged, &other).unwrap();
+        assert_eq!(merged.session_limit(), Some(3));
+        assert_eq!(
+            (merged.tool_limit("book"), merged.tool_limit("read_out")),
+            (Some(1), None)
+        );
+        assert_eq!(
+            (merged.barge_in("read_out"), merged.barge_in("book")),
+            (BargeIn::Cancel, BargeIn::Keep)
+        );
     }
 }

@@ -23,7 +23,7 @@ struct Entry {
     mode: ToolExecutionMode,
     timeout: Option<Duration>,
     /// At most this many calls of the tool run at once (a permit each), if limited.
-    limit: Option<Arc<Semaphore>>,
+    limit: Option<(usize, Arc<Semaphore>)>,
     barge_in: BargeIn,
 }
 
@@ -59,7 +59,7 @@ pub struct ToolDispatcher {
     tools: BTreeMap<String, Entry>,
     default_timeout: Duration,
     /// At most this many calls run at once in the session, whatever their tool.
-    limit: Option<Arc<Semaphore>>,
+    limit: Option<(usize, Arc<Semaphore>)>,
 }
 
 impl Default for ToolDispatcher {
@@ -84,14 +84,29 @@ impl ToolDispatcher {
     /// dispatcher: clones share it.
     #[must_use]
     pub fn max_concurrent(mut self, calls: usize) -> Self {
-        self.limit = Some(Arc::new(Semaphore::new(calls.max(1))));
+        let calls = calls.max(1);
+        self.limit = Some((calls, Arc::new(Semaphore::new(calls))));
         self
+    }
+
+    /// The session's limit on calls running at once, if set.
+    pub fn session_limit(&self) -> Option<usize> {
+        self.limit.as_ref().map(|(calls, _)| *calls)
+    }
+
+    /// The limit on calls of `name` running at once, if set.
+    pub fn tool_limit(&self, name: &str) -> Option<usize> {
+        self.tools
+            .get(name)
+            .and_then(|entry| entry.limit.as_ref())
+            .map(|(calls, _)| *calls)
     }
 
     /// Lets at most `calls` calls of the tool `name` run at once (see
     /// [`ToolDispatcher::max_concurrent`]).
     pub fn set_max_concurrent(&mut self, name: &str, calls: usize) -> Result<(), DispatchError> {
-        self.entry_mut(name)?.limit = Some(Arc::new(Semaphore::new(calls.max(1))));
+        let calls = calls.max(1);
+        self.entry_mut(name)?.limit = Some((calls, Arc::new(Semaphore::new(calls))));
         Ok(())
     }
 
@@ -113,8 +128,11 @@ impl ToolDispatcher {
     /// The permits a call of `name` must hold to run: the tool's, then the session's.
     pub(crate) fn limits(&self, name: &str) -> [Option<Arc<Semaphore>>; 2] {
         [
-            self.tools.get(name).and_then(|entry| entry.limit.clone()),
-            self.limit.clone(),
+            self.tools
+                .get(name)
+                .and_then(|entry| entry.limit.as_ref())
+                .map(|(_, limit)| Arc::clone(limit)),
+            self.limit.as_ref().map(|(_, limit)| Arc::clone(limit)),
         ]
     }
 
