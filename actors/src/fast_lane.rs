@@ -13,11 +13,9 @@ use reel_protocol::SessionEvent;
 use crate::callbacks::FastCallbacks;
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
-use crate::lane_inbox::{FailedItem, LANE_CHUNK, LaneItem, failure_report};
+use crate::lane_inbox::{LANE_CHUNK, LaneItem, drained, report_failed};
 use crate::peers::Peers;
 use crate::playback::PlaybackQueue;
-use crate::router::RouterMsg;
-use crate::supervisor::SupervisorMsg;
 
 /// Messages to the fast lane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,34 +95,6 @@ impl Actor for FastLane {
         }
         let _ = myself.cast(FastMsg::Wake);
         Ok(())
-    }
-}
-
-/// Tells the supervisor `lane` handled its last event.
-pub(crate) fn drained(peers: &Peers, lane: Child) {
-    peers.supervisor.cast(SupervisorMsg::Drained(lane));
-}
-
-/// A lane's successor reports the item its predecessor failed on (through the router, so
-/// the report reaches the control lane in order) — or, if that was the end marker, finishes
-/// what the predecessor could not: it reports drained.
-pub(crate) fn report_failed(peers: &Peers, lane: Child, failed: &crate::inbox::Failed<FailedItem>) {
-    if let FailedItem::Event {
-        error: Some(error), ..
-    } = &failed.label
-    {
-        // The failed item was an error (often the report of an earlier failure): it still
-        // reaches the application, published as it is, without being handled again.
-        peers.hub.publish(
-            Lane::Control,
-            LiveEvent::Session(SessionEvent::Error((**error).clone())),
-        );
-    }
-    match failure_report(lane, failed) {
-        Some(report) => {
-            let _ = peers.router.push(RouterMsg::Report(Box::new(report)));
-        }
-        None => drained(peers, lane),
     }
 }
 

@@ -1,4 +1,5 @@
-//! What the router puts in a lane's [`Inbox`], and how a lane reports the item it failed on.
+//! What the router puts in a lane's [`Inbox`], and what every lane does on its own behalf:
+//! report the item a predecessor failed on, and tell the supervisor it drained.
 //!
 //! Each lane (fast, control, telemetry) drains one inbox of [`LaneItem`]s: the events the
 //! router routes to it, one item per event, in routing order; for the control lane also
@@ -9,7 +10,11 @@ use reel_protocol::{SessionError, SessionEvent};
 
 use crate::child::Child;
 use crate::control_lane::FinishedCall;
+use crate::events::{Lane, LiveEvent};
 use crate::inbox::{Bound, Failed, Inbox};
+use crate::peers::Peers;
+use crate::router::RouterMsg;
+use crate::supervisor::SupervisorMsg;
 
 /// How many items wait for a lane at most before the router waits (backpressure to the
 /// reader, and from there to the socket): about 20 s of 40 ms audio chunks.
@@ -111,7 +116,7 @@ pub type LaneInbox = Inbox<LaneItem, FailedItem>;
 
 /// The error event that reports the item `lane` failed on (`None` for the end marker,
 /// which the successor handles again instead).
-pub fn failure_report(lane: Child, failed: &Failed<FailedItem>) -> Option<SessionEvent> {
+fn failure_report(lane: Child, failed: &Failed<FailedItem>) -> Option<SessionEvent> {
     if matches!(failed.label, FailedItem::End) {
         return None;
     }
@@ -120,4 +125,32 @@ pub fn failure_report(lane: Child, failed: &Failed<FailedItem>) -> Option<Sessio
         event: failed.label.kind(),
         message: "the lane failed while handling it and was restarted".to_owned(),
     }))
+}
+
+/// Tells the supervisor `lane` handled its last event.
+pub(crate) fn drained(peers: &Peers, lane: Child) {
+    peers.supervisor.cast(SupervisorMsg::Drained(lane));
+}
+
+/// A lane's successor reports the item its predecessor failed on (through the router, so
+/// the report reaches the control lane in order) — or, if that was the end marker, finishes
+/// what the predecessor could not: it reports drained.
+pub(crate) fn report_failed(peers: &Peers, lane: Child, failed: &Failed<FailedItem>) {
+    if let FailedItem::Event {
+        error: Some(error), ..
+    } = &failed.label
+    {
+        // The failed item was an error (often the report of an earlier failure): it still
+        // reaches the application, published as it is, without being handled again.
+        peers.hub.publish(
+            Lane::Control,
+            LiveEvent::Session(SessionEvent::Error((**error).clone())),
+        );
+    }
+    match failure_report(lane, failed) {
+        Some(report) => {
+            let _ = peers.router.push(RouterMsg::Report(Box::new(report)));
+        }
+        None => drained(peers, lane),
+    }
 }

@@ -18,8 +18,7 @@ use reel_protocol::{SessionEvent, UsageMetadata};
 use crate::callbacks::TelemetryCallbacks;
 use crate::child::Child;
 use crate::events::lock;
-use crate::fast_lane::{drained, report_failed};
-use crate::lane_inbox::{LANE_CHUNK, LaneItem};
+use crate::lane_inbox::{LANE_CHUNK, LaneItem, drained, report_failed};
 use crate::peers::Peers;
 
 /// How many latency samples are kept per measure (the most recent ones).
