@@ -283,12 +283,8 @@ impl RouterState {
     }
 
     /// The lanes' inboxes: fast, control, telemetry.
-    fn lanes(&self) -> [Arc<LaneInbox>; 3] {
-        [
-            Arc::clone(&self.peers.fast),
-            Arc::clone(&self.peers.control),
-            Arc::clone(&self.peers.telemetry),
-        ]
+    fn lanes(&self) -> [&LaneInbox; 3] {
+        [&self.peers.fast, &self.peers.control, &self.peers.telemetry]
     }
 
     /// Moves event time to `ts_ms` (never backwards) and returns it.
