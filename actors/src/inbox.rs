@@ -215,16 +215,6 @@ impl<T, L> Inbox<T, L> {
         let _ = self.fault.set((child, hook));
     }
 
-    /// The inbox's name.
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// Its declared bound.
-    pub fn bound(&self) -> Bound {
-        self.bound
-    }
-
     /// Pushes `item` now, whatever the fill: see [`Overflow`] for what happens when the
     /// inbox is full. Returns the item's number, or the item back if the inbox is closed.
     pub fn push(&self, item: T) -> Result<u64, Closed<T>> {
@@ -387,11 +377,6 @@ impl<T, L> Inbox<T, L> {
             self.done(last.max(self.finished()));
         }
         rest
-    }
-
-    /// Whether pushes are refused.
-    pub fn is_closed(&self) -> bool {
-        lock(&self.queue).closed
     }
 
     /// The number of the last item pushed (0 before any).
