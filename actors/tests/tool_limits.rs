@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use reel_actors::LiveEvent;
-use reel_actors::testing::ScriptedServer;
+use reel_actors::testing::{ScriptedServer, ServerConn};
 use reel_actors::tools::{BargeIn, SimpleTool, ToolDispatcher};
+use reel_actors::{EventStream, LiveEvent, LiveHandle};
 use reel_protocol::SessionConfig;
 use serde_json::{Value, json};
 use support::{settle, start};
@@ -48,6 +48,19 @@ fn timed(name: &'static str, ms: u64, gauge: &Arc<Gauge>) -> SimpleTool {
     })
 }
 
+/// A session running `dispatcher`'s tools against a scripted server: the server (kept
+/// alive), the handle, the server's side of the connection and the session's events.
+async fn open(dispatcher: ToolDispatcher) -> (ScriptedServer, LiveHandle, ServerConn, EventStream) {
+    let mut server = ScriptedServer::bind().await;
+    let (handle, conn, _, events) = start(
+        &mut server,
+        |b| b.dispatcher(dispatcher),
+        SessionConfig::default(),
+    )
+    .await;
+    (server, handle, conn, events)
+}
+
 fn calls(of: &[(&str, u32)]) -> Value {
     let calls: Vec<Value> = of
         .iter()
@@ -70,13 +83,7 @@ async fn a_tool_limited_to_two_runs_two_at_a_time_and_answers_in_call_order() {
     let mut dispatcher = ToolDispatcher::new();
     dispatcher.register(timed("lookup", 100, &gauge)).unwrap();
     dispatcher.set_max_concurrent("lookup", 2).unwrap();
-    let mut server = ScriptedServer::bind().await;
-    let (_handle, mut conn, _, mut events) = start(
-        &mut server,
-        |b| b.dispatcher(dispatcher),
-        SessionConfig::default(),
-    )
-    .await;
+    let (_server, _handle, mut conn, mut events) = open(dispatcher).await;
     settle(&mut events).await;
     let five: Vec<(&str, u32)> = (1..=5).map(|n| ("lookup", n)).collect();
     let sent = Instant::now();
@@ -93,13 +100,7 @@ async fn a_session_limit_holds_across_tools() {
     let mut dispatcher = ToolDispatcher::new().max_concurrent(1);
     dispatcher.register(timed("a", 100, &gauge)).unwrap();
     dispatcher.register(timed("b", 100, &gauge)).unwrap();
-    let mut server = ScriptedServer::bind().await;
-    let (_handle, mut conn, _, mut events) = start(
-        &mut server,
-        |b| b.dispatcher(dispatcher),
-        SessionConfig::default(),
-    )
-    .await;
+    let (_server, _handle, mut conn, mut events) = open(dispatcher).await;
     settle(&mut events).await;
     let four = [("a", 1), ("b", 2), ("a", 3), ("b", 4)];
     let sent = Instant::now();
@@ -138,13 +139,7 @@ async fn a_barge_in_cancels_the_tools_that_ask_for_it_and_keeps_the_others() {
     dispatcher
         .set_barge_in("read_out", BargeIn::Cancel)
         .unwrap();
-    let mut server = ScriptedServer::bind().await;
-    let (handle, mut conn, _, mut events) = start(
-        &mut server,
-        |b| b.dispatcher(dispatcher),
-        SessionConfig::default(),
-    )
-    .await;
+    let (_server, handle, mut conn, mut events) = open(dispatcher).await;
     settle(&mut events).await;
     conn.send_json(&calls(&[("read_out", 1), ("book", 2)]))
         .await;
@@ -187,13 +182,7 @@ async fn modify_through_ten_concurrent_calls_counts_all_ten() {
             },
         ))
         .unwrap();
-    let mut server = ScriptedServer::bind().await;
-    let (handle, mut conn, _, mut events) = start(
-        &mut server,
-        |b| b.dispatcher(dispatcher),
-        SessionConfig::default(),
-    )
-    .await;
+    let (_server, handle, mut conn, mut events) = open(dispatcher).await;
     settle(&mut events).await;
     let ten: Vec<(&str, u32)> = (1..=10).map(|n| ("count", n)).collect();
     conn.send_json(&calls(&ten)).await;
@@ -236,13 +225,7 @@ async fn calls_past_a_limit_start_in_call_order_on_the_multi_thread_runtime() {
             ))
             .unwrap();
         dispatcher.set_max_concurrent("t", 1).unwrap();
-        let mut server = ScriptedServer::bind().await;
-        let (_handle, mut conn, _, _events) = start(
-            &mut server,
-            |b| b.dispatcher(dispatcher),
-            SessionConfig::default(),
-        )
-        .await;
+        let (_server, _handle, mut conn, _events) = open(dispatcher).await;
         let five: Vec<(&str, u32)> = (1..=5).map(|n| ("t", n)).collect();
         conn.send_json(&calls(&five)).await;
         assert_eq!(conn.recv_json().await, responses(&five));
