@@ -14,7 +14,7 @@ use reel_actors::testing::ScriptedServer;
 use reel_actors::{Lane, LiveEvent, RestartPolicy};
 use reel_protocol::{SessionConfig, SessionError, SessionEvent};
 use serde_json::json;
-use support::{kinds, settle, start};
+use support::{kinds, restarts, settle, start};
 
 fn text(t: &str) -> serde_json::Value {
     json!({"serverContent": {"modelTurn": {"parts": [{"text": t}]}}})
@@ -136,15 +136,7 @@ async fn a_panicking_fast_callback_restarts_the_lane_and_loses_only_its_event() 
         ["a", "b", "c"],
         "every event but the failed one was handled"
     );
-    let restarts: Vec<(&str, u32)> = seen
-        .iter()
-        .filter_map(|e| match &e.event {
-            LiveEvent::Restarted {
-                actor, restarts, ..
-            } => Some((actor.as_str(), *restarts)),
-            _ => None,
-        })
-        .collect();
+    let restarts = restarts(&seen);
     assert_eq!(restarts, [("fast_lane", 1)]);
     let reported: Vec<&SessionError> = seen
         .iter()
@@ -328,15 +320,7 @@ async fn frames_streaming_through_four_fast_lane_restarts_are_all_handled_once_i
 
     let expected: Vec<usize> = (0..FRAMES).filter(|n| !FAILING.contains(n)).collect();
     assert_eq!(*heard.lock().unwrap(), expected);
-    let restarts: Vec<(&str, u32)> = seen
-        .iter()
-        .filter_map(|e| match &e.event {
-            LiveEvent::Restarted {
-                actor, restarts, ..
-            } => Some((actor.as_str(), *restarts)),
-            _ => None,
-        })
-        .collect();
+    let restarts = restarts(&seen);
     assert_eq!(
         restarts,
         [
@@ -554,16 +538,7 @@ async fn a_fault_hook_fails_children_where_no_application_code_runs() {
     conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
         .await;
     let seen = settle(&mut events).await;
-    let restarted: Vec<(Child, u32)> = seen
-        .iter()
-        .filter_map(|e| match &e.event {
-            LiveEvent::Restarted {
-                actor, restarts, ..
-            } => Some((*actor, *restarts)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(restarted, [(Child::Telemetry, 1)]);
+    assert_eq!(restarts(&seen), [("telemetry", 1)]);
     assert!(seen.iter().any(|e| matches!(
         &e.event,
         LiveEvent::Session(SessionEvent::Error(SessionError::CallbackPanicked {

@@ -43,6 +43,19 @@ pub async fn settle(events: &mut EventStream) -> Vec<EventEnvelope> {
         .await
 }
 
+/// Each restart among `events`: which child, and its restart count then.
+pub fn restarts(events: &[EventEnvelope]) -> Vec<(&'static str, u32)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            reel_actors::LiveEvent::Restarted {
+                actor, restarts, ..
+            } => Some((actor.as_str(), *restarts)),
+            _ => None,
+        })
+        .collect()
+}
+
 pub fn kinds(events: &[EventEnvelope], lane: Lane) -> Vec<&'static str> {
     events
         .iter()
