@@ -137,6 +137,8 @@ struct Queue<T, L> {
     taken_label: Option<L>,
     /// A wake is on its way to the consumer.
     armed: bool,
+    /// Producers waiting for room ([`Inbox::room_for`]).
+    room_waiters: usize,
     /// Pushes are refused: the consumer is gone for good.
     closed: bool,
     high_water: usize,
@@ -193,6 +195,7 @@ impl<T, L> Inbox<T, L> {
                 taken_label: None,
                 // The first consumer wakes itself when it starts.
                 armed: true,
+                room_waiters: 0,
                 closed: false,
                 high_water: 0,
                 dropped: 0,
@@ -273,21 +276,36 @@ impl<T, L> Inbox<T, L> {
     /// Waits until the inbox has room for one more item (at once if it has, or if it is
     /// closed). For producers whose push itself cannot wait.
     pub async fn room(&self) {
+        self.room_for(1).await;
+    }
+
+    /// Waits until the inbox has room for `n` more items, or is empty (so a batch larger
+    /// than the capacity still goes, into an empty inbox), or is closed. For a producer
+    /// that pushes a batch with [`Inbox::push_all`].
+    ///
+    /// A producer that had to wait is woken once the consumer has drained the inbox to half
+    /// its capacity, not at every item taken: under sustained backpressure producers and
+    /// consumer then hand over in batches instead of one item at a time.
+    pub async fn room_for(&self, n: usize) {
         // The common case costs one lock: no waiter is registered while there is room.
-        while !self.has_room() {
+        if self.has_room_for(n) {
+            return;
+        }
+        let _waiting = RoomWaiter::register(self);
+        loop {
             let room = self.room.notified();
             tokio::pin!(room);
             room.as_mut().enable();
-            if self.has_room() {
+            if self.has_room_for(n) {
                 return;
             }
             room.await;
         }
     }
 
-    fn has_room(&self) -> bool {
+    fn has_room_for(&self, n: usize) -> bool {
         let queue = lock(&self.queue);
-        queue.closed || queue.items.len() < self.bound.capacity
+        queue.closed || queue.items.is_empty() || queue.items.len() + n <= self.bound.capacity
     }
 
     /// Appends `item`, applying the overflow policy if the queue is full.
@@ -314,7 +332,6 @@ impl<T, L> Inbox<T, L> {
     /// must have been handed to [`Inbox::done`].
     pub fn take(&self) -> Option<Taken<T>> {
         let mut queue = lock(&self.queue);
-        let full = queue.items.len() >= self.bound.capacity;
         let Some(item) = queue.items.pop_front() else {
             queue.armed = false;
             return None;
@@ -323,8 +340,10 @@ impl<T, L> Inbox<T, L> {
         queue.head_seq += 1;
         queue.taken = seq;
         queue.taken_label = Some((self.label)(&item));
+        // Producers waiting for room are woken at the low-water mark (half the capacity).
+        let wake_producers = queue.room_waiters > 0 && queue.items.len() * 2 <= self.bound.capacity;
         drop(queue);
-        if full {
+        if wake_producers {
             self.room.notify_waiters();
         }
         if let Some((child, hook)) = self.fault.get() {
@@ -430,6 +449,26 @@ impl<T, L> Inbox<T, L> {
             overshoot: queue.overshoot,
             failed: queue.failed,
         }
+    }
+}
+
+/// Counts a producer waiting for room while it waits (so takes know to wake it), and
+/// stops counting it when it stops waiting, however it stops.
+struct RoomWaiter<'a, T, L> {
+    inbox: &'a Inbox<T, L>,
+}
+
+impl<'a, T, L> RoomWaiter<'a, T, L> {
+    fn register(inbox: &'a Inbox<T, L>) -> Self {
+        lock(&inbox.queue).room_waiters += 1;
+        RoomWaiter { inbox }
+    }
+}
+
+impl<T, L> Drop for RoomWaiter<'_, T, L> {
+    fn drop(&mut self) {
+        let mut queue = lock(&self.inbox.queue);
+        queue.room_waiters = queue.room_waiters.saturating_sub(1);
     }
 }
 
@@ -547,6 +586,52 @@ mod tests {
         assert_eq!(producer.await.unwrap(), Ok(3));
         assert_eq!(drain(&inbox), [2, 3]);
         assert_eq!(inbox.stats().overshoot, 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_batch_waits_for_room_for_all_of_it_and_wakes_at_half_the_capacity() {
+        let (inbox, _) = inbox(Bound::wait(8));
+        let inbox = Arc::new(inbox);
+        inbox.push_all(1..=7).unwrap();
+        let producer = {
+            let inbox = Arc::clone(&inbox);
+            tokio::spawn(async move {
+                inbox.room_for(3).await;
+                inbox.push_all([8, 9, 10])
+            })
+        };
+        let mut taken = Vec::new();
+        for expected_waiting in [6, 5] {
+            tokio::task::yield_now().await;
+            assert!(
+                !producer.is_finished(),
+                "no room for 3 with {} waiting",
+                inbox.len()
+            );
+            let item = inbox.take().unwrap();
+            inbox.done(item.seq);
+            taken.push(item.item);
+            assert_eq!(inbox.len(), expected_waiting);
+        }
+        // 5 waiting: room for 3, but the producer is woken at the low-water mark (4).
+        tokio::task::yield_now().await;
+        assert!(!producer.is_finished());
+        let item = inbox.take().unwrap();
+        inbox.done(item.seq);
+        taken.push(item.item);
+        assert_eq!(producer.await.unwrap(), Ok(10));
+        taken.extend(drain(&inbox));
+        assert_eq!(taken, (1..=10).collect::<Vec<_>>());
+        let stats = inbox.stats();
+        assert_eq!((stats.overshoot, stats.high_water), (0, 7));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_batch_larger_than_the_capacity_goes_into_an_empty_inbox() {
+        let (inbox, _) = inbox(Bound::wait(2));
+        inbox.room_for(5).await;
+        inbox.push_all(1..=5).unwrap();
+        assert_eq!(drain(&inbox), [1, 2, 3, 4, 5]);
     }
 
     #[tokio::test(start_paused = true)]

@@ -37,6 +37,9 @@ pub const ROUTER_BOUND: Bound = Bound::wait(ROUTER_CAPACITY);
 /// How many items the router handles per wake.
 const ROUTER_CHUNK: usize = 64;
 
+/// How many items the router gathers for one lane before it pushes them, within a wake.
+const LANE_BATCH: usize = 64;
+
 /// The router's inbox.
 pub type RouterInbox = Inbox<RouterMsg>;
 
@@ -134,6 +137,10 @@ pub struct RouterState {
     event_time: u64,
     /// Scratch buffer, reused for every frame.
     events: Vec<SessionEvent>,
+    /// What is routed to each lane (fast, control, telemetry) and not pushed yet: the
+    /// router pushes each lane its share once per wake, under one lock (see
+    /// [`RouterState::flush`]).
+    pending: [Vec<LaneItem>; 3],
     /// Whether the lanes were told the events are over.
     ended: bool,
     /// When a `goAway` turns into a reconnect.
@@ -169,6 +176,7 @@ impl Actor for Router {
             awaiting_response_since: None,
             event_time: 0,
             events: Vec::new(),
+            pending: Default::default(),
             ended: false,
             go_away: GoAwayTimer::default(),
             myself,
@@ -200,11 +208,13 @@ impl Actor for Router {
         let inbox = Arc::clone(&state.peers.router);
         for _ in 0..ROUTER_CHUNK {
             let Some(taken) = inbox.take() else {
+                state.flush().await;
                 return Ok(());
             };
             state.handle(taken.item).await;
             inbox.done(taken.seq);
         }
+        state.flush().await;
         // More may wait: let the mailbox breathe, then go on.
         let _ = myself.cast(RouterWake::Wake);
         Ok(())
@@ -231,6 +241,7 @@ impl RouterState {
                     .route([SessionEvent::Disconnected { code, reason }], ts_ms)
                     .await;
                 if last && !std::mem::replace(&mut state.ended, true) {
+                    state.flush().await;
                     for lane in state.lanes() {
                         let _ = lane.push(LaneItem::End);
                     }
@@ -241,6 +252,7 @@ impl RouterState {
                 state.route([*event], ts_ms).await;
             }
             RouterMsg::Barrier(reply) => {
+                state.flush().await;
                 let [fast, control, telemetry] = state.lanes();
                 let _ = reply.send([
                     fast.last_pushed(),
@@ -369,11 +381,9 @@ impl RouterState {
     }
 
     /// Tracks the phase over `events`, inserting `PhaseChanged` right after the event that
-    /// caused it, and pushes each lane its share, waiting for room in a full lane.
+    /// caused it, and adds each lane its share to what [`RouterState::flush`] pushes.
     async fn route(&mut self, events: impl IntoIterator<Item = SessionEvent>, ts_ms: u64) {
-        let mut fast = Vec::new();
-        let mut control = Vec::new();
-        let mut telemetry = Vec::new();
+        let starts = self.pending.each_ref().map(Vec::len);
         for event in events {
             let change = self.tracker.apply(PhaseInput::Event(&event));
             for event in std::iter::once(event).chain(change.map(|(from, to)| {
@@ -381,40 +391,57 @@ impl RouterState {
                 SessionEvent::PhaseChanged { from, to }
             })) {
                 let (to_fast, to_control, to_telemetry) = destinations(&event);
+                let [fast, control, telemetry] = &mut self.pending;
+                let item = |event| LaneItem::Event {
+                    ts_ms,
+                    event,
+                    frame_end: false,
+                };
                 if to_telemetry {
-                    telemetry.push(event.clone());
+                    telemetry.push(item(event.clone()));
                 }
                 match (to_fast, to_control) {
                     (true, true) => {
-                        control.push(event.clone());
-                        fast.push(event);
+                        control.push(item(event.clone()));
+                        fast.push(item(event));
                     }
-                    (true, false) => fast.push(event),
-                    (false, _) => control.push(event),
+                    (true, false) => fast.push(item(event)),
+                    (false, _) => control.push(item(event)),
                 }
             }
         }
-        let [fast_in, control_in, telemetry_in] = self.lanes();
-        for (inbox, events) in [
-            (fast_in, fast),
-            (control_in, control),
-            (telemetry_in, telemetry),
+        for (pending, start) in self.pending.iter_mut().zip(starts) {
+            if pending.len() > start
+                && let Some(LaneItem::Event { frame_end, .. }) = pending.last_mut()
+            {
+                *frame_end = true;
+            }
+        }
+        if self
+            .pending
+            .iter()
+            .any(|pending| pending.len() >= LANE_BATCH)
+        {
+            self.flush().await;
+        }
+    }
+
+    /// Pushes each lane what was routed to it since the last flush, in order, under one
+    /// lock and with at most one wake-up; waits first until the lane has room for all of it
+    /// (backpressure: a slow lane slows the router).
+    async fn flush(&mut self) {
+        let [fast, control, telemetry] = &mut self.pending;
+        for (inbox, pending) in [
+            (&self.peers.fast, fast),
+            (&self.peers.control, control),
+            (&self.peers.telemetry, telemetry),
         ] {
-            if events.is_empty() {
+            if pending.is_empty() {
                 continue;
             }
-            inbox.room().await;
-            let last = events.len() - 1;
-            let items = events
-                .into_iter()
-                .enumerate()
-                .map(|(i, event)| LaneItem::Event {
-                    ts_ms,
-                    event,
-                    frame_end: i == last,
-                });
+            inbox.room_for(pending.len()).await;
             // Refused only once the lane stopped for good (the session is over).
-            let _ = inbox.push_all(items);
+            let _ = inbox.push_all(pending.drain(..));
         }
     }
 
