@@ -13,6 +13,10 @@ use crate::server::{InteractionStatus, TurnCompleteReason, UsageMetadata};
 
 /// Something that happened in a session: decoded from a server frame, or reported by the
 /// runtime (connection, phase, errors).
+///
+/// An event is moved several times on its way to the application (router, lane inbox,
+/// lane, event stream), so it is kept small (80 bytes): payloads larger than an error or a
+/// JSON value (usage, files, code, unknown data) are boxed.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SessionEvent {
@@ -40,11 +44,11 @@ pub enum SessionEvent {
         data: Bytes,
     },
     /// A file reference in model output.
-    File(FileData),
+    File(Box<FileData>),
     /// Code the model wrote for the code-execution tool.
-    ExecutableCode(ExecutableCode),
+    ExecutableCode(Box<ExecutableCode>),
     /// The result of running the model's code.
-    CodeExecutionResult(CodeExecutionResult),
+    CodeExecutionResult(Box<CodeExecutionResult>),
     /// Transcription of the user's audio.
     InputTranscription {
         /// A chunk when partial; the whole transcription of the turn when final.
@@ -87,7 +91,7 @@ pub enum SessionEvent {
     /// A new session resumption handle.
     SessionResumeUpdate(ResumeInfo),
     /// Token usage reported by the server.
-    Usage(UsageMetadata),
+    Usage(Box<UsageMetadata>),
     /// The server detected the start of user speech.
     VoiceActivityStart,
     /// The server detected the end of user speech.
@@ -102,7 +106,7 @@ pub enum SessionEvent {
         /// Where it was, e.g. `serverContent.modelTurn.parts[2]` or `someNewMessage`.
         path: String,
         /// The data itself.
-        value: Value,
+        value: Box<Value>,
     },
     /// The session phase changed.
     PhaseChanged {

@@ -167,10 +167,13 @@ impl EventDecoder {
             });
         }
         if let Some(usage) = usage_metadata {
-            out.push(SessionEvent::Usage(usage));
+            out.push(SessionEvent::Usage(Box::new(usage)));
         }
         for (key, value) in extra {
-            out.push(SessionEvent::Unrecognized { path: key, value });
+            out.push(SessionEvent::Unrecognized {
+                path: key,
+                value: Box::new(value),
+            });
         }
     }
 
@@ -285,7 +288,7 @@ impl EventDecoder {
         for (key, value) in extra {
             out.push(SessionEvent::Unrecognized {
                 path: format!("serverContent.{key}"),
-                value,
+                value: Box::new(value),
             });
         }
     }
@@ -309,20 +312,22 @@ impl EventDecoder {
                     SessionEvent::Media { mime_type, data }
                 }
             }
-            PartKind::FileData(_) => SessionEvent::File(part.file_data.unwrap_or_default()),
+            PartKind::FileData(_) => {
+                SessionEvent::File(Box::new(part.file_data.unwrap_or_default()))
+            }
             PartKind::ExecutableCode(_) => {
-                SessionEvent::ExecutableCode(part.executable_code.unwrap_or_default())
+                SessionEvent::ExecutableCode(Box::new(part.executable_code.unwrap_or_default()))
             }
-            PartKind::CodeExecutionResult(_) => {
-                SessionEvent::CodeExecutionResult(part.code_execution_result.unwrap_or_default())
-            }
+            PartKind::CodeExecutionResult(_) => SessionEvent::CodeExecutionResult(Box::new(
+                part.code_execution_result.unwrap_or_default(),
+            )),
             // Live delivers calls in `toolCall`, never as parts; a call part is reported, not
             // dispatched, so a server that sent both could not make a tool run twice.
             PartKind::FunctionCall(_) | PartKind::FunctionResponse(_) | PartKind::Unknown(_) => {
                 SessionEvent::Unrecognized {
                     path: format!("serverContent.modelTurn.parts[{index}]"),
                     // Infallible: wire types serialize to a Value without error.
-                    value: serde_json::to_value(&part).unwrap_or_default(),
+                    value: Box::new(serde_json::to_value(&part).unwrap_or_default()),
                 }
             }
         };

@@ -38,10 +38,10 @@ fn one_frame_with_interrupted_transcription_and_usage_yields_all_three() {
                 text: "Hi th".into(),
                 is_final: false
             },
-            SessionEvent::Usage(UsageMetadata {
+            SessionEvent::Usage(Box::new(UsageMetadata {
                 total_token_count: Some(15),
                 ..UsageMetadata::default()
-            }),
+            })),
         ]
     );
 }
@@ -165,7 +165,7 @@ fn audio_thoughts_media_and_unknown_parts_keep_their_order() {
         events[3],
         SessionEvent::Unrecognized {
             path: "serverContent.modelTurn.parts[3]".into(),
-            value: json!({"hologram": {"id": 1}})
+            value: Box::new(json!({"hologram": {"id": 1}}))
         }
     );
     assert_eq!(
@@ -176,7 +176,7 @@ fn audio_thoughts_media_and_unknown_parts_keep_their_order() {
         events[7],
         SessionEvent::Unrecognized {
             path: "serverContent.futureField".into(),
-            value: json!(1)
+            value: Box::new(json!(1))
         }
     );
 }
@@ -213,13 +213,13 @@ fn every_top_level_message_becomes_an_event_in_order() {
             SessionEvent::GoAway {
                 time_left: Some(Duration::from_millis(9500))
             },
-            SessionEvent::Usage(UsageMetadata {
+            SessionEvent::Usage(Box::new(UsageMetadata {
                 prompt_token_count: Some(1),
                 ..UsageMetadata::default()
-            }),
+            })),
             SessionEvent::Unrecognized {
                 path: "zzzNew".into(),
-                value: json!(true)
+                value: Box::new(json!(true))
             },
         ]
     );

@@ -80,7 +80,7 @@ fn a_string_where_a_number_goes_keeps_the_tool_call_and_the_rest_of_the_usage() 
                 args: Some(json!({"city": "Paris"})),
                 ..FunctionCall::default()
             }]),
-            SessionEvent::Usage(usage),
+            SessionEvent::Usage(Box::new(usage)),
             field_error(
                 "usageMetadata.promptTokenCount",
                 "an integer",

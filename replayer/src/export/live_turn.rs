@@ -194,7 +194,7 @@ impl LiveTurns {
                         match event {
                             SessionEvent::Usage(usage) => {
                                 if let Some(turn) = self.turns.get_mut(frame_turn) {
-                                    turn.usage = Some(usage.clone());
+                                    turn.usage = Some((**usage).clone());
                                 }
                             }
                             event => self.server(entry.ts_ms, event),
