@@ -39,8 +39,9 @@ pub enum LaneItem {
         /// reactive rules' per-frame step after it).
         frame_end: bool,
     },
-    /// A tool call finished (control lane only).
-    ToolDone(FinishedCall),
+    /// A tool call finished (control lane only). Boxed: an outcome is large and rare next
+    /// to events, and every item of the inbox is the size of its largest kind.
+    ToolDone(Box<FinishedCall>),
     /// No more events: the lane finishes and reports drained.
     End,
 }
@@ -93,9 +94,9 @@ impl FailedItem {
                     _ => None,
                 },
             },
-            LaneItem::ToolDone((batch, index, _)) => FailedItem::ToolDone {
-                batch: *batch,
-                index: *index,
+            LaneItem::ToolDone(done) => FailedItem::ToolDone {
+                batch: done.0,
+                index: done.1,
             },
             LaneItem::End => FailedItem::End,
         }

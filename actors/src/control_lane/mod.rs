@@ -267,7 +267,8 @@ impl Actor for ControlLane {
                             .await;
                     }
                 }
-                LaneItem::ToolDone((batch, index, outcome)) => {
+                LaneItem::ToolDone(done) => {
+                    let (batch, index, outcome) = *done;
                     lane.tool_done(&mut data, batch, index, outcome).await;
                 }
                 LaneItem::End => lane.shutdown(&mut data).await,
