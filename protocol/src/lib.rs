@@ -44,6 +44,7 @@ mod endpoint;
 mod error;
 mod event;
 mod events_from_frame;
+mod extra;
 mod field_error;
 mod lenient;
 mod phase;

@@ -24,9 +24,7 @@ use serde_json::Value;
 use crate::field_error::Found;
 use crate::lenient::{Expected, Lenient};
 
-/// Fields of a message that this version of reel does not know, kept verbatim in the order
-/// they arrived and written back after the known fields when the message is encoded.
-pub type Extra = serde_json::Map<String, serde_json::Value>;
+pub use crate::extra::Extra;
 
 /// A map key, borrowed from the input when it can be (no escapes), owned otherwise.
 ///

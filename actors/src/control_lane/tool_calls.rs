@@ -116,7 +116,8 @@ impl ControlLaneState {
                             run_call_holding(&dispatcher, &call, ctx, allowed, permits).await;
                         // Never dropped, never waits: the lane's inbox outlives a restart,
                         // and is refused only once the session is over.
-                        let _ = control.push(LaneItem::ToolDone(Box::new((batch_id, index, outcome))));
+                        let _ =
+                            control.push(LaneItem::ToolDone(Box::new((batch_id, index, outcome))));
                     });
                 }
             });
