@@ -310,13 +310,17 @@ impl RouterState {
     async fn inbound(&mut self, conn: u32, stamp: Stamp, frame: LinkFrame) {
         let ts_ms = self.advance(Some(stamp.ts_ms));
         self.telemetry.frame_in(frame.bytes.len());
-        let message = match decode_server_partial_with(&frame.bytes, self.limits) {
+        // The message is read and turned into events where it is, never moved: it is over
+        // a kilobyte.
+        let mut decoded = decode_server_partial_with(&frame.bytes, self.limits);
+        let message = match &mut decoded {
             Ok(message) => message,
             Err(error) => {
                 tracing::warn!(seq = stamp.seq, conn, %error, "skipping an inbound frame that does not decode");
+                // Cloned, not moved out: a frame that does not decode is rare.
                 let report = SessionEvent::Error(SessionError::Decode {
                     seq: stamp.seq,
-                    error,
+                    error: error.clone(),
                 });
                 self.route([report], ts_ms).await;
                 return;
@@ -326,7 +330,8 @@ impl RouterState {
             tracing::warn!(seq = stamp.seq, conn, %error, "an inbound frame has a field that does not decode; the rest of it is used");
         }
         let mut events = std::mem::take(&mut self.events);
-        self.decoder.decode_partial(stamp.seq, message, &mut events);
+        self.decoder
+            .decode_partial_in_place(stamp.seq, message, &mut events);
         for event in &events {
             match event {
                 SessionEvent::Connected { .. } => {

@@ -106,75 +106,8 @@ impl EventDecoder {
     /// let kinds: Vec<_> = events.iter().map(SessionEvent::kind).collect();
     /// assert_eq!(kinds, ["interrupted", "output_transcription", "usage"]);
     /// ```
-    pub fn decode(&mut self, message: ServerMessage, out: &mut Vec<SessionEvent>) {
-        let ServerMessage {
-            setup_complete,
-            server_content,
-            tool_call,
-            tool_call_cancellation,
-            go_away,
-            session_resumption_update,
-            usage_metadata,
-            voice_activity,
-            voice_activity_detection_signal,
-            extra,
-        } = message;
-
-        if let Some(setup) = setup_complete {
-            out.push(SessionEvent::Connected {
-                session_id: setup.session_id,
-            });
-        }
-        if let Some(activity) = voice_activity {
-            match activity.voice_activity_type {
-                Some(VoiceActivityType::ActivityStart) => {
-                    out.push(SessionEvent::VoiceActivityStart)
-                }
-                Some(VoiceActivityType::ActivityEnd) => out.push(SessionEvent::VoiceActivityEnd),
-                _ => {}
-            }
-        }
-        if let Some(signal) = voice_activity_detection_signal {
-            match signal.vad_signal_type {
-                Some(VadSignalType::StartOfSpeech) => out.push(SessionEvent::VoiceActivityStart),
-                Some(VadSignalType::EndOfSpeech) => out.push(SessionEvent::VoiceActivityEnd),
-                _ => {}
-            }
-        }
-        if let Some(cancellation) = tool_call_cancellation {
-            out.push(SessionEvent::ToolCallCancelled(
-                cancellation.ids.unwrap_or_default(),
-            ));
-        }
-        if let Some(content) = server_content {
-            self.decode_content(content, out);
-        }
-        if let Some(call) = tool_call {
-            out.push(SessionEvent::ToolCall(
-                call.function_calls.unwrap_or_default(),
-            ));
-        }
-        if let Some(update) = session_resumption_update {
-            out.push(SessionEvent::SessionResumeUpdate(ResumeInfo {
-                handle: update.new_handle.filter(|h| !h.is_empty()),
-                resumable: update.resumable.unwrap_or(false),
-                last_consumed_index: update.last_consumed_client_message_index.map(|i| i.0),
-            }));
-        }
-        if let Some(go_away) = go_away {
-            out.push(SessionEvent::GoAway {
-                time_left: go_away.time_left.map(|d| d.0),
-            });
-        }
-        if let Some(usage) = usage_metadata {
-            out.push(SessionEvent::Usage(Box::new(usage)));
-        }
-        for (key, value) in extra {
-            out.push(SessionEvent::Unrecognized {
-                path: key,
-                value: Box::new(value),
-            });
-        }
+    pub fn decode(&mut self, mut message: ServerMessage, out: &mut Vec<SessionEvent>) {
+        self.decode_message(&mut message, out);
     }
 
     /// Appends the events of a frame read by
@@ -198,70 +131,131 @@ impl EventDecoder {
     pub fn decode_partial(
         &mut self,
         seq: u64,
-        frame: PartialServerMessage,
+        mut frame: PartialServerMessage,
         out: &mut Vec<SessionEvent>,
     ) {
-        self.decode(frame.message, out);
+        self.decode_partial_in_place(seq, &mut frame, out);
+    }
+
+    /// As [`EventDecoder::decode_partial`], reading the frame where it is: what the events
+    /// carry (text, audio, calls) is taken out of `frame`, which is left holding the rest.
+    ///
+    /// A message is over a kilobyte; the session's router uses this so that no message is
+    /// moved between decoding a frame and routing its events.
+    pub fn decode_partial_in_place(
+        &mut self,
+        seq: u64,
+        frame: &mut PartialServerMessage,
+        out: &mut Vec<SessionEvent>,
+    ) {
+        self.decode_message(&mut frame.message, out);
         out.extend(
             frame
                 .field_errors
-                .into_iter()
+                .drain(..)
                 .map(|error| SessionEvent::Error(SessionError::InvalidField { seq, error })),
         );
     }
 
-    fn decode_content(&mut self, content: ServerContent, out: &mut Vec<SessionEvent>) {
-        let ServerContent {
-            model_turn,
-            turn_complete,
-            generation_complete,
-            interrupted,
-            input_transcription,
-            output_transcription,
-            grounding_metadata,
-            url_context_metadata,
-            turn_complete_reason,
-            waiting_for_input,
-            interim_input_transcription,
-            interaction_status,
-            extra,
-        } = content;
+    /// The events of `message`, in the documented order, taking their data out of it.
+    fn decode_message(&mut self, message: &mut ServerMessage, out: &mut Vec<SessionEvent>) {
+        if let Some(setup) = &mut message.setup_complete {
+            out.push(SessionEvent::Connected {
+                session_id: setup.session_id.take(),
+            });
+        }
+        if let Some(activity) = &message.voice_activity {
+            match activity.voice_activity_type {
+                Some(VoiceActivityType::ActivityStart) => {
+                    out.push(SessionEvent::VoiceActivityStart)
+                }
+                Some(VoiceActivityType::ActivityEnd) => out.push(SessionEvent::VoiceActivityEnd),
+                _ => {}
+            }
+        }
+        if let Some(signal) = &message.voice_activity_detection_signal {
+            match signal.vad_signal_type {
+                Some(VadSignalType::StartOfSpeech) => out.push(SessionEvent::VoiceActivityStart),
+                Some(VadSignalType::EndOfSpeech) => out.push(SessionEvent::VoiceActivityEnd),
+                _ => {}
+            }
+        }
+        if let Some(cancellation) = &mut message.tool_call_cancellation {
+            out.push(SessionEvent::ToolCallCancelled(
+                cancellation.ids.take().unwrap_or_default(),
+            ));
+        }
+        if let Some(content) = &mut message.server_content {
+            self.decode_content(content, out);
+        }
+        if let Some(call) = &mut message.tool_call {
+            out.push(SessionEvent::ToolCall(
+                call.function_calls.take().unwrap_or_default(),
+            ));
+        }
+        if let Some(update) = &mut message.session_resumption_update {
+            out.push(SessionEvent::SessionResumeUpdate(ResumeInfo {
+                handle: update.new_handle.take().filter(|h| !h.is_empty()),
+                resumable: update.resumable.unwrap_or(false),
+                last_consumed_index: update.last_consumed_client_message_index.map(|i| i.0),
+            }));
+        }
+        if let Some(go_away) = &message.go_away {
+            out.push(SessionEvent::GoAway {
+                time_left: go_away.time_left.map(|d| d.0),
+            });
+        }
+        if let Some(usage) = message.usage_metadata.take() {
+            out.push(SessionEvent::Usage(Box::new(usage)));
+        }
+        for (key, value) in std::mem::take(&mut message.extra) {
+            out.push(SessionEvent::Unrecognized {
+                path: key,
+                value: Box::new(value),
+            });
+        }
+    }
 
-        if interrupted == Some(true) {
+    fn decode_content(&mut self, content: &mut ServerContent, out: &mut Vec<SessionEvent>) {
+        if content.interrupted == Some(true) {
             self.text.clear();
             self.output_transcript.discard();
             out.push(SessionEvent::Interrupted);
         }
-        if let Some(chunk) = input_transcription {
+        if let Some(chunk) = content.input_transcription.take() {
             let (partial, last) = self.input_transcript.push(chunk);
             push_transcript(out, partial, last, |text, is_final| {
                 SessionEvent::InputTranscription { text, is_final }
             });
         }
-        if let Some(interim) = interim_input_transcription.and_then(|t| t.text) {
+        if let Some(interim) = content
+            .interim_input_transcription
+            .as_mut()
+            .and_then(|t| t.text.take())
+        {
             out.push(SessionEvent::InterimInputTranscription(interim));
         }
-        if let Some(turn) = model_turn {
-            for (index, part) in turn.parts.unwrap_or_default().into_iter().enumerate() {
+        if let Some(parts) = content.model_turn.as_mut().and_then(|t| t.parts.as_mut()) {
+            for (index, part) in parts.iter_mut().enumerate() {
                 self.decode_part(index, part, out);
             }
         }
-        if let Some(chunk) = output_transcription {
+        if let Some(chunk) = content.output_transcription.take() {
             let (partial, last) = self.output_transcript.push(chunk);
             push_transcript(out, partial, last, |text, is_final| {
                 SessionEvent::OutputTranscription { text, is_final }
             });
         }
-        if let Some(grounding) = grounding_metadata {
+        if let Some(grounding) = content.grounding_metadata.take() {
             out.push(SessionEvent::Grounding(grounding));
         }
-        if let Some(url_context) = url_context_metadata {
+        if let Some(url_context) = content.url_context_metadata.take() {
             out.push(SessionEvent::UrlContext(url_context));
         }
-        if generation_complete == Some(true) {
+        if content.generation_complete == Some(true) {
             out.push(SessionEvent::GenerationComplete);
         }
-        if turn_complete == Some(true) {
+        if content.turn_complete == Some(true) {
             if let Some(text) = self.input_transcript.finish() {
                 out.push(SessionEvent::InputTranscription {
                     text,
@@ -278,14 +272,14 @@ impl EventDecoder {
                 out.push(SessionEvent::TextComplete(std::mem::take(&mut self.text)));
             }
             out.push(SessionEvent::TurnComplete {
-                reason: turn_complete_reason,
-                waiting_for_input: waiting_for_input.unwrap_or(false),
+                reason: content.turn_complete_reason.take(),
+                waiting_for_input: content.waiting_for_input.unwrap_or(false),
             });
         }
-        if let Some(status) = interaction_status {
+        if let Some(status) = content.interaction_status.take() {
             out.push(SessionEvent::InteractionStatus(status));
         }
-        for (key, value) in extra {
+        for (key, value) in std::mem::take(&mut content.extra) {
             out.push(SessionEvent::Unrecognized {
                 path: format!("serverContent.{key}"),
                 value: Box::new(value),
@@ -293,45 +287,73 @@ impl EventDecoder {
         }
     }
 
-    fn decode_part(&mut self, index: usize, part: Part, out: &mut Vec<SessionEvent>) {
-        // Classify by reference first, then move the data out: no copies of text or audio.
-        let event = match part.kind() {
-            PartKind::Text(_) => {
-                let text = part.text.unwrap_or_default();
+    fn decode_part(&mut self, index: usize, part: &mut Part, out: &mut Vec<SessionEvent>) {
+        // Classify by reference first, then take the data out: no copies of text or audio.
+        let kind = PartTag::of(part.kind());
+        let event = match kind {
+            PartTag::Text => {
+                let text = part.text.take().unwrap_or_default();
                 self.text.push_str(&text);
                 SessionEvent::TextDelta(text)
             }
-            PartKind::Thought(_) => SessionEvent::Thought(part.text.unwrap_or_default()),
-            PartKind::InlineData(_) => {
-                let blob = part.inline_data.unwrap_or_default();
-                let mime_type = blob.mime_type.unwrap_or_default();
-                let data = blob.data.map(|d| d.0).unwrap_or_default();
+            PartTag::Thought => SessionEvent::Thought(part.text.take().unwrap_or_default()),
+            PartTag::InlineData => {
+                let blob = part.inline_data.get_or_insert_default();
+                let mime_type = blob.mime_type.take().unwrap_or_default();
+                let data = blob.data.take().map(|d| d.0).unwrap_or_default();
                 if mime_type.starts_with("audio/") {
                     SessionEvent::AudioData(data)
                 } else {
                     SessionEvent::Media { mime_type, data }
                 }
             }
-            PartKind::FileData(_) => {
-                SessionEvent::File(Box::new(part.file_data.unwrap_or_default()))
+            PartTag::FileData => {
+                SessionEvent::File(Box::new(part.file_data.take().unwrap_or_default()))
             }
-            PartKind::ExecutableCode(_) => {
-                SessionEvent::ExecutableCode(Box::new(part.executable_code.unwrap_or_default()))
-            }
-            PartKind::CodeExecutionResult(_) => SessionEvent::CodeExecutionResult(Box::new(
-                part.code_execution_result.unwrap_or_default(),
+            PartTag::ExecutableCode => SessionEvent::ExecutableCode(Box::new(
+                part.executable_code.take().unwrap_or_default(),
+            )),
+            PartTag::CodeExecutionResult => SessionEvent::CodeExecutionResult(Box::new(
+                part.code_execution_result.take().unwrap_or_default(),
             )),
             // Live delivers calls in `toolCall`, never as parts; a call part is reported, not
             // dispatched, so a server that sent both could not make a tool run twice.
-            PartKind::FunctionCall(_) | PartKind::FunctionResponse(_) | PartKind::Unknown(_) => {
-                SessionEvent::Unrecognized {
-                    path: format!("serverContent.modelTurn.parts[{index}]"),
-                    // Infallible: wire types serialize to a Value without error.
-                    value: Box::new(serde_json::to_value(&part).unwrap_or_default()),
-                }
-            }
+            PartTag::Unrecognized => SessionEvent::Unrecognized {
+                path: format!("serverContent.modelTurn.parts[{index}]"),
+                // Infallible: wire types serialize to a Value without error.
+                value: Box::new(serde_json::to_value(&*part).unwrap_or_default()),
+            },
         };
         out.push(event);
+    }
+}
+
+/// What a part becomes, decided before its data is taken out of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartTag {
+    Text,
+    Thought,
+    InlineData,
+    FileData,
+    ExecutableCode,
+    CodeExecutionResult,
+    /// A function call or response part (Live never sends them there), or an unknown kind.
+    Unrecognized,
+}
+
+impl PartTag {
+    fn of(kind: PartKind<'_>) -> Self {
+        match kind {
+            PartKind::Text(_) => PartTag::Text,
+            PartKind::Thought(_) => PartTag::Thought,
+            PartKind::InlineData(_) => PartTag::InlineData,
+            PartKind::FileData(_) => PartTag::FileData,
+            PartKind::ExecutableCode(_) => PartTag::ExecutableCode,
+            PartKind::CodeExecutionResult(_) => PartTag::CodeExecutionResult,
+            PartKind::FunctionCall(_) | PartKind::FunctionResponse(_) | PartKind::Unknown(_) => {
+                PartTag::Unrecognized
+            }
+        }
     }
 }
 
