@@ -266,11 +266,37 @@ impl<T, L> Inbox<T, L> {
     /// [`Inbox::push`].
     pub async fn push_wait(&self, item: T) -> Result<u64, Closed<T>> {
         if self.bound.overflow == Overflow::Wait {
+            // The common case takes the lock once: room is checked where the item goes in.
+            let item = match self.push_if_room(item) {
+                Ok(pushed) => return pushed,
+                Err(item) => item,
+            };
             // Producers that find room at the same moment may overshoot by one each:
             // counted, never dropped.
             self.room().await;
+            return self.push(item);
         }
         self.push(item)
+    }
+
+    /// Pushes `item` if the inbox has room for it (or is closed, which refuses it); hands it
+    /// back untouched if it is full.
+    fn push_if_room(&self, item: T) -> Result<Result<u64, Closed<T>>, T> {
+        let (seq, ring) = {
+            let mut queue = lock(&self.queue);
+            if queue.closed {
+                return Ok(Err(Closed(item)));
+            }
+            if queue.items.len() >= self.bound.capacity {
+                return Err(item);
+            }
+            let seq = self.enqueue(&mut queue, item);
+            (seq, !std::mem::replace(&mut queue.armed, true))
+        };
+        if ring {
+            (self.doorbell)();
+        }
+        Ok(Ok(seq))
     }
 
     /// Waits until the inbox has room for one more item (at once if it has, or if it is
@@ -351,6 +377,41 @@ impl<T, L> Inbox<T, L> {
             hook.before(*child, seq);
         }
         Some(Taken { seq, item })
+    }
+
+    /// Takes up to `max` items at once, in order, under one lock, appending them to `out`;
+    /// returns the number of the last one taken, or `None` when the queue is empty (which
+    /// disarms the doorbell, as [`Inbox::take`] does). Hand that number to [`Inbox::done`]
+    /// once all of them are handled.
+    ///
+    /// Only for a consumer that is never restarted (the router: its failure ends the
+    /// session). Items taken together are not recovered one by one: a successor would not
+    /// learn which of them its predecessor failed on, and would not get the others again.
+    /// The fault hook, if any, is called for each item, in order.
+    pub fn take_batch(&self, max: usize, out: &mut Vec<T>) -> Option<u64> {
+        let mut queue = lock(&self.queue);
+        let count = max.min(queue.items.len());
+        if count == 0 {
+            queue.armed = false;
+            return None;
+        }
+        let first = queue.head_seq;
+        out.extend(queue.items.drain(..count));
+        queue.head_seq += count as u64;
+        let last = queue.head_seq - 1;
+        queue.taken = last;
+        queue.taken_label = None;
+        let wake_producers = queue.room_waiters > 0 && queue.items.len() * 2 <= self.bound.capacity;
+        drop(queue);
+        if wake_producers {
+            self.room.notify_waiters();
+        }
+        if let Some((child, hook)) = self.fault.get() {
+            for seq in first..=last {
+                hook.before(*child, seq);
+            }
+        }
+        Some(last)
     }
 
     /// The consumer finished item `seq` (handled it, whatever the outcome).
@@ -632,6 +693,36 @@ mod tests {
         inbox.room_for(5).await;
         inbox.push_all(1..=5).unwrap();
         assert_eq!(drain(&inbox), [1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn a_batch_is_taken_in_order_up_to_its_size_and_an_empty_take_disarms() {
+        let (inbox, rings) = inbox(Bound::wait(10));
+        inbox.push_all(1..=5).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(inbox.take_batch(3, &mut out), Some(3));
+        assert_eq!(out, [1, 2, 3]);
+        assert_eq!(inbox.take_batch(3, &mut out), Some(5));
+        assert_eq!(out, [1, 2, 3, 4, 5]);
+        inbox.done(5);
+        assert_eq!(inbox.take_batch(3, &mut out), None);
+        assert_eq!(inbox.finished(), 5);
+        let before = rings.load(Ordering::SeqCst);
+        inbox.push(6).unwrap();
+        assert_eq!(
+            rings.load(Ordering::SeqCst),
+            before + 1,
+            "the empty take disarmed"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn push_wait_with_room_pushes_at_once_and_closed_refuses() {
+        let (inbox, _) = inbox(Bound::wait(2));
+        assert_eq!(inbox.push_wait(1).await, Ok(1));
+        assert_eq!(inbox.push_wait(2).await, Ok(2));
+        inbox.close();
+        assert_eq!(inbox.push_wait(3).await, Err(Closed(3)));
     }
 
     #[tokio::test(start_paused = true)]

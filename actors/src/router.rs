@@ -137,6 +137,8 @@ pub struct RouterState {
     event_time: u64,
     /// Scratch buffer, reused for every frame.
     events: Vec<SessionEvent>,
+    /// The items taken from the inbox in one go, reused for every wake.
+    batch: Vec<RouterMsg>,
     /// What is routed to each lane (fast, control, telemetry) and not pushed yet: the
     /// router pushes each lane its share once per wake, under one lock (see
     /// [`RouterState::flush`]).
@@ -176,6 +178,7 @@ impl Actor for Router {
             awaiting_response_since: None,
             event_time: 0,
             events: Vec::new(),
+            batch: Vec::new(),
             pending: Default::default(),
             ended: false,
             go_away: GoAwayTimer::default(),
@@ -206,14 +209,19 @@ impl Actor for Router {
             return Ok(());
         }
         let inbox = Arc::clone(&state.peers.router);
-        for _ in 0..ROUTER_CHUNK {
-            let Some(taken) = inbox.take() else {
-                state.flush().await;
-                return Ok(());
-            };
-            state.handle(taken.item).await;
-            inbox.done(taken.seq);
+        // Taken a chunk at a time under one lock: the router is never restarted (its
+        // failure ends the session), so nothing needs recovering item by item.
+        let mut batch = std::mem::take(&mut state.batch);
+        let Some(last) = inbox.take_batch(ROUTER_CHUNK, &mut batch) else {
+            state.batch = batch;
+            state.flush().await;
+            return Ok(());
+        };
+        for message in batch.drain(..) {
+            state.handle(message).await;
         }
+        state.batch = batch;
+        inbox.done(last);
         state.flush().await;
         // More may wait: let the mailbox breathe, then go on.
         let _ = myself.cast(RouterWake::Wake);
