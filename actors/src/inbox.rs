@@ -37,6 +37,7 @@
 //! memory stays flat under overload.
 
 use std::collections::VecDeque;
+use std::ops::RangeInclusive;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -380,15 +381,14 @@ impl<T, L> Inbox<T, L> {
     }
 
     /// Takes up to `max` items at once, in order, under one lock, appending them to `out`;
-    /// returns the number of the last one taken, or `None` when the queue is empty (which
-    /// disarms the doorbell, as [`Inbox::take`] does). Hand that number to [`Inbox::done`]
-    /// once all of them are handled.
+    /// returns their numbers, or `None` when the queue is empty (which disarms the
+    /// doorbell, as [`Inbox::take`] does). Call [`Inbox::before_handling`] with each number
+    /// before handling its item, and hand the last to [`Inbox::done`] once all are handled.
     ///
     /// Only for a consumer that is never restarted (the router: its failure ends the
     /// session). Items taken together are not recovered one by one: a successor would not
     /// learn which of them its predecessor failed on, and would not get the others again.
-    /// The fault hook, if any, is called for each item, in order.
-    pub fn take_batch(&self, max: usize, out: &mut Vec<T>) -> Option<u64> {
+    pub fn take_batch(&self, max: usize, out: &mut Vec<T>) -> Option<RangeInclusive<u64>> {
         let mut queue = lock(&self.queue);
         let count = max.min(queue.items.len());
         if count == 0 {
@@ -406,12 +406,17 @@ impl<T, L> Inbox<T, L> {
         if wake_producers {
             self.room.notify_waiters();
         }
+        Some(first..=last)
+    }
+
+    /// Runs the fault hook, if one is installed, for item `seq` of a batch from
+    /// [`Inbox::take_batch`], right before it is handled ([`Inbox::take`] runs it itself):
+    /// an injected failure then strikes with the items before it handled, as it would had
+    /// they been taken one at a time.
+    pub fn before_handling(&self, seq: u64) {
         if let Some((child, hook)) = self.fault.get() {
-            for seq in first..=last {
-                hook.before(*child, seq);
-            }
+            hook.before(*child, seq);
         }
-        Some(last)
     }
 
     /// The consumer finished item `seq` (handled it, whatever the outcome).
@@ -700,9 +705,9 @@ mod tests {
         let (inbox, rings) = inbox(Bound::wait(10));
         inbox.push_all(1..=5).unwrap();
         let mut out = Vec::new();
-        assert_eq!(inbox.take_batch(3, &mut out), Some(3));
+        assert_eq!(inbox.take_batch(3, &mut out), Some(1..=3));
         assert_eq!(out, [1, 2, 3]);
-        assert_eq!(inbox.take_batch(3, &mut out), Some(5));
+        assert_eq!(inbox.take_batch(3, &mut out), Some(4..=5));
         assert_eq!(out, [1, 2, 3, 4, 5]);
         inbox.done(5);
         assert_eq!(inbox.take_batch(3, &mut out), None);

@@ -212,12 +212,14 @@ impl Actor for Router {
         // Taken a chunk at a time under one lock: the router is never restarted (its
         // failure ends the session), so nothing needs recovering item by item.
         let mut batch = std::mem::take(&mut state.batch);
-        let Some(last) = inbox.take_batch(ROUTER_CHUNK, &mut batch) else {
+        let Some(taken) = inbox.take_batch(ROUTER_CHUNK, &mut batch) else {
             state.batch = batch;
             state.flush().await;
             return Ok(());
         };
-        for message in batch.drain(..) {
+        let last = *taken.end();
+        for (seq, message) in taken.zip(batch.drain(..)) {
+            inbox.before_handling(seq);
             state.handle(message).await;
         }
         state.batch = batch;
