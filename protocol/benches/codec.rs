@@ -33,6 +33,9 @@ const TEXT_FRAME_SNAKE: &[u8] = br#"{"server_content":{"model_turn":{"role":"mod
 
 /// A frame with one bad field (base64 that is not) beside a transcription and
 /// `turnComplete`: the partial decoder's slow path.
+/// A `toolCall` with one call and two arguments, as Live sends it.
+const TOOL_CALL_FRAME: &[u8] = br#"{"toolCall":{"functionCalls":[{"id":"call-1","name":"get_weather","args":{"city":"London","unit":"celsius"}}]}}"#;
+
 const BAD_FIELD_FRAME: &[u8] = br#"{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"!!not base64"}}]},"outputTranscription":{"text":"Hello"},"turnComplete":true}}"#;
 
 /// `samples` of PCM16LE mono at `rate` Hz: a 440 Hz sine at about half scale, so the base64
@@ -72,6 +75,12 @@ fn check_inputs(text: &[u8], snake: &[u8], audio: &[u8], output_pcm: &[u8]) {
             )]
         );
     }
+    let Ok(message) = decode_server(TOOL_CALL_FRAME) else {
+        panic!("the toolCall frame does not decode");
+    };
+    let calls = message.tool_call.and_then(|call| call.function_calls);
+    let names: Vec<_> = calls.iter().flatten().map(|c| c.name.clone()).collect();
+    assert_eq!(names, [Some("get_weather".to_owned())]);
     let Ok(partial) = decode_server_partial(BAD_FIELD_FRAME) else {
         panic!("the bad-field frame does not decode partially");
     };
@@ -110,6 +119,10 @@ fn codec(c: &mut Criterion) {
     group.bench_function("audio_100ms_24k", |b| {
         b.iter(|| decode_server(black_box(&audio)))
     });
+    group.throughput(Throughput::Bytes(TOOL_CALL_FRAME.len() as u64));
+    group.bench_function("tool_call", |b| {
+        b.iter(|| decode_server(black_box(TOOL_CALL_FRAME)))
+    });
     group.finish();
 
     // What the Router calls: the same frames through the decoder that keeps every good
@@ -122,6 +135,10 @@ fn codec(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(audio.len() as u64));
     group.bench_function("audio_100ms_24k", |b| {
         b.iter(|| decode_server_partial(black_box(&audio)))
+    });
+    group.throughput(Throughput::Bytes(TOOL_CALL_FRAME.len() as u64));
+    group.bench_function("tool_call", |b| {
+        b.iter(|| decode_server_partial(black_box(TOOL_CALL_FRAME)))
     });
     group.throughput(Throughput::Bytes(BAD_FIELD_FRAME.len() as u64));
     group.bench_function("bad_field", |b| {
