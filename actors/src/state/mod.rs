@@ -404,7 +404,11 @@ impl State {
 
     /// The last mutations (at most [`RECENT_MUTATIONS`]), oldest first.
     pub fn recent_mutations(&self) -> Vec<StateMutation> {
-        self.shared.load().recent.iter().cloned().collect()
+        let data = self.shared.load();
+        data.recent
+            .iter()
+            .map(|m| StateMutation::clone(m))
+            .collect()
     }
 
     /// The sequence number of the last mutation so far (0 before the first): pass it to
@@ -423,7 +427,11 @@ impl State {
         // The ring's sequence numbers are consecutive, so the first wanted is at an offset.
         let skip =
             usize::try_from(cursor.saturating_add(1).saturating_sub(oldest)).unwrap_or(usize::MAX);
-        data.recent.iter().skip(skip).cloned().collect()
+        data.recent
+            .iter()
+            .skip(skip)
+            .map(|m| StateMutation::clone(m))
+            .collect()
     }
 
     // ---- session plumbing ----
