@@ -64,6 +64,18 @@ const FAST_KINDS: [&str; 10] = [
     "vad_end",
 ];
 
+/// Kinds the router sends to the fast lane only (transcriptions only when partial): they
+/// are never anchors.
+const FAST_ONLY_KINDS: [&str; 7] = [
+    "text",
+    "audio",
+    "thought",
+    "media",
+    "input_transcription",
+    "interim_input_transcription",
+    "output_transcription",
+];
+
 /// Kinds that say how the connection is doing rather than what the model did.
 const LIFECYCLE_KINDS: [&str; 7] = [
     "connected",
@@ -252,11 +264,9 @@ impl SummaryBuilder {
         };
         let (key, detail) = digest(&envelope.event);
         if detail == Detail::None
-            && let Some(last) = lane.last_mut()
-            && last.key == key
-            && last.detail == Detail::None
+            && let Some(run) = run_of(lane, key)
         {
-            last.count += 1;
+            run.count += 1;
             return;
         }
         lane.push(Item {
@@ -290,6 +300,29 @@ impl SummaryBuilder {
         let control = segments(self.control, &shared, keep(Lane::Control));
         merge(fast, control)
     }
+}
+
+/// The run a new event of `key` (without detail) joins, if any: the last item, when it is
+/// of that key; or, for a kind only the fast lane gets (text, audio, partial transcripts),
+/// the item of that key among the trailing fast-only runs. Audio and transcription chunks
+/// alternate for a whole answer; kept as two runs instead of one item per chunk, a lane's
+/// items grow with its turns, not with its events. Nothing is reordered across an event
+/// that may be an anchor or that carries detail, and within such a stretch each kind keeps
+/// the place it first occurred, which is all a summary reports of it.
+fn run_of(lane: &mut [Item], key: Key) -> Option<&mut Item> {
+    let fast_only = |key: &Key| FAST_ONLY_KINDS.contains(&key.kind) && !key.is_final;
+    let last = lane.len().checked_sub(1)?;
+    if lane[last].key == key && lane[last].detail == Detail::None {
+        return lane.get_mut(last);
+    }
+    if !fast_only(&key) {
+        return None;
+    }
+    let start = lane
+        .iter()
+        .rposition(|item| !(fast_only(&item.key) && item.detail == Detail::None))
+        .map_or(0, |i| i + 1);
+    lane[start..].iter_mut().find(|item| item.key == key)
 }
 
 fn totals(items: &[Item]) -> HashMap<Key, u64> {
@@ -632,5 +665,47 @@ mod tests {
         let summary = summarize(&events);
         assert_eq!(summary.turns.len(), 1);
         assert_eq!(summary.turns[0].counts(), "turn_complete×1");
+    }
+
+    #[test]
+    fn alternating_chunks_stay_two_runs_and_never_cross_an_anchor() {
+        let audio = || SessionEvent::AudioData(bytes::Bytes::from_static(b"\0\0"));
+        let chunk = |text: &str| SessionEvent::OutputTranscription {
+            text: text.into(),
+            is_final: false,
+        };
+        let mut fast = Vec::new();
+        for _ in 0..1_000 {
+            fast.push(audio());
+            fast.push(chunk("a"));
+        }
+        fast.push(SessionEvent::VoiceActivityStart);
+        fast.push(chunk("b"));
+        fast.push(audio());
+        let control = vec![SessionEvent::VoiceActivityStart, turn_complete()];
+        let mut builder = SummaryBuilder::new();
+        for (seq, event) in fast.into_iter().enumerate() {
+            builder.push(&session(Lane::Fast, seq as u64 + 1, event));
+        }
+        for (seq, event) in control.into_iter().enumerate() {
+            builder.push(&session(Lane::Control, seq as u64 + 1, event));
+        }
+        let kinds: Vec<(&str, u64)> = builder.fast.iter().map(|i| (i.key.kind, i.count)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("audio", 1_000),
+                ("output_transcription", 1_000),
+                ("vad_start", 1),
+                ("output_transcription", 1),
+                ("audio", 1),
+            ]
+        );
+        let summary = builder.finish();
+        assert_eq!(summary.turns.len(), 1);
+        assert_eq!(
+            summary.turns[0].counts(),
+            "audio×1001, output_transcription×1001, vad_start×1, turn_complete×1"
+        );
     }
 }
