@@ -48,22 +48,6 @@ use reel_protocol::{FunctionCall, SessionEvent, SessionPhase};
 use serde::Serialize;
 use serde_json::Value;
 
-/// Kinds counted from the fast lane when an event of that kind is not paired with its copy
-/// on the control lane (a lane lost one to a restart); the control lane's copy counts for
-/// every other kind.
-const FAST_KINDS: [&str; 10] = [
-    "text",
-    "audio",
-    "thought",
-    "media",
-    "input_transcription",
-    "interim_input_transcription",
-    "output_transcription",
-    "text_complete",
-    "vad_start",
-    "vad_end",
-];
-
 /// Kinds the router sends to the fast lane only (transcriptions only when partial): they
 /// are never anchors.
 const FAST_ONLY_KINDS: [&str; 7] = [
@@ -75,6 +59,16 @@ const FAST_ONLY_KINDS: [&str; 7] = [
     "interim_input_transcription",
     "output_transcription",
 ];
+
+/// Kinds that reach both lanes but are the fast lane's to count when unpaired.
+const FAST_COUNTED_SHARED_KINDS: [&str; 3] = ["text_complete", "vad_start", "vad_end"];
+
+/// Whether a kind is counted from the fast lane when an event of that kind is not paired
+/// with its copy on the control lane (a lane lost one to a restart); the control lane's
+/// copy counts for every other kind.
+fn counted_from_fast(kind: &str) -> bool {
+    FAST_ONLY_KINDS.contains(&kind) || FAST_COUNTED_SHARED_KINDS.contains(&kind)
+}
 
 /// Kinds that say how the connection is doing rather than what the model did.
 const LIFECYCLE_KINDS: [&str; 7] = [
@@ -293,7 +287,7 @@ impl SummaryBuilder {
         let keep = |lane: Lane| {
             let unpaired = unpaired.clone();
             move |key: &Key| {
-                !unpaired.contains(key) || (FAST_KINDS.contains(&key.kind) == (lane == Lane::Fast))
+                !unpaired.contains(key) || (counted_from_fast(key.kind) == (lane == Lane::Fast))
             }
         };
         let fast = segments(self.fast, &shared, keep(Lane::Fast));
