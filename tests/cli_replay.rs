@@ -5,8 +5,7 @@
 
 mod cli_support;
 
-use cli_support::{TempDir, ToolWrites, arg, lines, record, reel, write_lines};
-use reel_recorder::wire_log::WireEntry;
+use cli_support::{TempDir, ToolWrites, arg, lines, record, reel, tamper_frame, write_lines};
 use serde_json::{Value, json};
 
 /// The report up to the final state: the same for both recordings, whatever the tool
@@ -93,23 +92,6 @@ async fn a_session_whose_tools_write_no_state_replays_clean() {
             String::new()
         )
     );
-}
-
-/// `path`'s wire log with entry `seq`'s payload passed through `change`.
-fn tamper_frame(path: &std::path::Path, seq: u64, change: impl Fn(String) -> String) {
-    let tampered: Vec<String> = lines(path)
-        .into_iter()
-        .map(|line| {
-            let mut entry: WireEntry = serde_json::from_str(&line).unwrap();
-            if entry.seq != seq {
-                return line;
-            }
-            let payload = String::from_utf8(entry.payload.to_vec()).unwrap();
-            entry.payload = change(payload).into_bytes().into();
-            serde_json::to_string(&entry).unwrap()
-        })
-        .collect();
-    write_lines(path, &tampered);
 }
 
 #[tokio::test(start_paused = true)]

@@ -97,6 +97,20 @@ pub enum CliError {
         /// Its time range, readable.
         log_range: String,
     },
+    /// `--journal` was given with more than one log to replay.
+    #[error("--journal compares one session's journal: give one wire log with it, not {logs} logs")]
+    JournalNeedsOneLog {
+        /// How many logs were given.
+        logs: usize,
+    },
+    /// The JUnit report could not be written.
+    #[error("cannot write the JUnit report {path}: {source}")]
+    WriteJunit {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The replay could not run.
     #[error("{path}: {source}")]
     Replay {

@@ -22,6 +22,8 @@ const REDRAW_EVERY: Duration = Duration::from_millis(250);
 #[derive(Debug, Default)]
 struct Shared {
     label: Mutex<&'static str>,
+    /// What is counted (`frames`, `sessions`).
+    unit: &'static str,
     count: Arc<AtomicU64>,
 }
 
@@ -35,8 +37,14 @@ pub struct Progress {
 impl Progress {
     /// Starts counting under `label`; draws only if stderr is a terminal.
     pub fn start(label: &'static str) -> Progress {
+        Progress::counting(label, "frames")
+    }
+
+    /// As [`Progress::start`], counting `unit`s (`sessions`) instead of frames.
+    pub fn counting(label: &'static str, unit: &'static str) -> Progress {
         let shared = Arc::new(Shared {
             label: Mutex::new(label),
+            unit,
             count: Arc::default(),
         });
         let ticker = std::io::stderr().is_terminal().then(|| {
@@ -50,7 +58,8 @@ impl Progress {
                         Err(RecvTimeoutError::Timeout) if started.elapsed() >= SHOW_AFTER => {
                             let label =
                                 *shared.label.lock().unwrap_or_else(PoisonError::into_inner);
-                            let line = render(label, shared.count.load(Ordering::Relaxed));
+                            let count = shared.count.load(Ordering::Relaxed);
+                            let line = render(label, count, shared.unit);
                             eprint!("\r{line}\x1b[K");
                             drawn = true;
                         }
@@ -113,8 +122,8 @@ impl Drop for Progress {
 }
 
 /// The progress line's text.
-fn render(label: &str, count: u64) -> String {
-    format!("{label}… {count} frames")
+fn render(label: &str, count: u64, unit: &str) -> String {
+    format!("{label}… {count} {unit}")
 }
 
 /// Counts recorded frames into the progress counter.
@@ -132,7 +141,10 @@ mod tests {
 
     #[test]
     fn the_line_names_the_stage_and_the_count() {
-        assert_eq!(render("replaying", 123_456), "replaying… 123456 frames");
+        assert_eq!(
+            render("replaying", 123_456, "frames"),
+            "replaying… 123456 frames"
+        );
     }
 
     #[test]

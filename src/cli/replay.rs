@@ -23,7 +23,7 @@ use reel_replayer::Tape;
 use reel_replayer::journal_diff::JournalFinal;
 use reel_replayer::journal_match::{JournalMatch, JournalMatcher};
 use reel_replayer::log_stats::LogStats;
-use reel_replayer::offline::replay_offline;
+use reel_replayer::offline::{OfflineReplay, replay_offline};
 use reel_replayer::recorded_tools::RecordedToolResponses;
 
 use super::input::{WireInput, read_journal};
@@ -35,63 +35,58 @@ use super::{CliError, print_stdout};
 /// Arguments of `reel replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// The wire log (JSON lines, one entry per frame).
-    log: String,
+    /// The wire log (JSON lines, one entry per frame); or several, directories (every
+    /// `*.wire.jsonl` below them) and globs (`'recordings/**/*.wire.jsonl'`), replayed in
+    /// parallel with one line per session.
+    #[arg(required = true, value_name = "LOG")]
+    pub(super) logs: Vec<String>,
     /// The session's recorded journal: compare it with the replay's, entry by entry, and
-    /// its final value of each key with the replay's final state.
+    /// its final value of each key with the replay's final state (one log only).
     #[arg(long, value_name = "JOURNAL")]
-    journal: Option<String>,
+    pub(super) journal: Option<String>,
     /// Print one JSON document instead of text.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// A damaged log or journal (a NUL-filled tail after a power loss, a corrupt line):
     /// replay the entries before its first bad line instead of failing.
     #[arg(long)]
-    salvage: bool,
+    pub(super) salvage: bool,
+    /// Also write the results as JUnit XML to FILE: one test case per session, a drifted
+    /// session as a failure with its first divergence, a bad log as an error.
+    #[arg(long, value_name = "FILE")]
+    pub(super) junit: Option<String>,
+    /// How many sessions replay at once (default: the machine's cores).
+    #[arg(long, value_name = "N")]
+    pub(super) jobs: Option<std::num::NonZeroUsize>,
 }
 
 /// Replays the log and prints the report. Exit 1 when the replay drifted: an outbound
-/// divergence, or a journal not written again entry by entry.
+/// divergence, or a journal not written again entry by entry. With several logs, a
+/// directory or a glob, or `--junit`, replays them all in parallel instead
+/// ([`super::replay_farm`]).
 pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
-    let progress = Progress::start("reading");
-    let mut stats = LogStats::new();
-    let mut answers = RecordedToolResponses::new();
-    for entry in WireInput::open(&args.log)?
-        .salvaging(args.salvage)
-        .counting(progress.counter())
-    {
-        let entry = entry?;
-        stats.observe(&entry);
-        answers.observe(&entry);
+    if args.logs.len() != 1 || args.junit.is_some() || !is_one_file(&args.logs[0]) {
+        return super::replay_farm::run(args);
     }
-    let setup = recorded_setup(&args.log, &mut stats)?;
+    let log = args.logs[0].clone();
+    let progress = Progress::start("reading");
+    let (stats, setup, answers) = read_log(&log, args.salvage, &progress)?;
     let journal = match &args.journal {
         Some(path) => {
             let journal = read_journal(path, args.salvage)?;
-            check_same_session(path, &journal, &args.log, &stats)?;
+            check_same_session(path, &journal, &log, &stats)?;
             Some((path.as_str(), journal))
         }
         None => None,
     };
 
     progress.stage("replaying");
-    let tape = if args.salvage {
-        Tape::open_salvaging(&args.log)
-    } else {
-        Tape::open(&args.log)
-    };
-    let tape = tape.map_err(|e| CliError::from_record(&args.log, "wire log", e))?;
     let tap = progress.is_visible().then(|| progress.frame_counter());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
-    let replay = runtime
-        .block_on(replay_offline(tape, setup, answers, tap))
-        .map_err(|source| CliError::Replay {
-            path: args.log.clone(),
-            source,
-        })?;
+    let replay = runtime.block_on(replay_tape(&log, args.salvage, setup, answers, tap))?;
     drop(runtime);
     progress.finish();
 
@@ -103,7 +98,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         }),
         None => None,
     };
-    let report = ReplayReport::new(&args.log, &stats, &replay, journal);
+    let report = ReplayReport::new(&log, &stats, &replay, journal);
     if args.json {
         let json = serde_json::to_string_pretty(&report.to_json()?)?;
         print_stdout(&format!("{json}\n"))?;
@@ -115,6 +110,54 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Whether `path` names one existing file (not a directory, not a glob to expand).
+fn is_one_file(path: &str) -> bool {
+    std::path::Path::new(path).is_file()
+}
+
+/// Reads the log at `path` once, to check it and gather what the replay needs: its
+/// statistics, the recorded setup, the recorded tool responses.
+pub(super) fn read_log(
+    path: &str,
+    salvage: bool,
+    progress: &Progress,
+) -> Result<(LogStats, Setup, RecordedToolResponses), CliError> {
+    let mut stats = LogStats::new();
+    let mut answers = RecordedToolResponses::new();
+    for entry in WireInput::open(path)?
+        .salvaging(salvage)
+        .counting(progress.counter())
+    {
+        let entry = entry?;
+        stats.observe(&entry);
+        answers.observe(&entry);
+    }
+    let setup = recorded_setup(path, &mut stats)?;
+    Ok((stats, setup, answers))
+}
+
+/// Replays the log at `path` offline through the real tree, as its tape.
+pub(super) async fn replay_tape(
+    path: &str,
+    salvage: bool,
+    setup: Setup,
+    answers: RecordedToolResponses,
+    tap: Option<std::sync::Arc<dyn reel_recorder::wire_log::WireRecorder>>,
+) -> Result<OfflineReplay, CliError> {
+    let tape = if salvage {
+        Tape::open_salvaging(path)
+    } else {
+        Tape::open(path)
+    };
+    let tape = tape.map_err(|e| CliError::from_record(path, "wire log", e))?;
+    replay_offline(tape, setup, answers, tap)
+        .await
+        .map_err(|source| CliError::Replay {
+            path: path.to_owned(),
+            source,
+        })
 }
 
 /// Streams the journal at `path` (read and checked once already: its torn last line, if

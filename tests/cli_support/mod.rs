@@ -213,3 +213,21 @@ pub fn write_lines(path: &Path, lines: &[String]) {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(path, text).unwrap();
 }
+
+/// `path`'s wire log with entry `seq`'s payload passed through `change`.
+pub fn tamper_frame(path: &std::path::Path, seq: u64, change: impl Fn(String) -> String) {
+    let tampered: Vec<String> = lines(path)
+        .into_iter()
+        .map(|line| {
+            let mut entry: reel_recorder::wire_log::WireEntry =
+                serde_json::from_str(&line).unwrap();
+            if entry.seq != seq {
+                return line;
+            }
+            let payload = String::from_utf8(entry.payload.to_vec()).unwrap();
+            entry.payload = change(payload).into_bytes().into();
+            serde_json::to_string(&entry).unwrap()
+        })
+        .collect();
+    write_lines(path, &tampered);
+}
