@@ -40,6 +40,19 @@ impl Progress {
         Progress::counting(label, "frames")
     }
 
+    /// A progress that counts but never shows (a session of a farm, whose progress is the
+    /// farm's).
+    pub fn hidden() -> Progress {
+        Progress {
+            shared: Arc::new(Shared {
+                label: Mutex::new(""),
+                unit: "frames",
+                count: Arc::default(),
+            }),
+            ticker: None,
+        }
+    }
+
     /// As [`Progress::start`], counting `unit`s (`sessions`) instead of frames.
     pub fn counting(label: &'static str, unit: &'static str) -> Progress {
         let shared = Arc::new(Shared {

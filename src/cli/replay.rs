@@ -65,7 +65,7 @@ pub struct ReplayArgs {
 /// directory or a glob, or `--junit`, replays them all in parallel instead
 /// ([`super::replay_farm`]).
 pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
-    if args.logs.len() != 1 || args.junit.is_some() || !is_one_file(&args.logs[0]) {
+    if args.logs.len() != 1 || args.junit.is_some() || names_many(&args.logs[0]) {
         return super::replay_farm::run(args);
     }
     let log = args.logs[0].clone();
@@ -112,9 +112,11 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-/// Whether `path` names one existing file (not a directory, not a glob to expand).
-fn is_one_file(path: &str) -> bool {
-    std::path::Path::new(path).is_file()
+/// Whether `input` names several logs: a directory, or a glob (a pattern that is not the
+/// name of a file). A single path that does not exist stays one log, and fails as one.
+fn names_many(input: &str) -> bool {
+    let path = std::path::Path::new(input);
+    path.is_dir() || (!path.exists() && input.contains(['*', '?', '[']))
 }
 
 /// Reads the log at `path` once, to check it and gather what the replay needs: its

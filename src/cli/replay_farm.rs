@@ -205,7 +205,7 @@ fn replay_all(logs: &[String], jobs: usize, salvage: bool) -> Vec<Session> {
 
 /// Replays one log as `reel replay LOG` does, quietly.
 fn replay_one(runtime: &tokio::runtime::Runtime, path: &str, salvage: bool) -> Outcome {
-    let quiet = Progress::counting("reading", "frames");
+    let quiet = Progress::hidden();
     let (stats, setup, answers) = match read_log(path, salvage, &quiet) {
         Ok(read) => read,
         Err(error) => {
