@@ -15,6 +15,7 @@
 //! a log was bad input.
 
 use std::num::NonZeroUsize;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -174,7 +175,13 @@ fn replay_all(logs: &[String], jobs: usize, salvage: bool) -> Vec<Session> {
                     };
                     let started = Instant::now();
                     let outcome = match &runtime {
-                        Ok(runtime) => replay_one(runtime, path, salvage),
+                        // A session that panics is that session's failure, not the farm's.
+                        Ok(runtime) => std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            replay_one(runtime, path, salvage)
+                        }))
+                        .unwrap_or_else(|panic| Outcome::Bad {
+                            error: format!("the replay failed: {}", panic_message(&*panic)),
+                        }),
                         Err(error) => Outcome::Bad {
                             error: CliError::Runtime(std::io::Error::new(
                                 error.kind(),
@@ -201,6 +208,15 @@ fn replay_all(logs: &[String], jobs: usize, salvage: bool) -> Vec<Session> {
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// What a panic said, when it said it with a string.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// Replays one log as `reel replay LOG` does, quietly.
