@@ -26,8 +26,10 @@
 //! ```
 
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 
-use reel_recorder::journal::StateMutation;
+use reel_recorder::RecordError;
+use reel_recorder::journal::{JournalSink, StateMutation};
 use serde::Serialize;
 
 /// How a replay's journal compares with the recorded one.
@@ -191,6 +193,116 @@ pub fn compare_journals(recorded: &[StateMutation], replayed: &[StateMutation]) 
     matcher.finish()
 }
 
+/// A journal sink that compares a replay's journal with the recorded one while the replay
+/// writes it, reading the recorded journal one entry ahead of the replay: neither journal
+/// is held in memory, so a session of any length is compared in bounded memory. The same
+/// comparison as [`compare_journals`]. It reads its file on the state's write path
+/// ([`JournalSink::does_io`] is `false`, so the entries reach it in order and at once): an
+/// offline replay has no live latency to protect.
+pub struct StreamingJournalMatch {
+    state: Mutex<Streaming>,
+}
+
+type RecordedEntries = Box<dyn Iterator<Item = Result<StateMutation, RecordError>> + Send>;
+
+struct Streaming {
+    recorded_entries: RecordedEntries,
+    recorded: usize,
+    replayed: usize,
+    first_difference: Option<EntryMismatch>,
+    error: Option<RecordError>,
+}
+
+impl fmt::Debug for StreamingJournalMatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamingJournalMatch")
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamingJournalMatch {
+    /// A comparison with the recorded journal `recorded` (read as the replay writes).
+    pub fn new<I>(recorded: I) -> Self
+    where
+        I: IntoIterator<Item = Result<StateMutation, RecordError>>,
+        I::IntoIter: Send + 'static,
+    {
+        StreamingJournalMatch {
+            state: Mutex::new(Streaming {
+                recorded_entries: Box::new(recorded.into_iter()),
+                recorded: 0,
+                replayed: 0,
+                first_difference: None,
+                error: None,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Streaming> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The comparison, once the replay has written its last entry: the rest of the recorded
+    /// journal is read (a recording with more entries differs at the first the replay did
+    /// not write). Fails with the recorded journal's first bad entry.
+    pub fn finish(&self) -> Result<JournalMatch, RecordError> {
+        let mut state = self.lock();
+        if let Some(error) = state.error.take() {
+            return Err(error);
+        }
+        while let Some(next) = state.recorded_entries.next() {
+            let recorded = next?;
+            state.recorded += 1;
+            if state.first_difference.is_none() {
+                state.first_difference = Some(EntryMismatch {
+                    entry: state.recorded,
+                    recorded: Some(recorded),
+                    replayed: None,
+                    fields: Vec::new(),
+                });
+            }
+        }
+        Ok(JournalMatch {
+            recorded: state.recorded,
+            replayed: state.replayed,
+            first_difference: state.first_difference.clone(),
+        })
+    }
+}
+
+impl JournalSink for StreamingJournalMatch {
+    fn record(&self, replayed: &StateMutation) {
+        let mut state = self.lock();
+        state.replayed += 1;
+        if state.first_difference.is_some() || state.error.is_some() {
+            return;
+        }
+        match state.recorded_entries.next() {
+            Some(Ok(recorded)) => {
+                state.recorded += 1;
+                let fields = differing_fields(&recorded, replayed);
+                if !fields.is_empty() {
+                    state.first_difference = Some(EntryMismatch {
+                        entry: state.recorded,
+                        recorded: Some(recorded),
+                        replayed: Some(replayed.clone()),
+                        fields,
+                    });
+                }
+            }
+            Some(Err(error)) => state.error = Some(error),
+            None => {
+                state.first_difference = Some(EntryMismatch {
+                    entry: state.replayed,
+                    recorded: None,
+                    replayed: Some(replayed.clone()),
+                    fields: Vec::new(),
+                });
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -263,5 +375,28 @@ pub(crate) mod tests {
             long.first_difference.unwrap().to_string(),
             r#"entry 2: extra on replay: b = "x" (set at 20)"#
         );
+    }
+
+    #[test]
+    fn streaming_compares_as_compare_journals_does() {
+        let a = set(1, "app:city", json!("London"), 1_000);
+        let b = set(2, "app:temp", json!(22), 1_040);
+        let b_late = set(2, "app:temp", json!(22), 1_041);
+        let c = set(3, "app:done", json!(true), 1_080);
+        let cases: [(Vec<StateMutation>, Vec<StateMutation>); 5] = [
+            (vec![a.clone(), b.clone()], vec![a.clone(), b.clone()]),
+            (vec![a.clone(), b.clone()], vec![a.clone(), b_late.clone()]),
+            (vec![a.clone(), b.clone(), c.clone()], vec![a.clone()]),
+            (vec![a.clone()], vec![a.clone(), b.clone(), c.clone()]),
+            (vec![], vec![]),
+        ];
+        for (recorded, replayed) in cases {
+            let expected = compare_journals(&recorded, &replayed);
+            let streaming = StreamingJournalMatch::new(recorded.into_iter().map(Ok));
+            for mutation in &replayed {
+                streaming.record(mutation);
+            }
+            assert_eq!(streaming.finish().unwrap(), expected);
+        }
     }
 }

@@ -32,6 +32,7 @@ pub mod replay_transport;
 pub mod server;
 pub mod summary;
 pub mod tape;
+pub mod tape_scan;
 pub mod timeline;
 pub mod verdict;
 
@@ -41,5 +42,6 @@ pub use outbound::CapturedFrame;
 pub use pacing::Pacing;
 pub use replay_transport::ReplayOptions;
 pub use server::{RunningServer, TapeLibrary, TapeServer};
-pub use tape::{Tape, TapeItem};
+pub use tape::{ReadAhead, Tape, TapeItem};
+pub use tape_scan::TapeScan;
 pub use verdict::{Drift, Verdict};

@@ -4,15 +4,21 @@
 //! This is what a command line can do with a wire log alone. What runs is the real tree
 //! (router, lanes, phase tracking, state, telemetry) over the recorded frames; what does not
 //! is the model (its outputs are the recorded inbound frames) and the application's code:
-//! no tools (calls get their recorded responses, see [`RecordedToolResponses`]), no phases,
+//! no tools (calls get their recorded responses, see [`RecordedToolResponses`](crate::recorded_tools::RecordedToolResponses)), no phases,
 //! no callbacks. So the tool responses come out byte-identical, while state the tools or the
 //! application wrote is missing from the replay, and a journal diff shows those keys.
+//!
+//! A log of any length replays in bounded memory when it is read once, as the command
+//! line reads it: a [`crate::TapeScan`] gathers the setup, statistics and tool responses
+//! as the tape's reader reads, and a journal sink of the caller's
+//! ([`OfflineSinks::journal`], such as a [`crate::journal_match::StreamingJournalMatch`])
+//! takes the replay's journal instead of memory.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! use reel_recorder::wire_read::read_wire_log;
 //! use reel_replayer::log_stats::LogStats;
-//! use reel_replayer::offline::replay_offline;
+//! use reel_replayer::offline::{OfflineSinks, replay_offline};
 //! use reel_replayer::recorded_tools::RecordedToolResponses;
 //! use reel_replayer::Tape;
 //!
@@ -24,7 +30,9 @@
 //!     answers.observe(entry);
 //! }
 //! let setup = stats.setup.ok_or("no setup")?;
-//! let replay = replay_offline(Tape::from_entries(entries), setup, answers, None).await?;
+//! let tape = Tape::from_entries(entries);
+//! let callbacks = answers.into_control_callbacks();
+//! let replay = replay_offline(tape, setup, callbacks, OfflineSinks::default()).await?;
 //! for turn in &replay.summary.turns {
 //!     println!("turn {}: {}", turn.number, turn.counts());
 //! }
@@ -34,6 +42,7 @@
 
 use std::sync::Arc;
 
+use reel_actors::callbacks::ControlCallbacks;
 use reel_actors::state::StateSnapshot;
 use reel_actors::writer::Origin;
 use reel_actors::{LiveSessionBuilder, SessionEnd};
@@ -45,7 +54,6 @@ use crate::divergence::Divergence;
 use crate::harness::{ReplayError, replay_session};
 use crate::outbound::CapturedFrame;
 use crate::pacing::Pacing;
-use crate::recorded_tools::RecordedToolResponses;
 use crate::replay_transport::ReplayOptions;
 use crate::summary::{SessionSummary, SummaryBuilder};
 use crate::tape::Tape;
@@ -58,7 +66,8 @@ pub struct OfflineReplay {
     /// The state the replay ended with.
     pub state: StateSnapshot,
     /// Every state mutation the replay wrote, in journal order: what a recorded journal is
-    /// compared with, entry by entry ([`crate::journal_match`]).
+    /// compared with, entry by entry ([`crate::journal_match`]). Empty when the journal
+    /// went to a sink of the caller's ([`OfflineSinks::journal`]).
     pub journal: Vec<StateMutation>,
     /// The frames the runtime sent again (setups, tool responses), each compared with its
     /// recorded counterpart.
@@ -72,22 +81,44 @@ pub struct OfflineReplay {
     pub end: SessionEnd,
 }
 
+/// Where an offline replay's outputs go besides the [`OfflineReplay`] it returns.
+#[derive(Default)]
+pub struct OfflineSinks {
+    /// Receives every frame the replay stamps (to count progress, or to record the
+    /// replay).
+    pub tap: Option<Arc<dyn WireRecorder>>,
+    /// Receives the replay's journal instead of [`OfflineReplay::journal`] (which then
+    /// stays empty): a journal of any length in bounded memory.
+    pub journal: Option<Arc<dyn JournalSink>>,
+}
+
+impl std::fmt::Debug for OfflineSinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfflineSinks")
+            .field("tap", &self.tap.is_some())
+            .field("journal", &self.journal.is_some())
+            .finish()
+    }
+}
+
 /// Replays `tape` offline (see the [module docs](self)): a session configured from
-/// `setup` (the recording's first setup), its tool calls answered from `answers`, paced as
-/// fast as the tree consumes the frames, and causally: the frames that followed a tool
-/// response wait until the replay has sent it again, as they waited for it live — else the
-/// phase could see the turn end before the answer, and the journal would differ. `tap`, if given, receives every frame the replay
-/// stamps (to count progress, or to record the replay).
+/// `setup` (the recording's first setup), its tool calls answered by `answers` (the
+/// recorded responses:
+/// [`RecordedToolResponses::into_control_callbacks`](crate::recorded_tools::RecordedToolResponses::into_control_callbacks) or
+/// [`crate::TapeScan::tool_callbacks`]), paced as fast as the tree consumes the frames,
+/// and causally: the frames that followed a tool response wait until the replay has sent
+/// it again, as they waited for it live — else the phase could see the turn end before the
+/// answer, and the journal would differ.
 pub async fn replay_offline(
     tape: Tape,
     setup: Setup,
-    answers: RecordedToolResponses,
-    tap: Option<Arc<dyn WireRecorder>>,
+    answers: ControlCallbacks,
+    sinks: OfflineSinks,
 ) -> Result<OfflineReplay, ReplayError> {
     let config = SessionConfig::from_setup(setup);
-    let mut builder = LiveSessionBuilder::new(config, ApiEndpoint::offline())
-        .control_callbacks(answers.into_control_callbacks());
-    if let Some(tap) = tap {
+    let mut builder =
+        LiveSessionBuilder::new(config, ApiEndpoint::offline()).control_callbacks(answers);
+    if let Some(tap) = sinks.tap {
         builder = builder.record_wire(tap);
     }
     let options = ReplayOptions {
@@ -95,27 +126,34 @@ pub async fn replay_offline(
         without_application: true,
         ..ReplayOptions::default()
     };
-    replay_to_end(builder, tape, options).await
+    replay_to_end(builder, tape, options, sinks.journal).await
 }
 
 /// Replays `tape` through `builder` with `options` to its end (see [`crate::Replay::run_to_end`])
 /// and gathers what it produced: the summary of its events, its final state, its journal
-/// (kept in memory: a journal sink set on `builder` is replaced), the runtime's frames and
-/// where they parted from the recording.
+/// (into `journal` if given, else kept in memory; a journal sink set on `builder` is
+/// replaced), the runtime's frames and where they parted from the recording.
 pub async fn replay_to_end(
     builder: LiveSessionBuilder,
     tape: Tape,
     options: ReplayOptions,
+    journal: Option<Arc<dyn JournalSink>>,
 ) -> Result<OfflineReplay, ReplayError> {
-    let journal = Arc::new(MemoryJournalSink::new());
-    let builder = builder.journal_sink(Arc::clone(&journal) as Arc<dyn JournalSink>);
+    let (kept, sink) = match journal {
+        Some(journal) => (None, journal),
+        None => {
+            let kept = Arc::new(MemoryJournalSink::new());
+            (Some(Arc::clone(&kept)), kept as Arc<dyn JournalSink>)
+        }
+    };
+    let builder = builder.journal_sink(sink);
     let mut replay = replay_session(builder, tape, options).await?;
     let mut summary = SummaryBuilder::new();
     let end = replay.run_to_end(|event| summary.push(&event)).await;
     Ok(OfflineReplay {
         summary: summary.finish(),
         state: replay.handle().state().snapshot(),
-        journal: journal.entries(),
+        journal: kept.map(|kept| kept.entries()).unwrap_or_default(),
         runtime_frames: replay
             .outbound_frames()
             .into_iter()

@@ -212,10 +212,10 @@ impl ReplayTransportState {
             return;
         };
         let bytes = Bytes::from(bytes);
-        let conn = self.conn.lock().await;
         let binary = self.frame_kind == FrameKind::Binary;
         let stamp = match origin {
             Origin::App => {
+                let conn = self.conn.lock().await;
                 let stamp = self.args.tap.stamp_out(*conn, binary, origin, &bytes);
                 self.shared
                     .matcher
@@ -223,10 +223,14 @@ impl ReplayTransportState {
                 stamp
             }
             Origin::Runtime => {
+                // Waits until the tape reaches the recorded frame, without the connection
+                // lock: the tape reader takes it to hand over every frame before that one
+                // (a tool answered while hundreds of audio frames are still to come).
                 let expected = self.shared.matcher.next_expected().await;
                 if let Some(entry) = &expected {
                     self.shared.clock.set(entry.ts_ms);
                 }
+                let conn = self.conn.lock().await;
                 let stamp = self.args.tap.stamp_out(*conn, binary, origin, &bytes);
                 self.shared
                     .matcher

@@ -48,6 +48,8 @@ use reel_protocol::{FunctionCall, SessionEvent, SessionPhase};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::timeline::shorten;
+
 /// Kinds the router sends to the fast lane only (transcriptions only when partial): they
 /// are never anchors.
 const FAST_ONLY_KINDS: [&str; 7] = [
@@ -122,6 +124,14 @@ impl fmt::Display for ToolCallSummary {
     }
 }
 
+/// How many characters of a turn's texts a summary keeps.
+pub const SUMMARY_TEXT_CHARS: usize = 200;
+
+/// `text`, cut to [`SUMMARY_TEXT_CHARS`].
+fn kept(text: &str) -> String {
+    shorten(text, SUMMARY_TEXT_CHARS)
+}
+
 /// One model turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnSummary {
@@ -132,11 +142,13 @@ pub struct TurnSummary {
     /// Event kinds and their counts, in the order each kind first occurred.
     pub events: Vec<KindCount>,
     /// What the user typed (text the application sent) or said (final input
-    /// transcriptions) in the turn.
+    /// transcriptions) in the turn: its first [`SUMMARY_TEXT_CHARS`] characters, a cut
+    /// marked with `…` (a summary stays small whatever the session's length; the whole
+    /// text is in the log, `reel show`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
     /// The turn's answer text (its `text_complete`), or else its final output
-    /// transcription.
+    /// transcription: its first [`SUMMARY_TEXT_CHARS`] characters, as `user`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// The function calls of the turn, in order.
@@ -222,17 +234,17 @@ fn digest(event: &LiveEvent) -> (Key, Detail) {
         return (key(false), Detail::None);
     };
     match event {
-        SessionEvent::TextComplete(text) => (key(false), Detail::AnswerText(text.clone())),
+        SessionEvent::TextComplete(text) => (key(false), Detail::AnswerText(kept(text))),
         SessionEvent::OutputTranscription {
             text,
             is_final: true,
-        } => (key(true), Detail::FinalTranscript(text.clone())),
+        } => (key(true), Detail::FinalTranscript(kept(text))),
         SessionEvent::InputTranscription {
             text,
             is_final: true,
-        } => (key(true), Detail::User(text.clone())),
+        } => (key(true), Detail::User(kept(text))),
         SessionEvent::InputTranscription { .. } => (key(false), Detail::None),
-        SessionEvent::UserText(text) => (key(false), Detail::User(text.clone())),
+        SessionEvent::UserText(text) => (key(false), Detail::User(kept(text))),
         SessionEvent::ToolCall(calls) => (
             key(false),
             Detail::Calls(calls.iter().map(ToolCallSummary::of).collect()),
@@ -334,28 +346,37 @@ enum Segment {
     Own(Item),
 }
 
-fn segments(items: Vec<Item>, shared: &[Key], keep: impl Fn(&Key) -> bool) -> Vec<Segment> {
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        if shared.contains(&item.key) {
-            for _ in 0..item.count {
-                out.push(Segment::Anchor(Item {
-                    count: 1,
-                    ..item.clone()
-                }));
-            }
+fn segments<'a>(
+    items: Vec<Item>,
+    shared: &'a [Key],
+    keep: impl Fn(&Key) -> bool + 'a,
+) -> impl Iterator<Item = Segment> + 'a {
+    // Lazily: the lanes' items become segments as the merge takes them, never all at once.
+    items.into_iter().flat_map(move |item| {
+        let count = usize::try_from(item.count).unwrap_or(usize::MAX);
+        let (anchor, own) = if shared.contains(&item.key) {
+            (Some(Item { count: 1, ..item }), None)
         } else if keep(&item.key) {
-            out.push(Segment::Own(item));
-        }
-    }
-    out
+            (None, Some(Segment::Own(item)))
+        } else {
+            (None, None)
+        };
+        anchor
+            .into_iter()
+            .flat_map(move |anchor| std::iter::repeat_n(anchor, count))
+            .map(Segment::Anchor)
+            .chain(own)
+    })
 }
 
 /// Walks both lanes anchor by anchor, ordering each stretch between anchors as the module
 /// docs say, and feeds the result to the turns.
-fn merge(fast: Vec<Segment>, control: Vec<Segment>) -> SessionSummary {
-    let mut fast = fast.into_iter().peekable();
-    let mut control = control.into_iter().peekable();
+fn merge(
+    fast: impl Iterator<Item = Segment>,
+    control: impl Iterator<Item = Segment>,
+) -> SessionSummary {
+    let mut fast = fast.peekable();
+    let mut control = control.peekable();
     let mut turns = Turns::default();
     loop {
         let mut fast_own = Vec::new();
@@ -464,8 +485,8 @@ impl Turns {
         let text = [&self.answer, &self.transcript]
             .into_iter()
             .find(|texts| !texts.is_empty())
-            .map(|texts| texts.join(" "));
-        let user = (!self.user.is_empty()).then(|| self.user.join(" "));
+            .map(|texts| kept(&texts.join(" ")));
+        let user = (!self.user.is_empty()).then(|| kept(&self.user.join(" ")));
         self.done.push(TurnSummary {
             number: self.done.len() + 1,
             complete,

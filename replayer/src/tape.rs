@@ -4,8 +4,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, sync_channel};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use reel_protocol::decode_client;
 use reel_recorder::RecordError;
@@ -29,17 +28,184 @@ enum TapeSource {
 /// How many entries a file tape's reader thread reads and parses ahead of the replay.
 pub const READ_AHEAD: usize = 256;
 
+/// How far ahead the reader may run while someone waits for an entry further on (see
+/// [`ReadAhead::lift`]): a recorded tool response comes that many entries after its call
+/// at most, or the waiter is told there is none.
+pub const LIFTED_READ_AHEAD: usize = 16_384;
+
 /// The read buffer of a file tape.
 const READ_BUFFER_BYTES: usize = 256 * 1024;
 
 /// A wire log read and parsed on a thread of its own, at most [`READ_AHEAD`] entries
-/// ahead of the replay.
+/// ahead of the replay (or [`LIFTED_READ_AHEAD`] while lifted).
 struct FileSource {
-    /// In a mutex only so that a tape can be shared (`Sync`); `pull` takes it with
-    /// `get_mut`, without locking.
-    entries: Mutex<Receiver<Result<WireEntry, RecordError>>>,
+    feed: Arc<Feed>,
     /// The reader's warnings, set before the tape's end can be seen.
     warnings: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for FileSource {
+    fn drop(&mut self) {
+        self.feed.consumer_gone();
+    }
+}
+
+/// The queue between a file tape's reader thread and the replay.
+struct Feed {
+    state: Mutex<FeedState>,
+    /// The replay waits here for an entry.
+    readable: Condvar,
+    /// The reader waits here for room.
+    writable: Condvar,
+}
+
+#[derive(Default)]
+struct FeedState {
+    items: VecDeque<Result<WireEntry, RecordError>>,
+    /// Lifts held ([`ReadAhead::lift`]).
+    lifts: usize,
+    /// The reader has handed over its last entry.
+    ended: bool,
+    /// The tape was dropped: nobody reads on.
+    gone: bool,
+    reader_waits: bool,
+    consumer_waits: bool,
+}
+
+impl Feed {
+    fn new() -> Arc<Feed> {
+        Arc::new(Feed {
+            state: Mutex::new(FeedState::default()),
+            readable: Condvar::new(),
+            writable: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FeedState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands `item` over, waiting for room; `false` once the tape is dropped.
+    fn push(&self, item: Result<WireEntry, RecordError>) -> bool {
+        let mut state = self.lock();
+        loop {
+            if state.gone {
+                return false;
+            }
+            let limit = if state.lifts > 0 {
+                LIFTED_READ_AHEAD
+            } else {
+                READ_AHEAD
+            };
+            if state.items.len() < limit {
+                break;
+            }
+            state.reader_waits = true;
+            state = self
+                .writable
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        state.items.push_back(item);
+        if std::mem::take(&mut state.consumer_waits) {
+            self.readable.notify_one();
+        }
+        true
+    }
+
+    /// The reader has no more entries.
+    fn end(&self) {
+        let mut state = self.lock();
+        state.ended = true;
+        if std::mem::take(&mut state.consumer_waits) {
+            self.readable.notify_one();
+        }
+    }
+
+    /// The next entry, waiting for the reader; `None` at the end.
+    fn pull(&self) -> Option<Result<WireEntry, RecordError>> {
+        let mut state = self.lock();
+        loop {
+            if let Some(item) = state.items.pop_front() {
+                // The reader is woken once half the read-ahead is free, not per entry.
+                if state.reader_waits && state.items.len() <= READ_AHEAD / 2 {
+                    state.reader_waits = false;
+                    self.writable.notify_one();
+                }
+                return Some(item);
+            }
+            if state.ended {
+                return None;
+            }
+            state.consumer_waits = true;
+            state = self
+                .readable
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    fn consumer_gone(&self) {
+        let mut state = self.lock();
+        state.gone = true;
+        state.items.clear();
+        self.writable.notify_one();
+    }
+
+    fn lift(&self) {
+        let mut state = self.lock();
+        state.lifts += 1;
+        if std::mem::take(&mut state.reader_waits) {
+            self.writable.notify_one();
+        }
+    }
+
+    fn unlift(&self) {
+        let mut state = self.lock();
+        state.lifts = state.lifts.saturating_sub(1);
+    }
+
+    fn buffered(&self) -> usize {
+        self.lock().items.len()
+    }
+}
+
+/// A handle on how far a file tape's reader runs ahead of the replay, for whoever watches
+/// the entries as the reader reads them (a [`crate::tape_scan::TapeScan`]) and must see one
+/// further on than the replay has come: while a [`Lift`] is held, the reader reads up to
+/// [`LIFTED_READ_AHEAD`] entries ahead instead of [`READ_AHEAD`].
+#[derive(Clone)]
+pub struct ReadAhead(Arc<Feed>);
+
+impl std::fmt::Debug for ReadAhead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadAhead")
+            .field("buffered", &self.buffered())
+            .finish()
+    }
+}
+
+impl ReadAhead {
+    /// Lets the reader run up to [`LIFTED_READ_AHEAD`] entries ahead until the lift is
+    /// dropped.
+    pub fn lift(&self) -> Lift {
+        self.0.lift();
+        Lift(Arc::clone(&self.0))
+    }
+
+    /// How many entries are read and waiting for the replay.
+    pub fn buffered(&self) -> usize {
+        self.0.buffered()
+    }
+}
+
+/// A held [`ReadAhead::lift`].
+pub struct Lift(Arc<Feed>);
+
+impl Drop for Lift {
+    fn drop(&mut self) {
+        self.0.unlift();
+    }
 }
 
 impl std::fmt::Debug for Tape {
@@ -136,41 +302,79 @@ impl Tape {
         if salvage {
             reader = reader.salvaging();
         }
-        let (sender, entries) = sync_channel(READ_AHEAD);
+        let feed = Feed::new();
         let warnings = Arc::new(Mutex::new(Vec::new()));
         let shared = Arc::clone(&warnings);
+        let writer = Arc::clone(&feed);
         std::thread::Builder::new()
             .name("reel-tape".to_owned())
             .spawn(move || {
                 for entry in reader.by_ref() {
-                    if sender.send(entry).is_err() {
+                    if !writer.push(entry) {
                         return; // the tape was dropped
                     }
                 }
                 *shared.lock().unwrap_or_else(PoisonError::into_inner) =
                     reader.warnings().iter().map(ToString::to_string).collect();
-                // `sender` drops here: the replay sees the end after the warnings are set.
+                // The replay sees the end after the warnings are set.
+                writer.end();
             })
             .map_err(io_error)?;
         Ok(Tape {
-            source: TapeSource::File(FileSource {
-                entries: Mutex::new(entries),
-                warnings,
-            }),
+            source: TapeSource::File(FileSource { feed, warnings }),
             peeked: VecDeque::new(),
             name: path.display().to_string(),
         })
     }
 
+    /// A tape of `entries`, taken from them on a thread of its own at most
+    /// [`READ_AHEAD`] entries ahead of the replay, as [`Tape::open`] reads a file: for a
+    /// source that checks, counts or watches the entries as they are read (the command
+    /// line's reader, a [`crate::tape_scan::TapeScan`]). The source ends the tape by ending;
+    /// when the tape is dropped before that, the thread still takes the rest of the source
+    /// (and drops it), so that whatever it watches sees the whole recording.
+    pub fn streamed<I>(name: impl Into<String>, entries: I) -> std::io::Result<Tape>
+    where
+        I: IntoIterator<Item = WireEntry>,
+        I::IntoIter: Send + 'static,
+    {
+        let mut entries = entries.into_iter();
+        let feed = Feed::new();
+        let writer = Arc::clone(&feed);
+        std::thread::Builder::new()
+            .name("reel-tape".to_owned())
+            .spawn(move || {
+                for entry in entries.by_ref() {
+                    if !writer.push(Ok(entry)) {
+                        entries.for_each(drop);
+                        return;
+                    }
+                }
+                writer.end();
+            })?;
+        Ok(Tape {
+            source: TapeSource::File(FileSource {
+                feed,
+                warnings: Arc::default(),
+            }),
+            peeked: VecDeque::new(),
+            name: name.into(),
+        })
+    }
+
+    /// How far the reader of a streamed tape ([`Tape::open`], [`Tape::streamed`]) runs
+    /// ahead; `None` for a tape in memory, whose entries are all there.
+    pub fn read_ahead(&self) -> Option<ReadAhead> {
+        match &self.source {
+            TapeSource::Memory(_) => None,
+            TapeSource::File(file) => Some(ReadAhead(Arc::clone(&file.feed))),
+        }
+    }
+
     fn pull(&mut self) -> Option<Result<WireEntry, RecordError>> {
         match &mut self.source {
             TapeSource::Memory(entries) => entries.next().map(Ok),
-            TapeSource::File(file) => file
-                .entries
-                .get_mut()
-                .unwrap_or_else(PoisonError::into_inner)
-                .recv()
-                .ok(),
+            TapeSource::File(file) => file.feed.pull(),
         }
     }
 

@@ -11,8 +11,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use reel_recorder::wire_log::{WireEntry, WireRecorder};
-
 /// How long work runs before the progress line appears.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
 /// How often the line is redrawn.
@@ -38,19 +36,6 @@ impl Progress {
     /// Starts counting under `label`; draws only if stderr is a terminal.
     pub fn start(label: &'static str) -> Progress {
         Progress::counting(label, "frames")
-    }
-
-    /// A progress that counts but never shows (a session of a farm, whose progress is the
-    /// farm's).
-    pub fn hidden() -> Progress {
-        Progress {
-            shared: Arc::new(Shared {
-                label: Mutex::new(""),
-                unit: "frames",
-                count: Arc::default(),
-            }),
-            ticker: None,
-        }
     }
 
     /// As [`Progress::start`], counting `unit`s (`sessions`) instead of frames.
@@ -90,29 +75,9 @@ impl Progress {
         Progress { shared, ticker }
     }
 
-    /// Whether a line may be drawn at all (stderr is a terminal).
-    pub fn is_visible(&self) -> bool {
-        self.ticker.is_some()
-    }
-
     /// The counter the line shows.
     pub fn counter(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.shared.count)
-    }
-
-    /// Goes on with another stage of the work: a new label, the count back to 0.
-    pub fn stage(&self, label: &'static str) {
-        *self
-            .shared
-            .label
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = label;
-        self.shared.count.store(0, Ordering::Relaxed);
-    }
-
-    /// A wire recorder that only counts the frames it is given (for the replay's frames).
-    pub fn frame_counter(&self) -> Arc<dyn WireRecorder> {
-        Arc::new(FrameCounter(self.counter()))
     }
 
     /// Erases the line (if drawn) and stops.
@@ -139,15 +104,6 @@ fn render(label: &str, count: u64, unit: &str) -> String {
     format!("{label}… {count} {unit}")
 }
 
-/// Counts recorded frames into the progress counter.
-struct FrameCounter(Arc<AtomicU64>);
-
-impl WireRecorder for FrameCounter {
-    fn record(&self, _entry: WireEntry) {
-        self.0.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,23 +114,5 @@ mod tests {
             render("replaying", 123_456, "frames"),
             "replaying… 123456 frames"
         );
-    }
-
-    #[test]
-    fn stages_restart_the_count() {
-        let progress = Progress::start("reading");
-        progress.counter().fetch_add(5, Ordering::Relaxed);
-        progress.stage("replaying");
-        assert_eq!(progress.counter().load(Ordering::Relaxed), 0);
-        progress.frame_counter().record(WireEntry::frame(
-            1,
-            reel_recorder::wire_log::Direction::In,
-            0,
-            &b"{}"[..],
-            None,
-            false,
-        ));
-        assert_eq!(progress.counter().load(Ordering::Relaxed), 1);
-        progress.finish();
     }
 }

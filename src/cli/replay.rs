@@ -2,13 +2,17 @@
 //! reports it turn by turn; with `--journal`, compares the recorded journal with the
 //! replay's, entry by entry, and its final values with the replay's final state.
 //!
-//! The log is read twice, streamed both times: first to check it and gather what the replay
-//! needs (the setup, the recorded tool responses by call id, counts and times), then as the
-//! tape. The work itself is [`reel_replayer::offline`]; the report is
-//! [`super::replay_report`].
+//! The log is read once, streamed: a thread reads and checks it ahead of the replay, and
+//! a [`TapeScan`] gathers on that thread what the replay needs besides the frames (the
+//! setup, the recorded tool responses by call id, counts and times). The work itself is
+//! [`reel_replayer::offline`]; the report is [`super::replay_report`]. Neither the log nor
+//! the replay's journal is held in memory, so a session of any length replays in bounded
+//! memory; what the report keeps grows with its turns only.
 //!
-//! The journal is read twice too: before the replay, to check that it belongs to the log
-//! and fold its final values; after, to compare it with the replay's entry by entry.
+//! The journal is read twice: before the replay, to fold its final values; during it, to
+//! compare it with the replay's entry by entry as the replay writes
+//! ([`StreamingJournalMatch`]). That it belongs to the log is checked once the log's time
+//! span is known.
 //!
 //! Exit codes: 0 CLEAN (no outbound divergence; the journal, if given, written again entry
 //! by entry), 1 DRIFT, 2 bad input. CLEAN is [`reel_replayer::verdict`]'s definition, the
@@ -17,14 +21,19 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use reel_protocol::Setup;
-use reel_recorder::journal::{StateMutation, open_journal};
-use reel_replayer::Tape;
+use std::fs::File;
+use std::io::BufReader;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use reel_recorder::journal::{JournalSink, StateMutation, open_journal};
+use reel_recorder::jsonl::JsonlReader;
+use reel_recorder::wire_log::WireEntry;
 use reel_replayer::journal_diff::JournalFinal;
-use reel_replayer::journal_match::{JournalMatch, JournalMatcher};
+use reel_replayer::journal_match::StreamingJournalMatch;
 use reel_replayer::log_stats::LogStats;
-use reel_replayer::offline::{OfflineReplay, replay_offline};
-use reel_replayer::recorded_tools::RecordedToolResponses;
+use reel_replayer::offline::{OfflineReplay, OfflineSinks, replay_offline};
+use reel_replayer::{Tape, TapeScan};
 
 use super::input::{WireInput, read_journal};
 use super::progress::Progress;
@@ -69,33 +78,46 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         return super::replay_farm::run(args);
     }
     let log = args.logs[0].clone();
-    let progress = Progress::start("reading");
-    let (stats, setup, answers) = read_log(&log, args.salvage, &progress)?;
+    let progress = Progress::start("replaying");
     let journal = match &args.journal {
-        Some(path) => {
-            let journal = read_journal(path, args.salvage)?;
-            check_same_session(path, &journal, &log, &stats)?;
-            Some((path.as_str(), journal))
-        }
+        Some(path) => Some((
+            path.as_str(),
+            read_journal(path, args.salvage)?,
+            Arc::new(StreamingJournalMatch::new(recorded_journal(
+                path,
+                args.salvage,
+            )?)),
+        )),
         None => None,
     };
-
-    progress.stage("replaying");
-    let tap = progress.is_visible().then(|| progress.frame_counter());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
-    let replay = runtime.block_on(replay_tape(&log, args.salvage, setup, answers, tap))?;
+    let sink = journal
+        .as_ref()
+        .map(|(_, _, matcher)| Arc::clone(matcher) as Arc<dyn JournalSink>);
+    let (stats, replay) = runtime.block_on(replay_log(
+        &log,
+        args.salvage,
+        Some(progress.counter()),
+        sink,
+    ))?;
     drop(runtime);
     progress.finish();
 
     let journal = match journal {
-        Some((path, finals)) => Some(RecordedJournal {
-            path,
-            finals,
-            matched: match_journal(path, &replay.journal, args.salvage)?,
-        }),
+        Some((path, finals, matcher)) => {
+            check_same_session(path, &finals, &log, &stats)?;
+            let matched = matcher
+                .finish()
+                .map_err(|error| CliError::from_record(path, "journal", error))?;
+            Some(RecordedJournal {
+                path,
+                finals,
+                matched,
+            })
+        }
         None => None,
     };
     let report = ReplayReport::new(&log, &stats, &replay, journal);
@@ -119,79 +141,121 @@ fn names_many(input: &str) -> bool {
     path.is_dir() || (!path.exists() && input.contains(['*', '?', '[']))
 }
 
-/// Reads the log at `path` once, to check it and gather what the replay needs: its
-/// statistics, the recorded setup, the recorded tool responses.
-pub(super) fn read_log(
+/// Replays the log at `path` offline through the real tree, reading it once (see the
+/// module docs); returns its statistics and the replay. `counter` counts the entries read;
+/// `journal` takes the replay's journal (without one, it is not kept).
+pub(super) async fn replay_log(
     path: &str,
     salvage: bool,
-    progress: &Progress,
-) -> Result<(LogStats, Setup, RecordedToolResponses), CliError> {
-    let mut stats = LogStats::new();
-    let mut answers = RecordedToolResponses::new();
-    for entry in WireInput::open(path)?
-        .salvaging(salvage)
-        .counting(progress.counter())
-    {
-        let entry = entry?;
-        stats.observe(&entry);
-        answers.observe(&entry);
+    counter: Option<Arc<AtomicU64>>,
+    journal: Option<Arc<dyn JournalSink>>,
+) -> Result<(LogStats, OfflineReplay), CliError> {
+    // Without a journal to compare with, the replay's is not kept.
+    let journal = journal.unwrap_or_else(|| Arc::new(Unkept));
+    let scan = TapeScan::new();
+    let mut input = WireInput::open(path)?.salvaging(salvage);
+    if let Some(counter) = counter {
+        input = input.counting(counter);
     }
-    let setup = recorded_setup(path, &mut stats)?;
-    Ok((stats, setup, answers))
-}
-
-/// Replays the log at `path` offline through the real tree, as its tape.
-pub(super) async fn replay_tape(
-    path: &str,
-    salvage: bool,
-    setup: Setup,
-    answers: RecordedToolResponses,
-    tap: Option<std::sync::Arc<dyn reel_recorder::wire_log::WireRecorder>>,
-) -> Result<OfflineReplay, CliError> {
-    let tape = if salvage {
-        Tape::open_salvaging(path)
-    } else {
-        Tape::open(path)
+    let failed = Arc::new(Mutex::new(None));
+    let entries = ScannedInput {
+        input,
+        scan: Arc::clone(&scan),
+        failed: Arc::clone(&failed),
     };
-    let tape = tape.map_err(|e| CliError::from_record(path, "wire log", e))?;
-    replay_offline(tape, setup, answers, tap)
-        .await
-        .map_err(|source| CliError::Replay {
-            path: path.to_owned(),
-            source,
-        })
+    let tape = Tape::streamed(path, entries).map_err(CliError::Runtime)?;
+    if let Some(read_ahead) = tape.read_ahead() {
+        scan.attach(read_ahead);
+    }
+    let read_error = || failed.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let setup = match scan.setup().await {
+        Ok(setup) => setup,
+        // A bad entry before the first frame the client sent is the error to report.
+        Err(missing) => {
+            return Err(read_error().unwrap_or_else(|| CliError::NoSetup {
+                path: path.to_owned(),
+                found: missing.to_string(),
+            }));
+        }
+    };
+    let sinks = OfflineSinks {
+        tap: None,
+        journal: Some(journal),
+    };
+    let replayed = replay_offline(tape, setup, scan.tool_callbacks(), sinks).await;
+    // A bad entry ends the tape where it is: the error to report, whatever the replay made
+    // of the frames before it.
+    if let Some(error) = read_error() {
+        return Err(error);
+    }
+    let replay = replayed.map_err(|source| CliError::Replay {
+        path: path.to_owned(),
+        source,
+    })?;
+    let stats = scan.stats().await;
+    match read_error() {
+        Some(error) => Err(error),
+        None => Ok((stats, replay)),
+    }
 }
 
-/// Streams the journal at `path` (read and checked once already: its torn last line, if
-/// any, was warned about then) against the replay's journal, entry by entry.
-fn match_journal(
+/// The journal sink of a replay with no recorded journal to compare with.
+struct Unkept;
+
+impl JournalSink for Unkept {
+    fn record(&self, _mutation: &StateMutation) {}
+}
+
+/// The checked entries of a wire log, each shown to the scan before the replay gets it. The
+/// first error ends them and is kept for the command to report.
+struct ScannedInput {
+    input: WireInput,
+    scan: Arc<TapeScan>,
+    failed: Arc<Mutex<Option<CliError>>>,
+}
+
+impl Iterator for ScannedInput {
+    type Item = WireEntry;
+
+    fn next(&mut self) -> Option<WireEntry> {
+        match self.input.next() {
+            Some(Ok(entry)) => {
+                self.scan.observe(&entry);
+                Some(entry)
+            }
+            Some(Err(error)) => {
+                *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+                self.scan.end();
+                None
+            }
+            None => {
+                self.scan.end();
+                None
+            }
+        }
+    }
+}
+
+impl Drop for ScannedInput {
+    /// Whatever stops the reading, the scan's waiters are told it ended.
+    fn drop(&mut self) {
+        self.scan.end();
+    }
+}
+
+/// The recorded journal at `path`, entry by entry (read and checked once already: its
+/// torn last line, if any, was warned about then).
+fn recorded_journal(
     path: &str,
-    replayed: &[StateMutation],
     salvage: bool,
-) -> Result<JournalMatch, CliError> {
+) -> Result<JsonlReader<StateMutation, BufReader<File>>, CliError> {
     let mut reader =
         open_journal(path).map_err(|error| CliError::from_record(path, "journal", error))?;
     if salvage {
         // The same entries the first read salvaged (it warned about them already).
         reader = reader.salvaging();
     }
-    let mut matcher = JournalMatcher::new(replayed);
-    for mutation in reader {
-        let mutation = mutation.map_err(|error| CliError::from_record(path, "journal", error))?;
-        matcher.push(&mutation);
-    }
-    Ok(matcher.finish())
-}
-
-/// The setup the session was configured with: the first frame the client sent.
-fn recorded_setup(path: &str, stats: &mut LogStats) -> Result<Setup, CliError> {
-    stats.setup.take().ok_or_else(|| CliError::NoSetup {
-        path: path.to_owned(),
-        found: match stats.first_outbound_seq {
-            Some(seq) => format!("the first frame the client sent (seq {seq}) is not a setup"),
-            None => "the client sent no frame".to_owned(),
-        },
-    })
+    Ok(reader)
 }
 
 /// Fails when the journal's mutations all fall outside the wire log's time span: it was

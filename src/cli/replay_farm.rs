@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use super::junit::{self, Case, CaseOutcome};
 use super::progress::Progress;
-use super::replay::{ReplayArgs, read_log, replay_tape};
+use super::replay::{ReplayArgs, replay_log};
 use super::replay_report::ReplayReport;
 use super::{CliError, print_stdout};
 
@@ -221,18 +221,8 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 
 /// Replays one log as `reel replay LOG` does, quietly.
 fn replay_one(runtime: &tokio::runtime::Runtime, path: &str, salvage: bool) -> Outcome {
-    let quiet = Progress::hidden();
-    let (stats, setup, answers) = match read_log(path, salvage, &quiet) {
-        Ok(read) => read,
-        Err(error) => {
-            return Outcome::Bad {
-                error: error.to_string(),
-            };
-        }
-    };
-    quiet.finish();
-    let replay = match runtime.block_on(replay_tape(path, salvage, setup, answers, None)) {
-        Ok(replay) => replay,
+    let (stats, replay) = match runtime.block_on(replay_log(path, salvage, None, None)) {
+        Ok(replayed) => replayed,
         Err(error) => {
             return Outcome::Bad {
                 error: error.to_string(),

@@ -175,7 +175,7 @@ pub async fn replay_recording(recording: &Recording) -> Result<ReplayOutcome, De
         pacing: Pacing::Causal,
         ..ReplayOptions::default()
     };
-    let replay = replay_to_end(builder, Tape::from_entries(entries), options).await?;
+    let replay = replay_to_end(builder, Tape::from_entries(entries), options, None).await?;
     let journal_match = compare_journals(&recorded_journal, &replay.journal);
     let recorded_final = JournalFinal::from_mutations(recorded_journal.iter().cloned());
     let journal_diff = recorded_final.diff(replay.state.iter());
