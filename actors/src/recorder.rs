@@ -10,8 +10,11 @@
 //! not stall the session's actors. Draining is exclusive: the Recorder, its successor and
 //! the supervisor's final drain at the end of the session take a lock around each entry's
 //! take-record-done, so no entry is written twice or out of order. If the recorder panics
-//! while writing an entry, the Recorder's successor writes that entry again first (once:
-//! if it fails again it is counted as a recording error and left out), then the rest.
+//! while writing an entry, the Recorder's successor writes that entry again first, then the
+//! rest. A successor that fails on it too (its start fails; the supervisor restarts it like
+//! any failure) leaves it to the next, up to [`REWRITES`] successors in all: an entry the
+//! recorder fails on every time is then counted as a recording error and left out, rather
+//! than ending the session through the restart limit.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,6 +34,10 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 /// How many entries may wait for the Recorder before the transport waits for room
 /// (backpressure: recorded frames are never dropped).
 pub const RECORD_CAPACITY: usize = 4096;
+
+/// How many successors write again the entry their predecessor failed on before it is left
+/// out (and counted as a recording error).
+pub const REWRITES: u32 = 2;
 
 /// How many entries one drain writes before the Recorder lets its mailbox in.
 const RECORD_CHUNK: usize = 256;
@@ -53,8 +60,11 @@ pub struct RecordQueue {
     actor: Arc<Slot<RecorderMsg>>,
     /// Held by whoever drains, for each entry from take to done.
     draining: Mutex<()>,
-    /// Entries lost because the recorder panicked while writing them.
+    /// Entries lost because the recorder panicked while writing them (the one being
+    /// written again counts until it is written).
     lost: std::sync::atomic::AtomicU64,
+    /// The entry a failed Recorder left, and how many successors have tried to write it.
+    rewrite: Mutex<Option<(WireEntry, u32)>>,
 }
 
 impl std::fmt::Debug for RecordQueue {
@@ -80,6 +90,7 @@ impl RecordQueue {
             actor,
             draining: Mutex::new(()),
             lost: std::sync::atomic::AtomicU64::new(0),
+            rewrite: Mutex::new(None),
         }
     }
 
@@ -107,12 +118,35 @@ impl RecordQueue {
             // entry in flight is one a failed Recorder left (the session may end before a
             // successor writes it): written now, first.
             let _exclusive = lock(&self.draining);
-            if let Some(failed) = self.entries.recover() {
-                self.recorder.record(failed.label);
+            self.take_failed();
+            if let Some((entry, _)) = lock(&self.rewrite).take() {
+                self.recorder.record(entry);
+                self.lost.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
             }
         }
         while self.drain(usize::MAX) {}
         self.recorder.flush();
+    }
+
+    /// Moves the entry a failed Recorder was writing, if any, to [`RecordQueue::rewrite`]:
+    /// counted lost until it is written.
+    fn take_failed(&self) {
+        if let Some(failed) = self.entries.recover() {
+            self.lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            *lock(&self.rewrite) = Some((failed.label, 0));
+        }
+    }
+
+    /// The entry a starting Recorder writes first, if one is left and fewer than
+    /// [`REWRITES`] successors tried it (one that many failed on is dropped, still counted).
+    fn next_rewrite(&self) -> Option<WireEntry> {
+        let mut slot = lock(&self.rewrite);
+        let (entry, tries) = slot.take()?;
+        if tries >= REWRITES {
+            return None;
+        }
+        *slot = Some((entry.clone(), tries + 1));
+        Some(entry)
     }
 
     /// Hands up to `max` waiting entries to the recorder, in order, holding the drain lock
@@ -186,18 +220,19 @@ impl Actor for Recorder {
         myself: ActorRef<RecorderMsg>,
         args: RecorderArgs,
     ) -> Result<RecorderArgs, ActorProcessingErr> {
-        if let Some(failed) = args.queue.entries.recover() {
-            // Written again, first, on the blocking pool: counted lost until it is written,
-            // so a second failure (which fails this instance too) leaves the gap counted.
+        args.queue.take_failed();
+        if let Some(entry) = args.queue.next_rewrite() {
+            // Written again, first, on the blocking pool. A failure here fails this
+            // instance's start: the supervisor restarts it, and the next tries again.
             tracing::warn!(
-                seq = failed.label.seq,
+                seq = entry.seq,
                 "the wire recorder failed while writing an entry; writing it again"
             );
-            let lost = &args.queue.lost;
-            lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let entry = failed.label;
             off_worker(&args.queue, move |queue| queue.recorder.record(entry)).await?;
-            lost.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            *lock(&args.queue.rewrite) = None;
+            args.queue
+                .lost
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
         myself.send_interval(FLUSH_INTERVAL, || RecorderMsg::Flush);
         Ok(args)

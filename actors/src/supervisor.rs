@@ -213,7 +213,14 @@ impl Actor for SessionSupervisor {
             SupervisorMsg::Respawn(child) => {
                 if !state.over {
                     // The new instance recovers from its inbox on start: nothing to re-send.
-                    state.spawn(&myself, child).await?;
+                    // A start that fails (it failed again on what its predecessor left,
+                    // say) is one more failure of the child: restarted again, or the
+                    // session ends past the limit. Never the supervisor's own failure,
+                    // which would leave the session without its child and without an end.
+                    if let Err(error) = state.spawn(&myself, child).await {
+                        let error = format!("its replacement failed to start: {error}");
+                        state.restart_or_end(&myself, child, error).await;
+                    }
                 }
             }
         }
@@ -351,8 +358,19 @@ impl SupervisorState {
         if self.over {
             return;
         }
-        let peers = Arc::clone(&self.args.peers);
         self.clear_slot(child);
+        self.restart_or_end(myself, child, error).await;
+    }
+
+    /// `child` failed (or its replacement failed to start): restarts it after its backoff,
+    /// or ends the session if it may not be restarted or failed too often.
+    async fn restart_or_end(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+        child: Child,
+        error: String,
+    ) {
+        let peers = Arc::clone(&self.args.peers);
         if child.spec().on_failure == OnFailure::EndSession {
             let reason = format!("the {child} failed: {error}");
             self.end(myself, reason, true).await;

@@ -162,3 +162,17 @@ fn issue_11_four_fast_lane_failures_in_6000_frames() {
     let report = run_plan(scenarios::issue_11_restart_under_load(), Wire::Memory);
     assert!(report.violations.is_empty(), "{report}");
 }
+
+/// A Recorder that fails on a frame while frames stream, and whose successor fails on it
+/// again: restarted twice, the frame written by the third instance, the session goes on
+/// and ends cleanly (seeds 3856, 5023 and 9980 found it: the successor's failed start
+/// failed the supervisor, and the session never ended).
+#[test]
+fn a_recorder_failing_twice_on_one_frame_while_frames_stream_loses_nothing() {
+    let report = run_plan(scenarios::recorder_fails_twice_on_one_frame(), Wire::Memory);
+    assert!(report.violations.is_empty(), "{report}");
+    assert!(
+        report.to_string().contains("2002 of 2002 steps sent"),
+        "{report}"
+    );
+}

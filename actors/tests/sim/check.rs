@@ -106,7 +106,8 @@ impl<'a> Checker<'a> {
     /// For each fault-hook failure of `child`, the event of the kind `id` picks that the
     /// child was about to be handed, if the item it failed on was one: the first sent
     /// after the `seen(struck)` that its callback had been handed (a lane takes its items
-    /// one at a time, in order).
+    /// one at a time, in order). Failures in a row, with nothing handed between them, may
+    /// each have lost one: the second the one after the first's, and so on.
     fn next_after(
         &self,
         child: Child,
@@ -114,16 +115,23 @@ impl<'a> Checker<'a> {
         got: &[u64],
         seen: impl Fn(&Struck) -> usize,
     ) -> BTreeSet<u64> {
+        let mut in_a_row = BTreeMap::<usize, usize>::new();
         self.struck
             .iter()
             .filter(|s| s.child == child)
-            .filter_map(|s| match seen(s) {
-                0 => sent.first().copied(),
-                n => {
-                    let last = got.get(n - 1)?;
-                    let at = sent.iter().position(|id| id == last)?;
-                    sent.get(at + 1).copied()
-                }
+            .filter_map(|s| {
+                let seen = seen(s);
+                let before = in_a_row.entry(seen).or_default();
+                let skip = *before;
+                *before += 1;
+                let next = match seen {
+                    0 => 0,
+                    n => {
+                        let last = got.get(n - 1)?;
+                        sent.iter().position(|id| id == last)? + 1
+                    }
+                };
+                sent.get(next + skip).copied()
             })
             .collect()
     }
@@ -553,7 +561,11 @@ impl<'a> Checker<'a> {
             .iter()
             .filter_map(|(actor, failed)| {
                 let got = restarts.get(actor).copied().unwrap_or(0);
-                (got != *failed).then(|| Violation::RestartCount {
+                // The wire recorder's panic may come in the supervisor's final drain, after
+                // the session ended, where nothing is restarted (it depends on when the
+                // blocking pool runs the last writes: the two-thread sweep found it).
+                let at_end = *actor == "recorder" && o.recorder_panicked && got + 1 == *failed;
+                (got != *failed && !at_end).then(|| Violation::RestartCount {
                     actor: (*actor).to_owned(),
                     failed: *failed,
                     restarts: got,
@@ -720,6 +732,29 @@ impl<'a> Checker<'a> {
         if self.hook_reports(Child::ControlLane, "tool_call") > 0 {
             for calls in self.tool_calls_not_handled() {
                 keys.extend(calls.iter().map(|c| format!("app:tool:{c}")));
+            }
+        }
+        // A turn complete the control lane failed on never reached `on_turn_complete`,
+        // whose calls are numbered as they come: the last numbers were never written.
+        if self.hook_reports(Child::ControlLane, "turn_complete") > 0 {
+            let sent = self
+                .sent
+                .iter()
+                .filter(|s| matches!(s, Step::TurnComplete))
+                .count() as u32;
+            let called = self.outcome.observed.turns;
+            keys.extend((called + 1..=sent).map(|turn| format!("app:turn:{turn}")));
+        }
+        // A tool's writes the state store failed to commit (the store failed while
+        // applying them): reported as a `StateWrite` error naming the call.
+        for event in self.published(Lane::Control) {
+            if let SessionEvent::Error(SessionError::StateWrite { what, .. }) = event
+                && let Some(call) = what
+                    .split("(call ")
+                    .nth(1)
+                    .and_then(|rest| rest.strip_suffix(')'))
+            {
+                keys.insert(format!("app:tool:{call}"));
             }
         }
         let usage: Vec<u64> = self

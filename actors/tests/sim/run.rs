@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
+use reel_actors::session::DEFAULT_CALLBACK_TIMEOUT;
 use reel_actors::telemetry::TelemetrySnapshot;
 use reel_actors::testing::ScriptedServer;
 use reel_actors::{EventEnvelope, EventStream, LiveSessionBuilder, SessionEnd};
@@ -30,8 +31,11 @@ pub const T0: u64 = 1_718_000_000_000;
 pub const RUN_BOUND: Duration = Duration::from_secs(3_600);
 /// `LiveHandle::disconnect` must return within this much virtual time.
 pub const DISCONNECT_BOUND: Duration = Duration::from_secs(30);
-/// The tree counts as quiet when no event was published for this long.
-pub const QUIET: Duration = Duration::from_secs(5);
+/// The tree counts as quiet when no event was published for this long: longer than a
+/// healthy tree may go without publishing, a lane held by a hanging callback until the
+/// callback timeout gives up on it (with a tool call queued behind it, the run must not
+/// disconnect before the call is answered).
+pub const QUIET: Duration = DEFAULT_CALLBACK_TIMEOUT.saturating_add(Duration::from_secs(2));
 
 /// Which wire the model is behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,7 @@
 //! Plans written by hand, for the cases an issue describes in words.
 
+use reel_actors::Child;
+
 use super::plan::{Fault, Pace, Plan, Step};
 
 /// Issue 11's report: a fast-lane `on_text` callback fails 4 times while the server
@@ -21,5 +23,31 @@ pub fn issue_11_restart_under_load() -> Plan {
             .into_iter()
             .map(|delta| Fault::TextPanic { delta })
             .collect(),
+    }
+}
+
+/// The Recorder fails (the fault hook) on a frame while 2,000 text frames stream, and the
+/// application's wire recorder panics when the Recorder's successor writes that frame
+/// again. On the code before the fix the successor's failed start failed the supervisor:
+/// the session stopped taking frames and never ended.
+pub fn recorder_fails_twice_on_one_frame() -> Plan {
+    let mut script: Vec<Step> = (0..2_000).map(Step::Text).collect();
+    script.push(Step::TurnComplete);
+    script.push(Step::Usage(0));
+    Plan {
+        seed: 0,
+        pace: Pace {
+            tick_ms: 10,
+            burst: 10,
+        },
+        resumption: false,
+        script,
+        faults: vec![
+            Fault::Internal {
+                child: Child::Recorder,
+                at: 300,
+            },
+            Fault::RecorderPanic { seq: 300 },
+        ],
     }
 }
