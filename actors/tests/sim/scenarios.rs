@@ -8,7 +8,19 @@ use super::plan::{Fault, Pace, Plan, Step};
 /// streams 6,000 text frames at a steady pace (ten frames every 10 ms).
 /// On the code the issue was filed against, 27–95 further deltas were lost after a restart.
 pub fn issue_11_restart_under_load() -> Plan {
-    let mut script: Vec<Step> = (0..6_000).map(Step::Text).collect();
+    steady_stream(
+        6_000,
+        [1_200, 2_400, 3_100, 4_800]
+            .into_iter()
+            .map(|delta| Fault::TextPanic { delta })
+            .collect(),
+    )
+}
+
+/// `texts` text deltas streamed at ten frames every 10 ms, a turn complete and a usage
+/// report, with `faults`.
+fn steady_stream(texts: u32, faults: Vec<Fault>) -> Plan {
+    let mut script: Vec<Step> = (0..texts).map(Step::Text).collect();
     script.push(Step::TurnComplete);
     script.push(Step::Usage(0));
     Plan {
@@ -19,10 +31,7 @@ pub fn issue_11_restart_under_load() -> Plan {
         },
         resumption: false,
         script,
-        faults: [1_200, 2_400, 3_100, 4_800]
-            .into_iter()
-            .map(|delta| Fault::TextPanic { delta })
-            .collect(),
+        faults,
     }
 }
 
@@ -31,23 +40,14 @@ pub fn issue_11_restart_under_load() -> Plan {
 /// again. On the code before the fix the successor's failed start failed the supervisor:
 /// the session stopped taking frames and never ended.
 pub fn recorder_fails_twice_on_one_frame() -> Plan {
-    let mut script: Vec<Step> = (0..2_000).map(Step::Text).collect();
-    script.push(Step::TurnComplete);
-    script.push(Step::Usage(0));
-    Plan {
-        seed: 0,
-        pace: Pace {
-            tick_ms: 10,
-            burst: 10,
-        },
-        resumption: false,
-        script,
-        faults: vec![
+    steady_stream(
+        2_000,
+        vec![
             Fault::Internal {
                 child: Child::Recorder,
                 at: 300,
             },
             Fault::RecorderPanic { seq: 300 },
         ],
-    }
+    )
 }
