@@ -1,0 +1,78 @@
+//! `reel` is the one dependency a program adds; the command line's own dependencies sit
+//! behind the default `cli` feature, so `reel = { …, default-features = false }` builds the
+//! library without them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What only the command line needs.
+const CLI_ONLY: [&str; 3] = ["clap", "glob", "tracing-subscriber"];
+
+fn cargo(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("cargo prints UTF-8")
+}
+
+/// The crates `reel`'s normal dependencies pull in, by name.
+fn dependencies(default_features: bool) -> Vec<String> {
+    let mut args = vec!["tree", "-p", "reel", "-e", "normal", "--prefix", "none"];
+    args.extend(["--offline", "--frozen"]);
+    if !default_features {
+        args.push("--no-default-features");
+    }
+    cargo(&args)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_library_does_not_pull_in_the_command_lines_dependencies() {
+    let with_cli = dependencies(true);
+    let library = dependencies(false);
+    for name in CLI_ONLY {
+        assert!(
+            with_cli.iter().any(|d| d == name),
+            "the command line uses {name}"
+        );
+        assert!(
+            !library.iter().any(|d| d == name),
+            "{name} is built for a library user"
+        );
+    }
+    for name in ["reel-fluent", "reel-actors", "reel-replayer", "tokio"] {
+        assert!(
+            library.iter().any(|d| d == name),
+            "the library needs {name}"
+        );
+    }
+}
+
+#[test]
+fn the_library_builds_without_the_cli_feature() {
+    // A target directory of its own: the test's cargo must not wait for the one running it.
+    let target: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/no-cli");
+    let target = target.to_str().expect("the checkout's path is UTF-8");
+    cargo(&[
+        "check",
+        "-p",
+        "reel",
+        "--lib",
+        "--no-default-features",
+        "--offline",
+        "--frozen",
+        "--quiet",
+        "--target-dir",
+        target,
+    ]);
+}
