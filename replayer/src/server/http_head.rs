@@ -44,33 +44,27 @@ pub(crate) async fn first_look<S: AsyncRead + Unpin>(
     Ok((Bytes::from(read), look))
 }
 
-/// Classifies a request head.
+/// How many header lines a request head may have for the first look (a Live upgrade has
+/// about a dozen); one with more is left to the handshake.
+const MAX_HEADERS: usize = 64;
+
+/// Classifies a request head (parsed with `httparse`).
 fn inspect(head: &[u8]) -> FirstLook {
-    let Ok(text) = std::str::from_utf8(head) else {
-        return FirstLook::Upgrade;
-    };
-    let mut lines = text.split("\r\n");
-    let Some(request_line) = lines.next() else {
-        return FirstLook::Upgrade;
-    };
-    let mut parts = request_line.split(' ');
-    let (Some(_method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    // Not HTTP, a head cut short, too many headers: the handshake judges and reports it.
+    let (Ok(httparse::Status::Complete(_)), Some(target)) = (request.parse(head), request.path)
     else {
         return FirstLook::Upgrade;
     };
-    if !version.starts_with("HTTP/") || !text.contains("\r\n\r\n") {
-        // Not HTTP, or a head cut short: the handshake reports it.
-        return FirstLook::Upgrade;
-    }
-    let upgrade = lines
-        .take_while(|line| !line.is_empty())
-        .filter_map(|line| line.split_once(':'))
-        .any(|(name, value)| {
-            name.trim().eq_ignore_ascii_case("upgrade")
-                && value
+    let upgrade = request.headers.iter().any(|header| {
+        header.name.eq_ignore_ascii_case("upgrade")
+            && std::str::from_utf8(header.value).is_ok_and(|value| {
+                value
                     .split(',')
                     .any(|v| v.trim().eq_ignore_ascii_case("websocket"))
-        });
+            })
+    });
     if upgrade {
         FirstLook::Upgrade
     } else {

@@ -7,7 +7,6 @@ mod calendar;
 mod choice;
 mod clock;
 mod datetime;
-mod jaro_winkler;
 mod money;
 mod month_date;
 mod number;
@@ -17,6 +16,8 @@ mod tokens;
 mod yes_no;
 
 pub use choice::DEFAULT_FUZZY_THRESHOLD;
-pub use jaro_winkler::jaro_winkler;
 pub use recognizer::Recognizer;
 pub use record::{DEFAULT_RECORD_WINDOW, Extract, RecordBuilder, RecordExtractor};
+/// The Jaro-Winkler similarity of two strings (by chars, case-sensitive), from 0.0 (nothing
+/// in common) to 1.0 (equal), as the `fuzzy` recognizer scores an option: `strsim`'s.
+pub use strsim::jaro_winkler;
