@@ -146,6 +146,8 @@ struct Queue<T, L> {
     dropped: u64,
     overshoot: u64,
     failed: u64,
+    /// What the waiting items weigh ([`Inbox::weighed`]; 0 when not weighed).
+    bytes: usize,
 }
 
 /// A queue outside the actor that drains it: see the module documentation.
@@ -164,7 +166,13 @@ pub struct Inbox<T, L = ()> {
     progress_waiters: AtomicUsize,
     /// A fault injector and the child it speaks for, if one is installed.
     fault: OnceLock<(Child, Arc<dyn FaultHook>)>,
+    /// A bound in bytes besides the bound in items, and what an item weighs
+    /// ([`Inbox::weighed`]).
+    weight: Option<(usize, Weigh<T>)>,
 }
+
+/// What an item weighs, in bytes ([`Inbox::weighed`]).
+pub type Weigh<T> = fn(&T) -> usize;
 
 impl<T, L> std::fmt::Debug for Inbox<T, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -202,6 +210,7 @@ impl<T, L> Inbox<T, L> {
                 dropped: 0,
                 overshoot: 0,
                 failed: 0,
+                bytes: 0,
             }),
             finished: AtomicU64::new(0),
             label,
@@ -210,7 +219,37 @@ impl<T, L> Inbox<T, L> {
             progress: Notify::new(),
             progress_waiters: AtomicUsize::new(0),
             fault: OnceLock::new(),
+            weight: None,
         }
+    }
+
+    /// The same inbox, also bounded by what its waiting items weigh: full once they weigh
+    /// `max_bytes` or more (as it is at its capacity in items), `weigh` telling an item's
+    /// weight. For an inbox whose items differ in size by orders of magnitude (text frames
+    /// and audio chunks): small items batch deep, large ones do not pile up.
+    pub fn weighed(mut self, max_bytes: usize, weigh: Weigh<T>) -> Self {
+        self.weight = Some((max_bytes, weigh));
+        self
+    }
+
+    /// What `item` weighs (0 for an inbox bounded in items only).
+    fn weigh(&self, item: &T) -> usize {
+        self.weight.map_or(0, |(_, weigh)| weigh(item))
+    }
+
+    /// Whether `queue` is at its bound, in items or in bytes.
+    fn is_full(&self, queue: &Queue<T, L>) -> bool {
+        queue.items.len() >= self.bound.capacity
+            || self.weight.is_some_and(|(max, _)| queue.bytes >= max)
+    }
+
+    /// Whether `queue` has drained to half its bound, in items and in bytes: where waiting
+    /// producers are woken.
+    fn is_at_low_water(&self, queue: &Queue<T, L>) -> bool {
+        queue.items.len() * 2 <= self.bound.capacity
+            && self
+                .weight
+                .is_none_or(|(max, _)| queue.bytes.saturating_mul(2) <= max)
     }
 
     /// Installs a fault injector, called for `child` on every take (see
@@ -288,7 +327,7 @@ impl<T, L> Inbox<T, L> {
             if queue.closed {
                 return Ok(Err(Closed(item)));
             }
-            if queue.items.len() >= self.bound.capacity {
+            if self.is_full(&queue) {
                 return Err(item);
             }
             let seq = self.enqueue(&mut queue, item);
@@ -332,16 +371,20 @@ impl<T, L> Inbox<T, L> {
 
     fn has_room_for(&self, n: usize) -> bool {
         let queue = lock(&self.queue);
-        queue.closed || queue.items.is_empty() || queue.items.len() + n <= self.bound.capacity
+        queue.closed
+            || queue.items.is_empty()
+            || (queue.items.len() + n <= self.bound.capacity
+                && self.weight.is_none_or(|(max, _)| queue.bytes < max))
     }
 
     /// Appends `item`, applying the overflow policy if the queue is full.
     fn enqueue(&self, queue: &mut Queue<T, L>, item: T) -> u64 {
-        if queue.items.len() >= self.bound.capacity {
+        if self.is_full(queue) {
             match self.bound.overflow {
                 Overflow::Wait => queue.overshoot += 1,
                 Overflow::DropOldest => {
-                    if queue.items.pop_front().is_some() {
+                    if let Some(dropped) = queue.items.pop_front() {
+                        queue.bytes -= self.weigh(&dropped);
                         queue.head_seq += 1;
                         queue.dropped += 1;
                     }
@@ -349,6 +392,7 @@ impl<T, L> Inbox<T, L> {
             }
         }
         let seq = queue.head_seq + queue.items.len() as u64;
+        queue.bytes += self.weigh(&item);
         queue.items.push_back(item);
         queue.high_water = queue.high_water.max(queue.items.len());
         seq
@@ -363,12 +407,13 @@ impl<T, L> Inbox<T, L> {
             queue.armed = false;
             return None;
         };
+        queue.bytes -= self.weigh(&item);
         let seq = queue.head_seq;
         queue.head_seq += 1;
         queue.taken = seq;
         queue.taken_label = Some((self.label)(&item));
         // Producers waiting for room are woken at the low-water mark (half the capacity).
-        let wake_producers = queue.room_waiters > 0 && queue.items.len() * 2 <= self.bound.capacity;
+        let wake_producers = queue.room_waiters > 0 && self.is_at_low_water(&queue);
         drop(queue);
         if wake_producers {
             self.room.notify_waiters();
@@ -396,12 +441,17 @@ impl<T, L> Inbox<T, L> {
             return None;
         }
         let first = queue.head_seq;
+        let before = out.len();
         out.extend(queue.items.drain(..count));
+        if self.weight.is_some() {
+            let taken: usize = out[before..].iter().map(|item| self.weigh(item)).sum();
+            queue.bytes -= taken;
+        }
         queue.head_seq += count as u64;
         let last = queue.head_seq - 1;
         queue.taken = last;
         queue.taken_label = None;
-        let wake_producers = queue.room_waiters > 0 && queue.items.len() * 2 <= self.bound.capacity;
+        let wake_producers = queue.room_waiters > 0 && self.is_at_low_water(&queue);
         drop(queue);
         if wake_producers {
             self.room.notify_waiters();
@@ -453,6 +503,7 @@ impl<T, L> Inbox<T, L> {
         let mut queue = lock(&self.queue);
         queue.closed = true;
         let rest: Vec<T> = queue.items.drain(..).collect();
+        queue.bytes = 0;
         queue.head_seq += rest.len() as u64;
         let last = queue.head_seq - 1;
         drop(queue);
@@ -564,6 +615,71 @@ mod tests {
             inbox.done(taken.seq);
         }
         seen
+    }
+
+    /// An inbox of numbers, each weighing its value in bytes, full at `max_bytes`.
+    fn weighed(bound: Bound, max_bytes: usize) -> Inbox<u32, u32> {
+        inbox(bound).0.weighed(max_bytes, |n| *n as usize)
+    }
+
+    #[test]
+    fn a_weighed_inbox_is_full_at_its_bytes_before_its_items() {
+        let inbox = weighed(Bound::wait(100), 10);
+        // 4 + 5 = 9 bytes: room. 9 + 3 = 12: full, with 3 items of a possible 100.
+        assert!(matches!(inbox.push_if_room(4), Ok(Ok(1))));
+        assert!(matches!(inbox.push_if_room(5), Ok(Ok(2))));
+        assert!(inbox.has_room_for(1));
+        assert!(matches!(inbox.push_if_room(3), Ok(Ok(3))));
+        assert!(!inbox.has_room_for(1));
+        assert_eq!(inbox.push_if_room(1), Err(1));
+        // Taking frees the bytes: one take (4) leaves 8 bytes, room again.
+        let taken = inbox.take().unwrap();
+        inbox.done(taken.seq);
+        assert!(inbox.has_room_for(1));
+        // A batch take frees what the batch weighs.
+        let mut out = Vec::new();
+        assert_eq!(inbox.take_batch(8, &mut out), Some(2..=3));
+        assert_eq!(out, [5, 3]);
+        assert_eq!(lock(&inbox.queue).bytes, 0);
+        // An item heavier than the whole bound still goes into an empty inbox.
+        assert!(inbox.has_room_for(1));
+        assert!(matches!(inbox.push_if_room(50), Ok(Ok(4))));
+        assert_eq!(lock(&inbox.queue).bytes, 50);
+        inbox.close();
+        assert_eq!(lock(&inbox.queue).bytes, 0);
+    }
+
+    #[test]
+    fn a_weighed_inbox_that_drops_its_oldest_drops_by_bytes_too() {
+        let inbox = weighed(Bound::drop_oldest(100), 10);
+        inbox.push_all([6, 3, 2]).unwrap();
+        // 11 bytes waiting, at the bound: the next push drops the oldest (6).
+        inbox.push(1).unwrap();
+        assert_eq!(lock(&inbox.queue).bytes, 6);
+        assert_eq!(inbox.stats().dropped, 1);
+        assert_eq!(drain(&inbox), [3, 2, 1]);
+        assert_eq!(lock(&inbox.queue).bytes, 0);
+    }
+
+    #[tokio::test]
+    async fn a_producer_waiting_on_bytes_is_woken_at_half_of_them() {
+        let inbox = Arc::new(weighed(Bound::wait(100), 10));
+        inbox.push_all([4, 4, 4]).unwrap();
+        let producer = {
+            let inbox = Arc::clone(&inbox);
+            tokio::spawn(async move { inbox.push_wait(1).await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!producer.is_finished(), "12 bytes of 10: full");
+        // 8 bytes: below the bound but above half of it, no wake yet.
+        let taken = inbox.take().unwrap();
+        inbox.done(taken.seq);
+        tokio::task::yield_now().await;
+        assert!(!producer.is_finished(), "8 bytes is above half of 10");
+        // 4 bytes: at most half, the producer goes.
+        let taken = inbox.take().unwrap();
+        inbox.done(taken.seq);
+        assert_eq!(producer.await.unwrap(), Ok(4));
     }
 
     #[test]

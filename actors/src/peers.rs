@@ -12,7 +12,7 @@ use crate::events::EventHub;
 use crate::fast_lane::FastMsg;
 use crate::inbox::{Doorbell, Inbox};
 use crate::lane_inbox::{FailedItem, LANE_BOUND, LaneInbox};
-use crate::router::{ROUTER_BOUND, RouterInbox, RouterWake};
+use crate::router::{ROUTER_BOUND, ROUTER_MAX_BYTES, RouterInbox, RouterWake, router_item_bytes};
 use crate::slot::Slot;
 use crate::state::{StateStoreMsg, StoreInbox, store_inbox};
 use crate::supervisor::SupervisorMsg;
@@ -77,12 +77,15 @@ impl Peers {
             store_inbox: Arc::new(store_inbox(&store)),
             store,
             transport: Arc::default(),
-            router: Arc::new(Inbox::new(
-                "router",
-                ROUTER_BOUND,
-                |_| (),
-                doorbell(&router_actor, || RouterWake::Wake),
-            )),
+            router: Arc::new(
+                Inbox::new(
+                    "router",
+                    ROUTER_BOUND,
+                    |_| (),
+                    doorbell(&router_actor, || RouterWake::Wake),
+                )
+                .weighed(ROUTER_MAX_BYTES, router_item_bytes),
+            ),
             fast: Arc::new(lane_inbox("fast_lane", &fast_actor, || FastMsg::Wake)),
             control: Arc::new(lane_inbox("control_lane", &control_actor, || {
                 ControlMsg::Wake

@@ -10,14 +10,36 @@ use std::sync::{Arc, Mutex};
 use reel_actors::callbacks::{
     AsyncCallback, CallbackMode, ControlCallbacks, FastCallbacks, TelemetryCallbacks,
 };
-use reel_actors::testing::ScriptedServer;
-use reel_actors::{Lane, LiveEvent, RestartPolicy};
+use reel_actors::testing::{ScriptedServer, ServerConn};
+use reel_actors::{EventStream, Lane, LiveEvent, LiveHandle, RestartPolicy};
 use reel_protocol::{SessionConfig, SessionError, SessionEvent};
 use serde_json::json;
 use support::{kinds, restarts, settle, start};
 
 fn text(t: &str) -> serde_json::Value {
     json!({"serverContent": {"modelTurn": {"parts": [{"text": t}]}}})
+}
+
+/// Busy work standing for a slow consumer (no sleep: deterministic CPU), `rounds` long.
+fn busy(seed: u64, rounds: u64) {
+    let mut x = seed;
+    for i in 0..rounds {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+    }
+    std::hint::black_box(x);
+}
+
+/// A session on `server` with `callbacks` on its fast lane and the default config.
+async fn start_fast(
+    server: &mut ScriptedServer,
+    callbacks: FastCallbacks,
+) -> (LiveHandle, ServerConn, serde_json::Value, EventStream) {
+    start(
+        server,
+        |b| b.fast_callbacks(callbacks),
+        SessionConfig::default(),
+    )
+    .await
 }
 
 #[tokio::test(start_paused = true)]
@@ -584,22 +606,12 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
     let sink = Arc::clone(&heard);
     let callbacks = FastCallbacks {
         on_text: Some(Arc::new(move |t: &str| {
-            // Busy work standing for a slow consumer (no sleep: deterministic CPU).
-            let mut x = t.len() as u64;
-            for i in 0..5_000u64 {
-                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
-            }
-            std::hint::black_box(x);
+            busy(t.len() as u64, 5_000);
             sink.lock().unwrap().push(t[1..].parse::<usize>().unwrap());
         })),
         ..Default::default()
     };
-    let (handle, mut conn, _, _events) = start(
-        &mut server,
-        |b| b.fast_callbacks(callbacks),
-        SessionConfig::default(),
-    )
-    .await;
+    let (handle, mut conn, _, _events) = start_fast(&mut server, callbacks).await;
     for n in 0..FRAMES {
         conn.send_json(&text(&format!("t{n}"))).await;
     }
@@ -629,6 +641,49 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
         buffers.fast_lane.finished, buffers.fast_lane.pushed,
         "everything pushed was handled"
     );
+}
+
+/// The router's inbox is bounded in bytes as well as frames (issue 12): an overload of
+/// large audio frames backs up into the socket after about `ROUTER_MAX_BYTES` of them,
+/// far fewer than `ROUTER_CAPACITY` frames, and every chunk still arrives, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
+    use reel_actors::router::{ROUTER_CAPACITY, ROUTER_MAX_BYTES};
+    const FRAMES: usize = 2_000;
+    // 12,000 bytes of PCM: 16,000 of base64, ~16.1 KB a frame.
+    let chunk = "A".repeat(16_000);
+    let mut server = ScriptedServer::bind().await;
+    let heard = Arc::new(Mutex::new(0usize));
+    let sink = Arc::clone(&heard);
+    let callbacks = FastCallbacks {
+        on_audio: Some(Arc::new(move |pcm: &bytes::Bytes| {
+            busy(pcm.len() as u64, 20_000);
+            *sink.lock().unwrap() += 1;
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, _events) = start_fast(&mut server, callbacks).await;
+    let frame = json!({"serverContent": {"modelTurn": {"parts": [
+        {"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": chunk}}
+    ]}}});
+    let frame_bytes = frame.to_string().len();
+    for _ in 0..FRAMES {
+        conn.send_json(&frame).await;
+    }
+    let (done, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!done.failed, "{}", done.reason);
+    assert_eq!(*heard.lock().unwrap(), FRAMES);
+    let router = handle.buffers().router;
+    // The overload reached the router's bound in bytes (at least half of it waited)…
+    let by_bytes = ROUTER_MAX_BYTES / frame_bytes;
+    assert!(router.high_water >= by_bytes / 2, "{router:?}");
+    // …and no further: a frame over the bytes, a few for the transport's own items.
+    assert!(router.high_water <= by_bytes + 8, "{router:?}");
+    assert!(
+        by_bytes + 8 < ROUTER_CAPACITY,
+        "the bound in frames never came into it"
+    );
+    assert_eq!(router.dropped, 0);
 }
 
 /// Behaviour 2 of issue 11: an awaited callback that hangs is cut off at the callback
