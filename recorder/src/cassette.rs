@@ -1,4 +1,4 @@
-//! Cassettes (seed 002): every out-of-band model call of a session in one JSON file, each
+//! Cassettes: every out-of-band model call of a session in one JSON file, each
 //! as an interaction (the request, the whole answer as its chunks, when it was recorded).
 //!
 //! ```json

@@ -1,4 +1,4 @@
-//! The state-mutation journal: one [`StateMutation`] per line, as seed 000 shows.
+//! The state-mutation journal: one [`StateMutation`] per line.
 //!
 //! ```text
 //! {"sequence":7,"key":"app:last_city","old":null,"new":"London","origin":"set","timestamp_ms":1718000000456,"delta":false}

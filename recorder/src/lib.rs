@@ -1,7 +1,7 @@
 //! # reel-recorder
 //!
 //! reel's file formats and their writers and readers: the wire log and the state-mutation
-//! journal (seed 000's JSONL entries), their redaction and their JSON Schemas. Readers
+//! journal, their redaction and their JSON Schemas. Readers
 //! stream with bounded memory, accept a torn last line with a warning, and reject
 //! corruption elsewhere with the file and line. Writers are buffered and infallible by
 //! contract: a failure is logged and counted, never returned into the session.
@@ -17,15 +17,15 @@
 //! - [`journal`]: the state-mutation journal: [`journal::StateMutation`], the
 //!   [`journal::JournalSink`] trait and its file and memory sinks, [`journal::read_journal`];
 //! - [`schema`]: the JSON Schemas of a wire-log line and a journal line;
-//! - [`trace`]: agent traces (seed 001): [`trace::AgentTrace`], read with checks
+//! - [`trace`]: agent traces: [`trace::AgentTrace`], read with checks
 //!   ([`trace::read_trace`]) and written ([`trace::write_trace`]);
 //! - [`jsonl`]: the streaming JSON Lines reader every recording is read with, and the
 //!   buffered writer;
 //! - [`salvage`]: reading the entries before a damaged region (a NUL-filled tail after a
 //!   power loss): [`salvage::Salvaged`] says how many and where reading stopped;
-//! - [`llm_tape`]: per-call tapes of out-of-band model calls (seed 004), [`llm_tape::read_tape`]
+//! - [`llm_tape`]: per-call tapes of out-of-band model calls, [`llm_tape::read_tape`]
 //!   and [`llm_tape::write_tape`];
-//! - [`cassette`]: every out-of-band call of a session in one file (seed 002), with a size cap;
+//! - [`cassette`]: every out-of-band call of a session in one file, with a size cap;
 //! - [`error`]: [`RecordError`], naming the file and line of every failure, and
 //!   [`RuleError`] for redaction rules.
 

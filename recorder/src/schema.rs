@@ -42,7 +42,7 @@ pub fn cassette_schema() -> Value {
     schema_for!(CassetteFile).into()
 }
 
-/// The schema of a whole agent trace file, an [`AgentTrace`] (seed 001's shape with reel's
+/// The schema of a whole agent trace file, an [`AgentTrace`] (with reel's
 /// optional additions): timestamps are RFC 3339 strings (`format: date-time`).
 pub fn trace_schema() -> Value {
     schema_for!(AgentTrace).into()

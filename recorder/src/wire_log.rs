@@ -1,11 +1,11 @@
-//! The wire log: one JSON line per frame that crossed the wire, both directions (seed 000).
+//! The wire log: one JSON line per frame that crossed the wire, both directions.
 //!
 //! ```json
 //! {"seq":1,"dir":"out","ts_ms":1718000000000,"payload_b64":"eyJzZXR1cCI6ey4uLn19"}
 //! ```
 //!
 //! Optional additions, written only when they carry information, so a plain session's lines
-//! are exactly seed 000's:
+//! are:
 //!
 //! - `conn`: the 1-based connection the frame travelled on (absent on the first connection);
 //! - `binary`: set when the frame was a binary WebSocket frame (Vertex AI);

@@ -1,4 +1,4 @@
-//! The mutation journal: seed 000's exact line, file sink round trip, failing writers.
+//! The mutation journal: the exact documented line, file sink round trip, failing writers.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! The tape and cassette JSON Schemas: files the writers write validate, seed 004's
+//! The tape and cassette JSON Schemas: files the writers write validate, the documented
 //! example validates, and what the readers refuse the schemas refuse too.
 
 mod llm_support;

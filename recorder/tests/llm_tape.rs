@@ -1,4 +1,4 @@
-//! Per-call tapes: what is written is exactly seed 004's shape, it reads back equal, and a
+//! Per-call tapes: what is written is exactly the documented shape, it reads back equal, and a
 //! broken tape is refused with the file and the JSON path (or line and column) of the fault.
 
 mod llm_support;

@@ -1,6 +1,6 @@
-//! Agent traces: seed 001's document reads, reel's writes read back exactly, every way a
+//! Agent traces: the documented format reads, reel's writes read back exactly, every way a
 //! file can be wrong is an error naming the file and the JSON path, and the schema accepts
-//! real traces (seed 001's example, `reel export`'s golden) and rejects broken ones.
+//! real traces (`reel export`'s golden) and rejects broken ones.
 
 mod common;
 

@@ -9,7 +9,7 @@
 //! - [`divergence`]: JSON-path diffs of expected against actual frames.
 //! - [`journal_diff`] and [`journal_match`]: the recorded journal against a replay's, by
 //!   final values and entry by entry; [`verdict`]: CLEAN or DRIFT, the one definition.
-//! - [`export`]: a wire log as an agent trace (seed 001) and as OpenTelemetry (OTLP/JSON)
+//! - [`export`]: a wire log as an agent trace and as OpenTelemetry (OTLP/JSON)
 //!   spans.
 //! - [`server`]: the tape server ([`TapeServer`]): a Live WebSocket server that replays
 //!   tapes to any client, records through the real API, or both.

@@ -1,5 +1,5 @@
 //! `reel export`: a wire log — or a cassette of out-of-band model calls — as an agent trace
-//! (seed 001's JSON) or as OpenTelemetry spans (OTLP/JSON, the GenAI conventions), on
+//! or as OpenTelemetry spans (OTLP/JSON, the GenAI conventions), on
 //! standard output or into a file.
 //!
 //! Both come from [`reel_replayer::export`]; the OTLP ids derive from the recording, so
@@ -24,7 +24,7 @@ pub struct ExportArgs {
     /// The wire log, or a cassette of out-of-band model calls (`X.cassette.json`: each
     /// call becomes a request and a response, or a `chat` span).
     log: String,
-    /// What to write: an agent trace (seed 001's JSON), or OpenTelemetry spans (OTLP/JSON,
+    /// What to write: an agent trace, or OpenTelemetry spans (OTLP/JSON,
     /// as an OTLP/HTTP collector takes them).
     #[arg(long, value_enum, default_value = "trace")]
     format: ExportFormat,

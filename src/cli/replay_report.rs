@@ -1,4 +1,4 @@
-//! The report of `reel replay`, as text (seed 000's shape) and as one JSON document.
+//! The report of `reel replay`, as text and as one JSON document.
 //!
 //! ```text
 //!   reel replay — user-123.wire.jsonl

@@ -1,5 +1,5 @@
 //! [`Cassette`]: every out-of-band model call of a session recorded into one file and
-//! answered from it (seed 002's broker).
+//! answered from it.
 //!
 //! - [`CassetteMode::Record`] forwards every call to the live model and records it;
 //! - [`CassetteMode::Replay`] never forwards: each call is answered from a recorded

@@ -1,4 +1,4 @@
-//! [`RecordingLlm`]: wraps a model and writes one tape per call (seed 004).
+//! [`RecordingLlm`]: wraps a model and writes one tape per call.
 //!
 //! The wrapped stream is passed through unchanged: the same chunks, in the same order, at
 //! the same time, and the same error. Each chunk's delay is measured with tokio's clock

@@ -1,4 +1,4 @@
-//! [`ReplayLlm`]: a model that answers from a per-call tape (seed 004), offline.
+//! [`ReplayLlm`]: a model that answers from a per-call tape, offline.
 
 use std::path::Path;
 

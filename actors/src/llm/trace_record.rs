@@ -1,6 +1,6 @@
-//! [`TraceRecorder`]: records a model's calls into an agent trace (seed 001's
-//! TraceRecorder: a wrapper, so neither the model nor the code calling it changes), saved
-//! on demand or when the last holder lets go.
+//! [`TraceRecorder`]: records a model's calls into an agent trace (a wrapper, so neither
+//! the model nor the code calling it changes), saved on demand or when the last holder
+//! lets go.
 //!
 //! Each call adds a Request (the last user text as `prompt`, the model, the whole request
 //! as `body`) when it starts, and a Response when its stream ends: the text, the streamed

@@ -1,4 +1,4 @@
-//! Per-call tapes (seed 004): one JSON file per out-of-band model call, holding the request
+//! Per-call tapes: one JSON file per out-of-band model call, holding the request
 //! as it was sent and the streamed answer chunk by chunk, with the delay before each chunk.
 //!
 //! ```json

@@ -1,5 +1,5 @@
 //! The entries of a trace: a [`TraceRequest`] and a [`TraceResponse`] per turn (or model
-//! call), in seed 001's shape, with reel's optional additions.
+//! call), with reel's optional additions.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

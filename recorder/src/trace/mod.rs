@@ -1,4 +1,4 @@
-//! Agent traces (seed 001): a session or a series of model calls as versioned JSON, one
+//! Agent traces: a session or a series of model calls as versioned JSON, one
 //! request and one response per turn, with a performance summary.
 //!
 //! ```json
@@ -20,7 +20,7 @@
 //! Seed 001's fields keep their names and meaning; what a Live session needs beyond them
 //! (transcripts, inputs summarized without audio bytes, tool results, time to first token,
 //! interruptions, thinking and cached tokens) comes as optional fields, written only when
-//! they say something, so a plain trace stays seed 001's shape. Readers ignore fields they
+//! they say something, so a plain trace stays the plain format. Readers ignore fields they
 //! do not know.
 //!
 //! - [`AgentTrace`]: the document; [`AgentTrace::turns`] pairs requests with responses;

@@ -1,5 +1,5 @@
 //! [`Timestamp`]: a moment in UTC, kept as epoch milliseconds and written as RFC 3339
-//! (`2026-01-07T10:30:00.500Z`), as seed 001's traces write their times.
+//! (`2026-01-07T10:30:00.500Z`).
 
 use std::borrow::Cow;
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Exports of a recorded session: its wire log as an agent trace (seed 001's JSON, see
+//! Exports of a recorded session: its wire log as an agent trace (see
 //! [`reel_recorder::trace`]) and as OpenTelemetry spans ([`otlp`]); its cassette of
 //! out-of-band model calls likewise ([`export_cassette`]).
 //!

@@ -165,8 +165,8 @@ impl TapeServer {
     /// log per connection ([`recording_stem`]): client frames `out`, upstream frames `in`,
     /// close markers, stamped by the proxy; frames are forwarded unchanged both ways.
     ///
-    /// A recording is never left partial because the client went away (seed 002, ADR
-    /// 0010): when the client leaves while the upstream owes a `setupComplete` or the end of
+    /// A recording is never left partial because the client went away: when the client
+    /// leaves while the upstream owes a `setupComplete` or the end of
     /// a turn, the proxy keeps reading and recording until it arrives or
     /// [`TapeServer::drain_timeout`] passes, then closes the upstream with the client's
     /// close code and records the client's close.

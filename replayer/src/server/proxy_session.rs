@@ -4,7 +4,7 @@
 //! ways unchanged (same bytes, same frame type) and records each one as it passes: client
 //! frames `out`, upstream frames `in`, a close marker where a side closed.
 //!
-//! A recording is never left partial because the client went away (seed 002, ADR 0010):
+//! A recording is never left partial because the client went away:
 //! when the client closes or drops while the upstream still owes something (the
 //! `setupComplete` after a setup, the end of a model turn after client input), the proxy
 //! keeps reading the upstream, recording what it sends, until the turn completes or the

@@ -1,6 +1,6 @@
 //! Whether the upstream still owes the client something: a recording proxy whose client
 //! leaves keeps reading the upstream until it does not, so a recording never ends in the
-//! middle of a model turn (seed 002, ADR 0010: a recording completes even when the consumer
+//! middle of a model turn (a recording completes even when the consumer
 //! stops early).
 
 use reel_protocol::{decode_client, decode_server};
