@@ -119,8 +119,11 @@ impl RecordQueue {
             // successor writes it): written now, first.
             let _exclusive = lock(&self.draining);
             self.take_failed();
-            if let Some((entry, _)) = lock(&self.rewrite).take() {
+            // Unless [`REWRITES`] successors already failed on it: a recorder that fails on
+            // it every time would fail the final drain too, and lose what follows.
+            if let Some(entry) = self.next_rewrite() {
                 self.recorder.record(entry);
+                *lock(&self.rewrite) = None;
                 self.lost.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
             }
         }
