@@ -90,9 +90,10 @@ impl TapeScan {
     /// Takes the next entry of the log, on the reader's side (before the replay gets it).
     pub fn observe(&self, entry: &WireEntry) {
         let mut state = self.lock();
-        let frames_before = state.stats.outbound;
+        let knew_setup = state.stats.first_outbound_seq.is_some();
         state.stats.observe(entry);
-        let mut changed = state.stats.outbound == 1 && frames_before == 0;
+        // The first client frame: whoever waits for the setup learns it now.
+        let mut changed = !knew_setup && state.stats.first_outbound_seq.is_some();
         if entry.is_close_marker() {
             // A call is answered on its own connection, or not at all.
             changed |= !state.open_calls.is_empty();
