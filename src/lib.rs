@@ -8,11 +8,16 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub use reel_actors as actors;
+pub use reel_extract as extract;
 pub use reel_fluent as fluent;
+pub use reel_llm as llm;
 pub use reel_protocol as protocol;
 pub use reel_recorder as recorder;
 pub use reel_replayer as replayer;
 
+/// The `reel demo` session (part of the command line: it plays the model with the
+/// `testing` feature's scripted server).
+#[cfg(feature = "cli")]
 pub mod demo;
 
 /// The names most programs need, in one import.

@@ -50,7 +50,14 @@ fn the_library_does_not_pull_in_the_command_lines_dependencies() {
             "{name} is built for a library user"
         );
     }
-    for name in ["reel-fluent", "reel-actors", "reel-replayer", "tokio"] {
+    for name in [
+        "reel-fluent",
+        "reel-actors",
+        "reel-llm",
+        "reel-extract",
+        "reel-replayer",
+        "tokio",
+    ] {
         assert!(
             library.iter().any(|d| d == name),
             "the library needs {name}"

@@ -22,7 +22,6 @@
 
 pub mod callbacks;
 pub mod child;
-pub mod clock;
 pub mod control_lane;
 pub mod events;
 pub mod extract;
@@ -32,7 +31,6 @@ pub mod go_away;
 pub mod handle;
 pub mod inbox;
 pub mod lane_inbox;
-pub mod llm;
 pub mod peers;
 pub mod persistence;
 pub mod phases;
@@ -45,11 +43,17 @@ pub mod slot;
 pub mod state;
 pub mod supervisor;
 pub mod telemetry;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tools;
 pub mod transcript;
 pub mod transport;
 pub mod writer;
+
+/// Out-of-band model calls (the `reel-llm` crate).
+pub use reel_llm as llm;
+/// The session clock (it lives in `reel-recorder`, which stamps every recorded frame).
+pub use reel_recorder::clock;
 
 pub use child::Child;
 pub use events::{EventEnvelope, EventStream, Lane, LiveEvent};

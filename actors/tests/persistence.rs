@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
-use reel_actors::extract::RegexExtractor;
+use reel_actors::extract::{ExtractionContext, ExtractionError, TurnExtractor};
 use reel_actors::persistence::{
     FsPersistence, MemoryPersistence, PersistenceError, SessionIdProblem, SessionPersistence,
     SessionSnapshot,
@@ -22,6 +22,7 @@ use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::state::State;
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::{SimpleTool, ToolDispatcher};
+use reel_actors::transcript::TranscriptTurn;
 use reel_actors::writer::SessionWriter;
 use reel_actors::{LiveEvent, LiveSessionBuilder, SessionStartError};
 use reel_protocol::{ApiEndpoint, SessionConfig};
@@ -181,15 +182,49 @@ fn phases() -> PhaseMachine {
         .unwrap()
 }
 
-/// The caller's name, after "I'm".
-fn caller() -> Arc<RegexExtractor> {
-    Arc::new(RegexExtractor::new("caller", 1, |text, _| {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        words
-            .windows(2)
-            .find(|w| w[0] == "I'm")
-            .map(|w| ("name".to_owned(), json!(w[1].trim_end_matches('.'))))
-    }))
+/// The caller's name, after "I'm" in the last turn, kept once found (the extractor kinds
+/// are in `reel-extract`, above this crate; this one is written out).
+struct Caller;
+
+impl TurnExtractor for Caller {
+    fn name(&self) -> &str {
+        "caller"
+    }
+
+    fn window_size(&self) -> usize {
+        1
+    }
+
+    fn should_extract(&self, window: &[TranscriptTurn]) -> bool {
+        !window.is_empty()
+    }
+
+    fn extract<'a>(
+        &'a self,
+        window: &'a [TranscriptTurn],
+        ctx: &'a ExtractionContext,
+    ) -> BoxFuture<'a, Result<Value, ExtractionError>> {
+        let mut fields: serde_json::Map<String, Value> =
+            ctx.existing("caller").into_iter().collect();
+        let text: Vec<&str> = window
+            .iter()
+            .flat_map(|turn| [turn.user.as_str(), turn.model.as_str()])
+            .collect();
+        let words: Vec<&str> = text
+            .iter()
+            .flat_map(|side| side.split_whitespace())
+            .collect();
+        if let Some(pair) = words.windows(2).find(|w| w[0] == "I'm") {
+            fields.insert("name".to_owned(), json!(pair[1].trim_end_matches('.')));
+        }
+        let mut sorted: Vec<(String, Value)> = fields.into_iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        Box::pin(async move { Ok(Value::Object(sorted.into_iter().collect())) })
+    }
+}
+
+fn caller() -> Arc<Caller> {
+    Arc::new(Caller)
 }
 
 fn booking_tool() -> ToolDispatcher {

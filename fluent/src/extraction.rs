@@ -21,9 +21,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::callbacks::{AsyncCallback, CallbackMode};
-use reel_actors::extract::{ExtractionTrigger, LlmExtractor, RecordExtractor, TurnExtractor};
 use reel_actors::llm::BaseLlm;
 use reel_actors::tools::parameters_for;
+use reel_extract::{ExtractionTrigger, LlmExtractor, RecordExtractor, TurnExtractor};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -243,7 +243,7 @@ impl LiveBuilder {
     /// ```
     /// # use std::sync::Arc;
     /// # use reel_actors::llm::BaseLlm;
-    /// use reel_actors::extract::ExtractionTrigger;
+    /// use reel_extract::ExtractionTrigger;
     /// use reel_fluent::Live;
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -286,8 +286,8 @@ impl LiveBuilder {
     }
 
     /// Adds an extractor of any kind ([`LlmExtractor`] with options of its own,
-    /// [`RegexExtractor`](reel_actors::extract::RegexExtractor),
-    /// [`FnExtractor`](reel_actors::extract::FnExtractor), your own [`TurnExtractor`]),
+    /// [`RegexExtractor`](reel_extract::RegexExtractor),
+    /// [`FnExtractor`](reel_extract::FnExtractor), your own [`TurnExtractor`]),
     /// after the others. The chain cannot know which `derived:` fields it writes, so with
     /// one in the chain watchers and computed values may read any `derived:` key. Does not
     /// change transcription: turn it on with [`transcription`](LiveBuilder::transcription)
@@ -295,7 +295,7 @@ impl LiveBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use reel_actors::extract::RegexExtractor;
+    /// use reel_extract::RegexExtractor;
     /// use reel_fluent::Live;
     /// use serde_json::json;
     ///
@@ -320,7 +320,7 @@ impl LiveBuilder {
     }
 
     /// Adds a deterministic record extractor
-    /// ([`Extract::record`](reel_actors::extract::Extract::record): numbers, money, choices,
+    /// ([`Extract::record`](reel_extract::Extract::record): numbers, money, choices,
     /// yes/no, dates and times recognized in what the user said or typed; no model), after
     /// the others. Its fields are known, so watchers and computed values on its
     /// `derived:{field}` keys are checked like a typed extractor's. Turns on input and
@@ -328,7 +328,7 @@ impl LiveBuilder {
     /// [`transcription`](LiveBuilder::transcription) call wins.
     ///
     /// ```
-    /// use reel_actors::extract::{Extract, Recognizer};
+    /// use reel_extract::{Extract, Recognizer};
     /// use reel_fluent::Live;
     ///
     /// let booking = Extract::record("booking")

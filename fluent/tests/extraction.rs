@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use reel_actors::extract::{
-    ExtractionContext, ExtractionError, ExtractionTrigger, FnExtractor, LlmExtractor, TurnExtractor,
-};
 use reel_actors::llm::{BaseLlm, LlmError, LlmRequest, LlmStream};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::transcript::TranscriptTurn;
 use reel_actors::{Lane, LiveEvent};
+use reel_extract::{
+    ExtractionContext, ExtractionError, ExtractionTrigger, FnExtractor, LlmExtractor, TurnExtractor,
+};
 use reel_fluent::{BuildError, Live, LiveBuilder, extractor_name};
 use reel_protocol::Platform;
 use serde_json::{Value, json};

@@ -8,8 +8,8 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reel_actors::extract::{Extract, Recognizer};
 use reel_actors::testing::ScriptedServer;
+use reel_extract::{Extract, Recognizer};
 use reel_fluent::{Live, LiveBuilder};
 use reel_recorder::journal::StateMutation;
 use reel_recorder::wire_log::WireEntry;

@@ -46,6 +46,7 @@ mod event;
 mod events_from_frame;
 mod extra;
 mod field_error;
+pub mod json;
 mod lenient;
 mod phase;
 mod scalars;

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
+use reel_protocol::json::snake_case;
 use reel_protocol::{
     ClientMessage, DecodeError, DecodeLimits, EventDecoder, PartKind, PartialServerMessage,
     ServerMessage, SessionEvent, decode_client, decode_client_with, decode_server,
@@ -50,16 +51,7 @@ impl Side {
 
 /// `fooBar` → `foo_bar`: the snake_case spelling every multi-word wire name also accepts.
 fn snake(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    snake_case(name).into_owned()
 }
 
 /// The lowerCamelCase message key `key` spells on `side`, if it spells one.

@@ -3,6 +3,7 @@
 //! casing and base64 alphabet each one used. Re-capture with
 //! `scripts/capture-sdk-frames/run.sh`.
 
+use reel_protocol::json::camel_case;
 use std::path::{Path, PathBuf};
 
 use reel_protocol::{ClientMessage, ClientMessageKind, decode_client, encode};
@@ -41,7 +42,7 @@ fn decode_all(sdk: &str) -> Vec<ClientMessage> {
             let kind = message.kind().unwrap();
             assert_eq!(
                 kind.as_str(),
-                snake_to_camel(&key),
+                camel_case(&key).into_owned(),
                 "{sdk}/{file}: kind {kind:?} but the wire key was {key}"
             );
             assert!(
@@ -51,22 +52,6 @@ fn decode_all(sdk: &str) -> Vec<ClientMessage> {
             message
         })
         .collect()
-}
-
-fn snake_to_camel(key: &str) -> String {
-    let mut out = String::new();
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[test]

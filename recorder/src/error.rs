@@ -70,35 +70,23 @@ pub enum RecordError {
     },
 }
 
+/// What is wrong with a path (the one path syntax of [`reel_protocol::json`]).
+pub use reel_protocol::json::{PathError, PathProblem};
+
 /// A redaction rule that cannot be used (see [`crate::redact::RedactionRule`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RuleError {
-    /// The rule's path is not a dotted JSON path.
-    #[error("redaction path `{path}` is invalid: {problem}")]
-    InvalidPath {
-        /// The path as written.
-        path: String,
-        /// What is wrong with it.
-        problem: PathProblem,
-    },
-}
-
-/// What is wrong with a redaction path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PathProblem {
-    /// The path is empty.
-    #[error("it is empty")]
-    Empty,
-    /// A key between dots is empty (`a..b`, a leading or trailing dot).
-    #[error("a key is empty")]
-    EmptyKey,
-    /// A bracket that is not `[*]`: only "every element" is supported.
-    #[error("only `[*]` may follow a key (no indices)")]
-    BadBracket,
+    /// The rule's path is not a [`JsonPath`](reel_protocol::json::JsonPath).
+    #[error("redaction rule: {0}")]
+    InvalidPath(#[from] PathError),
     /// A `mime_type_prefix` condition on a path that does not end in a key: the condition
     /// is read beside the last key.
-    #[error("a `mime_type_prefix` condition needs a path that ends in a key")]
-    ConditionNeedsKey,
+    #[error(
+        "redaction rule `{path}`: a `mime_type_prefix` condition needs a path that ends in a key"
+    )]
+    ConditionNeedsKey {
+        /// The path as written.
+        path: String,
+    },
 }

@@ -25,6 +25,8 @@
 //!   power loss): [`salvage::Salvaged`] says how many and where reading stopped;
 //! - [`llm_tape`]: per-call tapes of out-of-band model calls, [`llm_tape::read_tape`]
 //!   and [`llm_tape::write_tape`];
+//! - [`clock`]: the session clock every recorded timestamp is read from ([`clock::TokioClock`]
+//!   live, [`clock::ManualClock`] in replay);
 //! - [`cassette`]: every out-of-band call of a session in one file, with a size cap;
 //! - [`error`]: [`RecordError`], naming the file and line of every failure, and
 //!   [`RuleError`] for redaction rules.
@@ -33,6 +35,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod cassette;
+pub mod clock;
 pub mod error;
 pub mod journal;
 mod json_fault;

@@ -12,9 +12,11 @@
 //! ]
 //! ```
 //!
-//! - A path is dotted JSON keys, `[*]` after a key standing for every element of an array.
-//!   Each key matches its lowerCamelCase and its snake_case spelling (`inlineData` and
-//!   `inline_data`), as the Live API accepts both.
+//! - A path is a [`JsonPath`], the syntax of [`reel_protocol::json`] that the tape server's
+//!   match rules and the model matchers share: dotted keys, `[*]` for every element of an
+//!   array, `[n]` for one, `*` for any one member, `**` for any depth. Each key matches its
+//!   lowerCamelCase and its snake_case spelling (`inlineData` and `inline_data`), as the
+//!   Live API accepts both.
 //! - [`RedactAction::Silence`] replaces base64 data by as many zero bytes: audio keeps its
 //!   length, so a replay yields the same events, with silent audio.
 //! - A payload no rule changes is recorded as it was, byte for byte, without a copy. A
@@ -31,15 +33,16 @@ use reel_protocol::Base64Data;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::{PathProblem, RuleError};
+use reel_protocol::json::{JsonPath, Selected};
+
+use crate::error::RuleError;
 use crate::wire_log::{WireEntry, WireRecorder};
 
 /// One rule: what to do to the values at a path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RedactionRule {
-    /// Dotted JSON path, `[*]` for every element of an array, e.g.
-    /// `serverContent.modelTurn.parts[*].inlineData.data`. Keys match in lowerCamelCase and
-    /// snake_case alike.
+    /// A [`JsonPath`], e.g. `serverContent.modelTurn.parts[*].inlineData.data`. Keys match
+    /// in lowerCamelCase and snake_case alike.
     pub path: String,
     /// What to do to each value found.
     pub action: RedactAction,
@@ -108,19 +111,10 @@ pub struct Redactor {
 #[derive(Debug, Clone, PartialEq)]
 struct Compiled {
     rule: RedactionRule,
-    steps: Vec<Step>,
+    path: JsonPath,
     /// The quoted spellings of the first key: a payload containing none of them cannot
     /// match, and is not parsed.
     first_keys: Vec<Vec<u8>>,
-}
-
-/// One step of a path.
-#[derive(Debug, Clone, PartialEq)]
-enum Step {
-    /// An object key, in each spelling it matches (one or two).
-    Key(Vec<String>),
-    /// Every element of an array.
-    Each,
 }
 
 /// The paths of [`Redactor::audio`].
@@ -180,7 +174,9 @@ impl Redactor {
         };
         let mut changed = false;
         for rule in candidates {
-            changed |= apply(&mut value, &rule.steps, &rule.rule);
+            changed |= rule
+                .path
+                .select_mut(&mut value, &mut |selected| apply(selected, &rule.rule));
         }
         if !changed {
             return Cow::Borrowed(payload);
@@ -214,24 +210,21 @@ impl From<Redactor> for Vec<RedactionRule> {
 
 impl Compiled {
     fn new(rule: RedactionRule) -> Result<Self, RuleError> {
-        let invalid = |problem| RuleError::InvalidPath {
-            path: rule.path.clone(),
-            problem,
-        };
-        let steps = parse_path(&rule.path).map_err(invalid)?;
-        if rule.mime_type_prefix.is_some() && !matches!(steps.last(), Some(Step::Key(_))) {
-            return Err(invalid(PathProblem::ConditionNeedsKey));
+        let path: JsonPath = rule.path.parse()?;
+        if rule.mime_type_prefix.is_some() && !path.ends_in_key() {
+            return Err(RuleError::ConditionNeedsKey {
+                path: rule.path.clone(),
+            });
         }
-        let first_keys = match steps.first() {
-            Some(Step::Key(names)) => names
-                .iter()
-                .map(|name| format!("\"{name}\"").into_bytes())
-                .collect(),
-            _ => Vec::new(),
-        };
+        let first_keys = path
+            .first_key_spellings()
+            .unwrap_or_default()
+            .iter()
+            .map(|name| format!("\"{name}\"").into_bytes())
+            .collect();
         Ok(Compiled {
             rule,
-            steps,
+            path,
             first_keys,
         })
     }
@@ -247,108 +240,34 @@ impl Compiled {
     }
 }
 
-/// Parses `a.b[*].c` into steps.
-fn parse_path(path: &str) -> Result<Vec<Step>, PathProblem> {
-    if path.is_empty() {
-        return Err(PathProblem::Empty);
-    }
-    let mut steps = Vec::new();
-    for (index, segment) in path.split('.').enumerate() {
-        let (key, mut brackets) = segment
-            .find('[')
-            .map_or((segment, ""), |at| segment.split_at(at));
-        if key.contains(']') {
-            return Err(PathProblem::BadBracket);
-        }
-        // Only the first segment may be a bare `[*]` (the payload is an array).
-        if key.is_empty() && (index > 0 || brackets.is_empty()) {
-            return Err(PathProblem::EmptyKey);
-        }
-        if !key.is_empty() {
-            steps.push(Step::Key(spellings(key)));
-        }
-        while !brackets.is_empty() {
-            brackets = brackets
-                .strip_prefix("[*]")
-                .ok_or(PathProblem::BadBracket)?;
-            steps.push(Step::Each);
-        }
-    }
-    Ok(steps)
-}
-
-/// `key` in lowerCamelCase and in snake_case, once if they are the same.
-fn spellings(key: &str) -> Vec<String> {
-    let mut snake = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            snake.push('_');
-            snake.push(c.to_ascii_lowercase());
-        } else {
-            snake.push(c);
-        }
-    }
-    let mut camel = String::with_capacity(key.len());
-    let mut upper_next = false;
-    for c in key.chars() {
-        match c {
-            '_' if !camel.is_empty() => upper_next = true,
-            c if upper_next => {
-                camel.push(c.to_ascii_uppercase());
-                upper_next = false;
-            }
-            c => camel.push(c),
-        }
-    }
-    if camel == snake {
-        vec![camel]
-    } else {
-        vec![camel, snake]
-    }
-}
-
-/// Applies `rule` at the path `steps` under `value`; whether anything changed.
-fn apply(value: &mut Value, steps: &[Step], rule: &RedactionRule) -> bool {
-    let Some((step, rest)) = steps.split_first() else {
-        return false;
-    };
+/// Applies `rule` to what its path selected; whether anything changed.
+fn apply(selected: Selected<'_>, rule: &RedactionRule) -> bool {
     let mut changed = false;
-    match (step, value) {
-        (Step::Key(names), Value::Object(map)) if rest.is_empty() => {
-            if !mime_type_matches(map, rule.mime_type_prefix.as_deref()) {
+    match selected {
+        Selected::Members { object, keys } => {
+            if !mime_type_matches(object, rule.mime_type_prefix.as_deref()) {
                 return false;
             }
-            for name in names {
+            for key in keys {
                 changed |= match &rule.action {
-                    RedactAction::Remove => map.shift_remove(name).is_some(),
-                    action => map.get_mut(name).is_some_and(|found| act(found, action)),
+                    RedactAction::Remove => object.shift_remove(&key).is_some(),
+                    action => object.get_mut(&key).is_some_and(|found| act(found, action)),
                 };
             }
         }
-        (Step::Key(names), Value::Object(map)) => {
-            for name in names {
-                if let Some(found) = map.get_mut(name) {
-                    changed |= apply(found, rest, rule);
+        Selected::Elements { array, indices } => match &rule.action {
+            RedactAction::Remove => {
+                changed = !indices.is_empty();
+                for index in indices.into_iter().rev() {
+                    array.remove(index);
                 }
             }
-        }
-        (Step::Each, Value::Array(items)) if rest.is_empty() => match &rule.action {
-            RedactAction::Remove => {
-                changed = !items.is_empty();
-                items.clear();
-            }
             action => {
-                for item in items {
-                    changed |= act(item, action);
+                for index in indices {
+                    changed |= act(&mut array[index], action);
                 }
             }
         },
-        (Step::Each, Value::Array(items)) => {
-            for item in items {
-                changed |= apply(item, rest, rule);
-            }
-        }
-        _ => {}
     }
     changed
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use reel_protocol::{EventDecoder, PartKind, SessionEvent, decode_client, decode_server};
-use reel_recorder::error::{PathProblem, RuleError};
+use reel_recorder::error::{PathError, PathProblem, RuleError};
 use reel_recorder::redact::{RedactAction, RedactingRecorder, RedactionRule, Redactor};
 use reel_recorder::wire_log::{
     CloseMark, Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder,
@@ -269,37 +269,55 @@ fn the_audio_preset_is_its_three_rules() {
 
 #[test]
 fn invalid_paths_are_rule_errors() {
-    let problem =
-        |path: &str, rule: fn(RedactionRule) -> RedactionRule| match Redactor::new([rule(
-            RedactionRule::new(path, RedactAction::Remove),
-        )]) {
-            Err(RuleError::InvalidPath {
-                path: named,
-                problem,
-            }) => {
-                assert_eq!(named, path);
-                problem
-            }
-            other => panic!("expected InvalidPath for {path:?}, got {other:?}"),
-        };
-    let plain = |rule| rule;
-    assert_eq!(problem("", plain), PathProblem::Empty);
-    assert_eq!(problem("a..b", plain), PathProblem::EmptyKey);
-    assert_eq!(problem(".a", plain), PathProblem::EmptyKey);
-    assert_eq!(problem("a.", plain), PathProblem::EmptyKey);
-    assert_eq!(problem("a.[*]", plain), PathProblem::EmptyKey);
-    assert_eq!(problem("a[0]", plain), PathProblem::BadBracket);
-    assert_eq!(problem("a[*]x", plain), PathProblem::BadBracket);
-    assert_eq!(problem("a]", plain), PathProblem::BadBracket);
+    let problem = |path: &str| match Redactor::new([RedactionRule::new(path, RedactAction::Remove)])
+    {
+        Err(RuleError::InvalidPath(PathError {
+            path: named,
+            problem,
+        })) => {
+            assert_eq!(named, path);
+            problem
+        }
+        other => panic!("expected InvalidPath for {path:?}, got {other:?}"),
+    };
+    assert_eq!(problem(""), PathProblem::Empty);
+    assert_eq!(problem("a..b"), PathProblem::EmptyKey);
+    assert_eq!(problem(".a"), PathProblem::EmptyKey);
+    assert_eq!(problem("a."), PathProblem::EmptyKey);
+    assert_eq!(problem("a.[*]"), PathProblem::EmptyKey);
+    assert_eq!(problem("a[x]"), PathProblem::BadBracket);
+    assert_eq!(problem("a[*]x"), PathProblem::BadBracket);
+    assert_eq!(problem("a]"), PathProblem::BadBracket);
     assert_eq!(
-        problem("a[*]", |rule| rule.when_mime_type_starts_with("audio/")),
-        PathProblem::ConditionNeedsKey
+        Redactor::new([
+            RedactionRule::new("a[*]", RedactAction::Remove).when_mime_type_starts_with("audio/")
+        ]),
+        Err(RuleError::ConditionNeedsKey {
+            path: "a[*]".into()
+        })
     );
     let error =
-        serde_json::from_str::<Redactor>(r#"[{"path":"a[1]","action":"remove"}]"#).unwrap_err();
+        serde_json::from_str::<Redactor>(r#"[{"path":"a[x]","action":"remove"}]"#).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "redaction path `a[1]` is invalid: only `[*]` may follow a key (no indices)"
+        "redaction rule: `a[x]` is not a JSON path: a bracket must hold an index or `*` and be closed"
+    );
+}
+
+#[test]
+fn the_shared_path_syntax_reaches_indices_wildcards_and_any_depth() {
+    let redactor = Redactor::new([
+        RedactionRule::new(
+            "toolResponse.functionResponses[0].response.ssn",
+            RedactAction::Replace(json!("***")),
+        ),
+        RedactionRule::new("**.apiKey", RedactAction::Remove),
+    ])
+    .unwrap();
+    let payload = br#"{"toolResponse":{"functionResponses":[{"response":{"ssn":"1","apiKey":"k"}},{"response":{"ssn":"2"}}]}}"#;
+    assert_eq!(
+        redactor.redact(payload).as_ref(),
+        br#"{"toolResponse":{"functionResponses":[{"response":{"ssn":"***"}},{"response":{"ssn":"2"}}]}}"#
     );
 }
 

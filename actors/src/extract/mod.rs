@@ -13,12 +13,10 @@
 //! | [`AfterToolCall`](ExtractionTrigger::AfterToolCall) | when tool responses were sent (their writes committed) |
 //! | [`OnPhaseChange`](ExtractionTrigger::OnPhaseChange) | after a phase transition at turn complete |
 //!
-//! Kinds: [`LlmExtractor`] asks an out-of-band model ([`crate::llm::BaseLlm`]) for JSON;
-//! [`RegexExtractor`] runs a closure over the window's text (bring your own patterns) and
-//! accumulates fields; [`FnExtractor`] runs any closure over the window;
-//! [`Extract::record`] builds a [`RecordExtractor`] from deterministic recognizers
-//! ([`recognize`]: numbers, money, choices, fuzzy matches, yes/no, dates and times resolved
-//! on session time), no model involved. Implement [`TurnExtractor`] for anything else.
+//! The kinds (a model asked for JSON, regex and closure extractors, deterministic
+//! recognizers of numbers, money, choices, yes/no, dates and times) are in the
+//! `reel-extract` crate, which re-exports this interface. Implement [`TurnExtractor`] for
+//! anything else.
 //!
 //! # In the session
 //!
@@ -50,10 +48,6 @@ mod context;
 mod error;
 mod extractor;
 mod flatten;
-mod fn_extractor;
-mod llm_extractor;
-pub mod recognize;
-mod regex_extractor;
 mod run;
 mod trigger;
 
@@ -63,13 +57,7 @@ pub use context::ExtractionContext;
 pub use error::ExtractionError;
 pub use extractor::TurnExtractor;
 pub use flatten::{DERIVED_PREFIX, state_writes};
-pub use fn_extractor::FnExtractor;
-pub use llm_extractor::LlmExtractor;
-pub use regex_extractor::RegexExtractor;
 pub use trigger::{ExtractionPoint, ExtractionTrigger};
-
-// The deterministic extraction kit (see [`recognize`]).
-pub use recognize::{Extract, Recognizer, RecordBuilder, RecordExtractor};
 
 pub(crate) use run::ExtractorSet;
 

@@ -38,11 +38,12 @@
 //! and the paused clock would jump to the next timer.
 
 mod client_frame;
-pub mod gemini_standin;
-mod loopback;
+
 mod scripted_server;
 mod server_conn;
 
 pub use client_frame::ClientFrame;
+/// The scripted Gemini REST server (from `reel-llm`'s `testing` feature).
+pub use reel_llm::testing::gemini_standin;
 pub use scripted_server::{SCRIPTED_API_KEY, SCRIPTED_BEARER_TOKEN, ScriptedServer};
 pub use server_conn::ServerConn;

@@ -11,8 +11,8 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 
-use super::loopback;
 use super::server_conn::{RequestHead, ServerConn};
+use reel_llm::testing::loopback;
 
 /// The fake API key in [`ScriptedServer::endpoint`].
 pub const SCRIPTED_API_KEY: &str = "reel-scripted-key";

@@ -5,8 +5,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use reel_protocol::FrameKind;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_tungstenite::tungstenite::handshake::server::Request;
@@ -14,24 +13,7 @@ use tokio_tungstenite::tungstenite::protocol::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
 
 use super::client_frame::ClientFrame;
-
-/// The byte stream under a server connection: plain TCP or TLS over TCP.
-pub(super) trait ServerIo: AsyncRead + AsyncWrite + Send + Unpin + 'static {
-    /// The TCP socket underneath.
-    fn tcp(&self) -> &TcpStream;
-}
-
-impl ServerIo for TcpStream {
-    fn tcp(&self) -> &TcpStream {
-        self
-    }
-}
-
-impl ServerIo for tokio_rustls::server::TlsStream<TcpStream> {
-    fn tcp(&self) -> &TcpStream {
-        self.get_ref().0
-    }
-}
+use reel_llm::testing::loopback::ServerIo;
 
 /// What the upgrade request said: path, raw query, headers.
 #[derive(Debug, Clone)]

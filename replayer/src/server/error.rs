@@ -146,13 +146,8 @@ pub enum RulesError {
         message: String,
     },
     /// A rule's path is malformed.
-    #[error("match rule path `{path}` is invalid: {problem}")]
-    InvalidPath {
-        /// The path as written.
-        path: String,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
+    #[error("match rule: {0}")]
+    InvalidPath(#[from] reel_protocol::json::PathError),
 }
 
 /// The upstream of a recording proxy is unusable.

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use reel_protocol::json::{JsonPath, Selected};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::RulesError;
 
@@ -94,10 +95,11 @@ impl From<RuleRepr> for IgnoreRule {
 ///   `"ignore": "value"` (the default) ignores the field's value but not its presence: both
 ///   frames must have the field, or both lack it. `"ignore": "field"` ignores the field
 ///   altogether.
-/// - Paths are dotted keys, matched against the canonical (lowerCamelCase) frame; a key
-///   written in snake_case matches too. `key[*]` is every element of the array at `key`;
-///   `*` is any one key or element; `**` is any number of levels, none included, so
-///   `**.timestamp` is a `timestamp` at any depth.
+/// - Paths are [`JsonPath`]s (the syntax of [`reel_protocol::json`], shared with redaction
+///   rules and model matchers): dotted keys matching either spelling (lowerCamelCase or
+///   snake_case), `key[*]` every element of the array at `key`, `key[2]` one element, `*`
+///   any one key or element, `**` any number of levels, none included (`**.timestamp` is a
+///   `timestamp` at any depth). An ignored element is removed with `"ignore": "field"`.
 ///
 /// The built-in rules ignore the bytes of binary data the client streams or attaches (audio,
 /// video, images), never their presence or MIME type: a replay of a voice session then
@@ -172,8 +174,8 @@ impl MatchRules {
             .effective()
             .into_iter()
             .map(|rule| {
-                let steps = parse_path(&rule.path)?;
-                Ok((steps, rule.ignore))
+                let path: JsonPath = rule.path.parse()?;
+                Ok((path, rule.ignore))
             })
             .collect::<Result<_, RulesError>>()?;
         Ok(CompiledRules { rules })
@@ -192,156 +194,49 @@ fn without_position(error: &serde_json::Error) -> String {
 /// The stand-in for an ignored value, on both sides of a comparison.
 pub const IGNORED: &str = "<ignored>";
 
-/// One step of a compiled path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Step {
-    /// An object key, lowerCamelCase.
-    Key(String),
-    /// Every element of an array.
-    Each,
-    /// Any one key or element.
-    Any,
-    /// Any number of levels, none included.
-    Deep,
-}
-
 /// Rules ready to apply.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct CompiledRules {
-    rules: Vec<(Vec<Step>, Ignore)>,
+    rules: Vec<(JsonPath, Ignore)>,
 }
 
 impl CompiledRules {
     /// Rewrites `value` so that what the rules ignore compares equal: ignored values become
     /// [`IGNORED`], ignored fields are removed.
     pub(crate) fn apply(&self, value: &mut Value) {
-        for (steps, ignore) in &self.rules {
-            mask(value, steps, *ignore);
+        for (path, ignore) in &self.rules {
+            path.select_mut(value, &mut |selected| {
+                mask(selected, *ignore);
+                true
+            });
         }
     }
 }
 
-fn parse_path(path: &str) -> Result<Vec<Step>, RulesError> {
-    let invalid = |problem: &'static str| RulesError::InvalidPath {
-        path: path.to_owned(),
-        problem,
-    };
-    if path.trim().is_empty() {
-        return Err(invalid("it is empty"));
-    }
-    let mut steps = Vec::new();
-    for part in path.split('.') {
-        let (key, each) = match part.strip_suffix("[*]") {
-            Some(key) => (key, true),
-            None => (part, false),
-        };
-        if key.contains(['[', ']']) {
-            return Err(invalid("only `[*]` may follow a key (no indices)"));
-        }
-        match key {
-            "" => return Err(invalid("a key is empty")),
-            "*" => steps.push(Step::Any),
-            "**" => steps.push(Step::Deep),
-            _ if key.contains('*') => {
-                return Err(invalid("`*` and `**` must stand for a whole key"));
-            }
-            _ => steps.push(Step::Key(camel(key))),
-        }
-        if each {
-            steps.push(Step::Each);
-        }
-    }
-    if steps.last() == Some(&Step::Deep) {
-        return Err(invalid("a path cannot end in `**`"));
-    }
-    Ok(steps)
-}
-
-/// The lowerCamelCase spelling of a key (`inline_data` → `inlineData`).
-fn camel(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' && !out.is_empty() {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn mask(value: &mut Value, steps: &[Step], ignore: Ignore) {
-    let Some((step, rest)) = steps.split_first() else {
-        return;
-    };
-    match step {
-        Step::Deep => {
-            mask(value, rest, ignore);
-            match value {
-                Value::Object(map) => map.values_mut().for_each(|v| mask(v, steps, ignore)),
-                Value::Array(items) => items.iter_mut().for_each(|v| mask(v, steps, ignore)),
-                _ => {}
+/// Makes what a rule selected compare equal: an ignored value becomes [`IGNORED`], an
+/// ignored field (or element) is removed.
+fn mask(selected: Selected<'_>, ignore: Ignore) {
+    match (selected, ignore) {
+        (Selected::Members { object, keys }, Ignore::Value) => {
+            for key in keys {
+                object.insert(key, Value::String(IGNORED.to_owned()));
             }
         }
-        Step::Key(key) => {
-            if let Value::Object(map) = value {
-                let keys: Vec<String> = map.keys().filter(|k| camel(k) == *key).cloned().collect();
-                for k in keys {
-                    apply_at_key(map, &k, rest, ignore);
-                }
+        (Selected::Members { object, keys }, Ignore::Field) => {
+            for key in keys {
+                object.shift_remove(&key);
             }
         }
-        Step::Each => {
-            if let Value::Array(items) = value {
-                apply_to_items(items, rest, ignore);
+        (Selected::Elements { array, indices }, Ignore::Value) => {
+            for index in indices {
+                array[index] = Value::String(IGNORED.to_owned());
             }
         }
-        Step::Any => match value {
-            Value::Object(map) => {
-                let keys: Vec<String> = map.keys().cloned().collect();
-                for k in keys {
-                    apply_at_key(map, &k, rest, ignore);
-                }
-            }
-            Value::Array(items) => apply_to_items(items, rest, ignore),
-            _ => {}
-        },
-    }
-}
-
-fn apply_at_key(map: &mut Map<String, Value>, key: &str, rest: &[Step], ignore: Ignore) {
-    if !rest.is_empty() {
-        if let Some(child) = map.get_mut(key) {
-            mask(child, rest, ignore);
-        }
-        return;
-    }
-    match ignore {
-        Ignore::Value => {
-            if let Some(child) = map.get_mut(key) {
-                *child = Value::String(IGNORED.to_owned());
+        (Selected::Elements { array, indices }, Ignore::Field) => {
+            for index in indices.into_iter().rev() {
+                array.remove(index);
             }
         }
-        Ignore::Field => {
-            map.shift_remove(key);
-        }
-    }
-}
-
-fn apply_to_items(items: &mut Vec<Value>, rest: &[Step], ignore: Ignore) {
-    if !rest.is_empty() {
-        items.iter_mut().for_each(|item| mask(item, rest, ignore));
-        return;
-    }
-    match ignore {
-        Ignore::Value => items
-            .iter_mut()
-            .for_each(|item| *item = Value::String(IGNORED.to_owned())),
-        Ignore::Field => items.clear(),
     }
 }
 
@@ -416,7 +311,7 @@ mod tests {
         for (path, problem) in [
             ("", "it is empty"),
             ("a..b", "a key is empty"),
-            ("a[0]", "only `[*]` may follow a key (no indices)"),
+            ("a[x]", "a bracket must hold an index or `*` and be closed"),
             ("a*b", "`*` and `**` must stand for a whole key"),
             ("a.**", "a path cannot end in `**`"),
         ] {
@@ -426,7 +321,7 @@ mod tests {
             };
             assert_eq!(
                 rules.compile().unwrap_err().to_string(),
-                format!("match rule path `{path}` is invalid: {problem}")
+                format!("match rule: `{path}` is not a JSON path: {problem}")
             );
         }
     }
