@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::calendar::{day_from_date, day_of, iso_date, weekday};
+use super::calendar::{Zone, day_from_date, day_of, iso_date, weekday};
 use super::clock::{ClockTime, time_at, written};
 use super::month_date::month_date_at;
 use super::tokens::number_at;
@@ -159,7 +159,8 @@ fn render(said: &Moment) -> Option<Value> {
     }
     let mut found = Map::new();
     if let Some(day) = said.date {
-        found.insert("date".into(), Value::String(iso_date(day)));
+        // A day past the years the calendar holds (−9999 to 9999) is not a date.
+        found.insert("date".into(), Value::String(iso_date(day)?));
     }
     if let Some(clock) = said.time {
         let later = match said.part {
@@ -181,13 +182,13 @@ fn render(said: &Moment) -> Option<Value> {
 
 /// The date and time said last in the text, as `{"date": "YYYY-MM-DD", "time": "HH:MM",
 /// "part_of_day": "evening"}` with only what was said; relative days from the day of
-/// `timestamp_ms` at UTC offset `offset_minutes`.
+/// `timestamp_ms` in `zone`; `None` also for a session time outside the calendar's years.
 ///
 /// A 12-hour time said without am/pm (`"half past seven"`) is the morning one, unless a
 /// part of the day said with it is the afternoon or evening (any hour), or the night
 /// (hours 6–11): `"half past seven tonight"` is 19:30.
-pub(super) fn datetime(tokens: &[String], timestamp_ms: u64, offset_minutes: i32) -> Option<Value> {
-    render(&moment(tokens, day_of(timestamp_ms, offset_minutes)))
+pub(super) fn datetime(tokens: &[String], timestamp_ms: u64, zone: &Zone) -> Option<Value> {
+    render(&moment(tokens, day_of(timestamp_ms, zone)?))
 }
 
 /// [`datetime`] said after `old` was found, merged into it (see [`merge`]). A 12-hour time
@@ -197,9 +198,9 @@ pub(super) fn datetime_after(
     old: &Value,
     tokens: &[String],
     timestamp_ms: u64,
-    offset_minutes: i32,
+    zone: &Zone,
 ) -> Option<Value> {
-    let mut said = moment(tokens, day_of(timestamp_ms, offset_minutes));
+    let mut said = moment(tokens, day_of(timestamp_ms, zone)?);
     if said.part.is_none() && said.time.is_some_and(|t| t.ambiguous) {
         said.part = old
             .get("part_of_day")
@@ -246,7 +247,7 @@ mod tests {
     const MONDAY: u64 = 1_718_000_000_000;
 
     fn when(text: &str) -> Option<Value> {
-        datetime(&tokens(text), MONDAY, 0)
+        datetime(&tokens(text), MONDAY, &Zone::Offset(0))
     }
 
     #[test]
@@ -278,12 +279,12 @@ mod tests {
         // From Sunday the 16th, next Monday is the day after.
         let sunday = MONDAY + 6 * 86_400_000;
         assert_eq!(
-            datetime(&tokens("next monday"), sunday, 0),
+            datetime(&tokens("next monday"), sunday, &Zone::Offset(0)),
             Some(json!({"date": "2024-06-17"}))
         );
         // Nine hours behind UTC it is still Sunday the 9th: tomorrow is Monday the 10th.
         assert_eq!(
-            datetime(&tokens("tomorrow"), MONDAY, -9 * 60),
+            datetime(&tokens("tomorrow"), MONDAY, &Zone::Offset(-9 * 60)),
             Some(json!({"date": "2024-06-10"}))
         );
     }
@@ -295,11 +296,16 @@ mod tests {
         // 2100 is no leap year: 36 525 days is a century and a day.
         assert_eq!(when("in 36525 days"), Some(json!({"date": "2124-06-11"})));
         assert_eq!(when("9999-99-99 ☃:☃ €€ 1:2:3:4"), None);
-        // The last millisecond i64 holds is in the year 292 278 994; 2^31 minutes back is
-        // about 4 083 years earlier.
+        // A session time past the calendar's years (9999) resolves no day; nor does a day
+        // counted past them.
         assert_eq!(
-            datetime(&tokens("tomorrow"), u64::MAX, i32::MIN),
-            Some(json!({"date": "292274911-07-27"}))
+            datetime(&tokens("tomorrow"), u64::MAX, &Zone::Offset(i32::MIN)),
+            None
+        );
+        let december_9999 = 253_399_622_400_000;
+        assert_eq!(
+            datetime(&tokens("in 36500 days"), december_9999, &Zone::Offset(0)),
+            None
         );
     }
 
@@ -352,7 +358,7 @@ mod tests {
     #[test]
     fn a_bare_time_after_a_part_of_the_day_keeps_it() {
         let old = json!({"date": "2024-06-11", "time": "19:00", "part_of_day": "evening"});
-        let after = |text: &str| datetime_after(&old, &tokens(text), MONDAY, 0);
+        let after = |text: &str| datetime_after(&old, &tokens(text), MONDAY, &Zone::Offset(0));
         assert_eq!(
             after("at 8 then"),
             Some(json!({"date": "2024-06-11", "time": "20:00", "part_of_day": "evening"}))

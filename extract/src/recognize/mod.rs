@@ -16,7 +16,7 @@ mod tokens;
 mod yes_no;
 
 pub use choice::DEFAULT_FUZZY_THRESHOLD;
-pub use recognizer::Recognizer;
+pub use recognizer::{Recognizer, UnknownTimeZone};
 pub use record::{DEFAULT_RECORD_WINDOW, Extract, RecordBuilder, RecordExtractor};
 /// The Jaro-Winkler similarity of two strings (by chars, case-sensitive), from 0.0 (nothing
 /// in common) to 1.0 (equal), as the `fuzzy` recognizer scores an option: `strsim`'s.

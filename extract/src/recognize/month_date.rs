@@ -61,7 +61,7 @@ pub(super) fn month_date_at(tokens: &[String], at: usize, today: i64) -> Option<
     if let Some(year) = year(tokens.get(at + used)) {
         return Some((day_from_date(year, month, day)?, used + 1));
     }
-    let (this_year, _, _) = date_of_day(today);
+    let (this_year, _, _) = date_of_day(today)?;
     // 29 February skips to the next leap year within the next eight.
     (this_year..this_year + 8)
         .filter_map(|year| day_from_date(year, month, day))
@@ -79,7 +79,7 @@ mod tests {
     const TODAY: i64 = 19_884;
 
     fn date(text: &str) -> Option<(String, usize)> {
-        month_date_at(&tokens(text), 0, TODAY).map(|(day, used)| (iso_date(day), used))
+        month_date_at(&tokens(text), 0, TODAY).map(|(day, used)| (iso_date(day).unwrap(), used))
     }
 
     fn d(iso: &str, used: usize) -> Option<(String, usize)> {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::calendar::Zone;
 use super::choice::{DEFAULT_FUZZY_THRESHOLD, fuzzy, one_of};
 use super::datetime::{datetime, datetime_after};
 use super::money::money;
@@ -13,6 +14,14 @@ use super::tokens::tokens;
 use super::yes_no::yes_no;
 
 type CustomFn = Arc<dyn Fn(&str) -> Option<Value> + Send + Sync>;
+
+/// A time zone name the IANA database does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{name}` is not a time zone of the IANA database (for example `Europe/London`)")]
+pub struct UnknownTimeZone {
+    /// The name as given.
+    pub name: String,
+}
 
 /// The kinds of recognizer.
 #[derive(Clone)]
@@ -26,9 +35,7 @@ enum Kind {
         threshold: f64,
     },
     YesNo,
-    DateTime {
-        offset_minutes: i32,
-    },
+    DateTime(Zone),
     Custom(CustomFn),
 }
 
@@ -134,15 +141,45 @@ impl Recognizer {
     }
 
     /// The last date and time of day, relative days resolved in UTC. See
-    /// [`Recognizer::datetime_at_offset`].
+    /// [`Recognizer::datetime_at_offset`]; for a place with daylight saving, use
+    /// [`Recognizer::datetime_in_zone`].
     pub fn datetime() -> Self {
         Recognizer::datetime_at_offset(0)
+    }
+
+    /// [`Recognizer::datetime`] with relative days resolved on the local day of the turn's
+    /// session time in the IANA time zone `name` (`"Europe/London"`, `"America/New_York"`),
+    /// daylight saving included: at 23:30 UTC on 31 March 2024, "tomorrow" in London is
+    /// 2 April (it is already 1 April there), where a fixed offset is wrong half the year.
+    ///
+    /// The zone data is bundled (jiff's copy of the IANA database), so a replay on another
+    /// machine resolves the same days.
+    ///
+    /// ```
+    /// use reel_extract::Recognizer;
+    /// use serde_json::json;
+    ///
+    /// let london = Recognizer::datetime_in_zone("Europe/London")?;
+    /// let late_on_31_march_2024 = 1_711_927_800_000; // 23:30 UTC, 00:30 BST
+    /// assert_eq!(
+    ///     london.find("tomorrow at 9am", late_on_31_march_2024),
+    ///     Some(json!({"date": "2024-04-02", "time": "09:00"}))
+    /// );
+    /// assert!(Recognizer::datetime_in_zone("Europe/Londres").is_err());
+    /// # Ok::<_, reel_extract::recognize::UnknownTimeZone>(())
+    /// ```
+    pub fn datetime_in_zone(name: &str) -> Result<Self, UnknownTimeZone> {
+        let zone = Zone::named(name).ok_or_else(|| UnknownTimeZone {
+            name: name.to_owned(),
+        })?;
+        Ok(Recognizer::of(Kind::DateTime(zone)))
     }
 
     /// The last date and time of day, as `{"date": "YYYY-MM-DD", "time": "HH:MM",
     /// "part_of_day": "morning" | "afternoon" | "evening" | "night"}` with only what was
     /// said; relative days resolved on the local day of the turn's session time at UTC
-    /// offset `offset_minutes`.
+    /// offset `offset_minutes` (all year: see [`Recognizer::datetime_in_zone`] for a
+    /// place with daylight saving).
     ///
     /// Days: ISO dates (`2024-07-01`, `2024-07-01T18:30`), month names (`June 12`,
     /// `12th of June 2025`; without a year, the next one from today), `today`, `tonight`, `tomorrow`,
@@ -158,7 +195,7 @@ impl Recognizer {
     /// bare 12-hour time keeps the part of the day said before (after "tomorrow evening",
     /// "at 8 then" is 20:00).
     pub fn datetime_at_offset(offset_minutes: i32) -> Self {
-        Recognizer::of(Kind::DateTime { offset_minutes })
+        Recognizer::of(Kind::DateTime(Zone::Offset(offset_minutes)))
     }
 
     /// Whatever `find` returns for an utterance (`None`: nothing there).
@@ -182,7 +219,7 @@ impl Recognizer {
                 fuzzy(&tokens, options, *threshold).map(Value::from)
             }
             Kind::YesNo => yes_no(&tokens).map(Value::from),
-            Kind::DateTime { offset_minutes } => datetime(&tokens, timestamp_ms, *offset_minutes),
+            Kind::DateTime(zone) => datetime(&tokens, timestamp_ms, zone),
             Kind::Custom(find) => find(text),
         }
     }
@@ -198,8 +235,8 @@ impl Recognizer {
         timestamp_ms: u64,
     ) -> Option<Value> {
         match (&self.kind, previous) {
-            (Kind::DateTime { offset_minutes }, Some(previous)) => {
-                datetime_after(previous, &tokens(text), timestamp_ms, *offset_minutes)
+            (Kind::DateTime(zone), Some(previous)) => {
+                datetime_after(previous, &tokens(text), timestamp_ms, zone)
             }
             _ => self.find(text, timestamp_ms),
         }
@@ -228,8 +265,11 @@ impl fmt::Debug for Recognizer {
                 write!(f, "Recognizer::fuzzy_with({options:?}, {threshold})")
             }
             Kind::YesNo => f.write_str("Recognizer::yes_no"),
-            Kind::DateTime { offset_minutes } => {
-                write!(f, "Recognizer::datetime_at_offset({offset_minutes})")
+            Kind::DateTime(Zone::Offset(minutes)) => {
+                write!(f, "Recognizer::datetime_at_offset({minutes})")
+            }
+            Kind::DateTime(Zone::Named(name, _)) => {
+                write!(f, "Recognizer::datetime_in_zone({name:?})")
             }
             Kind::Custom(_) => f.write_str("Recognizer::custom(..)"),
         }

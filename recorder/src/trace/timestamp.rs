@@ -8,9 +8,6 @@ use std::str::FromStr;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Milliseconds in a day.
-const DAY_MS: u64 = 86_400_000;
-
 /// A moment in UTC with millisecond precision, from 1970 on.
 ///
 /// Written as RFC 3339 with milliseconds and `Z`; read from any RFC 3339 date-time (an
@@ -59,17 +56,13 @@ pub enum TimestampError {
 }
 
 impl fmt::Display for Timestamp {
+    /// RFC 3339 in UTC with milliseconds (jiff's calendar). A moment past 9999-12-31, which
+    /// RFC 3339 cannot write, is written as its epoch milliseconds.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (days, ms_of_day) = (self.0 / DAY_MS, self.0 % DAY_MS);
-        let (year, month, day) = date_of_day(days);
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-            ms_of_day / 3_600_000,
-            ms_of_day / 60_000 % 60,
-            ms_of_day / 1000 % 60,
-            ms_of_day % 1000
-        )
+        match i64::try_from(self.0).map(jiff::Timestamp::from_millisecond) {
+            Ok(Ok(moment)) => write!(f, "{moment:.3}"),
+            _ => write!(f, "{}", self.0),
+        }
     }
 }
 
@@ -120,18 +113,31 @@ impl FromStr for Timestamp {
             }
             _ => return Err(TimestampError::Shape),
         };
-        if !(1..=12).contains(&month)
-            || day == 0
-            || day > days_in_month(year, month)
-            || hour > 23
-            || minute > 59
-            || second > 60
-        {
-            return Err(TimestampError::OutOfRange);
-        }
-        let days = day_of_date(year, month, day).ok_or(TimestampError::BeforeEpoch)?;
-        let local = days * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis;
-        let utc = i128::from(local) - i128::from(offset_minutes) * 60_000;
+        // The shape is RFC 3339's, checked above by hand: jiff's parsers read the wider
+        // ISO 8601 / Temporal grammar (a space for `T`, no offset), which a trace file must
+        // not hold. The calendar is jiff's.
+        let field = |n: u64| i8::try_from(n).map_err(|_| TimestampError::OutOfRange);
+        let year = i16::try_from(year).map_err(|_| TimestampError::OutOfRange)?;
+        // RFC 3339 allows a leap second (`:60`); the moment is the last one of its minute.
+        let second = second.min(59);
+        let civil = jiff::civil::DateTime::new(
+            year,
+            field(month)?,
+            field(day)?,
+            field(hour)?,
+            field(minute)?,
+            field(second)?,
+            0,
+        )
+        .map_err(|_| TimestampError::OutOfRange)?;
+        let offset = jiff::tz::Offset::from_seconds(
+            i32::try_from(offset_minutes * 60).map_err(|_| TimestampError::OutOfRange)?,
+        )
+        .map_err(|_| TimestampError::OutOfRange)?;
+        let moment = civil
+            .to_zoned(jiff::tz::TimeZone::fixed(offset))
+            .map_err(|_| TimestampError::OutOfRange)?;
+        let utc = i128::from(moment.timestamp().as_millisecond()) + i128::from(millis);
         u64::try_from(utc)
             .map(Timestamp)
             .map_err(|_| TimestampError::BeforeEpoch)
@@ -163,53 +169,6 @@ impl JsonSchema for Timestamp {
             "format": "date-time"
         })
     }
-}
-
-fn is_leap(year: u64) -> bool {
-    year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
-}
-
-fn days_in_month(year: u64, month: u64) -> u64 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days from 1970-01-01 to the date, or `None` before 1970.
-fn day_of_date(year: u64, month: u64, day: u64) -> Option<u64> {
-    if year < 1970 {
-        return None;
-    }
-    let years: u64 = (1970..year)
-        .map(|y| if is_leap(y) { 366 } else { 365 })
-        .sum();
-    let months: u64 = (1..month).map(|m| days_in_month(year, m)).sum();
-    Some(years + months + day - 1)
-}
-
-/// The date `days` after 1970-01-01: whole years, then whole months.
-fn date_of_day(mut days: u64) -> (u64, u64, u64) {
-    let mut year = 1970;
-    // Whole 400-year cycles first (146 097 days each), so far dates cost no more.
-    year += days / 146_097 * 400;
-    days %= 146_097;
-    loop {
-        let length = if is_leap(year) { 366 } else { 365 };
-        if days < length {
-            break;
-        }
-        days -= length;
-        year += 1;
-    }
-    let mut month = 1;
-    while days >= days_in_month(year, month) {
-        days -= days_in_month(year, month);
-        month += 1;
-    }
-    (year, month, days + 1)
 }
 
 #[cfg(test)]
