@@ -17,7 +17,6 @@ use support::{kinds, settle, start};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct WeatherArgs {
-    /// City name.
     city: String,
 }
 

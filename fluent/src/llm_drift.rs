@@ -218,7 +218,6 @@ impl ReplayCassette {
         }
     }
 
-    /// The cassette.
     pub(crate) fn cassette(&self) -> &Cassette {
         &self.cassette
     }

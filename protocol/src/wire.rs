@@ -231,7 +231,6 @@ impl<T> FieldTag<T> {
     }
 }
 
-/// See [`FieldTag`].
 pub(crate) trait ReadInPlace {
     type Field;
     fn seed<'a>(&self, place: &'a mut Option<Self::Field>) -> InPlaceSeed<'a, Self::Field>;
@@ -248,7 +247,6 @@ impl<T: InPlace> ReadInPlace for &FieldTag<T> {
     }
 }
 
-/// See [`FieldTag`].
 pub(crate) trait ReadByValue {
     type Field;
     fn seed<'a>(&self, place: &'a mut Option<Self::Field>) -> ByValueSeed<'a, Self::Field>;

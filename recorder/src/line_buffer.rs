@@ -71,7 +71,6 @@ impl<W: Write> LineBuffer<W> {
         self.out.flush()
     }
 
-    /// The writer.
     pub(crate) fn get_ref(&self) -> &W {
         &self.out
     }

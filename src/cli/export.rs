@@ -48,12 +48,9 @@ pub struct ExportArgs {
     salvage: bool,
 }
 
-/// An export format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ExportFormat {
-    /// An agent trace.
     Trace,
-    /// OpenTelemetry spans, OTLP/JSON.
     Otlp,
 }
 

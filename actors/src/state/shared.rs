@@ -80,7 +80,6 @@ impl StateShared {
         self.clock.store(Arc::new(clock));
     }
 
-    /// The session clock.
     pub(crate) fn clock(&self) -> SharedClock {
         Arc::clone(&self.clock.load())
     }

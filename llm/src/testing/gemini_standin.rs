@@ -66,7 +66,6 @@ enum AnswerBody {
     Whole(Bytes),
     /// Sent chunked, one step at a time.
     Steps(Vec<Step>),
-    /// Never answered.
     Hang,
 }
 
@@ -74,7 +73,6 @@ enum AnswerBody {
 enum Step {
     /// One write (one HTTP chunk), flushed.
     Write(Bytes),
-    /// Waits for [`GeminiStandin::resume`].
     Pause,
     /// Closes the connection without finishing the body.
     Cut,

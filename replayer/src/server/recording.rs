@@ -62,7 +62,6 @@ pub fn recording_stem(first_frame: &[u8]) -> String {
     }
 }
 
-/// One connection's recording.
 pub(crate) struct Recording {
     recorder: FileWireRecorder,
     clock: TokioClock,
@@ -102,7 +101,6 @@ impl Recording {
         })
     }
 
-    /// The file.
     pub(crate) fn path(&self) -> &Path {
         self.recorder.path()
     }
@@ -113,7 +111,6 @@ impl Recording {
         seq
     }
 
-    /// Records a frame.
     pub(crate) fn frame(&mut self, dir: Direction, payload: &Bytes, binary: bool) {
         match dir {
             Direction::Out => self.frames_out += 1,
