@@ -2,19 +2,15 @@
 //! URLs, replays a tape to a client, prints a mismatch's JSON-path diff on stderr, and stops
 //! cleanly on Ctrl-C (SIGINT).
 
+mod serve_support;
+
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use reel_actors::transport::{Connector, LinkEvent, LinkFrame, LinkOptions, WebSocketConnector};
 use reel_protocol::ApiEndpoint;
-use reel_recorder::wire_log::{Direction, WireEntry};
-
-const SETUP: &str = r#"{"setup":{"model":"models/gemini-live-2.5-flash"}}"#;
-const SETUP_COMPLETE: &str = r#"{"setupComplete":{}}"#;
-const HELLO: &str = r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hello"}]}],"turnComplete":true}}"#;
-const ANSWER: &str =
-    r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Hi!"}]},"turnComplete":true}}"#;
+use serve_support::{ANSWER, HELLO, SETUP, SETUP_COMPLETE, write_tape};
 
 fn reel(args: &[&str]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_reel"))
@@ -29,34 +25,7 @@ fn reel(args: &[&str]) -> (i32, String, String) {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("reel-cli-serve-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write_tape(path: &Path) {
-    let entries = [
-        (Direction::Out, SETUP),
-        (Direction::In, SETUP_COMPLETE),
-        (Direction::Out, HELLO),
-        (Direction::In, ANSWER),
-    ];
-    let mut text = String::new();
-    for (n, (dir, payload)) in entries.into_iter().enumerate() {
-        let seq = n as u64 + 1;
-        let entry = WireEntry::frame(
-            seq,
-            dir,
-            1_718_000_000_000 + seq,
-            payload.as_bytes().to_vec(),
-            None,
-            false,
-        );
-        text.push_str(&serde_json::to_string(&entry).unwrap());
-        text.push('\n');
-    }
-    std::fs::write(path, text).unwrap();
+    serve_support::temp_dir("cli-serve", name)
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! session is finished, its recording flushed and closed, its report printed, exit 0 — and
 //! library warnings reach standard error through `RUST_LOG` (default `warn`).
 
+mod serve_support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -12,45 +14,15 @@ use reel_protocol::ApiEndpoint;
 use reel_recorder::read_wire_log;
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
 use reel_replayer::server::{TapeLibrary, TapeServer};
-
-const SETUP: &str = r#"{"setup":{"model":"models/gemini-live-2.5-flash"}}"#;
-const SETUP_COMPLETE: &str = r#"{"setupComplete":{}}"#;
-const HELLO: &str = r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hello"}]}],"turnComplete":true}}"#;
-const ANSWER: &str =
-    r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Hi!"}]},"turnComplete":true}}"#;
+use serve_support::{ANSWER, HELLO, SETUP, SETUP_COMPLETE, hello_entries};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "reel-cli-serve-signals-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    serve_support::temp_dir("cli-serve-signals", name)
 }
 
 /// The session the upstream plays: a setup, one text turn.
 fn tape() -> Vec<WireEntry> {
-    [
-        (Direction::Out, SETUP),
-        (Direction::In, SETUP_COMPLETE),
-        (Direction::Out, HELLO),
-        (Direction::In, ANSWER),
-    ]
-    .into_iter()
-    .enumerate()
-    .map(|(n, (dir, payload))| {
-        let seq = n as u64 + 1;
-        WireEntry::frame(
-            seq,
-            dir,
-            1_718_000_000_000 + seq,
-            payload.as_bytes().to_vec(),
-            None,
-            false,
-        )
-    })
-    .collect()
+    hello_entries()
 }
 
 /// Starts `reel` with `args` (and `RUST_LOG` as given, or unset), reads standard output up

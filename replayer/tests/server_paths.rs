@@ -39,6 +39,7 @@ async fn a_wrong_path_gets_404_with_a_body_naming_the_served_paths() {
         ConnectionReport {
             conn: 1,
             path: Some("/ws/nope?key=REDACTED".into()),
+            test: None,
             outcome: Outcome::NotFound,
         }
     );
@@ -151,6 +152,7 @@ async fn plain_http_gets_404_or_426_too() {
         ConnectionReport {
             conn: 1,
             path: Some("/v1beta/models?key=REDACTED".into()),
+            test: None,
             outcome: Outcome::NotFound,
         }
     );

@@ -39,6 +39,7 @@ async fn a_tape_replays_exact_frames_for_each_client_frame() {
         ConnectionReport {
             conn: 1,
             path: Some(LIVE_PATH.to_owned()),
+            test: None,
             outcome: Outcome::Replayed {
                 tape: dir.join("weather.wire.jsonl").display().to_string(),
                 tape_conn: 1,

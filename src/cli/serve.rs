@@ -13,15 +13,20 @@
 //! file first) and print the reports of the sessions they closed.
 //!
 //! Without `--mode`, the mode follows the arguments: tapes only → replay, `--upstream` only
-//! → record, both → auto. Recordings go to `--record-dir`, else the `--tapes` directory,
-//! else `./tapes`. Exit codes: 0 after Ctrl-C or SIGTERM, 2 for bad arguments or a server
-//! that cannot start (a message on standard error says which).
+//! → record, both → auto. With `CI` set (as CI services set it), `auto` and `once` only
+//! replay unless `--allow-record` is given: a changed prompt fails the test instead of
+//! calling the API. Recordings go to `--record-dir`, else the `--tapes` directory, else
+//! `./tapes`. With `--json`, standard output carries one JSON object per line: `ready`,
+//! one `connection` report per connection, `stopped`. Exit codes: 0 after Ctrl-C or
+//! SIGTERM, 2 for bad arguments or a server that cannot start (a message on standard error
+//! says which).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use reel_recorder::redact::Redactor;
 use reel_replayer::server::{
     MatchRules, Matching, Mode, Pace, RunningServer, SelfSignedCertificate, ServeError,
     TapeLibrary, TapeLoadError, TapeServer, TlsIdentity, Upstream, default_tls_dir,
@@ -50,9 +55,21 @@ pub struct ServeArgs {
     /// Where recordings go (`<model>-<n>.wire.jsonl`).
     #[arg(long, value_name = "DIR")]
     record_dir: Option<PathBuf>,
-    /// replay, record, or auto (replay when a tape's setup matches, record otherwise).
+    /// replay; record; auto (replay when a tape's setup matches, record otherwise); once
+    /// (record a test only when it has no tape, otherwise replay and refuse a miss);
+    /// passthrough (forward, record nothing).
     #[arg(long, value_enum)]
     mode: Option<ModeArg>,
+    /// With CI set, let auto and once record (without it they only replay there).
+    #[arg(long)]
+    allow_record: bool,
+    /// Redaction rules (JSON, a list of {"path", "action"}) applied to what is recorded.
+    #[arg(long, value_name = "FILE")]
+    redact: Option<PathBuf>,
+    /// Print JSON lines on standard output: ready (the URLs), one report per connection,
+    /// stopped.
+    #[arg(long)]
+    json: bool,
     /// strict: frames must be equal (key casing, order and base64 alphabet aside);
     /// loose: audio/video bytes and the --rules fields are ignored.
     #[arg(long = "match", value_enum, value_name = "HOW")]
@@ -101,6 +118,8 @@ enum ModeArg {
     Replay,
     Record,
     Auto,
+    Once,
+    Passthrough,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -134,9 +153,10 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
                 return Ok(ExitCode::from(2));
             }
         };
+        let json = args.json;
         match start(args).await {
             Ok(server) => {
-                serve_until_stopped(server, stop).await;
+                serve_until_stopped(server, stop, json).await;
                 Ok(ExitCode::SUCCESS)
             }
             Err(failure) => {
@@ -151,34 +171,79 @@ fn usage(message: impl Into<String>) -> ServeFailure {
     ServeFailure::Usage(message.into())
 }
 
-/// Builds and starts the server, and prints where it listens.
-async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
-    let has_tapes = !args.tapes.is_empty() || args.tape_dir.is_some();
-    let mode = match (args.mode, has_tapes, args.upstream.is_some()) {
+/// Whether the environment says this is a CI run: `CI` set to anything but empty, `0` or
+/// `false` (GitHub Actions, GitLab, CircleCI, Travis and Buildkite set `CI=true`).
+fn ci_is_set() -> bool {
+    std::env::var("CI").is_ok_and(|value| {
+        let value = value.trim();
+        !(value.is_empty() || value == "0" || value.eq_ignore_ascii_case("false"))
+    })
+}
+
+/// The mode the arguments ask for, before CI has its say.
+fn requested_mode(args: &ServeArgs, has_tapes: bool) -> Result<Mode, ServeFailure> {
+    Ok(match (args.mode, has_tapes, args.upstream.is_some()) {
         (Some(ModeArg::Replay), _, _) | (None, true, false) => Mode::Replay,
         (Some(ModeArg::Record), _, _) | (None, false, true) => Mode::Record,
         (Some(ModeArg::Auto), _, _) | (None, true, true) => Mode::Auto,
+        (Some(ModeArg::Once), _, _) => Mode::Once,
+        (Some(ModeArg::Passthrough), _, _) => Mode::Passthrough,
         (None, false, false) => {
             return Err(usage(
                 "nothing to serve: give tapes to replay (--tape FILE, --tapes DIR) or an --upstream to record through",
             ));
         }
-    };
+    })
+}
+
+/// Checks that the arguments fit the mode.
+fn check_mode_arguments(args: &ServeArgs, mode: Mode, has_tapes: bool) -> Result<(), ServeFailure> {
     if mode == Mode::Replay && !has_tapes {
         return Err(usage("replay mode needs tapes: --tape FILE or --tapes DIR"));
     }
     if mode != Mode::Replay && args.upstream.is_none() {
         return Err(usage(format!(
             "{} mode needs --upstream URL to record through",
-            if mode == Mode::Record {
-                "record"
-            } else {
-                "auto"
-            }
+            mode.as_str()
         )));
     }
     if mode == Mode::Replay && args.upstream.is_some() {
-        return Err(usage("--upstream is for record and auto modes, not replay"));
+        return Err(usage(
+            "--upstream is for record, auto, once and passthrough modes, not replay",
+        ));
+    }
+    if mode == Mode::Passthrough && (has_tapes || args.record_dir.is_some()) {
+        return Err(usage(
+            "passthrough mode records nothing and replays nothing: drop --tape, --tapes and --record-dir",
+        ));
+    }
+    if args.redact.is_some() && !mode.records() {
+        return Err(usage(format!(
+            "--redact applies to what is recorded, and {} mode records nothing",
+            mode.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// Builds and starts the server, and prints where it listens.
+async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
+    let has_tapes = !args.tapes.is_empty() || args.tape_dir.is_some();
+    let requested = requested_mode(&args, has_tapes)?;
+    check_mode_arguments(&args, requested, has_tapes)?;
+    // In CI, nothing records by accident: auto and once only replay there.
+    let ci_replay_only =
+        matches!(requested, Mode::Auto | Mode::Once) && !args.allow_record && ci_is_set();
+    let mode = if ci_replay_only {
+        Mode::Replay
+    } else {
+        requested
+    };
+    if ci_replay_only {
+        eprintln!(
+            "reel serve: CI is set: {} mode only replays here (a client no tape matches is refused with 4004); --allow-record to record",
+            requested.as_str()
+        );
     }
     let matching = match (args.matching, &args.rules) {
         (Some(MatchArg::Strict), Some(_)) => {
@@ -203,21 +268,27 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
             args.drain_timeout
         )));
     }
+    let redactor = match &args.redact {
+        Some(path) => Some(read_redactor(path)?),
+        None => None,
+    };
 
     let mut tapes = TapeLibrary::new();
     for tape in &args.tapes {
         tapes.add_file(tape).map_err(ServeError::from)?;
     }
     if let Some(dir) = &args.tape_dir {
-        // In auto mode the directory may start empty: recordings will fill it.
-        if mode == Mode::Auto && !dir.exists() {
+        // Recording modes may start with an empty directory: recordings will fill it; and a
+        // CI run of one of them replays whatever is there, nothing included.
+        let may_start_empty = requested.records() && requested != Mode::Record;
+        if may_start_empty && !dir.exists() {
             std::fs::create_dir_all(dir).map_err(|source| ServeError::RecordDir {
                 path: dir.clone(),
                 source,
             })?;
         }
         let found = tapes.add_dir(dir).map_err(ServeError::from)?;
-        if found == 0 && mode == Mode::Replay && args.tapes.is_empty() {
+        if found == 0 && requested == Mode::Replay && args.tapes.is_empty() {
             return Err(ServeError::from(TapeLoadError::NoTapes { path: dir.clone() }).into());
         }
     }
@@ -230,7 +301,7 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         .unwrap_or_else(|| PathBuf::from("tapes"));
     let config = match mode {
         Mode::Replay => TapeServer::replay(tapes),
-        Mode::Record | Mode::Auto => {
+        Mode::Record | Mode::Auto | Mode::Once | Mode::Passthrough => {
             let url = args.upstream.as_deref().unwrap_or_default();
             let mut upstream = Upstream::from_env(url).map_err(ServeError::from)?;
             if let Some(ca) = &args.upstream_ca {
@@ -238,10 +309,11 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
                     .with_root_certificates_pem(ca)
                     .map_err(ServeError::from)?;
             }
-            if mode == Mode::Record {
-                TapeServer::record(upstream, &record_dir)
-            } else {
-                TapeServer::auto(tapes, upstream, &record_dir)
+            match mode {
+                Mode::Record => TapeServer::record(upstream, &record_dir),
+                Mode::Auto => TapeServer::auto(tapes, upstream, &record_dir),
+                Mode::Once => TapeServer::once(tapes, upstream, &record_dir),
+                _ => TapeServer::passthrough(upstream),
             }
         }
     };
@@ -251,11 +323,16 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         .matching(matching.clone())
         .pace(pace)
         .drain_timeout(Duration::from_secs_f64(args.drain_timeout));
+    if let Some(redactor) = redactor {
+        config = config.redact(redactor);
+    }
 
     let mut trust_lines = Vec::new();
+    let mut cert_path = None;
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         config = config.tls(TlsIdentity::from_pem_files(cert, key).map_err(ServeError::from)?);
         trust_lines.push(format!("TLS certificate: {}", cert.display()));
+        cert_path = Some(cert.clone());
     } else if args.tls_self_signed {
         let generated = SelfSignedCertificate::generate().map_err(ServeError::from)?;
         let dir = args.tls_dir.clone().unwrap_or_else(default_tls_dir);
@@ -272,27 +349,57 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
                 .into_iter()
                 .map(|hint| format!("  {hint}")),
         );
+        cert_path = Some(files.cert.clone());
     }
 
     let server = config.start().await?;
+    let http_base = server
+        .base_url()
+        .replacen("wss://", "https://", 1)
+        .replacen("ws://", "http://", 1);
+    let upstream_shown = args
+        .upstream
+        .as_deref()
+        .map(reel_protocol::redact_url)
+        .unwrap_or_default();
+    if args.json {
+        let ready = serde_json::json!({
+            "event": "ready",
+            "mode": mode.as_str(),
+            "requested_mode": requested.as_str(),
+            "ci_replay_only": ci_replay_only,
+            "base_url": server.base_url(),
+            "http_base_url": http_base,
+            "live_url": server.live_url(),
+            "vertex_url": server.vertex_url(),
+            "health_url": format!("{http_base}/healthz"),
+            "tls_cert": cert_path.map(|path| path.display().to_string()),
+            "recorded_connections": server.recorded_connections(),
+            "record_dir": mode.records().then(|| record_dir.display().to_string()),
+            "upstream": (!upstream_shown.is_empty()).then_some(upstream_shown),
+            "redacting": args.redact.is_some(),
+            "matching": match matching { Matching::Strict => "strict", Matching::Loose(_) => "loose" },
+        });
+        println!("{ready}");
+        return Ok(server);
+    }
     let what = match mode {
         Mode::Replay => format!("replay mode, {tape_count} tape(s)"),
         Mode::Record => format!(
-            "record mode, through {}, into {}",
-            args.upstream
-                .as_deref()
-                .map(reel_protocol::redact_url)
-                .unwrap_or_default(),
+            "record mode, through {upstream_shown}, into {}",
             record_dir.display()
         ),
         Mode::Auto => format!(
-            "auto mode, {tape_count} tape(s), recording the rest through {} into {}",
-            args.upstream
-                .as_deref()
-                .map(reel_protocol::redact_url)
-                .unwrap_or_default(),
+            "auto mode, {tape_count} tape(s), recording the rest through {upstream_shown} into {}",
             record_dir.display()
         ),
+        Mode::Once => format!(
+            "once mode, {tape_count} tape(s), recording tests without one through {upstream_shown} into {}",
+            record_dir.display()
+        ),
+        Mode::Passthrough => {
+            format!("passthrough mode, forwarding to {upstream_shown}, recording nothing")
+        }
     };
     let how = match (&matching, pace) {
         (Matching::Strict, _) => "strict matching",
@@ -302,17 +409,19 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         Pace::AtOnce => "frames sent at once".to_owned(),
         Pace::Recorded { speed } => format!("frames at the recorded pace x{speed}"),
     };
-    println!("reel serve: {what}; {how}; {pace_text}");
+    let redacting = if args.redact.is_some() {
+        "; redacting"
+    } else {
+        ""
+    };
+    println!("reel serve: {what}; {how}; {pace_text}{redacting}");
     println!("listening on {}", server.base_url());
     println!("  Google AI: {}", server.live_url());
     println!("  Vertex AI: {}", server.vertex_url());
-    let http_base = server
-        .base_url()
-        .replacen("wss://", "https://", 1)
-        .replacen("ws://", "http://", 1);
     println!(
         "  SDK base URL: {http_base} (google-genai http_options base_url, @google/genai httpOptions.baseUrl)"
     );
+    println!("  health: {http_base}/healthz; per-test tapes: header x-reel-test: NAME");
     if server.is_tls() {
         for line in trust_lines {
             println!("{line}");
@@ -326,15 +435,38 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
     Ok(server)
 }
 
+/// Reads a redaction rules file: a JSON list of rules (`reel_recorder::redact`).
+fn read_redactor(path: &std::path::Path) -> Result<Redactor, ServeFailure> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        usage(format!(
+            "--redact {}: cannot read it: {error}",
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|error| {
+        usage(format!(
+            "--redact {}: not a list of redaction rules: {error}",
+            path.display()
+        ))
+    })
+}
+
 /// Prints each connection's end on standard error until Ctrl-C or SIGTERM, then shuts down:
 /// open sessions are finished (recordings flushed and closed) and their reports printed.
-async fn serve_until_stopped(mut server: RunningServer, mut stop: StopSignal) {
+async fn serve_until_stopped(mut server: RunningServer, mut stop: StopSignal, json: bool) {
+    let print = |report: &reel_replayer::server::ConnectionReport| {
+        if json {
+            println!("{}", report.to_json());
+        } else {
+            eprintln!("reel serve: {report}");
+        }
+    };
     // `stop` listens for the whole run: a signal that arrives while a report is being
     // printed is kept for the next `recv`.
     loop {
         tokio::select! {
             report = server.next_report() => match report {
-                Some(report) => eprintln!("reel serve: {report}"),
+                Some(report) => print(&report),
                 None => break,
             },
             signal = stop.recv() => {
@@ -345,10 +477,16 @@ async fn serve_until_stopped(mut server: RunningServer, mut stop: StopSignal) {
             }
         }
     }
-    eprintln!("reel serve: stopping; finishing open sessions");
+    if !json {
+        eprintln!("reel serve: stopping; finishing open sessions");
+    }
     server.shutdown().await;
     while let Some(report) = server.try_next_report() {
-        eprintln!("reel serve: {report}");
+        print(&report);
     }
-    eprintln!("reel serve: stopped");
+    if json {
+        println!("{}", serde_json::json!({"event": "stopped"}));
+    } else {
+        eprintln!("reel serve: stopped");
+    }
 }

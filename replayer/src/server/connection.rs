@@ -19,17 +19,29 @@ use super::proxy_session::{ProxyContext, proxy};
 use super::replay_session::{ReplayContext, replay};
 use super::report::{ConnectionReport, End, Outcome};
 use super::tape_index::{LoadedTape, Selection};
+use super::test_name::TestName;
 use super::{
-    CLOSE_INVALID_FRAME, CLOSE_NO_TAPE, CLOSE_SHUTDOWN, CLOSE_TOO_LARGE, CLOSE_UPSTREAM, Mode,
+    CLOSE_BAD_REQUEST, CLOSE_INVALID_FRAME, CLOSE_NO_TAPE, CLOSE_SHUTDOWN, CLOSE_TOO_LARGE,
+    CLOSE_UPSTREAM, Mode,
 };
 
 /// Serves connection number `conn`, then logs and reports how it ended.
 pub(crate) async fn serve(tcp: TcpStream, conn: u64, shared: Arc<Shared>) {
     let mut head = None;
     let outcome = run(tcp, &shared, &mut head).await;
+    if outcome == Outcome::Health {
+        // A runner polling for readiness: not a connection worth a report.
+        tracing::debug!("health check answered");
+        return;
+    }
+    let test = head
+        .as_ref()
+        .and_then(|h| h.test.as_ref().ok().cloned().flatten())
+        .map(|test| test.to_string());
     let report = ConnectionReport {
         conn,
         path: head.map(|h| h.redacted),
+        test,
         outcome,
     };
     log(&report);
@@ -43,6 +55,7 @@ fn log(report: &ConnectionReport) {
     match &report.outcome {
         Outcome::Replayed { .. }
         | Outcome::Recorded { .. }
+        | Outcome::Forwarded { .. }
         | Outcome::NotFound
         | Outcome::NotWebSocket => {
             tracing::info!(path, "{report}");
@@ -97,12 +110,31 @@ async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>
         }
     };
     let live_path = head.as_ref().and_then(|h| h.live_path.as_ref());
+    let test = match head.as_ref().map(|h| &h.test) {
+        Some(Err(error)) => {
+            let reason = format!("reel: bad test name: {error}");
+            socket.close(CLOSE_BAD_REQUEST, &reason).await;
+            return Outcome::BadTestName(error.clone());
+        }
+        Some(Ok(test)) => test.as_ref(),
+        None => None,
+    };
+    let records_once = |test: Option<&TestName>| match test {
+        // The index holds the tapes the server started with: `once` adds no recording.
+        Some(test) => !shared.index.has_test(test),
+        None => shared.index.len() == 0,
+    };
     match shared.mode {
-        Mode::Record => record(&mut socket, first, shared, live_path).await,
-        Mode::Replay | Mode::Auto => {
+        Mode::Record | Mode::Passthrough => {
+            record(&mut socket, first, shared, live_path, test).await
+        }
+        Mode::Once if records_once(test) => {
+            record(&mut socket, first, shared, live_path, test).await
+        }
+        Mode::Replay | Mode::Auto | Mode::Once => {
             let matcher = shared.index.matcher();
             let selection = match matcher.prepare(&first.payload) {
-                Ok(opening) => Ok(shared.index.select(&opening)),
+                Ok(opening) => Ok(shared.index.select(&opening, test)),
                 Err(error) => Err(error),
             };
             match (selection, shared.mode) {
@@ -114,11 +146,16 @@ async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>
                     };
                     replay(&mut socket, candidates, context).await
                 }
-                (_, Mode::Auto) => record(&mut socket, first, shared, live_path).await,
+                (_, Mode::Auto) => record(&mut socket, first, shared, live_path, test).await,
                 (Ok(Selection::NoMatch(closest)), _) => {
-                    socket
-                        .close(CLOSE_NO_TAPE, "reel: no tape matches this setup")
-                        .await;
+                    let reason = match test {
+                        Some(test) if !shared.index.has_test(test) => {
+                            format!("reel: test {test} has no tape")
+                        }
+                        Some(test) => format!("reel: no tape of test {test} matches this setup"),
+                        None => "reel: no tape matches this setup".to_owned(),
+                    };
+                    socket.close(CLOSE_NO_TAPE, &reason).await;
                     Outcome::NoTape { closest }
                 }
                 (Err(error), _) => {
@@ -168,14 +205,15 @@ async fn handshake(
             None => (target.as_str(), None),
         };
         let head = RequestHead::from_target(path, query);
-        let status = answer_plain(&mut stream, path, &not_found_body(path))
+        let health = health_body(shared);
+        let status = answer_plain(&mut stream, path, &not_found_body(path), &health)
             .await
             .map_err(io_failure)?;
         *head_out = Some(head);
-        return Err(if status == 404 {
-            Outcome::NotFound
-        } else {
-            Outcome::NotWebSocket
+        return Err(match status {
+            200 => Outcome::Health,
+            404 => Outcome::NotFound,
+            _ => Outcome::NotWebSocket,
         });
     }
     let stream: Box<dyn ServerStream> = Box::new(Prefixed::new(read, stream));
@@ -206,15 +244,37 @@ async fn handshake(
     }
 }
 
-/// Records through the upstream; in auto mode, the new tape joins the index.
+/// What `GET /healthz` answers: the mode and the recorded connections, as JSON.
+fn health_body(shared: &Shared) -> String {
+    serde_json::json!({
+        "status": "ok",
+        "mode": shared.mode.as_str(),
+        "recorded_connections": shared.index.len(),
+    })
+    .to_string()
+        + "\n"
+}
+
+/// Records through the upstream (passthrough: only forwards); in auto mode, the new tape
+/// joins the index.
 async fn record(
     socket: &mut ClientSocket,
     first: ClientFrame,
     shared: &Shared,
     live_path: Option<&super::live_path::LivePath>,
+    test: Option<&TestName>,
 ) -> Outcome {
-    let (Some(upstream), Some(record_dir)) = (&shared.upstream, &shared.record_dir) else {
-        // Unreachable: record and auto servers are built with both.
+    let record_dir = match shared.mode {
+        Mode::Passthrough => None,
+        _ => shared.record_dir.as_deref(),
+    };
+    let Some(upstream) = shared
+        .upstream
+        .as_ref()
+        .filter(|_| record_dir.is_some() || shared.mode == Mode::Passthrough)
+    else {
+        // Unreachable: record, auto, once and passthrough servers are built with what
+        // they need.
         socket
             .close(CLOSE_UPSTREAM, "reel: this server cannot record")
             .await;
@@ -228,6 +288,8 @@ async fn record(
     let context = ProxyContext {
         upstream,
         record_dir,
+        test,
+        redactor: shared.redactor.as_ref(),
         live_path,
         drain_timeout: shared.drain_timeout,
         max_frame_bytes: shared.max_frame_bytes,

@@ -100,7 +100,7 @@ fn replay(matching: &Matching, entries: Vec<WireEntry>, frames: &[Bytes]) -> Opt
             });
         }
     };
-    let mut candidates = match index.select(&opening) {
+    let mut candidates = match index.select(&opening, None) {
         Selection::Matched(candidates) => candidates,
         Selection::NoMatch(closest) => return Some(Outcome::NoTape { closest }),
     };

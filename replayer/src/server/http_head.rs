@@ -74,13 +74,26 @@ fn inspect(head: &[u8]) -> FirstLook {
     }
 }
 
-/// Answers a plain HTTP request and closes: 426 on a Live path, 404 elsewhere.
+/// The path a plain `GET` asks whether the server is up on.
+pub(crate) const HEALTH_PATH: &str = "/healthz";
+
+/// Answers a plain HTTP request and closes: 200 with `health_body` on [`HEALTH_PATH`], 426 on
+/// a Live path, 404 elsewhere.
 pub(crate) async fn answer_plain<S: AsyncWrite + Unpin>(
     stream: &mut S,
     path: &str,
     not_found_body: &str,
+    health_body: &str,
 ) -> io::Result<u16> {
-    let (status, reason, body) = if LivePath::parse(path).is_some() {
+    let is_health = path.trim_start_matches('/') == HEALTH_PATH.trim_start_matches('/');
+    let content_type = if is_health {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    let (status, reason, body) = if is_health {
+        (200, "OK", health_body.to_owned())
+    } else if LivePath::parse(path).is_some() {
         (
             426,
             "Upgrade Required",
@@ -92,7 +105,7 @@ pub(crate) async fn answer_plain<S: AsyncWrite + Unpin>(
         (404, "Not Found", not_found_body.to_owned())
     };
     let response = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(response.as_bytes()).await?;

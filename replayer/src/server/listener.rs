@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use reel_recorder::redact::Redactor;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
@@ -43,6 +44,7 @@ pub(crate) struct Shared {
     pub tls: Option<TlsAcceptor>,
     pub shutdown: CancellationToken,
     pub reports: mpsc::Sender<ConnectionReport>,
+    pub redactor: Option<Redactor>,
 }
 
 /// A running tape server. Dropping it stops the server (as [`RunningServer::shutdown`]
@@ -103,6 +105,7 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
         tls,
         shutdown: shutdown.clone(),
         reports: report_sender,
+        redactor: config.redactor,
     });
     tracing::info!(
         addr = %local_addr,

@@ -15,6 +15,8 @@
 //! credentials were presented.
 
 use reel_protocol::redact_url;
+
+use super::test_name::{TEST_HEADER, TestName, TestNameError, requested_test};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request};
 use tokio_tungstenite::tungstenite::http::{Response, StatusCode, header};
 
@@ -135,6 +137,9 @@ pub struct RequestHead {
     pub redacted: String,
     /// Which credentials came with the request.
     pub credentials: PresentedCredentials,
+    /// The test the client named ([`TEST_HEADER`] or [`TEST_QUERY_PARAM`](super::TEST_QUERY_PARAM)), or why that
+    /// name cannot be used.
+    pub test: Result<Option<TestName>, TestNameError>,
 }
 
 impl RequestHead {
@@ -145,6 +150,8 @@ impl RequestHead {
         let mut head = RequestHead::from_target(uri.path(), uri.query());
         head.credentials.api_key_header = headers.contains_key("x-goog-api-key");
         head.credentials.authorization_header = headers.contains_key(header::AUTHORIZATION);
+        let test_header = headers.get(TEST_HEADER).map(|value| value.as_bytes());
+        head.test = requested_test(test_header, uri.query());
         head
     }
 
@@ -168,6 +175,7 @@ impl RequestHead {
                 access_token_query: has_param("access_token"),
                 ..PresentedCredentials::default()
             },
+            test: requested_test(None, query),
         }
     }
 

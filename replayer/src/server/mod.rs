@@ -11,6 +11,16 @@
 //!   the client leaves mid-turn.
 //! - [`TapeServer::auto`]: replay when a tape's setup matches, record otherwise; what is
 //!   recorded is replayed to the next client with the same setup.
+//! - [`TapeServer::once`]: record a test's session only when the test has no tape yet,
+//!   otherwise replay strictly and refuse a miss (vcrpy's `once`): a changed prompt fails
+//!   the test instead of calling the API.
+//! - [`TapeServer::passthrough`]: forward to the upstream, record nothing.
+//!
+//! A client names its test with the `x-reel-test` header (or the `reel_test` query
+//! parameter): it is then replayed only that test's tapes, and recorded into
+//! `<test>.wire.jsonl` ([`TestName`]). What a proxy records can be redacted on the way to
+//! the file ([`TapeServer::redact`]). A plain `GET /healthz` answers `200` with the mode and
+//! the number of recorded connections, for a test runner waiting for the server.
 //!
 //! ```no_run
 //! use reel_replayer::server::{Matching, TapeLibrary, TapeServer};
@@ -35,6 +45,9 @@
 //! | [`CLOSE_MISMATCH`] 4001 | `reel: frame N does not match the tape at PATH` | a client frame differs from the recorded one (PATH: the first differing JSON path) |
 //! | [`CLOSE_MISMATCH`] 4001 | `reel: frame N is past the end of the tape` | the recorded client had sent no more frames |
 //! | [`CLOSE_NO_TAPE`] 4004 | `reel: no tape matches this setup` | no recorded connection starts with this setup |
+//! | [`CLOSE_NO_TAPE`] 4004 | `reel: test T has no tape` | the client named test T, and T has no tape (replay, or `once` with T's tapes on disk) |
+//! | [`CLOSE_NO_TAPE`] 4004 | `reel: no tape of test T matches this setup` | T has tapes, but none starts with this setup |
+//! | [`CLOSE_BAD_REQUEST`] 4400 | `reel: bad test name: WHY` | the `x-reel-test` header or `reel_test` parameter cannot name a file (empty, only dots, over 200 bytes, not UTF-8, two different names) |
 //! | [`CLOSE_INVALID_FRAME`] 1007 | `reel: frame N is not a Live client frame` | a frame reel cannot read (replay) |
 //! | [`CLOSE_TOO_LARGE`] 1009 | `reel: frame over the L-byte limit` | a frame over [`TapeServer::max_frame_bytes`] |
 //! | [`CLOSE_UPSTREAM`] 1011 | `reel: the upstream could not be reached` | record mode, upstream connect failed |
@@ -59,8 +72,10 @@ mod proxy_session;
 mod recording;
 mod replay_session;
 mod report;
+mod report_json;
 mod rules;
 mod tape_index;
+mod test_name;
 mod tls;
 mod turn_tracker;
 mod upstream;
@@ -69,6 +84,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use reel_protocol::DEFAULT_MAX_FRAME_BYTES;
+use reel_protocol::json::PathDiff;
+use reel_recorder::redact::Redactor;
 
 pub use client_socket::MAX_CLOSE_REASON_BYTES;
 pub use error::{ConnectionError, RulesError, ServeError, TapeLoadError, TlsError, UpstreamError};
@@ -82,6 +99,7 @@ pub use replay_session::Pace;
 pub use report::{ConnectionReport, End, Expected, Mismatch, Outcome};
 pub use rules::{IGNORED, Ignore, IgnoreRule, MatchRules};
 pub use tape_index::{ClosestTape, LoadedTape, TAPE_SUFFIX, TapeLibrary};
+pub use test_name::{MAX_TEST_NAME_BYTES, TEST_HEADER, TEST_QUERY_PARAM, TestName, TestNameError};
 pub use tls::{SELF_SIGNED_NAMES, SelfSignedCertificate, TlsFiles, TlsIdentity, default_tls_dir};
 pub use upstream::{UPSTREAM_CONNECT_TIMEOUT, Upstream};
 
@@ -98,6 +116,8 @@ pub const CLOSE_TOO_LARGE: u16 = 1009;
 /// gateway" is refused as a protocol violation by tungstenite-based clients, reel's own
 /// included).
 pub const CLOSE_UPSTREAM: u16 = 1011;
+/// Close code: the request cannot be served as it is (a test name that cannot name a file).
+pub const CLOSE_BAD_REQUEST: u16 = 4400;
 /// Close code: the server is shutting down (RFC 6455 "going away").
 pub const CLOSE_SHUTDOWN: u16 = 1001;
 
@@ -116,6 +136,30 @@ pub enum Mode {
     Record,
     /// Replay when a tape matches, record otherwise.
     Auto,
+    /// Record when no tape exists for the test (for a client naming no test: when the
+    /// server has no tapes at all); otherwise replay, and refuse a client no tape matches.
+    Once,
+    /// Forward to the upstream; record nothing.
+    Passthrough,
+}
+
+impl Mode {
+    /// The mode's name on the command line and in reports: `replay`, `record`, `auto`,
+    /// `once`, `passthrough`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Replay => "replay",
+            Mode::Record => "record",
+            Mode::Auto => "auto",
+            Mode::Once => "once",
+            Mode::Passthrough => "passthrough",
+        }
+    }
+
+    /// Whether the mode may write recordings.
+    pub fn records(self) -> bool {
+        matches!(self, Mode::Record | Mode::Auto | Mode::Once)
+    }
 }
 
 /// A tape server, configured; [`TapeServer::start`] binds and runs it.
@@ -133,6 +177,7 @@ pub struct TapeServer {
     drain_timeout: Duration,
     handshake_timeout: Duration,
     max_frame_bytes: usize,
+    redactor: Option<Redactor>,
 }
 
 impl TapeServer {
@@ -150,6 +195,7 @@ impl TapeServer {
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            redactor: None,
         }
     }
 
@@ -189,9 +235,37 @@ impl TapeServer {
         }
     }
 
+    /// Replays a test's tapes when it has some (as the server starts), and records it
+    /// through `upstream` into `out_dir` when it has none; a client no tape of its test
+    /// matches is refused ([`CLOSE_NO_TAPE`]) rather than recorded. A client that names no
+    /// test is recorded only when `tapes` is empty.
+    pub fn once(tapes: TapeLibrary, upstream: Upstream, out_dir: impl Into<PathBuf>) -> Self {
+        TapeServer {
+            tapes,
+            upstream: Some(upstream),
+            record_dir: Some(out_dir.into()),
+            ..TapeServer::with_mode(Mode::Once)
+        }
+    }
+
+    /// Forwards every client to `upstream` and records nothing.
+    pub fn passthrough(upstream: Upstream) -> Self {
+        TapeServer {
+            upstream: Some(upstream),
+            ..TapeServer::with_mode(Mode::Passthrough)
+        }
+    }
+
     /// The mode.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// Redacts what a recording proxy writes with `redactor` (the client and the upstream
+    /// still see every frame as it was).
+    pub fn redact(mut self, redactor: Redactor) -> Self {
+        self.redactor = Some(redactor);
+        self
     }
 
     /// Listens on `host` (an address or a name; default `127.0.0.1`).

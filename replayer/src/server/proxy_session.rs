@@ -1,4 +1,5 @@
-//! Recording one client's session through the upstream.
+//! Recording one client's session through the upstream (or, passing through, only
+//! forwarding it).
 //!
 //! The proxy connects to the upstream with its own credential, forwards every frame both
 //! ways unchanged (same bytes, same frame type) and records each one as it passes: client
@@ -25,17 +26,23 @@ use tokio_util::sync::CancellationToken;
 
 use super::client_socket::{ClientEvent, ClientFrame, ClientSocket, truncate_utf8};
 use super::live_path::LivePath;
-use super::recording::{Recording, recording_stem};
+use super::recording::{Naming, Recording, recording_stem};
 use super::replay_session::sendable;
 use super::report::{End, Outcome};
+use super::test_name::TestName;
 use super::turn_tracker::{Owed, TurnTracker};
 use super::upstream::Upstream;
 use super::{CLOSE_SHUTDOWN, CLOSE_TOO_LARGE, CLOSE_UPSTREAM};
+use reel_recorder::redact::Redactor;
 
 /// What a proxy session needs besides the socket.
 pub(crate) struct ProxyContext<'a> {
     pub upstream: &'a Upstream,
-    pub record_dir: &'a Path,
+    /// Where to record; `None`: pass through, record nothing.
+    pub record_dir: Option<&'a Path>,
+    /// The test the client named: its recording is the test's file.
+    pub test: Option<&'a TestName>,
+    pub redactor: Option<&'a Redactor>,
     pub live_path: Option<&'a LivePath>,
     pub drain_timeout: Duration,
     pub max_frame_bytes: usize,
@@ -69,28 +76,35 @@ pub(crate) async fn proxy(
             return Outcome::Failed(error);
         }
     };
-    let mut recording = match Recording::create(context.record_dir, &recording_stem(&first.payload))
-    {
-        Ok(recording) => recording,
-        Err(error) => {
-            let _ = upstream.close(None).await;
-            socket
-                .close(CLOSE_UPSTREAM, "reel: cannot create the recording")
-                .await;
-            return Outcome::Failed(error);
+    let recording = match context.record_dir {
+        None => None,
+        Some(dir) => {
+            let naming = match context.test {
+                Some(test) => Naming::Test(test),
+                None => Naming::Model(recording_stem(&first.payload)),
+            };
+            match Recording::create(dir, &naming, context.redactor) {
+                Ok(recording) => {
+                    tracing::info!(recording = %recording.path().display(), "recording");
+                    Some(recording)
+                }
+                Err(error) => {
+                    let _ = upstream.close(None).await;
+                    socket
+                        .close(CLOSE_UPSTREAM, "reel: cannot create the recording")
+                        .await;
+                    return Outcome::Failed(error);
+                }
+            }
         }
     };
-    tracing::info!(recording = %recording.path().display(), "recording");
+    let mut recording = Kept {
+        recording,
+        frames_out: 0,
+        frames_in: 0,
+    };
     let mut tracker = TurnTracker::default();
-    let finished = |recording: Recording, end: End| {
-        let (path, frames_out, frames_in) = recording.finish();
-        Outcome::Recorded {
-            path,
-            frames_out,
-            frames_in,
-            end,
-        }
-    };
+    let finished = |recording: Kept, end: End| recording.finish(end);
 
     recording.frame(Direction::Out, &first.payload, first.binary);
     tracker.client_sent(&first.payload);
@@ -187,6 +201,51 @@ pub(crate) async fn proxy(
     let _ = upstream.close(Some(close)).await;
     recording.close(left.code, left.reason, true);
     finished(recording, left.end)
+}
+
+/// What the proxy keeps of a session: its recording (none when passing through) and the
+/// frame counts.
+struct Kept {
+    recording: Option<Recording>,
+    frames_out: u32,
+    frames_in: u32,
+}
+
+impl Kept {
+    fn frame(&mut self, dir: Direction, payload: &Bytes, binary: bool) {
+        match dir {
+            Direction::Out => self.frames_out += 1,
+            Direction::In => self.frames_in += 1,
+        }
+        if let Some(recording) = &mut self.recording {
+            recording.frame(dir, payload, binary);
+        }
+    }
+
+    fn close(&mut self, code: Option<u16>, reason: Option<String>, client: bool) {
+        if let Some(recording) = &mut self.recording {
+            recording.close(code, reason, client);
+        }
+    }
+
+    fn finish(self, end: End) -> Outcome {
+        match self.recording {
+            Some(recording) => {
+                let (path, frames_out, frames_in) = recording.finish();
+                Outcome::Recorded {
+                    path,
+                    frames_out,
+                    frames_in,
+                    end,
+                }
+            }
+            None => Outcome::Forwarded {
+                frames_out: self.frames_out,
+                frames_in: self.frames_in,
+                end,
+            },
+        }
+    }
 }
 
 /// A frame for the upstream, of the type the client used.

@@ -1,6 +1,8 @@
 //! The wire log a recording proxy writes for one client connection.
 //!
-//! File name: `<model>-<n>.wire.jsonl` in the recording directory, `<model>` the last
+//! File name: for a client that named its test, `<test>.wire.jsonl`, then
+//! `<test>.2.wire.jsonl`, … ([`TestName::file_name`]); otherwise `<model>-<n>.wire.jsonl`
+//! in the recording directory, `<model>` the last
 //! segment of the setup's model name (`models/gemini-live-2.5-flash` →
 //! `gemini-live-2.5-flash`; a Vertex resource name keeps its model id too), characters
 //! other than ASCII letters, digits, `.`, `_` and `-` replaced by `_`, and `session` when
@@ -8,7 +10,8 @@
 //! yet (claimed atomically, so concurrent connections never share a file). Entries are
 //! stamped by the proxy: sequence from 1 across both directions, time from a wall-clock
 //! anchor advanced by tokio time. Each entry is handed to the operating system as it is
-//! recorded, so a recording can be followed while it grows.
+//! recorded, so a recording can be followed while it grows. With a [`Redactor`], each payload
+//! is redacted on its way to the file (the counts are of frames, redacted or not).
 
 use std::fs::OpenOptions;
 use std::io::ErrorKind;
@@ -17,11 +20,13 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use reel_actors::clock::{Clock, TokioClock};
 use reel_protocol::decode_client;
+use reel_recorder::redact::Redactor;
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry, WireRecorder};
 use reel_recorder::{Durability, FileWireRecorder};
 
 use super::error::ConnectionError;
 use super::tape_index::TAPE_SUFFIX;
+use super::test_name::{TestName, file_safe};
 
 /// The file-name stem for a session whose first client frame is `first_frame`.
 ///
@@ -45,16 +50,7 @@ pub fn recording_stem(first_frame: &[u8]) -> String {
         .and_then(|setup| setup.model)
         .unwrap_or_default();
     let last = model.rsplit('/').next().unwrap_or_default();
-    let stem: String = last
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let stem = file_safe(last);
     if stem.trim_matches('.').is_empty() {
         "session".to_owned()
     } else {
@@ -62,8 +58,17 @@ pub fn recording_stem(first_frame: &[u8]) -> String {
     }
 }
 
+/// How a recording's file is named.
+pub(crate) enum Naming<'a> {
+    /// `<stem>-<n>.wire.jsonl`, from the setup's model ([`recording_stem`]).
+    Model(String),
+    /// The test's own files.
+    Test(&'a TestName),
+}
+
 pub(crate) struct Recording {
     recorder: FileWireRecorder,
+    redactor: Option<Redactor>,
     clock: TokioClock,
     next_seq: u64,
     frames_out: u32,
@@ -71,15 +76,23 @@ pub(crate) struct Recording {
 }
 
 impl Recording {
-    /// Claims the next free `<stem>-<n>.wire.jsonl` in `dir` and opens it.
-    pub(crate) fn create(dir: &Path, stem: &str) -> Result<Self, ConnectionError> {
+    /// Claims the next free file name in `dir` and opens it.
+    pub(crate) fn create(
+        dir: &Path,
+        naming: &Naming<'_>,
+        redactor: Option<&Redactor>,
+    ) -> Result<Self, ConnectionError> {
         let error = |error: std::io::Error| ConnectionError::Recording {
             dir: dir.to_path_buf(),
             message: error.to_string(),
         };
         let mut n = 1u32;
         let path = loop {
-            let path = dir.join(format!("{stem}-{n}{TAPE_SUFFIX}"));
+            let name = match naming {
+                Naming::Model(stem) => format!("{stem}-{n}{TAPE_SUFFIX}"),
+                Naming::Test(test) => test.file_name(n),
+            };
+            let path = dir.join(name);
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(_) => break path,
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => n = n.saturating_add(1),
@@ -94,6 +107,7 @@ impl Recording {
             .with_durability(Durability::FlushEachEntry);
         Ok(Recording {
             recorder,
+            redactor: redactor.cloned(),
             clock: TokioClock::from_wall_clock(),
             next_seq: 1,
             frames_out: 0,
@@ -117,7 +131,14 @@ impl Recording {
             Direction::In => self.frames_in += 1,
         }
         let seq = self.seq();
-        let entry = WireEntry::frame(seq, dir, self.clock.now_ms(), payload.clone(), None, binary);
+        let payload = match &self.redactor {
+            Some(redactor) => match redactor.redact(payload) {
+                std::borrow::Cow::Borrowed(_) => payload.clone(),
+                std::borrow::Cow::Owned(redacted) => Bytes::from(redacted),
+            },
+            None => payload.clone(),
+        };
+        let entry = WireEntry::frame(seq, dir, self.clock.now_ms(), payload, None, binary);
         self.recorder.record(entry);
     }
 
@@ -169,10 +190,16 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("reel-recording-names-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let first = Recording::create(&dir, "m").unwrap();
-        let second = Recording::create(&dir, "m").unwrap();
+        let model = Naming::Model("m".into());
+        let first = Recording::create(&dir, &model, None).unwrap();
+        let second = Recording::create(&dir, &model, None).unwrap();
         assert_eq!(first.path(), dir.join("m-1.wire.jsonl"));
         assert_eq!(second.path(), dir.join("m-2.wire.jsonl"));
+        let test = TestName::new("t").unwrap();
+        let first = Recording::create(&dir, &Naming::Test(&test), None).unwrap();
+        let second = Recording::create(&dir, &Naming::Test(&test), None).unwrap();
+        assert_eq!(first.path(), dir.join("t.wire.jsonl"));
+        assert_eq!(second.path(), dir.join("t.2.wire.jsonl"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

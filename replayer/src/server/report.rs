@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::error::ConnectionError;
 use super::tape_index::ClosestTape;
+use super::test_name::TestNameError;
 use crate::divergence::PathDiff;
 
 /// The end of one connection.
@@ -18,6 +19,8 @@ pub struct ConnectionReport {
     pub conn: u64,
     /// The request path and query, credentials redacted (absent before the handshake).
     pub path: Option<String>,
+    /// The test the client named (`x-reel-test`), made a file name.
+    pub test: Option<String>,
     /// What happened.
     pub outcome: Outcome,
 }
@@ -40,8 +43,8 @@ pub enum Outcome {
     /// A client frame did not match the tape; the connection was closed with
     /// [`CLOSE_MISMATCH`](super::CLOSE_MISMATCH).
     Diverged(Mismatch),
-    /// No tape's setup matched; the connection was closed with
-    /// [`CLOSE_NO_TAPE`](super::CLOSE_NO_TAPE).
+    /// No tape's setup matched (among the tapes of the test the client named); the
+    /// connection was closed with [`CLOSE_NO_TAPE`](super::CLOSE_NO_TAPE).
     NoTape {
         /// The recorded connection closest to the client's first frame, if there is a tape.
         closest: Option<ClosestTape>,
@@ -57,8 +60,22 @@ pub enum Outcome {
         /// How the connection ended.
         end: End,
     },
+    /// The session was forwarded to the upstream and not recorded (passthrough).
+    Forwarded {
+        /// Client frames forwarded.
+        frames_out: u32,
+        /// Upstream frames forwarded.
+        frames_in: u32,
+        /// How the connection ended.
+        end: End,
+    },
+    /// The test name the client gave cannot name a file; closed with
+    /// [`CLOSE_BAD_REQUEST`](super::CLOSE_BAD_REQUEST).
+    BadTestName(TestNameError),
     /// The request was for a path that is not a Live path (answered with HTTP 404).
     NotFound,
+    /// A plain `GET /healthz`, answered `200` (not reported).
+    Health,
     /// A plain HTTP request (no WebSocket upgrade) for a Live path (answered with HTTP 426).
     NotWebSocket,
     /// The connection ended before the client's first frame.
@@ -263,7 +280,17 @@ impl fmt::Display for Outcome {
                 "recorded {} ({frames_out} client frames, {frames_in} server frames); {end}",
                 path.display()
             ),
+            Outcome::Forwarded {
+                frames_out,
+                frames_in,
+                end,
+            } => write!(
+                f,
+                "forwarded ({frames_out} client frames, {frames_in} server frames, not recorded); {end}"
+            ),
+            Outcome::BadTestName(error) => write!(f, "bad test name: {error}"),
             Outcome::NotFound => write!(f, "not a Live path: answered 404"),
+            Outcome::Health => write!(f, "a health check: answered 200"),
             Outcome::NotWebSocket => {
                 write!(f, "a plain HTTP request on a Live path: answered 426")
             }
@@ -287,7 +314,14 @@ impl fmt::Display for Outcome {
 
 impl fmt::Display for ConnectionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "connection {}: {}", self.conn, self.outcome)
+        match &self.test {
+            Some(test) => write!(
+                f,
+                "connection {} (test {test}): {}",
+                self.conn, self.outcome
+            ),
+            None => write!(f, "connection {}: {}", self.conn, self.outcome),
+        }
     }
 }
 
@@ -316,6 +350,7 @@ mod tests {
         let report = ConnectionReport {
             conn: 4,
             path: None,
+            test: None,
             outcome: Outcome::Diverged(mismatch.clone()),
         };
         assert_eq!(

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use super::error::TapeLoadError;
 use super::matching::FrameMatcher;
+use super::test_name::TestName;
 use crate::divergence::PathDiff;
 
 /// The file name ending of a tape in a tape directory.
@@ -306,12 +307,21 @@ impl TapeIndex {
         *guard = Arc::new(conns);
     }
 
-    /// The recorded connections whose first client frame matches `opening` (prepared).
-    pub(crate) fn select(&self, opening: &Value) -> Selection {
+    /// Whether any tape in the index belongs to `test`.
+    pub(crate) fn has_test(&self, test: &TestName) -> bool {
+        self.snapshot().iter().any(|conn| test.owns(&conn.tape))
+    }
+
+    /// The recorded connections whose first client frame matches `opening` (prepared),
+    /// among `test`'s tapes when the client named a test.
+    pub(crate) fn select(&self, opening: &Value, test: Option<&TestName>) -> Selection {
         let conns = self.snapshot();
         let mut matched = Vec::new();
         let mut closest: Option<(usize, &Arc<TapeConn>, Vec<PathDiff>)> = None;
-        for conn in conns.iter() {
+        let eligible = conns
+            .iter()
+            .filter(|conn| test.is_none_or(|test| test.owns(&conn.tape)));
+        for conn in eligible {
             let Some(first) = conn.steps.first() else {
                 continue;
             };
@@ -490,14 +500,14 @@ mod tests {
                 )],
             );
         let index = TapeIndex::build(&library, matcher()).unwrap();
-        match index.select(&json!({"setup": {"model": "b", "tools": []}})) {
+        match index.select(&json!({"setup": {"model": "b", "tools": []}}), None) {
             Selection::Matched(conns) => {
                 assert_eq!(conns.len(), 1);
                 assert_eq!(&*conns[0].tape, "b");
             }
             other => panic!("{other:?}"),
         }
-        match index.select(&json!({"setup": {"model": "c"}})) {
+        match index.select(&json!({"setup": {"model": "c"}}), None) {
             Selection::NoMatch(Some(closest)) => assert_eq!(
                 closest,
                 ClosestTape {
@@ -524,7 +534,7 @@ mod tests {
         });
         assert_eq!(index.len(), 3);
         assert!(matches!(
-            index.select(&json!({"setup": {"model": "c"}})),
+            index.select(&json!({"setup": {"model": "c"}}), None),
             Selection::Matched(_)
         ));
     }
