@@ -10,41 +10,21 @@
 //! The SDK versions are pinned to the ones the fixtures were captured with
 //! (`scripts/capture-sdk-frames/`); installing them needs PyPI and npm, which CI reaches.
 
+#[path = "support/js_sdk.rs"]
+mod js_sdk;
 #[path = "support/python_sdk.rs"]
 mod python_sdk;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use js_sdk::node_prefix;
 
-use python_sdk::{interop_dir, output_text, python, root, run, tempdir};
+use std::path::PathBuf;
+use std::process::Command;
+
+use python_sdk::{output_text, python, root, tempdir};
 use reel_protocol::decode_server;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_replayer::server::{SelfSignedCertificate, TapeLibrary, TapeServer, Upstream};
 use serde_json::Value;
-
-const JS_SDK: &str = "@google/genai@3.1.0";
-
-/// The npm prefix holding the pinned JS SDK, installed once.
-fn node_prefix() -> &'static Path {
-    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
-    PREFIX.get_or_init(|| {
-        let prefix = interop_dir().join("node");
-        let marker = prefix.join(format!("{}.installed", JS_SDK.replace('/', "_")));
-        if !marker.exists() {
-            std::fs::create_dir_all(&prefix).unwrap();
-            run(
-                Command::new("npm")
-                    .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
-                    .arg(&prefix)
-                    .arg(JS_SDK),
-                "npm install @google/genai",
-            );
-            std::fs::write(&marker, "").unwrap();
-        }
-        prefix
-    })
-}
 
 /// Tapes made from an SDK's captured frames: for each session, every client frame as it was
 /// sent, followed by the server frames that answered it.

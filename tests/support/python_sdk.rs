@@ -83,3 +83,29 @@ pub fn tempdir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The venv's Python with pytest and setuptools too (for the pytest-reel package, installed
+/// from the checkout without build isolation, so offline after the first run).
+pub fn python_with_pytest() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let python = python().to_owned();
+        let marker = interop_dir().join("python/pytest-8.3.5.installed");
+        if !marker.exists() {
+            run(
+                Command::new(&python).args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "pytest==8.3.5",
+                    "setuptools>=69",
+                ]),
+                "pip install pytest",
+            );
+            std::fs::write(&marker, "").unwrap();
+        }
+        python
+    })
+}

@@ -1,0 +1,59 @@
+"""The plugin against the real google-genai SDK: Live sessions through `reel serve`.
+
+reel's `cargo test` runs this file three times (tests/sdk_test_helpers.rs): in `once` mode
+through a stand-in API, which records each test's tape; then with `CI=true` and no reachable
+API, which replays them; then with a changed prompt, which must fail on the tape. The
+environment says what each run expects: `REEL_EXPECT` (`recorded` or `replayed`) and
+`REEL_PROMPT` (the user's text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from google.genai import types
+
+MODEL = "gemini-live-2.5-flash"
+PROMPT = os.environ.get("REEL_PROMPT", "What's the weather in Paris?")
+EXPECT = os.environ.get("REEL_EXPECT", "replayed")
+
+
+async def one_turn(client) -> str:
+    """Opens a Live session, sends the prompt, returns the model's text for the turn."""
+    config = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT])
+    async with client.aio.live.connect(model=MODEL, config=config) as session:
+        await session.send_client_content(
+            turns=types.Content(role="user", parts=[types.Part(text=PROMPT)]),
+            turn_complete=True,
+        )
+        text = ""
+        async for message in session.receive():
+            if message.text:
+                text += message.text
+            if message.server_content and message.server_content.turn_complete:
+                break
+    return text
+
+
+def test_a_text_turn(reel_server):
+    text = asyncio.run(asyncio.wait_for(one_turn(reel_server.client()), 30))
+    assert text == "Sunny in Paris."
+    [report] = reel_server.wait_for_reports(1)
+    assert report["outcome"] == EXPECT, report
+    assert report["test"] == "tests_test_live.py__test_a_text_turn"
+
+
+def test_two_sessions_in_one_test(reel_server):
+    async def both() -> list:
+        return [await one_turn(reel_server.client()), await one_turn(reel_server.client())]
+
+    assert asyncio.run(asyncio.wait_for(both(), 30)) == ["Sunny in Paris."] * 2
+    reports = reel_server.wait_for_reports(2)
+    assert [r["outcome"] for r in reports] == [EXPECT, EXPECT], reports
+    if EXPECT == "recorded":
+        files = sorted(os.path.basename(r["recording"]) for r in reports)
+        assert files == [
+            "tests_test_live.py__test_two_sessions_in_one_test.2.wire.jsonl",
+            "tests_test_live.py__test_two_sessions_in_one_test.wire.jsonl",
+        ]
