@@ -137,6 +137,7 @@ async fn json_lines_say_ready_then_each_connection_then_stopped() {
             "health_url": format!("{http}/healthz"),
             "tls_cert": null,
             "recorded_connections": 1,
+            "recorded_rest_calls": 0,
             "record_dir": null,
             "upstream": null,
             "redacting": false,

@@ -19,17 +19,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use python_sdk::{output_text, python_with_pytest, root, run, tempdir};
+use reel_recorder::cassette::{CassetteFile, Interaction};
+use reel_recorder::llm_tape::RecordedChunk;
+use reel_recorder::trace::Timestamp;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_replayer::server::{
-    IgnoreRule, MatchRules, Matching, RunningServer, TapeLibrary, TapeServer,
+    CassetteLibrary, IgnoreRule, MatchRules, Matching, RunningServer, TapeLibrary, TapeServer,
 };
+use serde_json::json;
 
 const ANSWER: &str =
     r#"{"serverContent":{"modelTurn":{"role":"model","parts":[{"text":"Sunny in Paris."}]}}}"#;
 const TURN_COMPLETE: &str = r#"{"serverContent":{"turnComplete":true}}"#;
 
-/// The stand-in API: one recorded exchange, matched loosely enough (the setup's and the
-/// text turn's values ignored) that any SDK's session gets its answer.
+/// The stand-in API: one recorded Live exchange and one `generateContent` call, matched
+/// loosely enough (the setup's, the text turn's and the REST body's values ignored) that any
+/// SDK's session and call get their answers.
 async fn stand_in_api() -> RunningServer {
     let frames = [
         (Direction::Out, r#"{"setup":{"model":"models/m"}}"#),
@@ -61,9 +66,24 @@ async fn stand_in_api() -> RunningServer {
         ignore: vec![
             IgnoreRule::value("setup"),
             IgnoreRule::value("clientContent"),
+            IgnoreRule::value("body"),
         ],
     };
+    let answer = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "It is sunny."}]}, "finishReason": "STOP"}]});
+    let request = json!({"method": "generateContent", "model": "gemini-2.5-flash", "body": {}});
+    let mut cassette = CassetteFile::new();
+    cassette.interactions.push(Interaction {
+        request: request.as_object().unwrap().clone(),
+        response: vec![RecordedChunk {
+            raw: Some(answer),
+            ..RecordedChunk::text(0, "It is sunny.")
+        }],
+        recorded_at: Timestamp::from_epoch_ms(1_718_000_000_000),
+        usage: None,
+        duration_ns: None,
+    });
     TapeServer::replay(TapeLibrary::new().with_entries("stand-in", entries))
+        .cassettes(CassetteLibrary::new().with_cassette("rest.cassette.json", cassette))
         .matching(Matching::Loose(rules))
         .start()
         .await
@@ -103,7 +123,7 @@ fn fails_on_its_tape(output: Output, tapes: &Path) {
         ),
         "{text}"
     );
-    assert_eq!(files(tapes).len(), 3);
+    assert_eq!(files(tapes).len(), 5);
 }
 
 /// The files in `dir`, sorted.
@@ -176,6 +196,8 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
         files(&tapes),
         [
             "tests_test_live.py__test_a_text_turn.wire.jsonl",
+            "tests_test_live.py__test_live_and_generate_content.cassette.json",
+            "tests_test_live.py__test_live_and_generate_content.wire.jsonl",
             "tests_test_live.py__test_two_sessions_in_one_test.2.wire.jsonl",
             "tests_test_live.py__test_two_sessions_in_one_test.wire.jsonl",
         ]
@@ -191,7 +213,7 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
         "replaying run:\n{}",
         output_text(&output)
     );
-    assert_eq!(files(&tapes).len(), 3);
+    assert_eq!(files(&tapes).len(), 5);
 
     // A changed prompt fails the test on its tape instead of calling the API.
     let mut third = pytest(&python, &tapes, "ws://127.0.0.1:9");
@@ -237,6 +259,8 @@ async fn reel_node_records_each_test_once_then_replays_it_in_ci() {
         files(&tapes),
         [
             "live.a_text_turn.wire.jsonl",
+            "live.live_and_generateContent.cassette.json",
+            "live.live_and_generateContent.wire.jsonl",
             "live.two_sessions_in_one_test.2.wire.jsonl",
             "live.two_sessions_in_one_test.wire.jsonl",
         ]

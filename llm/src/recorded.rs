@@ -39,6 +39,7 @@ pub(crate) fn record_chunk(chunk: &LlmChunk, delay: Duration) -> RecordedChunk {
         text: chunk.text.clone(),
         finish_reason: chunk.finish_reason.clone(),
         usage: chunk.usage.map(record_usage),
+        raw: None,
     }
 }
 

@@ -335,7 +335,7 @@ async fn healthz_answers_200_with_the_mode_and_makes_no_report() {
     assert!(head.contains("content-type: application/json"), "{head}");
     assert_eq!(
         serde_json::from_str::<Value>(body).unwrap(),
-        json!({"status": "ok", "mode": "replay", "recorded_connections": 1})
+        json!({"status": "ok", "mode": "replay", "recorded_connections": 1, "recorded_rest_calls": 0})
     );
     // No report for the health check: the next one is the next session's.
     play_as(&server, "t1").await;

@@ -28,8 +28,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use reel_recorder::redact::Redactor;
 use reel_replayer::server::{
-    MatchRules, Matching, Mode, Pace, RunningServer, SelfSignedCertificate, ServeError,
-    TapeLibrary, TapeLoadError, TapeServer, TlsIdentity, Upstream, default_tls_dir,
+    CassetteLibrary, MatchRules, Matching, Mode, Pace, RunningServer, SelfSignedCertificate,
+    ServeError, TapeLibrary, TapeLoadError, TapeServer, TlsIdentity, Upstream, default_tls_dir,
 };
 
 use super::CliError;
@@ -293,6 +293,12 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         }
     }
     let tape_count = tapes.len();
+    // The REST calls answered beside Live: the cassettes in the tapes directory.
+    let cassettes = match &args.tape_dir {
+        Some(dir) => CassetteLibrary::open_dir(dir).map_err(|error| usage(error.to_string()))?,
+        None => CassetteLibrary::new(),
+    };
+    let rest_calls = cassettes.calls();
 
     let record_dir = args
         .record_dir
@@ -318,6 +324,7 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         }
     };
     let mut config = config
+        .cassettes(cassettes)
         .host(args.host.clone())
         .port(args.port)
         .matching(matching.clone())
@@ -375,6 +382,7 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
             "health_url": format!("{http_base}/healthz"),
             "tls_cert": cert_path.map(|path| path.display().to_string()),
             "recorded_connections": server.recorded_connections(),
+            "recorded_rest_calls": rest_calls,
             "record_dir": mode.records().then(|| record_dir.display().to_string()),
             "upstream": (!upstream_shown.is_empty()).then_some(upstream_shown),
             "redacting": args.redact.is_some(),
@@ -384,6 +392,9 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         return Ok(server);
     }
     let what = match mode {
+        Mode::Replay if args.tape_dir.is_some() => {
+            format!("replay mode, {tape_count} tape(s), {rest_calls} REST call(s)")
+        }
         Mode::Replay => format!("replay mode, {tape_count} tape(s)"),
         Mode::Record => format!(
             "record mode, through {upstream_shown}, into {}",

@@ -44,6 +44,22 @@ def test_a_text_turn(reel_server):
     assert report["test"] == "tests_test_live.py__test_a_text_turn"
 
 
+def test_live_and_generate_content(reel_server):
+    """A test that opens a Live session and calls generateContent: one server for both."""
+    client = reel_server.client()
+
+    async def both() -> tuple:
+        spoken = await one_turn(client)
+        summary = await client.aio.models.generate_content(
+            model="gemini-2.5-flash", contents="Summarize the weather in one sentence."
+        )
+        return spoken, summary.text
+
+    assert asyncio.run(asyncio.wait_for(both(), 30)) == ("Sunny in Paris.", "It is sunny.")
+    outcomes = sorted(r["outcome"] for r in reel_server.wait_for_reports(2))
+    assert outcomes == sorted([EXPECT, "rest_" + EXPECT]), outcomes
+
+
 def test_two_sessions_in_one_test(reel_server):
     async def both() -> list:
         return [await one_turn(reel_server.client()), await one_turn(reel_server.client())]

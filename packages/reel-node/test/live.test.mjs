@@ -83,6 +83,19 @@ describe('live', () => {
     assert.equal(report.outcome, EXPECT, JSON.stringify(report));
   });
 
+  test('live and generateContent', async (t) => {
+    const name = tapeName(t);
+    const ai = new GoogleGenAI(reel.genaiOptions(name));
+    assert.equal(await oneTurn(ai), 'Sunny in Paris.');
+    const summary = await ai.models.generateContent({
+      model: 'gemini-2.5-flash',
+      contents: 'Summarize the weather in one sentence.',
+    });
+    assert.equal(summary.text, 'It is sunny.');
+    const reports = await reel.waitForReports(name, 2);
+    assert.deepEqual(reports.map((r) => r.outcome).sort(), [EXPECT, `rest_${EXPECT}`].sort());
+  });
+
   test('two sessions in one test', async (t) => {
     const name = tapeName(t);
     const ai = new GoogleGenAI(reel.genaiOptions(name));

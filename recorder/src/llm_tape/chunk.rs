@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 /// ```
 ///
 /// `finishReason` and `usage` are optional additions, written only when the chunk carried
-/// them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// them; `raw` is the chunk exactly as the REST API sent it (a `GenerateContentResponse`),
+/// kept by the tape server for the calls it records, so that it can answer them again byte
+/// for byte (function calls, thoughts and safety ratings included).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedChunk {
     /// Nanoseconds after the previous chunk (the first chunk: after the call started).
@@ -24,6 +26,9 @@ pub struct RecordedChunk {
     /// Token usage so far, when the chunk reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<RecordedUsage>,
+    /// The chunk as the REST API sent it, when the tape server recorded the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<serde_json::Value>,
 }
 
 impl RecordedChunk {
@@ -34,6 +39,7 @@ impl RecordedChunk {
             text: text.into(),
             finish_reason: None,
             usage: None,
+            raw: None,
         }
     }
 }

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use reel_recorder::read_wire_log;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -12,14 +14,17 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use super::client_socket::{ClientEvent, ClientFrame, ClientSocket, ClientWs, ServerStream};
 use super::error::ConnectionError;
-use super::http_head::{FirstLook, Prefixed, answer_plain, first_look};
+use super::http_head::{FirstLook, PlainRequest, Prefixed, answer_plain, first_look};
 use super::listener::Shared;
 use super::live_path::{RequestHead, not_found, not_found_body};
 use super::proxy_session::{ProxyContext, proxy};
 use super::replay_session::{ReplayContext, replay};
 use super::report::{ConnectionReport, End, Outcome};
+use super::rest_path::RestPath;
+use super::rest_session::{RestReport, RestResult, serve_rest};
 use super::tape_index::{LoadedTape, Selection};
 use super::test_name::TestName;
+use super::test_name::requested_test;
 use super::{
     CLOSE_BAD_REQUEST, CLOSE_INVALID_FRAME, CLOSE_NO_TAPE, CLOSE_SHUTDOWN, CLOSE_TOO_LARGE,
     CLOSE_UPSTREAM, Mode,
@@ -56,6 +61,11 @@ fn log(report: &ConnectionReport) {
         Outcome::Replayed { .. }
         | Outcome::Recorded { .. }
         | Outcome::Forwarded { .. }
+        | Outcome::Rest(RestReport {
+            result:
+                RestResult::Replayed { .. } | RestResult::Recorded { .. } | RestResult::Forwarded { .. },
+            ..
+        })
         | Outcome::NotFound
         | Outcome::NotWebSocket => {
             tracing::info!(path, "{report}");
@@ -67,7 +77,21 @@ fn log(report: &ConnectionReport) {
 async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>) -> Outcome {
     let handshake = handshake(tcp, shared, head_out);
     let ws = match tokio::time::timeout(shared.handshake_timeout, handshake).await {
-        Ok(Ok(ws)) => ws,
+        Ok(Ok(Handshaken::WebSocket(ws))) => ws,
+        Ok(Ok(Handshaken::Rest(mut rest))) => {
+            // Outside the handshake's time limit: a streamed answer may take its time.
+            let test = head_out
+                .as_ref()
+                .and_then(|h| h.test.as_ref().ok().cloned().flatten());
+            return serve_rest(
+                &mut rest.stream,
+                rest.path,
+                rest.body,
+                test.as_ref(),
+                shared,
+            )
+            .await;
+        }
         Ok(Err(outcome)) => return outcome,
         Err(_) => {
             return Outcome::Failed(ConnectionError::HandshakeTimeout {
@@ -175,12 +199,28 @@ async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>
     }
 }
 
-/// TLS (if any) and the WebSocket upgrade; the request head goes to `head_out`.
+/// What the handshake opened.
+enum Handshaken {
+    /// A Live WebSocket.
+    WebSocket(ClientWs),
+    /// A REST call, its body read.
+    Rest(RestCall),
+}
+
+/// A REST call waiting for its answer.
+struct RestCall {
+    stream: Box<dyn ServerStream>,
+    path: RestPath,
+    body: Bytes,
+}
+
+/// TLS (if any), then the WebSocket upgrade or a REST call's body; the request head goes
+/// to `head_out`.
 async fn handshake(
     tcp: TcpStream,
     shared: &Shared,
     head_out: &mut Option<RequestHead>,
-) -> Result<ClientWs, Outcome> {
+) -> Result<Handshaken, Outcome> {
     let _ = tcp.set_nodelay(true);
     let mut stream: Box<dyn ServerStream> = match &shared.tls {
         None => Box::new(tcp),
@@ -199,12 +239,46 @@ async fn handshake(
         })
     };
     let (read, look) = first_look(&mut stream).await.map_err(io_failure)?;
-    if let FirstLook::Plain { target } = look {
+    if let FirstLook::Plain(plain) = look {
+        let target = plain.target.as_str();
         let (path, query) = match target.split_once('?') {
             Some((path, query)) => (path, Some(query)),
-            None => (target.as_str(), None),
+            None => (target, None),
         };
-        let head = RequestHead::from_target(path, query);
+        let mut head = RequestHead::from_target(path, query);
+        if plain.method == "POST"
+            && let Some(rest_path) = RestPath::parse(target)
+        {
+            head.test = requested_test(plain.test_header.as_deref(), query);
+            let test_error = head.test.clone().err();
+            *head_out = Some(head);
+            if let Some(error) = test_error {
+                let message = format!("reel: bad test name: {error}");
+                answer_error(&mut stream, 400, "Bad Request", &message)
+                    .await
+                    .map_err(io_failure)?;
+                return Err(Outcome::BadTestName(error));
+            }
+            let body = match read_body(&mut stream, &read, &plain, shared.max_frame_bytes).await {
+                Ok(body) => body,
+                Err(refusal) => {
+                    let (status, reason, message) = refusal;
+                    answer_error(&mut stream, status, reason, &message)
+                        .await
+                        .map_err(io_failure)?;
+                    return Err(Outcome::Rest(RestReport {
+                        method: rest_path.method,
+                        model: rest_path.model,
+                        result: RestResult::Refused { status, message },
+                    }));
+                }
+            };
+            return Ok(Handshaken::Rest(RestCall {
+                stream,
+                path: rest_path,
+                body,
+            }));
+        }
         let health = health_body(shared);
         let status = answer_plain(&mut stream, path, &not_found_body(path), &health)
             .await
@@ -236,12 +310,79 @@ async fn handshake(
         .max_frame_size(Some(shared.max_frame_bytes))
         .max_message_size(Some(shared.max_frame_bytes));
     match tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await {
-        Ok(ws) => Ok(ws),
+        Ok(ws) => Ok(Handshaken::WebSocket(ws)),
         Err(WsError::Http(_)) => Err(Outcome::NotFound),
         Err(error) => Err(Outcome::Failed(ConnectionError::Handshake {
             message: error.to_string(),
         })),
     }
+}
+
+/// A REST call's body: what the first look read past the head, then the rest of
+/// `Content-Length`. A body sent in chunks, without a length or over `limit` is refused with
+/// the status to answer.
+async fn read_body(
+    stream: &mut Box<dyn ServerStream>,
+    read: &Bytes,
+    plain: &PlainRequest,
+    limit: usize,
+) -> Result<Bytes, (u16, &'static str, String)> {
+    let Some(length) = plain.content_length.filter(|_| !plain.chunked) else {
+        return Err((
+            411,
+            "Length Required",
+            "reel: a REST call needs a Content-Length body".to_owned(),
+        ));
+    };
+    if length > limit {
+        return Err((
+            413,
+            "Payload Too Large",
+            format!("reel: a body of {length} bytes is over the {limit}-byte limit"),
+        ));
+    }
+    let mut body = read.get(plain.head_len..).unwrap_or_default().to_vec();
+    body.truncate(length);
+    while body.len() < length {
+        let mut chunk = vec![0u8; (length - body.len()).min(64 * 1024)];
+        let n = stream.read(&mut chunk).await.map_err(|error| {
+            (
+                400,
+                "Bad Request",
+                format!("reel: the body could not be read: {error}"),
+            )
+        })?;
+        if n == 0 {
+            return Err((
+                400,
+                "Bad Request",
+                format!(
+                    "reel: the body ended after {} of {length} bytes",
+                    body.len()
+                ),
+            ));
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Ok(Bytes::from(body))
+}
+
+/// Answers a plain HTTP request with the Gemini API's error shape and closes.
+async fn answer_error(
+    stream: &mut Box<dyn ServerStream>,
+    status: u16,
+    reason: &str,
+    message: &str,
+) -> std::io::Result<()> {
+    let body = serde_json::json!({"error": {"code": status, "message": message, "status": "INVALID_ARGUMENT"}})
+        .to_string();
+    let head = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.shutdown().await
 }
 
 /// What `GET /healthz` answers: the mode and the recorded connections, as JSON.
@@ -250,6 +391,7 @@ fn health_body(shared: &Shared) -> String {
         "status": "ok",
         "mode": shared.mode.as_str(),
         "recorded_connections": shared.index.len(),
+        "recorded_rest_calls": shared.rest.len(),
     })
     .to_string()
         + "\n"

@@ -22,8 +22,26 @@ pub(crate) const MAX_HEAD_BYTES: usize = 16 * 1024;
 pub(crate) enum FirstLook {
     /// A WebSocket upgrade request (or something the handshake will judge): hand it on.
     Upgrade,
-    /// A plain HTTP request for this target (path and query).
-    Plain { target: String },
+    /// A plain HTTP request: its method, target (path and query), the headers the REST
+    /// side needs, and where its body starts in the bytes read.
+    Plain(PlainRequest),
+}
+
+/// What the first look keeps of a plain HTTP request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct PlainRequest {
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// The path and query.
+    pub target: String,
+    /// The body's length, from `Content-Length`.
+    pub content_length: Option<usize>,
+    /// Whether the body is sent in chunks (`Transfer-Encoding: chunked`).
+    pub chunked: bool,
+    /// The `x-reel-test` header's value.
+    pub test_header: Option<Vec<u8>>,
+    /// How many of the bytes read are the head; the body's first bytes follow.
+    pub head_len: usize,
 }
 
 /// Reads from `stream` until the end of the request head (or [`MAX_HEAD_BYTES`], or the end
@@ -53,7 +71,8 @@ fn inspect(head: &[u8]) -> FirstLook {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
     // Not HTTP, a head cut short, too many headers: the handshake judges and reports it.
-    let (Ok(httparse::Status::Complete(_)), Some(target)) = (request.parse(head), request.path)
+    let (Ok(httparse::Status::Complete(head_len)), Some(target)) =
+        (request.parse(head), request.path)
     else {
         return FirstLook::Upgrade;
     };
@@ -66,12 +85,29 @@ fn inspect(head: &[u8]) -> FirstLook {
             })
     });
     if upgrade {
-        FirstLook::Upgrade
-    } else {
-        FirstLook::Plain {
-            target: target.to_owned(),
-        }
+        return FirstLook::Upgrade;
     }
+    let header = |name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|header| header.name.eq_ignore_ascii_case(name))
+            .map(|header| header.value)
+    };
+    let content_length = header("content-length")
+        .and_then(|value| std::str::from_utf8(value).ok())
+        .and_then(|value| value.trim().parse().ok());
+    let chunked = header("transfer-encoding")
+        .and_then(|value| std::str::from_utf8(value).ok())
+        .is_some_and(|value| value.to_ascii_lowercase().contains("chunked"));
+    FirstLook::Plain(PlainRequest {
+        method: request.method.unwrap_or_default().to_owned(),
+        target: target.to_owned(),
+        content_length,
+        chunked,
+        test_header: header(super::test_name::TEST_HEADER).map(<[u8]>::to_vec),
+        head_len,
+    })
 }
 
 /// The path a plain `GET` asks whether the server is up on.
@@ -179,9 +215,23 @@ mod tests {
     fn plain_requests_are_told_from_upgrades() {
         assert_eq!(
             inspect(b"GET /x?key=1 HTTP/1.1\r\nHost: h\r\n\r\n"),
-            FirstLook::Plain {
-                target: "/x?key=1".into()
-            }
+            FirstLook::Plain(PlainRequest {
+                method: "GET".into(),
+                target: "/x?key=1".into(),
+                head_len: 34,
+                ..PlainRequest::default()
+            })
+        );
+        assert_eq!(
+            inspect(b"POST /v1beta/models/m:generateContent HTTP/1.1\r\nContent-Length: 2\r\nx-reel-test: t1\r\n\r\n{}"),
+            FirstLook::Plain(PlainRequest {
+                method: "POST".into(),
+                target: "/v1beta/models/m:generateContent".into(),
+                content_length: Some(2),
+                chunked: false,
+                test_header: Some(b"t1".to_vec()),
+                head_len: 86,
+            })
         );
         assert_eq!(
             inspect(

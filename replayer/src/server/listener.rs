@@ -23,6 +23,7 @@ use super::live_path::{GOOGLE_AI_LIVE_PATH, VERTEX_LIVE_PATH};
 use super::matching::FrameMatcher;
 use super::replay_session::Pace;
 use super::report::ConnectionReport;
+use super::rest_cassettes::RestIndex;
 use super::tape_index::TapeIndex;
 use super::upstream::Upstream;
 use super::{Mode, TapeServer, connection};
@@ -45,6 +46,10 @@ pub(crate) struct Shared {
     pub shutdown: CancellationToken,
     pub reports: mpsc::Sender<ConnectionReport>,
     pub redactor: Option<Redactor>,
+    /// The REST calls answered beside Live.
+    pub rest: RestIndex,
+    /// One writer of cassettes at a time (a cassette is rewritten whole).
+    pub rest_writes: tokio::sync::Mutex<()>,
 }
 
 /// A running tape server. Dropping it stops the server (as [`RunningServer::shutdown`]
@@ -106,6 +111,8 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
         shutdown: shutdown.clone(),
         reports: report_sender,
         redactor: config.redactor,
+        rest: RestIndex::build(&config.cassettes),
+        rest_writes: tokio::sync::Mutex::new(()),
     });
     tracing::info!(
         addr = %local_addr,

@@ -63,7 +63,8 @@ impl FrameMatcher {
         value
     }
 
-    fn mask(&self, value: &mut Value) {
+    /// Masks what the rules ignore in `value` (a frame, or a REST call's request).
+    pub(crate) fn mask(&self, value: &mut Value) {
         if let Some(rules) = &self.rules {
             rules.apply(value);
         }

@@ -22,6 +22,11 @@
 //! the file ([`TapeServer::redact`]). A plain `GET /healthz` answers `200` with the mode and
 //! the number of recorded connections, for a test runner waiting for the server.
 //!
+//! Beside Live, the same port answers the REST calls an SDK client makes too
+//! (`generateContent`, `streamGenerateContent`: [`RestPath`]), from cassettes
+//! ([`CassetteLibrary`], [`TapeServer::cassettes`]) in replay, and recorded into
+//! `<test>.cassette.json` through the upstream in the recording modes.
+//!
 //! ```no_run
 //! use reel_replayer::server::{Matching, TapeLibrary, TapeServer};
 //!
@@ -73,6 +78,10 @@ mod recording;
 mod replay_session;
 mod report;
 mod report_json;
+mod rest_cassettes;
+mod rest_path;
+mod rest_session;
+mod rest_upstream;
 mod rules;
 mod tape_index;
 mod test_name;
@@ -97,6 +106,9 @@ pub use matching::{Matching, canonical};
 pub use recording::recording_stem;
 pub use replay_session::Pace;
 pub use report::{ConnectionReport, End, Expected, Mismatch, Outcome};
+pub use rest_cassettes::{CASSETTE_SUFFIX, CassetteLibrary, CassetteLoadError, NO_TEST_CASSETTE};
+pub use rest_path::{RestMethod, RestPath};
+pub use rest_session::{RestReport, RestResult};
 pub use rules::{IGNORED, Ignore, IgnoreRule, MatchRules};
 pub use tape_index::{ClosestTape, LoadedTape, TAPE_SUFFIX, TapeLibrary};
 pub use test_name::{MAX_TEST_NAME_BYTES, TEST_HEADER, TEST_QUERY_PARAM, TestName, TestNameError};
@@ -178,6 +190,7 @@ pub struct TapeServer {
     handshake_timeout: Duration,
     max_frame_bytes: usize,
     redactor: Option<Redactor>,
+    cassettes: CassetteLibrary,
 }
 
 impl TapeServer {
@@ -196,6 +209,7 @@ impl TapeServer {
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             redactor: None,
+            cassettes: CassetteLibrary::new(),
         }
     }
 
@@ -259,6 +273,14 @@ impl TapeServer {
     /// The mode.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// Answers `generateContent` and `streamGenerateContent` calls from `cassettes` (see
+    /// [`CassetteLibrary`]); recording modes record new calls into `<test>.cassette.json`
+    /// in the recording directory.
+    pub fn cassettes(mut self, cassettes: CassetteLibrary) -> Self {
+        self.cassettes = cassettes;
+        self
     }
 
     /// Redacts what a recording proxy writes with `redactor` (the client and the upstream

@@ -41,7 +41,7 @@ pub enum Pace {
 }
 
 impl Pace {
-    fn wait(&self, delay_ms: u64) -> Option<Duration> {
+    pub(crate) fn wait(&self, delay_ms: u64) -> Option<Duration> {
         match self {
             Pace::AtOnce => None,
             Pace::Recorded { speed } if delay_ms > 0 => {

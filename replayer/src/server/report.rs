@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::error::ConnectionError;
+use super::rest_session::RestReport;
 use super::tape_index::ClosestTape;
 use super::test_name::TestNameError;
 use crate::divergence::PathDiff;
@@ -76,6 +77,8 @@ pub enum Outcome {
     NotFound,
     /// A plain `GET /healthz`, answered `200` (not reported).
     Health,
+    /// A REST call beside Live (`generateContent`, `streamGenerateContent`).
+    Rest(RestReport),
     /// A plain HTTP request (no WebSocket upgrade) for a Live path (answered with HTTP 426).
     NotWebSocket,
     /// The connection ended before the client's first frame.
@@ -291,6 +294,7 @@ impl fmt::Display for Outcome {
             Outcome::BadTestName(error) => write!(f, "bad test name: {error}"),
             Outcome::NotFound => write!(f, "not a Live path: answered 404"),
             Outcome::Health => write!(f, "a health check: answered 200"),
+            Outcome::Rest(report) => report.fmt(f),
             Outcome::NotWebSocket => {
                 write!(f, "a plain HTTP request on a Live path: answered 426")
             }

@@ -16,11 +16,17 @@
 //! | `bad_test_name`, `failed`, `invalid_frame` | `error` (and `frame` for `invalid_frame`) |
 //! | `too_large` | `size`, `limit` |
 //! | `not_found`, `not_websocket`, `no_setup` | — |
+//! | `rest_replayed` | `method`, `model`, `cassette`, `call` (1-based), `chunks` |
+//! | `rest_recorded` | `method`, `model`, `recording`, `call`, `chunks` |
+//! | `rest_forwarded` | `method`, `model`, `status` |
+//! | `rest_no_match` | `method`, `model`, `closest`: `{cassette, call, first_mismatch}` or `null` |
+//! | `rest_refused`, `rest_failed` | `method`, `model`, `error` (and `status`) |
 
 use serde_json::{Map, Value, json};
 
 use super::replay_session::mismatch_reason;
 use super::report::{ConnectionReport, End, Expected, Mismatch, Outcome};
+use super::rest_session::RestResult;
 use super::{
     CLOSE_BAD_REQUEST, CLOSE_INVALID_FRAME, CLOSE_MISMATCH, CLOSE_NO_TAPE, CLOSE_SHUTDOWN,
     CLOSE_TOO_LARGE, CLOSE_UPSTREAM, PathDiff,
@@ -130,6 +136,47 @@ impl ConnectionReport {
                 }
             }
             Outcome::NoSetup { end } => end_close(end),
+            Outcome::Rest(report) => {
+                put("method", json!(report.method.as_str()));
+                put("model", json!(report.model));
+                match &report.result {
+                    RestResult::Replayed {
+                        cassette,
+                        index,
+                        chunks,
+                    } => {
+                        put("cassette", json!(cassette));
+                        put("call", json!(index + 1));
+                        put("chunks", json!(chunks));
+                    }
+                    RestResult::Recorded {
+                        cassette,
+                        index,
+                        chunks,
+                    } => {
+                        put("recording", json!(cassette));
+                        put("call", json!(index + 1));
+                        put("chunks", json!(chunks));
+                    }
+                    RestResult::Forwarded { status } => put("status", json!(status)),
+                    RestResult::NoMatch { closest } => {
+                        let closest = closest.as_ref().map(|(cassette, index, diffs)| {
+                            json!({
+                                "cassette": cassette,
+                                "call": index + 1,
+                                "first_mismatch": diffs.first().map(diff_json),
+                            })
+                        });
+                        put("closest", json!(closest));
+                    }
+                    RestResult::Refused { status, message } => {
+                        put("status", json!(status));
+                        put("error", json!(message));
+                    }
+                    RestResult::UpstreamFailed { message } => put("error", json!(message)),
+                }
+                Value::Null
+            }
             Outcome::NotFound | Outcome::NotWebSocket | Outcome::Health => Value::Null,
         };
         object.insert("close".into(), close);
@@ -154,6 +201,14 @@ fn kind(outcome: &Outcome) -> &'static str {
         Outcome::InvalidFrame { .. } => "invalid_frame",
         Outcome::TooLarge { .. } => "too_large",
         Outcome::Failed(_) => "failed",
+        Outcome::Rest(report) => match report.result {
+            RestResult::Replayed { .. } => "rest_replayed",
+            RestResult::Recorded { .. } => "rest_recorded",
+            RestResult::Forwarded { .. } => "rest_forwarded",
+            RestResult::NoMatch { .. } => "rest_no_match",
+            RestResult::Refused { .. } => "rest_refused",
+            RestResult::UpstreamFailed { .. } => "rest_failed",
+        },
     }
 }
 

@@ -245,6 +245,27 @@ impl Upstream {
         }
     }
 
+    /// Where REST calls go: the upstream's host and port, and whether over TLS (`wss://`
+    /// means `https://` on the same host).
+    pub(crate) fn rest_endpoint(&self) -> (String, u16, bool) {
+        let tls = self.uri.scheme_str() == Some("wss");
+        let host = self
+            .uri
+            .host()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let port = self.uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        (host, port, tls)
+    }
+
+    /// The TLS configuration of REST calls: the same trust as the WebSocket's.
+    pub(crate) fn rest_tls_config(&self) -> Result<rustls::ClientConfig, String> {
+        self.tls_config()
+            .map(|config| rustls::ClientConfig::clone(&config))
+    }
+
     fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, String> {
         let mut roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),

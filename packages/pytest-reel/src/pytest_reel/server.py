@@ -206,7 +206,9 @@ class ReelTest:
         options: dict = {"base_url": self.server.http_base_url + "/", "headers": headers}
         context = self.server.ssl_context()
         if context is not None:
-            options["async_client_args"] = {"ssl": context}
+            # The Live WebSocket and aiohttp read `ssl`, httpx reads `verify`.
+            options["async_client_args"] = {"ssl": context, "verify": context}
+            options["client_args"] = {"verify": context}
         options.update(overrides)
         return types.HttpOptions(**options)
 
