@@ -33,6 +33,7 @@ use support::{
     runtime, serve_on_thread,
 };
 
+/// Frames per iteration.
 const FRAMES: u64 = 200_000;
 
 /// Counts `on_text` calls and wakes the bench at the last one.

@@ -17,6 +17,7 @@ use support::{kinds, settle, start};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct WeatherArgs {
+    /// City name.
     city: String,
 }
 

@@ -24,9 +24,11 @@ use tokio_util::sync::CancellationToken;
 /// Book a table at the restaurant.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct BookTableArgs {
+    /// Number of guests.
     party_size: u8,
     /// Time in 24-hour format, e.g. "19:30".
     time: String,
+    /// Where to sit.
     seating: Seating,
     /// Anything the restaurant should know.
     note: Option<String>,

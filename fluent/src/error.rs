@@ -174,6 +174,7 @@ fn extracted_note(extracted: &[String]) -> String {
     }
 }
 
+/// `total` for `derived:total`.
 fn derived_name(key: &str) -> &str {
     key.strip_prefix(reel_actors::state::prefix::DERIVED)
         .unwrap_or(key)

@@ -218,6 +218,7 @@ impl ReplayCassette {
         }
     }
 
+    /// The cassette.
     pub(crate) fn cassette(&self) -> &Cassette {
         &self.cassette
     }

@@ -20,6 +20,7 @@ use support::{T0, TempFolder, accepted, text, turn_complete, until_turn_complete
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct CityArgs {
+    /// The city.
     city: String,
 }
 

@@ -20,6 +20,7 @@ use support::{drain, lane, recording, text, turn_complete, until_turn_complete};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct WeatherArgs {
+    /// City name.
     city: String,
 }
 

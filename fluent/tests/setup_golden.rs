@@ -15,7 +15,9 @@ use serde_json::json;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct BookingArgs {
+    /// How many people.
     party_size: u8,
+    /// When, e.g. "19:30".
     time: String,
 }
 

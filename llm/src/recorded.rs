@@ -56,6 +56,7 @@ pub(crate) fn replay_chunk(chunk: &RecordedChunk) -> LlmChunk {
     }
 }
 
+/// `usage` as recorded.
 pub(crate) fn record_usage(usage: LlmUsage) -> RecordedUsage {
     RecordedUsage {
         prompt_tokens: usage.prompt_tokens,

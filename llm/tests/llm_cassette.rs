@@ -20,6 +20,7 @@ use reel_recorder::llm_tape::DocumentError;
 use serde_json::json;
 use tokio::time::Instant;
 
+/// 2025-12-10T18:00:00Z.
 fn fixed_clock() -> SharedClock {
     Arc::new(ManualClock::new(1_765_389_600_000))
 }

@@ -18,6 +18,7 @@ use reel_recorder::clock::TokioClock;
 use reel_recorder::trace::{AgentTrace, read_trace};
 use serde_json::json;
 
+/// 2026-01-07T10:30:00Z.
 const T0: u64 = 1_767_781_800_000;
 
 /// One scripted call: chunks each after a delay, or a failure.

@@ -231,6 +231,7 @@ impl<T> FieldTag<T> {
     }
 }
 
+/// See [`FieldTag`].
 pub(crate) trait ReadInPlace {
     type Field;
     fn seed<'a>(&self, place: &'a mut Option<Self::Field>) -> InPlaceSeed<'a, Self::Field>;
@@ -247,6 +248,7 @@ impl<T: InPlace> ReadInPlace for &FieldTag<T> {
     }
 }
 
+/// See [`FieldTag`].
 pub(crate) trait ReadByValue {
     type Field;
     fn seed<'a>(&self, place: &'a mut Option<Self::Field>) -> ByValueSeed<'a, Self::Field>;

@@ -14,7 +14,9 @@ use serde_json::error::Category;
 pub(crate) enum JsonFault {
     /// Not JSON: a syntax error, text after the document, or a document cut short.
     Syntax {
+        /// 1-based line.
         line: usize,
+        /// 1-based column.
         column: usize,
         /// What the parser expected.
         message: String,

@@ -71,6 +71,7 @@ impl<W: Write> LineBuffer<W> {
         self.out.flush()
     }
 
+    /// The writer.
     pub(crate) fn get_ref(&self) -> &W {
         &self.out
     }

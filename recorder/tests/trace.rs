@@ -42,6 +42,7 @@ const SEED_TRACE: &str = r#"{
   }
 }"#;
 
+/// 2026-01-07T10:30:00Z.
 const T0: u64 = 1_767_781_800_000;
 
 fn at(ms: u64) -> Timestamp {

@@ -39,6 +39,7 @@ use support::{
     MemoryConnector, TEXT_FRAME, cpu_seconds, load_average, median, runtime, target_dir,
 };
 
+/// One timed run.
 #[derive(Debug, Clone, Copy)]
 struct Run {
     /// From release to the last `on_text`.

@@ -62,6 +62,7 @@ struct Feed {
 #[derive(Default)]
 struct FeedState {
     items: VecDeque<Result<WireEntry, RecordError>>,
+    /// Lifts held ([`ReadAhead::lift`]).
     lifts: usize,
     /// The reader has handed over its last entry.
     ended: bool,

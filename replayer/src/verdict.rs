@@ -88,6 +88,7 @@ impl fmt::Display for Drift {
 /// Whether a replay reproduced its recording, and if not, every way it did not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Verdict {
+    /// Whether nothing drifted.
     clean: bool,
     /// Mutations compared entry by entry; `None` when no recorded journal was given.
     journal_entries: Option<usize>,

@@ -26,6 +26,7 @@ const T0: u64 = 1_718_000_000_000;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct WeatherArgs {
+    /// City name.
     city: String,
 }
 

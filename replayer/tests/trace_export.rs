@@ -11,6 +11,7 @@ use reel_replayer::export::{
 };
 use serde_json::{Value, json};
 
+/// 2024-06-10T06:13:20Z.
 const T: u64 = 1_718_000_000_000;
 
 fn frame(seq: u64, dir: Direction, ms: u64, json: Value) -> WireEntry {

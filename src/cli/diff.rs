@@ -82,6 +82,7 @@ fn arrow(dir: Direction) -> &'static str {
     }
 }
 
+/// `←  toolCall  get_weather({"city":"Paris"})`
 fn frame_line(side: &Side) -> String {
     let view = describe(&side.entry);
     format!("{}  {}  {}", arrow(side.dir), view.kind, view.summary)

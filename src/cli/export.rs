@@ -48,9 +48,12 @@ pub struct ExportArgs {
     salvage: bool,
 }
 
+/// An export format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ExportFormat {
+    /// An agent trace.
     Trace,
+    /// OpenTelemetry spans, OTLP/JSON.
     Otlp,
 }
 

@@ -36,12 +36,18 @@ const WIRE_LOG_SUFFIX: &str = ".wire.jsonl";
 /// How one session's replay ended.
 #[derive(Debug, Clone, PartialEq)]
 enum Outcome {
+    /// Replayed clean.
     Clean {
+        /// Server frames replayed.
         frames: u64,
+        /// Model turns.
         turns: usize,
     },
+    /// Drifted.
     Drift {
+        /// Server frames replayed.
         frames: u64,
+        /// Model turns.
         turns: usize,
         /// What drifted (`1 outbound divergence`).
         drift: String,
@@ -50,6 +56,7 @@ enum Outcome {
     },
     /// Could not be replayed.
     Bad {
+        /// Why.
         error: String,
     },
 }
@@ -61,6 +68,7 @@ struct Session {
     path: String,
     /// Seconds its replay took.
     seconds: f64,
+    /// How it ended.
     outcome: Outcome,
 }
 
@@ -298,6 +306,7 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
     out
 }
 
+/// The JSON report.
 fn to_json(sessions: &[Session], seconds: f64, jobs: usize) -> Value {
     let (clean, drifted, bad) = tally(sessions);
     let sessions: Vec<Value> = sessions

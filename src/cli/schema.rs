@@ -20,9 +20,12 @@ pub struct SchemaArgs {
     format: Option<Format>,
 }
 
+/// A recording format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// A wire-log line.
     Wire,
+    /// A journal line.
     Journal,
     /// A per-call tape of one out-of-band model call (a whole file).
     Tape,

@@ -26,6 +26,7 @@ use super::progress::Progress;
 /// Arguments of `reel show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
+    /// The wire log.
     log: String,
     /// Only the frames of model turn N (1-based; a turn ends with its turnComplete).
     #[arg(long, value_name = "N")]

@@ -313,6 +313,7 @@ fn performance_lines(out: &mut String, performance: &TracePerformance) {
     }
 }
 
+/// `1.300s`.
 fn seconds(ms: u64) -> String {
     format!("{}.{:03}s", ms / 1000, ms % 1000)
 }

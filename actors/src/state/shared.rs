@@ -80,6 +80,7 @@ impl StateShared {
         self.clock.store(Arc::new(clock));
     }
 
+    /// The session clock.
     pub(crate) fn clock(&self) -> SharedClock {
         Arc::clone(&self.clock.load())
     }

@@ -510,6 +510,7 @@ mod tests {
     #[derive(Deserialize, JsonSchema)]
     #[allow(dead_code)]
     struct Nested {
+        /// The stop.
         stop: Stop,
         stops: Vec<Stop>,
         later: Option<Stop>,

@@ -161,9 +161,11 @@ enum Link {
     Down,
     /// Setup sent, waiting for `setupComplete`.
     AwaitingSetup,
+    /// Commands flow.
     Live,
     /// We closed; waiting for the close to complete.
     Closing,
+    /// Over.
     Closed,
 }
 

@@ -7,6 +7,7 @@ use jiff::Unit;
 use jiff::civil::Date;
 use jiff::tz::{Offset, TimeZone};
 
+/// Day 0.
 const EPOCH: Date = Date::constant(1970, 1, 1);
 
 /// Where relative days are resolved: a fixed UTC offset, or an IANA zone (its offset at

@@ -45,6 +45,7 @@ fn plain(hour: u32, minute: u32, zero_padded: bool) -> Option<ClockTime> {
     })
 }
 
+/// Digits, `0`–`max`.
 fn small(text: &str, max: u32) -> Option<u32> {
     if text.is_empty() || text.len() > 2 || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -243,6 +243,7 @@ mod tests {
     use super::super::tokens::tokens;
     use super::*;
 
+    /// 2024-06-10T06:13:20Z, a Monday.
     const MONDAY: u64 = 1_718_000_000_000;
 
     fn when(text: &str) -> Option<Value> {

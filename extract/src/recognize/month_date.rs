@@ -75,6 +75,7 @@ mod tests {
     use super::super::tokens::tokens;
     use super::*;
 
+    /// 2024-06-10.
     const TODAY: i64 = 19_884;
 
     fn date(text: &str) -> Option<(String, usize)> {

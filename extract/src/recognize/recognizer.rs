@@ -282,6 +282,7 @@ mod tests {
 
     use super::*;
 
+    /// 2024-06-10T06:13:20Z, a Monday.
     const MONDAY: u64 = 1_718_000_000_000;
 
     #[test]

@@ -66,6 +66,7 @@ enum AnswerBody {
     Whole(Bytes),
     /// Sent chunked, one step at a time.
     Steps(Vec<Step>),
+    /// Never answered.
     Hang,
 }
 
@@ -73,6 +74,7 @@ enum AnswerBody {
 enum Step {
     /// One write (one HTTP chunk), flushed.
     Write(Bytes),
+    /// Waits for [`GeminiStandin::resume`].
     Pause,
     /// Closes the connection without finishing the body.
     Cut,

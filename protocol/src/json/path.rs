@@ -36,7 +36,9 @@ pub struct JsonPath {
 enum Step {
     /// A member, in each spelling it matches (lowerCamelCase first; one if both are equal).
     Key(Vec<String>),
+    /// One element.
     Index(usize),
+    /// Every element.
     Each,
     /// Any one member or element.
     Any,

@@ -40,7 +40,9 @@ pub(crate) struct ClientFrame {
 /// What the client did next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ClientEvent {
+    /// A data frame.
     Frame(ClientFrame),
+    /// A close frame.
     Closed {
         /// Its code, if any.
         code: Option<u16>,
@@ -51,14 +53,17 @@ pub(crate) enum ClientEvent {
     TooLarge {
         /// Its size, in bytes.
         size: usize,
+        /// The limit.
         limit: usize,
     },
     /// The connection ended without a close frame, or broke the protocol.
     Gone {
+        /// What happened.
         message: String,
     },
 }
 
+/// One client's WebSocket.
 pub(crate) struct ClientSocket {
     ws: ClientWs,
     frames: u32,

@@ -66,6 +66,7 @@ pub(crate) enum Naming<'a> {
     Test(&'a TestName),
 }
 
+/// One connection's recording.
 pub(crate) struct Recording {
     recorder: FileWireRecorder,
     redactor: Option<Redactor>,
@@ -115,6 +116,7 @@ impl Recording {
         })
     }
 
+    /// The file.
     pub(crate) fn path(&self) -> &Path {
         self.recorder.path()
     }
@@ -125,6 +127,7 @@ impl Recording {
         seq
     }
 
+    /// Records a frame.
     pub(crate) fn frame(&mut self, dir: Direction, payload: &Bytes, binary: bool) {
         match dir {
             Direction::Out => self.frames_out += 1,

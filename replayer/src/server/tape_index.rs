@@ -157,6 +157,7 @@ pub(crate) enum Reply {
     Frame {
         /// Its recorded sequence number.
         seq: u64,
+        /// The exact bytes.
         payload: Bytes,
         /// Whether it was a binary frame.
         binary: bool,
@@ -165,6 +166,7 @@ pub(crate) enum Reply {
     },
     /// The recorded end of the connection.
     Close {
+        /// How it ended.
         mark: CloseMark,
         /// Milliseconds after the entry before it, in the recording.
         delay_ms: u64,
