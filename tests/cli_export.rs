@@ -232,3 +232,75 @@ fn bad_input_ends_with_exit_code_2_naming_the_file() {
         "{stderr}"
     );
 }
+
+/// A wire-log line of `dir` (`out`/`in`) carrying PCM16LE `samples` at `rate`.
+fn audio_line(seq: u64, ts: u64, out: bool, rate: u32, samples: &[i16]) -> String {
+    let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let data = reel_protocol::Base64Data(bytes.into()).encode();
+    let blob = json!({"mimeType": format!("audio/pcm;rate={rate}"), "data": data});
+    let payload = if out {
+        json!({"realtimeInput": {"audio": blob}})
+    } else {
+        json!({"serverContent": {"modelTurn": {"parts": [{"inlineData": blob}]}}})
+    };
+    line(seq, ts, out, &payload.to_string())
+}
+
+/// A wire-log line of a text frame.
+fn line(seq: u64, ts: u64, out: bool, payload: &str) -> String {
+    use reel_recorder::wire_log::{Direction, WireEntry};
+    let dir = if out { Direction::Out } else { Direction::In };
+    let entry = WireEntry::frame(seq, dir, ts, payload.as_bytes().to_vec(), None, false);
+    serde_json::to_string(&entry).unwrap()
+}
+
+#[test]
+fn a_calls_audio_exports_as_a_stereo_wav_on_the_sessions_time_axis() {
+    let dir = TempDir::new("export-wav");
+    let log = dir.join("call.wire.jsonl");
+    write_lines(
+        &log,
+        &[
+            line(1, 1_000, true, r#"{"setup":{"model":"models/m"}}"#),
+            // 10 ms of the user at 16 kHz at t=0; 5 ms of the model at 24 kHz at t=20 ms.
+            audio_line(2, 1_000, true, 16_000, &[1_000; 160]),
+            audio_line(3, 1_020, false, 24_000, &[-2_000; 120]),
+        ],
+    );
+    let wav = dir.join("call.wav");
+    let (code, stdout, stderr) = reel(&["export", arg(&log), "--format", "wav", "-o", arg(&wav)]);
+    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "reel export: {}: 0.025 s of audio (1 user chunks, 1 model chunks)\n",
+            arg(&wav)
+        )
+    );
+    let bytes = std::fs::read(&wav).unwrap();
+    assert_eq!(&bytes[..4], b"RIFF");
+    assert_eq!(&bytes[8..16], b"WAVEfmt ");
+    let frames: Vec<(i16, i16)> = bytes[44..]
+        .chunks_exact(4)
+        .map(|f| {
+            (
+                i16::from_le_bytes([f[0], f[1]]),
+                i16::from_le_bytes([f[2], f[3]]),
+            )
+        })
+        .collect();
+    // 25 ms at 24 kHz: the user's 240 frames first, then silence, the model's 120 at 20 ms.
+    assert_eq!(frames.len(), 600);
+    assert!(frames[..240].iter().all(|f| *f == (1_000, 0)));
+    assert!(frames[240..480].iter().all(|f| *f == (0, 0)));
+    assert!(frames[480..].iter().all(|f| *f == (0, -2_000)));
+
+    let (code, _, stderr) = reel(&["export", arg(&log), "--format", "wav"]);
+    assert_eq!(
+        (code, stderr.as_str()),
+        (
+            2,
+            "reel export: --format wav writes a file: give -o OUT.wav\n"
+        )
+    );
+}

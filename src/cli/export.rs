@@ -3,7 +3,8 @@
 //! standard output or into a file.
 //!
 //! Both come from [`reel_replayer::export`]; the OTLP ids derive from the recording, so
-//! exporting one file twice gives the same bytes.
+//! exporting one file twice gives the same bytes. `--format wav` writes the call's audio
+//! instead (user left, model right, on the session's time axis) into the `-o` file.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -11,7 +12,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use reel_recorder::cassette::{CassetteFile, DEFAULT_MAX_CASSETTE_BYTES};
 use reel_replayer::export::{
-    ExportError, ExportOptions, Exported, OtlpOptions, TraceExporter, export_cassette, to_otlp,
+    ExportError, ExportOptions, Exported, OtlpOptions, TraceExporter, WAV_RATE, WavError,
+    WavExporter, export_cassette, to_otlp,
 };
 
 use super::input::WireInput;
@@ -55,10 +57,15 @@ enum ExportFormat {
     Trace,
     /// OpenTelemetry spans, OTLP/JSON.
     Otlp,
+    /// The call's audio: a stereo WAV, the user left and the model right, 24 kHz.
+    Wav,
 }
 
 /// Reads the log entry by entry and writes the export.
 pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
+    if args.format == ExportFormat::Wav {
+        return export_wav(&args);
+    }
     let options = ExportOptions {
         trace_name: args.name.clone().unwrap_or_else(|| trace_name(&args.log)),
         agent_name: args.agent.clone(),
@@ -88,6 +95,8 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
             let otlp = to_otlp(&exported.trace, &exported.ids, options);
             format!("{}\n", serde_json::to_string_pretty(&otlp)?)
         }
+        // Handled before the trace is built.
+        ExportFormat::Wav => String::new(),
     };
     match &args.output {
         None => print_stdout(&text)?,
@@ -98,6 +107,49 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
             ))
         })?,
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the log's audio as a WAV file (`-o` is required: it is not text).
+fn export_wav(args: &ExportArgs) -> Result<ExitCode, CliError> {
+    let Some(output) = &args.output else {
+        eprintln!("reel export: --format wav writes a file: give -o OUT.wav");
+        return Ok(ExitCode::from(2));
+    };
+    if is_cassette(&args.log) {
+        eprintln!(
+            "reel export: {}: a cassette holds no audio; --format wav takes a wire log",
+            args.log
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let output_error = |error: std::io::Error| {
+        CliError::Output(std::io::Error::new(
+            error.kind(),
+            format!("{output}: {error}"),
+        ))
+    };
+    let file = std::fs::File::create(output).map_err(output_error)?;
+    let write_error = |error: WavError| match error {
+        WavError::Io(error) => output_error(error),
+        other => output_error(std::io::Error::other(other.to_string())),
+    };
+    let mut exporter = WavExporter::new(std::io::BufWriter::new(file)).map_err(write_error)?;
+    let progress = Progress::start("exporting");
+    for entry in WireInput::open(&args.log)?
+        .salvaging(args.salvage)
+        .counting(progress.counter())
+    {
+        exporter.push(&entry?).map_err(write_error)?;
+    }
+    progress.finish();
+    let summary = exporter.finish().map_err(write_error)?;
+    eprintln!(
+        "reel export: {output}: {:.3} s of audio ({} user chunks, {} model chunks)",
+        summary.frames as f64 / f64::from(WAV_RATE),
+        summary.chunks_in,
+        summary.chunks_out
+    );
     Ok(ExitCode::SUCCESS)
 }
 

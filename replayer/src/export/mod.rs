@@ -46,6 +46,7 @@ mod cassette;
 mod ids;
 mod live_turn;
 pub mod otlp;
+mod wav;
 
 use reel_protocol::SessionConfig;
 use reel_recorder::trace::{AgentTrace, Timestamp};
@@ -57,6 +58,7 @@ use live_turn::LiveTurns;
 pub use cassette::export_cassette;
 pub use ids::IdSeed;
 pub use otlp::{OtlpOptions, to_otlp};
+pub use wav::{WAV_RATE, WavError, WavExporter, WavSummary};
 
 /// How an export names what it exports.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

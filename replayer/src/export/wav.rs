@@ -1,0 +1,369 @@
+//! A call's audio as one WAV file: the user on the left channel, the model on the right, on
+//! the session's time axis, 16-bit PCM at 24 kHz (the model's rate; the user's 16 kHz audio
+//! is resampled linearly).
+//!
+//! A chunk is placed at its recorded time, or right after the channel's previous chunk if
+//! that one is still playing: the model streams its audio faster than real time, and the
+//! listener hears it as it would have been played. Written as it is read, in bounded memory:
+//! every frame before the current entry's time is final (later chunks start at their time or
+//! later) and goes to the file; only the audio ahead of it waits.
+
+use std::io::{self, Seek, SeekFrom, Write};
+
+use reel_protocol::{Blob, decode_client, decode_server};
+use reel_recorder::wire_log::{Direction, WireEntry};
+
+/// The file's sample rate.
+pub const WAV_RATE: u32 = 24_000;
+
+/// The user's rate when a chunk's MIME type names none.
+const DEFAULT_INPUT_RATE: u32 = 16_000;
+/// The model's rate when a chunk's MIME type names none.
+const DEFAULT_OUTPUT_RATE: u32 = 24_000;
+
+/// The size of the RIFF/WAVE header written before the samples.
+const HEADER_BYTES: u64 = 44;
+
+/// What went wrong writing a WAV.
+#[derive(Debug, thiserror::Error)]
+pub enum WavError {
+    /// The file could not be written.
+    #[error("cannot write the WAV: {0}")]
+    Io(#[from] io::Error),
+    /// Over the 4 GiB a WAV's sizes can say (about 12 hours of stereo at 24 kHz).
+    #[error("the call's audio is {bytes} bytes, over the 4 GiB a WAV file can hold")]
+    TooLong {
+        /// The audio's size.
+        bytes: u64,
+    },
+}
+
+/// What was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WavSummary {
+    /// Stereo frames written.
+    pub frames: u64,
+    /// Audio chunks the user sent.
+    pub chunks_in: u64,
+    /// Audio chunks the model sent.
+    pub chunks_out: u64,
+}
+
+/// Writes a call's audio as it reads the wire log ([module](self)).
+#[derive(Debug)]
+pub struct WavExporter<W: Write + Seek> {
+    out: W,
+    /// The first entry's time, the file's zero.
+    t0: Option<u64>,
+    /// Frames already in the file.
+    flushed: u64,
+    /// Per channel (0 user, 1 model): samples of frames `flushed..`, not yet written.
+    pending: [Vec<i16>; 2],
+    /// Per channel: the first frame after its last chunk.
+    cursor: [u64; 2],
+    chunks: [u64; 2],
+}
+
+impl<W: Write + Seek> WavExporter<W> {
+    /// Starts the file (its header's sizes are filled in by [`WavExporter::finish`]).
+    pub fn new(mut out: W) -> Result<Self, WavError> {
+        out.write_all(&header(0))?;
+        Ok(WavExporter {
+            out,
+            t0: None,
+            flushed: 0,
+            pending: [Vec::new(), Vec::new()],
+            cursor: [0, 0],
+            chunks: [0, 0],
+        })
+    }
+
+    /// Takes the next entry of the log: its audio, if any, is placed; the frames before its
+    /// time are written.
+    pub fn push(&mut self, entry: &WireEntry) -> Result<(), WavError> {
+        let t0 = *self.t0.get_or_insert(entry.ts_ms);
+        let at = entry.ts_ms.saturating_sub(t0) * u64::from(WAV_RATE) / 1000;
+        let at = at.max(self.flushed);
+        self.flush_until(at)?;
+        if entry.close.is_some() {
+            return Ok(());
+        }
+        let (channel, chunks) = match entry.dir {
+            Direction::Out => (0, client_audio(&entry.payload)),
+            Direction::In => (1, server_audio(&entry.payload)),
+        };
+        for (rate, pcm) in chunks {
+            let samples = resample(&pcm, rate, WAV_RATE);
+            let start = at.max(self.cursor[channel]);
+            let offset = usize::try_from(start - self.flushed).unwrap_or(usize::MAX);
+            let pending = &mut self.pending[channel];
+            if pending.len() < offset + samples.len() {
+                pending.resize(offset + samples.len(), 0);
+            }
+            pending[offset..offset + samples.len()].copy_from_slice(&samples);
+            self.cursor[channel] = start + samples.len() as u64;
+            self.chunks[channel] += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes the frames before `frame`.
+    fn flush_until(&mut self, frame: u64) -> Result<(), WavError> {
+        if frame <= self.flushed {
+            return Ok(());
+        }
+        let count = usize::try_from(frame - self.flushed).unwrap_or(usize::MAX);
+        let mut bytes = Vec::with_capacity(count.min(1 << 20) * 4);
+        for index in 0..count {
+            for channel in &self.pending {
+                let sample = channel.get(index).copied().unwrap_or(0);
+                bytes.extend_from_slice(&sample.to_le_bytes());
+            }
+            if bytes.len() >= 1 << 20 {
+                self.out.write_all(&bytes)?;
+                bytes.clear();
+            }
+        }
+        self.out.write_all(&bytes)?;
+        for channel in &mut self.pending {
+            channel.drain(..count.min(channel.len()));
+        }
+        self.flushed = frame;
+        Ok(())
+    }
+
+    /// Writes the audio still waiting and the header's sizes; returns what was written.
+    pub fn finish(mut self) -> Result<WavSummary, WavError> {
+        let end = self.cursor[0].max(self.cursor[1]).max(self.flushed);
+        self.flush_until(end)?;
+        let data_bytes = self.flushed * 4;
+        let Ok(data_size) = u32::try_from(data_bytes) else {
+            return Err(WavError::TooLong { bytes: data_bytes });
+        };
+        if data_bytes + HEADER_BYTES - 8 > u64::from(u32::MAX) {
+            return Err(WavError::TooLong { bytes: data_bytes });
+        }
+        self.out.seek(SeekFrom::Start(0))?;
+        self.out.write_all(&header(data_size))?;
+        self.out.flush()?;
+        Ok(WavSummary {
+            frames: self.flushed,
+            chunks_in: self.chunks[0],
+            chunks_out: self.chunks[1],
+        })
+    }
+}
+
+/// A 16-bit stereo PCM WAVE header for `data_size` bytes of samples.
+fn header(data_size: u32) -> [u8; 44] {
+    let channels: u16 = 2;
+    let bits: u16 = 16;
+    let block_align = channels * bits / 8;
+    let byte_rate = WAV_RATE * u32::from(block_align);
+    let mut header = [0u8; 44];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        header[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    put(b"RIFF");
+    put(&(data_size.saturating_add(36)).to_le_bytes());
+    put(b"WAVE");
+    put(b"fmt ");
+    put(&16u32.to_le_bytes());
+    put(&1u16.to_le_bytes()); // PCM
+    put(&channels.to_le_bytes());
+    put(&WAV_RATE.to_le_bytes());
+    put(&byte_rate.to_le_bytes());
+    put(&block_align.to_le_bytes());
+    put(&bits.to_le_bytes());
+    put(b"data");
+    put(&data_size.to_le_bytes());
+    header
+}
+
+/// The audio a client frame sends: `(rate, samples)` per chunk.
+fn client_audio(payload: &[u8]) -> Vec<(u32, Vec<i16>)> {
+    let Ok(message) = decode_client(payload) else {
+        return Vec::new();
+    };
+    let Some(input) = message.realtime_input else {
+        return Vec::new();
+    };
+    input
+        .audio
+        .iter()
+        .chain(input.media_chunks.iter().flatten())
+        .filter_map(|blob| pcm_of(blob, DEFAULT_INPUT_RATE))
+        .collect()
+}
+
+/// The audio a server frame carries: `(rate, samples)` per part.
+fn server_audio(payload: &[u8]) -> Vec<(u32, Vec<i16>)> {
+    let Ok(message) = decode_server(payload) else {
+        return Vec::new();
+    };
+    message
+        .server_content
+        .and_then(|content| content.model_turn)
+        .and_then(|turn| turn.parts)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|part| part.inline_data.as_ref())
+        .filter_map(|blob| pcm_of(blob, DEFAULT_OUTPUT_RATE))
+        .collect()
+}
+
+/// A PCM16LE audio blob's rate and samples; `None` for anything else.
+fn pcm_of(blob: &Blob, default_rate: u32) -> Option<(u32, Vec<i16>)> {
+    let mime = blob.mime_type.as_deref()?;
+    if !mime.starts_with("audio/pcm") {
+        return None;
+    }
+    let rate = mime
+        .split(';')
+        .filter_map(|param| param.trim().strip_prefix("rate="))
+        .find_map(|rate| rate.parse().ok())
+        .filter(|rate: &u32| *rate > 0)
+        .unwrap_or(default_rate);
+    let data = blob.data.as_ref()?;
+    let samples = data
+        .0
+        .chunks_exact(2)
+        .map(|pair| i16::from_le_bytes([pair[0], pair[1]]))
+        .collect();
+    Some((rate, samples))
+}
+
+/// `samples` at `from` Hz as `to` Hz, by linear interpolation within the chunk.
+fn resample(samples: &[i16], from: u32, to: u32) -> Vec<i16> {
+    if from == to || samples.is_empty() {
+        return samples.to_vec();
+    }
+    let count = (samples.len() as u64 * u64::from(to)).div_ceil(u64::from(from));
+    (0..count)
+        .map(|j| {
+            // Position j in the input, as a whole index and a fraction of `to`.
+            let scaled = j * u64::from(from);
+            let index = usize::try_from(scaled / u64::from(to)).unwrap_or(usize::MAX);
+            let fraction = (scaled % u64::from(to)) as f64 / f64::from(to);
+            let a = f64::from(samples[index.min(samples.len() - 1)]);
+            let b = f64::from(samples[(index + 1).min(samples.len() - 1)]);
+            (a + (b - a) * fraction).round() as i16
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use reel_protocol::Base64Data;
+
+    use super::*;
+
+    fn audio_in(seq: u64, ts: u64, samples: &[i16]) -> WireEntry {
+        let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+        let payload = format!(
+            r#"{{"realtimeInput":{{"audio":{{"mimeType":"audio/pcm;rate=16000","data":"{}"}}}}}}"#,
+            Base64Data(bytes.into()).encode()
+        );
+        WireEntry::frame(seq, Direction::Out, ts, payload.into_bytes(), None, false)
+    }
+
+    fn audio_out(seq: u64, ts: u64, samples: &[i16]) -> WireEntry {
+        let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+        let payload = format!(
+            r#"{{"serverContent":{{"modelTurn":{{"parts":[{{"inlineData":{{"mimeType":"audio/pcm;rate=24000","data":"{}"}}}}]}}}}}}"#,
+            Base64Data(bytes.into()).encode()
+        );
+        WireEntry::frame(seq, Direction::In, ts, payload.into_bytes(), None, false)
+    }
+
+    fn frames(wav: &[u8]) -> Vec<(i16, i16)> {
+        wav[44..]
+            .chunks_exact(4)
+            .map(|f| {
+                (
+                    i16::from_le_bytes([f[0], f[1]]),
+                    i16::from_le_bytes([f[2], f[3]]),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn resampling_16k_to_24k_interpolates_three_for_two() {
+        assert_eq!(
+            resample(&[0, 300, 600, 900], 16_000, 24_000),
+            [0, 200, 400, 600, 800, 900]
+        );
+        assert_eq!(resample(&[5, 6], 24_000, 24_000), [5, 6]);
+    }
+
+    #[test]
+    fn each_side_is_placed_at_its_time_and_the_models_burst_plays_in_sequence() {
+        let mut wav = Cursor::new(Vec::new());
+        let mut exporter = WavExporter::new(&mut wav).unwrap();
+        // The user: 2 samples at 16 kHz at t=0 (3 frames at 24 kHz).
+        exporter.push(&audio_in(1, 1_000, &[0, 300])).unwrap();
+        // The model: two chunks of 24 samples (1 ms each) sent together at t=2 ms.
+        exporter.push(&audio_out(2, 1_002, &[7; 24])).unwrap();
+        exporter.push(&audio_out(3, 1_002, &[9; 24])).unwrap();
+        let summary = exporter.finish().unwrap();
+        assert_eq!(
+            summary,
+            WavSummary {
+                frames: 48 + 48,
+                chunks_in: 1,
+                chunks_out: 2
+            }
+        );
+        let bytes = wav.into_inner();
+        assert_eq!(&bytes[..4], b"RIFF");
+        assert_eq!(
+            u32::from_le_bytes(bytes[40..44].try_into().unwrap()),
+            96 * 4
+        );
+        assert_eq!(
+            u32::from_le_bytes(bytes[24..28].try_into().unwrap()),
+            24_000
+        );
+        let frames = frames(&bytes);
+        assert_eq!(&frames[..4], [(0, 0), (200, 0), (300, 0), (0, 0)]);
+        // The model's first chunk at 2 ms = frame 48, the second right after it.
+        assert_eq!(frames[47], (0, 0));
+        assert_eq!(frames[48], (0, 7));
+        assert_eq!(frames[71], (0, 7));
+        assert_eq!(frames[72], (0, 9));
+        assert_eq!(frames[95], (0, 9));
+    }
+
+    #[test]
+    fn frames_other_than_audio_place_nothing() {
+        let mut wav = Cursor::new(Vec::new());
+        let mut exporter = WavExporter::new(&mut wav).unwrap();
+        exporter
+            .push(&WireEntry::frame(
+                1,
+                Direction::Out,
+                0,
+                &br#"{"setup":{}}"#[..],
+                None,
+                false,
+            ))
+            .unwrap();
+        exporter
+            .push(&WireEntry::frame(
+                2,
+                Direction::In,
+                0,
+                &b"not json"[..],
+                None,
+                false,
+            ))
+            .unwrap();
+        assert_eq!(exporter.finish().unwrap().frames, 0);
+        assert_eq!(wav.into_inner().len(), 44);
+    }
+}
