@@ -217,7 +217,6 @@ wire_struct! {
 wire_enum! {
     /// When the model takes in the response of a non-blocking function.
     pub enum Scheduling {
-        /// Unspecified.
         Unspecified = "SCHEDULING_UNSPECIFIED",
         /// Add the result to the context; do not interrupt or prompt a reply.
         Silent = "SILENT",

@@ -97,7 +97,6 @@ wire_struct! {
 wire_enum! {
     /// What the session is doing.
     pub enum InteractionStatus {
-        /// Unspecified.
         Unspecified = "INTERACTION_STATUS_UNSPECIFIED",
         /// The model is working on a response.
         InProgress = "IN_PROGRESS",
@@ -111,7 +110,6 @@ wire_enum! {
 wire_enum! {
     /// Why a turn completed.
     pub enum TurnCompleteReason {
-        /// Unspecified.
         Unspecified = "TURN_COMPLETE_REASON_UNSPECIFIED",
         /// The function call was malformed.
         MalformedFunctionCall = "MALFORMED_FUNCTION_CALL",
@@ -213,7 +211,6 @@ wire_struct! {
 wire_enum! {
     /// Voice activity transitions.
     pub enum VoiceActivityType {
-        /// Unspecified.
         Unspecified = "TYPE_UNSPECIFIED",
         /// The user started speaking.
         ActivityStart = "ACTIVITY_START",
@@ -233,11 +230,8 @@ wire_struct! {
 wire_enum! {
     /// Explicit VAD signal types.
     pub enum VadSignalType {
-        /// Unspecified.
         Unspecified = "VAD_SIGNAL_TYPE_UNSPECIFIED",
-        /// Start of speech.
         StartOfSpeech = "VAD_SIGNAL_TYPE_SOS",
-        /// End of speech.
         EndOfSpeech = "VAD_SIGNAL_TYPE_EOS",
     }
 }

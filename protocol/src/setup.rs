@@ -82,15 +82,11 @@ wire_struct! {
 wire_enum! {
     /// An output or token modality.
     pub enum Modality {
-        /// Unspecified.
         Unspecified = "MODALITY_UNSPECIFIED",
-        /// Text.
         Text = "TEXT",
-        /// Audio.
         Audio = "AUDIO",
         /// Images.
         Image = "IMAGE",
-        /// Video.
         Video = "VIDEO",
         /// Documents.
         Document = "DOCUMENT",
@@ -100,13 +96,9 @@ wire_enum! {
 wire_enum! {
     /// Resolution at which media input is read.
     pub enum MediaResolution {
-        /// Unspecified.
         Unspecified = "MEDIA_RESOLUTION_UNSPECIFIED",
-        /// Low.
         Low = "MEDIA_RESOLUTION_LOW",
-        /// Medium.
         Medium = "MEDIA_RESOLUTION_MEDIUM",
-        /// High.
         High = "MEDIA_RESOLUTION_HIGH",
     }
 }
@@ -226,11 +218,8 @@ wire_struct! {
 wire_enum! {
     /// Start-of-speech sensitivity.
     pub enum StartSensitivity {
-        /// Unspecified.
         Unspecified = "START_SENSITIVITY_UNSPECIFIED",
-        /// High.
         High = "START_SENSITIVITY_HIGH",
-        /// Low.
         Low = "START_SENSITIVITY_LOW",
     }
 }
@@ -238,11 +227,8 @@ wire_enum! {
 wire_enum! {
     /// End-of-speech sensitivity.
     pub enum EndSensitivity {
-        /// Unspecified.
         Unspecified = "END_SENSITIVITY_UNSPECIFIED",
-        /// High.
         High = "END_SENSITIVITY_HIGH",
-        /// Low.
         Low = "END_SENSITIVITY_LOW",
     }
 }
@@ -262,7 +248,6 @@ wire_enum! {
 wire_enum! {
     /// Which input counts towards the user's turn.
     pub enum TurnCoverage {
-        /// Unspecified.
         Unspecified = "TURN_COVERAGE_UNSPECIFIED",
         /// Only input while the user is active.
         TurnIncludesOnlyActivity = "TURN_INCLUDES_ONLY_ACTIVITY",

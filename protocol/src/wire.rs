@@ -428,6 +428,8 @@ macro_rules! wire_enum {
         pub enum $name {
             $(
                 $(#[$vmeta])*
+                #[doc = ""]
+                #[doc = concat!("On the wire: `", $wire, "`.")]
                 $variant,
             )*
             /// A value this version of reel does not know, kept verbatim.
