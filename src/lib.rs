@@ -20,6 +20,10 @@ pub use reel_replayer as replayer;
 #[cfg(feature = "cli")]
 pub mod demo;
 
+/// `reel studio`: recordings in a local web page (part of the command line).
+#[cfg(feature = "cli")]
+pub mod studio;
+
 /// The names most programs need, in one import.
 pub mod prelude {
     pub use reel_fluent::Live;

@@ -21,6 +21,7 @@ mod schema;
 mod serve;
 mod show;
 mod stop_signal;
+mod studio;
 mod time;
 mod trace;
 
@@ -63,6 +64,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Read agent traces: `reel trace show FILE`.
     Trace(trace::TraceArgs),
+    /// See inside recorded calls in a local web page: the list, a call's timeline, its
+    /// audio; runs until Ctrl-C or SIGTERM.
+    Studio(studio::StudioArgs),
 }
 
 /// Runs the parsed command line. Output cut short by a closed pipe (`reel show … | head`)
@@ -78,6 +82,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Serve(args) => serve::run(args),
         Command::Export(args) => export::run(args),
         Command::Trace(args) => trace::run(args),
+        Command::Studio(args) => studio::run(args),
     };
     match result {
         Err(CliError::Output(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {

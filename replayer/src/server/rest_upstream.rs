@@ -300,9 +300,9 @@ mod tests {
     fn a_chunked_event_stream_is_read_event_by_event_as_it_arrives() {
         let answer = read(&[
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
-            b"e\r\ndata: {\"a\":1}\r\n\r\n\r\n",
+            b"11\r\ndata: {\"a\":1}\r\n\r\n\r\n",
             b"7\r\ndata: {\r\n",
-            b"9\r\n\"b\":2}\n\n\r\n0\r\n\r\n",
+            b"8\r\n\"b\":2}\n\n\r\n0\r\n\r\n",
         ]);
         assert_eq!(answer.status, 200);
         assert_eq!(

@@ -1,0 +1,499 @@
+// reel studio: the list of recordings, and a call as a timeline with its audio.
+//
+// Plain ES module, no dependencies. The page talks to the studio's JSON API (see
+// src/studio/http.rs); `window.studio` exposes the view's state for tests and the curious.
+
+const $ = (selector) => document.querySelector(selector);
+
+const LANE_HEIGHT = 44;
+const AXIS_HEIGHT = 24;
+const LABEL_WIDTH = 90;
+
+const state = {
+  name: null,
+  overview: null,
+  events: [],
+  truncated: false,
+  view: { from: 0, to: 1 },
+  cursorMs: null,
+  items: [],
+  selected: null,
+};
+
+window.studio = {
+  state,
+  /** The canvas point (client coordinates) of tool call `index`'s bar middle. */
+  toolBarPoint(index) {
+    const item = state.items.find((i) => i.type === 'tool' && i.index === index);
+    return item ? canvasToClient(item.x + item.w / 2, item.y + item.h / 2) : null;
+  },
+  /** The canvas point of the frame numbered `seq`. */
+  framePoint(seq) {
+    const item = state.items.find((i) => i.type === 'frame' && i.seq === seq);
+    return item ? canvasToClient(item.x + Math.max(item.w, 1) / 2, item.y + item.h / 2) : null;
+  },
+};
+
+// ---------------------------------------------------------------- routing
+
+function route() {
+  const hash = location.hash.slice(1);
+  if (hash.startsWith('/call/')) {
+    openCall(decodeURIComponent(hash.slice('/call/'.length)));
+  } else if (hash.startsWith('/diff/')) {
+    const [a, b] = hash.slice('/diff/'.length).split('/').map(decodeURIComponent);
+    openDiff(a, b);
+  } else {
+    openList();
+  }
+}
+
+function show(view) {
+  for (const id of ['list-view', 'call-view', 'diff-view']) $(`#${id}`).hidden = id !== view;
+}
+
+// ---------------------------------------------------------------- the list
+
+async function openList() {
+  show('list-view');
+  stopAudio();
+  const answer = await getJson('/api/recordings');
+  // Another view may have opened while the list was loading.
+  if ($('#list-view').hidden) return;
+  $('#where').textContent = answer.dir;
+  const body = $('#recordings tbody');
+  body.replaceChildren();
+  for (const recording of answer.recordings) {
+    const row = document.createElement('tr');
+    if (recording.error) {
+      row.className = 'broken';
+      row.dataset.search = recording.name.toLowerCase();
+      row.append(cell(recording.name), cell(`cannot be read: ${recording.error}`, 6));
+    } else {
+      row.dataset.search = [recording.name, recording.model, ...recording.tools].join(' ').toLowerCase();
+      const link = document.createElement('a');
+      link.href = `#/call/${encodeURIComponent(recording.name)}`;
+      link.textContent = recording.name;
+      const first = document.createElement('td');
+      first.append(link);
+      row.append(
+        first,
+        cell(recording.model ?? '—'),
+        cell(recording.started ?? '—'),
+        cell(seconds(recording.duration_ms)),
+        cell(String(recording.turns)),
+        cell(recording.tools.join(', ') || '—'),
+        cell(String(recording.tokens)),
+      );
+    }
+    body.append(row);
+  }
+  const names = answer.recordings.filter((r) => !r.error).map((r) => r.name);
+  for (const select of [$('#compare-a'), $('#compare-b')]) {
+    select.replaceChildren(...names.map((name) => new Option(name, name)));
+  }
+  if (names.length > 1) $('#compare-b').selectedIndex = 1;
+  filter();
+}
+
+$('#compare-go').addEventListener('click', () => {
+  location.hash = `#/diff/${encodeURIComponent($('#compare-a').value)}/${encodeURIComponent($('#compare-b').value)}`;
+});
+
+$('#search').addEventListener('input', filter);
+
+function filter() {
+  const words = $('#search').value.toLowerCase().split(/\s+/).filter(Boolean);
+  for (const row of document.querySelectorAll('#recordings tbody tr')) {
+    row.hidden = !words.every((word) => row.dataset.search.includes(word));
+  }
+}
+
+function cell(text, span = 1) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (span > 1) td.colSpan = span;
+  return td;
+}
+
+// ---------------------------------------------------------------- a call
+
+async function openCall(name) {
+  show('call-view');
+  stopAudio();
+  state.name = name;
+  state.selected = null;
+  $('#detail').innerHTML = '<p class="hint">Click a frame, a tool call or a state change to see it in full.</p>';
+  const overview = await getJson(`/api/recordings/${encodeURIComponent(name)}`);
+  state.overview = overview;
+  $('#where').textContent = name;
+  const tools = overview.tools.length;
+  const ttfa = overview.turns.filter((t) => t.first_audio_ms != null).map((t) => t.first_audio_ms);
+  $('#call-head').textContent =
+    `${overview.model ?? 'unknown model'} · ${seconds(overview.duration_ms)} · ${overview.frames} frames · ` +
+    `${overview.turns.length} turns · ${tools} tool calls` +
+    (ttfa.length ? ` · first audio ${ttfa.map((ms) => `${ms} ms`).join(', ')}` : '');
+  state.view = { from: 0, to: Math.max(overview.duration_ms, 1) };
+  await loadEvents();
+}
+
+async function loadEvents() {
+  const { from, to } = state.view;
+  const url = `/api/recordings/${encodeURIComponent(state.name)}/events?from=${Math.floor(from)}&to=${Math.ceil(to) + 1}`;
+  const answer = await getJson(url);
+  state.events = answer.events;
+  state.truncated = answer.truncated;
+  draw();
+}
+
+// ---------------------------------------------------------------- a diff
+
+async function openDiff(a, b) {
+  show('diff-view');
+  stopAudio();
+  $('#where').textContent = `${a} ⟷ ${b}`;
+  $('#diff-title').textContent = `${a} ⟷ ${b}`;
+  const view = await getJson(`/api/diff/${encodeURIComponent(a)}/${encodeURIComponent(b)}`);
+  const body = $('#diff-paths tbody');
+  body.replaceChildren();
+  const comparison = view.comparison;
+  if (comparison.result === 'same') {
+    $('#diff-result').textContent = `The same, frame for frame: ${comparison.frames} frames.`;
+    $('#diff-paths').hidden = true;
+  } else {
+    const [inA, inB] = view.divergence;
+    const where = (place) => (place.seq == null ? 'no frame' : `seq ${place.seq} at ${seconds(place.t_ms)}, turn ${place.turn ?? '—'}`);
+    $('#diff-result').textContent =
+      `First divergence at frame ${comparison.position} (${comparison.difference.kind.replaceAll('_', ' ')}): ` +
+      `first ${where(inA)}; second ${where(inB)}.`;
+    $('#diff-paths').hidden = false;
+    for (const diff of comparison.difference.diffs ?? []) {
+      const row = document.createElement('tr');
+      row.append(cell(diff.path), cell(JSON.stringify(diff.expected ?? null)), cell(JSON.stringify(diff.actual ?? null)));
+      body.append(row);
+    }
+  }
+  const diverged = view.divergence ? view.divergence.map((p) => p.turn) : [null, null];
+  renderTurns($('#diff-a'), a, view.a, diverged[0]);
+  renderTurns($('#diff-b'), b, view.b, diverged[1]);
+}
+
+function renderTurns(box, name, overview, divergedTurn) {
+  const title = document.createElement('h3');
+  const link = document.createElement('a');
+  link.href = `#/call/${encodeURIComponent(name)}`;
+  link.textContent = name;
+  title.append(link);
+  const list = document.createElement('ol');
+  for (const turn of overview.turns) {
+    const item = document.createElement('li');
+    const audio = turn.first_audio_ms == null ? '' : ` · first audio ${turn.first_audio_ms} ms`;
+    item.textContent = `${seconds(turn.start_ms)} → ${seconds(turn.end_ms)}${audio}`;
+    if (turn.n === divergedTurn) item.className = 'diverged';
+    list.append(item);
+  }
+  box.replaceChildren(title, list);
+}
+
+// ---------------------------------------------------------------- drawing
+
+function lanes() {
+  return state.overview ? state.overview.lanes : [];
+}
+
+function timeToX(t, width) {
+  const { from, to } = state.view;
+  return LABEL_WIDTH + ((t - from) / (to - from)) * (width - LABEL_WIDTH);
+}
+
+function xToTime(x, width) {
+  const { from, to } = state.view;
+  return from + ((x - LABEL_WIDTH) / (width - LABEL_WIDTH)) * (to - from);
+}
+
+function laneY(name) {
+  return AXIS_HEIGHT + lanes().indexOf(name) * LANE_HEIGHT;
+}
+
+function draw() {
+  const canvas = $('#timeline');
+  const width = canvas.clientWidth || canvas.width;
+  canvas.width = width;
+  canvas.height = AXIS_HEIGHT + lanes().length * LANE_HEIGHT;
+  const g = canvas.getContext('2d');
+  g.clearRect(0, 0, canvas.width, canvas.height);
+  state.items = [];
+  drawAxis(g, width);
+  lanes().forEach((lane, i) => {
+    const y = AXIS_HEIGHT + i * LANE_HEIGHT;
+    g.fillStyle = i % 2 ? '#f6f7f9' : '#fff';
+    g.fillRect(0, y, width, LANE_HEIGHT);
+    g.fillStyle = '#333';
+    g.font = '12px system-ui, sans-serif';
+    g.fillText(lane, 6, y + LANE_HEIGHT / 2 + 4);
+  });
+  const overview = state.overview;
+  if (!overview) return;
+  // Turns.
+  overview.turns.forEach((turn) => {
+    const x = timeToX(turn.start_ms, width);
+    const w = Math.max(timeToX(turn.end_ms, width) - x, 1);
+    const y = laneY('turns') + 8;
+    g.fillStyle = turn.n % 2 ? '#dfe8f7' : '#cfdcf2';
+    g.fillRect(x, y, w, LANE_HEIGHT - 16);
+    g.fillStyle = '#1d3b6a';
+    const ttfa = turn.first_audio_ms != null ? ` · ${turn.first_audio_ms} ms` : '';
+    g.fillText(`turn ${turn.n}${ttfa}`, x + 3, y + 18);
+    state.items.push({ type: 'turn', turn, x, y, w, h: LANE_HEIGHT - 16 });
+  });
+  // Tool calls.
+  overview.tools.forEach((tool, index) => {
+    const x = timeToX(tool.start_ms, width);
+    const end = tool.end_ms ?? state.view.to;
+    const w = Math.max(timeToX(end, width) - x, 4);
+    const y = laneY('tools') + 8;
+    g.fillStyle = tool.cancelled ? '#e8a0a0' : tool.end_ms == null ? '#f0d080' : '#9fd39f';
+    g.fillRect(x, y, w, LANE_HEIGHT - 16);
+    g.fillStyle = '#222';
+    g.fillText(`${tool.name}${tool.cancelled ? ' (cancelled)' : ''}`, x + 3, y + 18);
+    state.items.push({ type: 'tool', index, tool, x, y, w, h: LANE_HEIGHT - 16 });
+  });
+  // State changes.
+  overview.state.forEach((change, index) => {
+    const x = timeToX(change.t_ms, width);
+    const y = laneY('state') + LANE_HEIGHT / 2;
+    g.fillStyle = '#7a4fbf';
+    g.beginPath();
+    g.moveTo(x, y - 6);
+    g.lineTo(x + 6, y);
+    g.lineTo(x, y + 6);
+    g.lineTo(x - 6, y);
+    g.fill();
+    state.items.push({ type: 'state', index, change, x: x - 6, y: y - 6, w: 12, h: 12 });
+  });
+  // Frames.
+  for (const event of state.events) {
+    const lane = event.dir === 'out' ? 'wire out' : 'wire in';
+    const x = timeToX(event.t_ms, width);
+    if (x < LABEL_WIDTH - 2 || x > width + 2) continue;
+    const y = laneY(lane) + 6;
+    const w = event.audio_ms ? Math.max(timeToX(event.t_ms + event.audio_ms, width) - x, 1) : 2;
+    g.fillStyle = colorOf(event.kind);
+    g.fillRect(x, y, w, LANE_HEIGHT - 12);
+    state.items.push({ type: 'frame', seq: event.seq, event, x, y, w: Math.max(w, 2), h: LANE_HEIGHT - 12 });
+  }
+  if (state.truncated) {
+    g.fillStyle = '#a33';
+    g.fillText('more frames than shown: zoom in', width - 200, 14);
+  }
+  // The audio cursor.
+  if (state.cursorMs != null) {
+    const x = timeToX(state.cursorMs, width);
+    g.strokeStyle = '#d22';
+    g.lineWidth = 2;
+    g.beginPath();
+    g.moveTo(x, AXIS_HEIGHT);
+    g.lineTo(x, canvas.height);
+    g.stroke();
+  }
+  canvas.dataset.cursorMs = state.cursorMs == null ? '' : String(Math.round(state.cursorMs));
+}
+
+function drawAxis(g, width) {
+  const { from, to } = state.view;
+  const span = to - from;
+  const step = niceStep(span / 8);
+  g.fillStyle = '#555';
+  g.font = '11px system-ui, sans-serif';
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) {
+    const x = timeToX(t, width);
+    g.fillRect(x, AXIS_HEIGHT - 6, 1, 6);
+    g.fillText(seconds(t), x + 2, AXIS_HEIGHT - 9);
+  }
+}
+
+function niceStep(raw) {
+  const power = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
+  for (const m of [1, 2, 5, 10]) if (m * power >= raw) return m * power;
+  return 10 * power;
+}
+
+function colorOf(kind) {
+  if (kind.includes('audio')) return '#5b8def';
+  if (kind.startsWith('toolCall') || kind.startsWith('toolResponse')) return '#2f9e44';
+  if (kind.includes('interrupted')) return '#e8590c';
+  if (kind === 'close' || kind === 'invalid') return '#c92a2a';
+  if (kind.startsWith('setup')) return '#862e9c';
+  return '#495057';
+}
+
+// ---------------------------------------------------------------- interaction
+
+const canvas = $('#timeline');
+
+function canvasToClient(x, y) {
+  const box = canvas.getBoundingClientRect();
+  return { x: box.left + (x * box.width) / canvas.width, y: box.top + (y * box.height) / canvas.height };
+}
+
+function canvasPoint(event) {
+  const box = canvas.getBoundingClientRect();
+  return {
+    x: ((event.clientX - box.left) * canvas.width) / box.width,
+    y: ((event.clientY - box.top) * canvas.height) / box.height,
+  };
+}
+
+let drag = null;
+
+canvas.addEventListener('mousedown', (event) => {
+  drag = { start: canvasPoint(event).x, view: { ...state.view }, moved: false };
+});
+
+window.addEventListener('mousemove', (event) => {
+  if (!drag) return;
+  const dx = canvasPoint(event).x - drag.start;
+  if (Math.abs(dx) > 3) drag.moved = true;
+  if (!drag.moved) return;
+  const ms = (dx / (canvas.width - LABEL_WIDTH)) * (drag.view.to - drag.view.from);
+  state.view = { from: drag.view.from - ms, to: drag.view.to - ms };
+  draw();
+});
+
+window.addEventListener('mouseup', (event) => {
+  if (!drag) return;
+  const moved = drag.moved;
+  drag = null;
+  if (moved) {
+    loadEvents();
+  } else if (event.target === canvas) {
+    select(canvasPoint(event));
+  }
+});
+
+canvas.addEventListener('wheel', (event) => {
+  event.preventDefault();
+  zoom(event.deltaY < 0 ? 0.8 : 1.25, xToTime(canvasPoint(event).x, canvas.width));
+});
+
+$('#zoom-in').addEventListener('click', () => zoom(0.5));
+$('#zoom-out').addEventListener('click', () => zoom(2));
+$('#zoom-fit').addEventListener('click', () => {
+  state.view = { from: 0, to: Math.max(state.overview.duration_ms, 1) };
+  loadEvents();
+});
+
+function zoom(factor, around = (state.view.from + state.view.to) / 2) {
+  const { from, to } = state.view;
+  const span = Math.max((to - from) * factor, 5);
+  const ratio = (around - from) / (to - from);
+  state.view = { from: around - span * ratio, to: around - span * ratio + span };
+  loadEvents();
+}
+
+async function select(point) {
+  const hit = state.items
+    .filter((i) => point.x >= i.x - 2 && point.x <= i.x + i.w + 2 && point.y >= i.y && point.y <= i.y + i.h)
+    .sort((a, b) => a.w - b.w)[0];
+  if (!hit) return;
+  state.selected = hit;
+  const detail = $('#detail');
+  if (hit.type === 'frame') {
+    const frame = await getJson(`/api/recordings/${encodeURIComponent(state.name)}/frames/${hit.seq}`);
+    detail.replaceChildren(
+      heading(`frame ${frame.seq} · ${frame.dir === 'out' ? 'client → server' : 'server → client'} · ${seconds(frame.t_ms)} · ${frame.kind}`),
+      paragraph(frame.summary),
+      pre(frame.json ? JSON.stringify(frame.json, null, 2) : frame.raw, 'json'),
+      heading(`raw: ${frame.bytes} bytes${frame.binary ? ' (binary frame)' : ''}`, 'h4'),
+      pre(frame.raw, 'raw'),
+    );
+  } else if (hit.type === 'tool') {
+    const tool = hit.tool;
+    const took = tool.end_ms == null ? 'never answered' : `${tool.end_ms - tool.start_ms} ms`;
+    detail.replaceChildren(
+      heading(`tool ${tool.name} · id ${tool.id} · ${took}${tool.cancelled ? ' · cancelled' : ''}`),
+      heading('arguments', 'h4'),
+      pre(JSON.stringify(tool.args, null, 2), 'args'),
+    );
+  } else if (hit.type === 'state') {
+    const change = hit.change;
+    detail.replaceChildren(
+      heading(`state ${change.key} · ${change.origin} · ${seconds(change.t_ms)}`),
+      pre(`${JSON.stringify(change.old)} → ${JSON.stringify(change.new)}`, 'state'),
+    );
+  } else if (hit.type === 'turn') {
+    const turn = hit.turn;
+    detail.replaceChildren(
+      heading(`turn ${turn.n} · ${seconds(turn.start_ms)} → ${seconds(turn.end_ms)}`),
+      paragraph(turn.first_audio_ms == null ? 'no audio' : `first audio ${turn.first_audio_ms} ms after the user`),
+    );
+  }
+}
+
+// ---------------------------------------------------------------- audio
+
+const audio = $('#audio');
+
+$('#play').addEventListener('click', async () => {
+  if (!audio.paused) {
+    audio.pause();
+    return;
+  }
+  const src = `/api/recordings/${encodeURIComponent(state.name)}/audio.wav`;
+  if (!audio.src.endsWith(src)) audio.src = src;
+  await audio.play();
+  requestAnimationFrame(follow);
+});
+
+audio.addEventListener('pause', () => ($('#play').textContent = '▶ play audio'));
+audio.addEventListener('play', () => ($('#play').textContent = '❚❚ pause'));
+
+function follow() {
+  state.cursorMs = audio.currentTime * 1000;
+  $('#clock').textContent = seconds(state.cursorMs);
+  draw();
+  if (!audio.paused && !audio.ended) requestAnimationFrame(follow);
+}
+
+function stopAudio() {
+  audio.pause();
+  state.cursorMs = null;
+}
+
+// ---------------------------------------------------------------- helpers
+
+async function getJson(url) {
+  const response = await fetch(url);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error ?? `${url}: ${response.status}`);
+  return body;
+}
+
+function seconds(ms) {
+  return `${(ms / 1000).toFixed(3)} s`;
+}
+
+function heading(text, tag = 'h3') {
+  const h = document.createElement(tag);
+  h.textContent = text;
+  return h;
+}
+
+function paragraph(text) {
+  const p = document.createElement('p');
+  p.textContent = text;
+  return p;
+}
+
+function pre(text, id) {
+  const p = document.createElement('pre');
+  p.id = `detail-${id}`;
+  p.textContent = text;
+  return p;
+}
+
+window.addEventListener('resize', draw);
+
+// Last: everything above is declared before the first view opens.
+window.addEventListener('hashchange', route);
+route();

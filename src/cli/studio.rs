@@ -1,0 +1,80 @@
+//! `reel studio [DIR]`: the recordings of a directory in a local web page
+//! (`reel::studio`), until Ctrl-C or SIGTERM.
+//!
+//! Listens on `127.0.0.1` (any free port unless `--port`); another address only when
+//! `--host` names it. Exit 0 when stopped, 2 when the directory cannot be read or the
+//! address cannot be bound.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::CliError;
+use super::stop_signal::StopSignal;
+use reel::studio::RunningStudio;
+use reel::studio::catalog;
+
+/// Arguments of `reel studio`.
+#[derive(Debug, Args)]
+pub struct StudioArgs {
+    /// The directory of recordings (`*.wire.jsonl`, with their `*.journal.jsonl`).
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Address to listen on. The studio serves recordings: anything but loopback must be
+    /// asked for by name.
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    host: String,
+}
+
+/// Serves the studio until Ctrl-C or SIGTERM.
+pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
+    let listed = match catalog::list(&args.dir) {
+        Ok(listed) => listed,
+        Err(error) => {
+            eprintln!("reel studio: cannot read {}: {error}", args.dir.display());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(async {
+        let mut stop = match StopSignal::listen() {
+            Ok(stop) => stop,
+            Err(error) => {
+                eprintln!("reel studio: cannot listen for Ctrl-C and SIGTERM: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let host = if args.host.contains(':') && !args.host.starts_with('[') {
+            format!("[{}]", args.host)
+        } else {
+            args.host.clone()
+        };
+        let studio = match RunningStudio::start(&format!("{host}:{}", args.port), &args.dir).await {
+            Ok(studio) => studio,
+            Err(error) => {
+                eprintln!(
+                    "reel studio: cannot listen on {host}:{}: {error}",
+                    args.port
+                );
+                return Ok(ExitCode::from(2));
+            }
+        };
+        println!(
+            "reel studio: {} ({} recording(s) in {})",
+            studio.url(),
+            listed.len(),
+            args.dir.display()
+        );
+        println!("Ctrl-C or SIGTERM to stop.");
+        let _ = stop.recv().await;
+        studio.stop().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,350 @@
+//! One recording as the studio's timeline sees it: an overview (turns with their time to
+//! first audio, tool calls as bars from call to response, the lanes there are), the frames
+//! of a time window, one frame in full, the state changes of its journal, and its audio.
+//!
+//! Times are milliseconds since the recording's first entry. Each request reads the log
+//! once, entry by entry: memory stays independent of the log's length, and a window holds
+//! at most the number of events asked for.
+
+use std::collections::HashMap;
+use std::io::Cursor;
+use std::path::Path;
+
+use reel_protocol::{decode_client, decode_server};
+use reel_recorder::journal::read_journal;
+use reel_recorder::wire_log::{Direction, WireEntry};
+use reel_recorder::{WireLogReader, open_wire_log};
+use reel_replayer::export::WavExporter;
+use reel_replayer::timeline::describe;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The lanes of a call's timeline, top to bottom.
+pub const LANES: [&str; 5] = ["wire out", "wire in", "tools", "turns", "state"];
+
+/// A model turn on the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnSpan {
+    /// Its number, from 1.
+    pub n: u64,
+    /// From the end of the previous turn (or the start).
+    pub start_ms: u64,
+    /// Its `turnComplete`.
+    pub end_ms: u64,
+    /// From the last thing the user sent before the model's first audio of the turn, to
+    /// that audio; `None` for a turn without audio.
+    pub first_audio_ms: Option<u64>,
+}
+
+/// A tool call on the timeline, from the call to its response.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolBar {
+    /// The call id.
+    pub id: String,
+    /// The function.
+    pub name: String,
+    /// Its arguments.
+    pub args: Value,
+    /// When the model called it.
+    pub start_ms: u64,
+    /// When the response was sent; `None` if never.
+    pub end_ms: Option<u64>,
+    /// Whether the model cancelled it (`toolCallCancellation`).
+    pub cancelled: bool,
+    /// The sequence number of the `toolCall` frame.
+    pub call_seq: u64,
+}
+
+/// A state change from the recording's journal.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateChange {
+    /// When.
+    pub t_ms: u64,
+    /// The key.
+    pub key: String,
+    /// Before.
+    pub old: Value,
+    /// After.
+    pub new: Value,
+    /// `set`, `modify`, `remove`, `clear_prefix`.
+    pub origin: String,
+}
+
+/// What the timeline needs before it shows any frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Overview {
+    /// The file name.
+    pub name: String,
+    /// The model its setup asked for.
+    pub model: Option<String>,
+    /// First entry to last.
+    pub duration_ms: u64,
+    /// Frames, both ways.
+    pub frames: u64,
+    /// The lanes, top to bottom.
+    pub lanes: Vec<&'static str>,
+    /// Model turns.
+    pub turns: Vec<TurnSpan>,
+    /// Tool calls.
+    pub tools: Vec<ToolBar>,
+    /// The journal's state changes (`<name>.journal.jsonl` beside the log), if there is one.
+    pub state: Vec<StateChange>,
+}
+
+/// One frame on the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventRow {
+    /// Its sequence number.
+    pub seq: u64,
+    /// When.
+    pub t_ms: u64,
+    /// `out` (the client's) or `in` (the server's).
+    pub dir: &'static str,
+    /// Its kind (`serverContent.audio`, `toolCall`, `close`, …).
+    pub kind: String,
+    /// One line about it.
+    pub summary: String,
+    /// For audio: its playing time.
+    pub audio_ms: Option<f64>,
+}
+
+/// One frame in full.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrameDetail {
+    /// The row.
+    #[serde(flatten)]
+    pub row: EventRow,
+    /// The payload as JSON, when it is.
+    pub json: Option<Value>,
+    /// The payload as text (lossy UTF-8), cut at [`RAW_LIMIT`] bytes.
+    pub raw: String,
+    /// The payload's size in bytes.
+    pub bytes: usize,
+    /// Whether it was a binary WebSocket frame.
+    pub binary: bool,
+}
+
+/// How much of a payload a frame's detail shows as raw text.
+pub const RAW_LIMIT: usize = 64 * 1024;
+
+fn entries(path: &Path) -> Result<WireLogReader, String> {
+    WireLogReader::open(path).map_err(|error| error.to_string())
+}
+
+fn row(entry: &WireEntry, t0: u64) -> EventRow {
+    let view = describe(entry);
+    EventRow {
+        seq: entry.seq,
+        t_ms: entry.ts_ms.saturating_sub(t0),
+        dir: match entry.dir {
+            Direction::Out => "out",
+            Direction::In => "in",
+        },
+        kind: view.kind,
+        summary: view.summary,
+        audio_ms: view.audio_ms,
+    }
+}
+
+/// The overview of the recording at `path` (file name `name`).
+pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
+    let mut t0 = None;
+    let mut last = 0;
+    let mut frames = 0;
+    let mut model = None;
+    let mut turns = Vec::new();
+    let mut turn_start = 0;
+    let mut last_user = None;
+    let mut first_audio = None;
+    let mut tools: Vec<ToolBar> = Vec::new();
+    let mut open: HashMap<String, usize> = HashMap::new();
+    for entry in entries(path)? {
+        let entry = entry.map_err(|error| error.to_string())?;
+        let t0 = *t0.get_or_insert(entry.ts_ms);
+        let t = entry.ts_ms.saturating_sub(t0);
+        last = t;
+        if entry.close.is_some() {
+            continue;
+        }
+        frames += 1;
+        match entry.dir {
+            Direction::Out => {
+                let Ok(message) = decode_client(&entry.payload) else {
+                    continue;
+                };
+                if let Some(setup) = &message.setup
+                    && model.is_none()
+                {
+                    model = setup.model.clone();
+                }
+                if message.client_content.is_some() || message.realtime_input.is_some() {
+                    last_user = Some(t);
+                }
+                for response in message
+                    .tool_response
+                    .iter()
+                    .flat_map(|r| r.function_responses.iter().flatten())
+                {
+                    if let Some(i) = response.id.as_ref().and_then(|id| open.remove(id)) {
+                        tools[i].end_ms = Some(t);
+                    }
+                }
+            }
+            Direction::In => {
+                let Ok(message) = decode_server(&entry.payload) else {
+                    continue;
+                };
+                if let Some(call) = &message.tool_call {
+                    for function in call.function_calls.iter().flatten() {
+                        let id = function.id.clone().unwrap_or_default();
+                        open.insert(id.clone(), tools.len());
+                        tools.push(ToolBar {
+                            id,
+                            name: function.name.clone().unwrap_or_default(),
+                            args: function.args.clone().unwrap_or(Value::Null),
+                            start_ms: t,
+                            end_ms: None,
+                            cancelled: false,
+                            call_seq: entry.seq,
+                        });
+                    }
+                }
+                if let Some(cancel) = &message.tool_call_cancellation {
+                    for id in cancel.ids.iter().flatten() {
+                        if let Some(i) = open.remove(id) {
+                            tools[i].cancelled = true;
+                            tools[i].end_ms = Some(t);
+                        }
+                    }
+                }
+                let Some(content) = &message.server_content else {
+                    continue;
+                };
+                let has_audio = content
+                    .model_turn
+                    .iter()
+                    .flat_map(|turn| turn.parts.iter().flatten())
+                    .any(|part| {
+                        part.inline_data
+                            .as_ref()
+                            .and_then(|blob| blob.mime_type.as_deref())
+                            .is_some_and(|mime| mime.starts_with("audio/"))
+                    });
+                if has_audio && first_audio.is_none() {
+                    first_audio = Some(t.saturating_sub(last_user.unwrap_or(turn_start)));
+                }
+                if content.turn_complete == Some(true) {
+                    turns.push(TurnSpan {
+                        n: turns.len() as u64 + 1,
+                        start_ms: turn_start,
+                        end_ms: t,
+                        first_audio_ms: first_audio.take(),
+                    });
+                    turn_start = t;
+                    last_user = None;
+                }
+            }
+        }
+    }
+    if t0.is_none() {
+        return Err("no entries".to_owned());
+    }
+    let state = journal_changes(path, t0.unwrap_or_default());
+    Ok(Overview {
+        name: name.to_owned(),
+        model,
+        duration_ms: last,
+        frames,
+        lanes: LANES.to_vec(),
+        turns,
+        tools,
+        state,
+    })
+}
+
+/// The state changes of the journal beside the log (`x.journal.jsonl` for
+/// `x.wire.jsonl`); none when there is no journal or it cannot be read.
+fn journal_changes(path: &Path, t0: u64) -> Vec<StateChange> {
+    let Some(journal) = path
+        .to_str()
+        .and_then(|p| p.strip_suffix(".wire.jsonl"))
+        .map(|stem| format!("{stem}.journal.jsonl"))
+    else {
+        return Vec::new();
+    };
+    match read_journal(&journal) {
+        Ok(mutations) => mutations
+            .into_iter()
+            .map(|m| StateChange {
+                t_ms: m.timestamp_ms.saturating_sub(t0),
+                key: m.key,
+                old: m.old,
+                new: m.new,
+                origin: m.origin,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The frames from `from_ms` (inclusive) to `to_ms` (exclusive), at most `limit` of them;
+/// whether more were left out.
+pub fn events(
+    path: &Path,
+    from_ms: u64,
+    to_ms: u64,
+    limit: usize,
+) -> Result<(Vec<EventRow>, bool), String> {
+    let mut t0 = None;
+    let mut rows = Vec::new();
+    for entry in entries(path)? {
+        let entry = entry.map_err(|error| error.to_string())?;
+        let t0 = *t0.get_or_insert(entry.ts_ms);
+        let t = entry.ts_ms.saturating_sub(t0);
+        if t < from_ms {
+            continue;
+        }
+        if t >= to_ms {
+            break;
+        }
+        if rows.len() == limit {
+            return Ok((rows, true));
+        }
+        rows.push(row(&entry, t0));
+    }
+    Ok((rows, false))
+}
+
+/// The frame numbered `seq`, in full; `None` if the log has none.
+pub fn frame(path: &Path, seq: u64) -> Result<Option<FrameDetail>, String> {
+    let mut t0 = None;
+    for entry in entries(path)? {
+        let entry = entry.map_err(|error| error.to_string())?;
+        let t0 = *t0.get_or_insert(entry.ts_ms);
+        if entry.seq != seq {
+            continue;
+        }
+        let payload = &entry.payload;
+        let cut = &payload[..payload.len().min(RAW_LIMIT)];
+        return Ok(Some(FrameDetail {
+            row: row(&entry, t0),
+            json: serde_json::from_slice(payload).ok(),
+            raw: String::from_utf8_lossy(cut).into_owned(),
+            bytes: payload.len(),
+            binary: entry.binary,
+        }));
+    }
+    Ok(None)
+}
+
+/// The recording's audio as a WAV (`reel export --format wav`).
+pub fn audio(path: &Path) -> Result<Vec<u8>, String> {
+    let mut wav = Cursor::new(Vec::new());
+    let mut exporter = WavExporter::new(&mut wav).map_err(|error| error.to_string())?;
+    for entry in open_wire_log(path).map_err(|error| error.to_string())? {
+        let entry = entry.map_err(|error| error.to_string())?;
+        exporter.push(&entry).map_err(|error| error.to_string())?;
+    }
+    exporter.finish().map_err(|error| error.to_string())?;
+    Ok(wav.into_inner())
+}

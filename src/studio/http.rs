@@ -1,0 +1,275 @@
+//! The studio's web server: `GET` only, one request per connection, on the address it was
+//! bound to (loopback unless told otherwise). Pages and scripts are embedded in the binary;
+//! the API reads the recordings of one directory and nothing else.
+//!
+//! | path | answers |
+//! |---|---|
+//! | `/` | the studio's page (`/studio.js`, `/studio.css` beside it) |
+//! | `/api/recordings` | the list ([`Listed`](super::catalog::Listed)) |
+//! | `/api/recordings/NAME` | a call's overview ([`Overview`](super::call::Overview)) |
+//! | `/api/recordings/NAME/events?from=MS&to=MS&limit=N` | the frames of a window |
+//! | `/api/recordings/NAME/frames/SEQ` | one frame in full |
+//! | `/api/recordings/NAME/audio.wav` | the call's audio |
+//! | `/api/diff/A/B` | two recordings compared ([`DiffView`](super::diff::DiffView)) |
+//!
+//! `NAME` is a `*.wire.jsonl` file directly in the directory; anything else (a path, `..`,
+//! a link leading out of the directory) is answered 404.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+
+use super::assets;
+use super::call;
+use super::catalog;
+
+/// The largest request head read.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// The most frames one window answers.
+pub const MAX_WINDOW_EVENTS: usize = 20_000;
+
+/// A running studio server.
+#[derive(Debug)]
+pub struct RunningStudio {
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RunningStudio {
+    /// Binds `addr` and serves the recordings in `dir`.
+    pub async fn start(addr: &str, dir: impl Into<PathBuf>) -> std::io::Result<RunningStudio> {
+        let listener = TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let dir = Arc::new(dir.into());
+        let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    accepted = listener.accept() => {
+                        if let Ok((tcp, _)) = accepted {
+                            tokio::spawn(serve(tcp, dir.clone()));
+                        }
+                    }
+                    () = stop.cancelled() => break,
+                }
+            }
+        });
+        Ok(RunningStudio {
+            addr,
+            shutdown,
+            task,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR/`.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Stops accepting connections.
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// One response.
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) content_type: &'static str,
+    pub(super) body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(value: &impl Serialize) -> Answer {
+        Answer {
+            status: 200,
+            content_type: "application/json",
+            body: serde_json::to_vec(value).unwrap_or_default(),
+        }
+    }
+
+    pub(super) fn error(status: u16, message: &str) -> Answer {
+        Answer {
+            status,
+            content_type: "application/json",
+            body: json!({ "error": message }).to_string().into_bytes(),
+        }
+    }
+}
+
+async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>) {
+    let mut head = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
+        match tcp.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    let answer = match (request.parse(&head), request.method, request.path) {
+        (Ok(httparse::Status::Complete(_)), Some("GET"), Some(target)) => {
+            let target = target.to_owned();
+            tokio::task::spawn_blocking(move || route(&dir, &target))
+                .await
+                .unwrap_or_else(|_| Answer::error(500, "the request failed"))
+        }
+        (Ok(httparse::Status::Complete(_)), Some(_), Some(_)) => {
+            Answer::error(405, "the studio answers GET only")
+        }
+        _ => Answer::error(400, "not an HTTP request"),
+    };
+    let reason = match answer.status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        _ => "Internal Server Error",
+    };
+    let head = format!(
+        "HTTP/1.1 {} {reason}\r\ncontent-type: {}\r\ncontent-length: {}\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n",
+        answer.status,
+        answer.content_type,
+        answer.body.len()
+    );
+    let _ = tcp.write_all(head.as_bytes()).await;
+    let _ = tcp.write_all(&answer.body).await;
+    let _ = tcp.shutdown().await;
+}
+
+/// The answer to `GET target`.
+fn route(dir: &Path, target: &str) -> Answer {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let param = |name: &str| {
+        query
+            .split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(key, _)| *key == name)
+            .and_then(|(_, value)| value.parse::<u64>().ok())
+    };
+    match path {
+        "/" | "/index.html" => assets::page("index.html"),
+        "/studio.js" => assets::page("studio.js"),
+        "/studio.css" => assets::page("studio.css"),
+        "/api/recordings" => match catalog::list(dir) {
+            Ok(list) => {
+                Answer::json(&json!({ "dir": dir.display().to_string(), "recordings": list }))
+            }
+            Err(error) => Answer::error(500, &format!("cannot list {}: {error}", dir.display())),
+        },
+        _ if path.starts_with("/api/diff/") => {
+            let names: Vec<String> = path["/api/diff/".len()..]
+                .split('/')
+                .map(percent_decoded)
+                .collect();
+            let [a, b] = names.as_slice() else {
+                return Answer::error(404, "a diff names two recordings: /api/diff/A/B");
+            };
+            let (Some(a_file), Some(b_file)) = (recording(dir, a), recording(dir, b)) else {
+                return Answer::error(
+                    404,
+                    &format!("no recordings {a:?} and {b:?} in the studio's directory"),
+                );
+            };
+            super::diff::diff(&a_file, a, &b_file, b)
+                .map(|view| Answer::json(&view))
+                .unwrap_or_else(|error| Answer::error(500, &error))
+        }
+        _ => {
+            let Some(rest) = path.strip_prefix("/api/recordings/") else {
+                return Answer::error(404, "no such page");
+            };
+            let (name, more) = rest.split_once('/').unwrap_or((rest, ""));
+            let name = percent_decoded(name);
+            let Some(file) = recording(dir, &name) else {
+                return Answer::error(
+                    404,
+                    &format!("no recording {name:?} in the studio's directory"),
+                );
+            };
+            let result = match more {
+                "" => call::overview(&file, &name).map(|o| Answer::json(&o)),
+                "events" => {
+                    let from = param("from").unwrap_or(0);
+                    let to = param("to").unwrap_or(u64::MAX);
+                    let limit = param("limit")
+                        .map_or(MAX_WINDOW_EVENTS, |l| {
+                            usize::try_from(l).unwrap_or(MAX_WINDOW_EVENTS)
+                        })
+                        .min(MAX_WINDOW_EVENTS);
+                    call::events(&file, from, to, limit).map(|(events, truncated)| {
+                        Answer::json(&json!({ "events": events, "truncated": truncated }))
+                    })
+                }
+                "audio.wav" => call::audio(&file).map(|body| Answer {
+                    status: 200,
+                    content_type: "audio/wav",
+                    body,
+                }),
+                other => match other
+                    .strip_prefix("frames/")
+                    .and_then(|seq| seq.parse().ok())
+                {
+                    Some(seq) => call::frame(&file, seq).map(|frame| match frame {
+                        Some(frame) => Answer::json(&frame),
+                        None => Answer::error(404, &format!("{name} has no frame {seq}")),
+                    }),
+                    None => Ok(Answer::error(404, "no such page")),
+                },
+            };
+            result.unwrap_or_else(|error| Answer::error(500, &format!("{name}: {error}")))
+        }
+    }
+}
+
+/// The file of recording `name`, if it is one of the directory's own (not a path, not a
+/// link out of it).
+fn recording(dir: &Path, name: &str) -> Option<PathBuf> {
+    if !catalog::is_recording_name(name) {
+        return None;
+    }
+    let file = dir.join(name).canonicalize().ok()?;
+    let dir = dir.canonicalize().ok()?;
+    (file.parent() == Some(dir.as_path()) && file.is_file()).then_some(file)
+}
+
+/// `%XX` escapes decoded (a name with spaces, say); a bad escape is kept as it is.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -1,0 +1,16 @@
+//! `reel studio`: a local web page over a directory of recordings, to see inside a call.
+//!
+//! The list of recordings ([`catalog`]); a call as a timeline of lanes (the wire both ways,
+//! tool calls as bars, turns with their time to first audio, the journal's state changes)
+//! with every frame clickable to its JSON and raw bytes, and its audio played in sync with a
+//! moving cursor ([`call`]); served by a small loopback server ([`http`]) whose page is
+//! embedded in the binary ([`assets`]). Two recordings, or a recording and its replay, side by
+//! side with their first divergence ([`diff`]).
+
+pub mod assets;
+pub mod call;
+pub mod catalog;
+pub mod diff;
+pub mod http;
+
+pub use http::RunningStudio;

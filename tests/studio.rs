@@ -1,0 +1,392 @@
+//! `reel studio`: the JSON API over real HTTP (the list with a corrupt log in it, a call's
+//! overview, windows of frames, one frame, the audio, path traversal refused), and the page
+//! in a real browser: headless Chromium opens the studio on the bundled tapes, checks the
+//! list and its search, opens a call, clicks a tool bar and reads its arguments, plays a
+//! call's audio and sees the cursor move. Screenshots land in `target/studio-screenshots/`.
+
+#[path = "support/chromium.rs"]
+mod chromium;
+
+use std::path::{Path, PathBuf};
+
+use chromium::Browser;
+use reel::studio::RunningStudio;
+use reel_protocol::Base64Data;
+use reel_recorder::wire_log::{Direction, WireEntry};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("reel-studio-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A call with audio both ways: the user speaks 400 ms, the model answers with 1.2 s of
+/// audio streamed in 100 ms chunks, then the turn completes.
+fn audio_call() -> Vec<WireEntry> {
+    let t0 = 1_718_000_000_000;
+    let mut entries = Vec::new();
+    let mut push = |ts: u64, dir: Direction, payload: String| {
+        let seq = entries.len() as u64 + 1;
+        entries.push(WireEntry::frame(
+            seq,
+            dir,
+            t0 + ts,
+            payload.into_bytes(),
+            None,
+            false,
+        ));
+    };
+    let pcm = |samples: usize, value: i16| -> String {
+        let bytes: Vec<u8> = (0..samples).flat_map(|_| value.to_le_bytes()).collect();
+        Base64Data(bytes.into()).encode()
+    };
+    push(
+        0,
+        Direction::Out,
+        r#"{"setup":{"model":"models/gemini-live-2.5-flash-native-audio"}}"#.into(),
+    );
+    push(50, Direction::In, r#"{"setupComplete":{}}"#.into());
+    for n in 0..4 {
+        let data = pcm(1_600, 3_000);
+        push(
+            100 + n * 100,
+            Direction::Out,
+            format!(
+                r#"{{"realtimeInput":{{"audio":{{"mimeType":"audio/pcm;rate=16000","data":"{data}"}}}}}}"#
+            ),
+        );
+    }
+    for n in 0..12 {
+        let data = pcm(2_400, -3_000);
+        push(
+            650 + n * 10,
+            Direction::In,
+            format!(
+                r#"{{"serverContent":{{"modelTurn":{{"parts":[{{"inlineData":{{"mimeType":"audio/pcm;rate=24000","data":"{data}"}}}}]}}}}}}"#
+            ),
+        );
+    }
+    push(
+        900,
+        Direction::In,
+        r#"{"serverContent":{"turnComplete":true},"usageMetadata":{"totalTokenCount":99}}"#.into(),
+    );
+    entries
+}
+
+fn write_log(path: &Path, entries: &[WireEntry]) {
+    let text: String = entries
+        .iter()
+        .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The bundled tapes, a call with audio, and a corrupt log.
+fn studio_dir(name: &str) -> PathBuf {
+    let dir = fresh_dir(name);
+    for tape in ["weather", "phases"] {
+        std::fs::copy(
+            root().join(format!("assets/tapes/{tape}.wire.jsonl")),
+            dir.join(format!("{tape}.wire.jsonl")),
+        )
+        .unwrap();
+    }
+    write_log(&dir.join("voice.wire.jsonl"), &audio_call());
+    // The weather call again, the tool answering 15 °C instead of 14.
+    let mut drifted =
+        reel_recorder::read_wire_log(root().join("assets/tapes/weather.wire.jsonl")).unwrap();
+    let tool_response = drifted.iter_mut().find(|e| e.seq == 11).unwrap();
+    let text = String::from_utf8(tool_response.payload.to_vec()).unwrap();
+    assert!(text.contains(r#""temp_c":14"#), "{text}");
+    tool_response.payload = text
+        .replace(r#""temp_c":14"#, r#""temp_c":15"#)
+        .into_bytes()
+        .into();
+    write_log(&dir.join("weather-drifted.wire.jsonl"), &drifted);
+    std::fs::write(dir.join("broken.wire.jsonl"), "{not json\n").unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a recording").unwrap();
+    dir
+}
+
+/// `GET target`: the status and the body.
+async fn get(studio: &RunningStudio, target: &str) -> (u16, Vec<u8>) {
+    let mut tcp = TcpStream::connect(studio.local_addr()).await.unwrap();
+    tcp.write_all(format!("GET {target} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tcp.read_to_end(&mut answer).await.unwrap();
+    let end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let status = std::str::from_utf8(&answer[9..12])
+        .unwrap()
+        .parse()
+        .unwrap();
+    (status, answer[end + 4..].to_vec())
+}
+
+async fn get_json(studio: &RunningStudio, target: &str) -> (u16, Value) {
+    let (status, body) = get(studio, target).await;
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() {
+    let dir = studio_dir("api");
+    let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
+
+    let (status, list) = get_json(&studio, "/api/recordings").await;
+    assert_eq!(status, 200);
+    let names: Vec<&str> = list["recordings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "broken.wire.jsonl",
+            "phases.wire.jsonl",
+            "voice.wire.jsonl",
+            "weather-drifted.wire.jsonl",
+            "weather.wire.jsonl"
+        ]
+    );
+    assert!(
+        list["recordings"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("line 1"),
+        "{}",
+        list["recordings"][0]
+    );
+    assert_eq!(
+        list["recordings"][4],
+        json!({
+            "name": "weather.wire.jsonl",
+            "model": "models/gemini-live-2.5-flash-preview",
+            "started": "2025-06-01T09:00:00.000Z",
+            "duration_ms": 1300,
+            "frames": 22,
+            "turns": 3,
+            "tools": ["get_weather"],
+            "tokens": 374,
+            "reconnects": 0,
+        })
+    );
+
+    let (_, voice) = get_json(&studio, "/api/recordings/voice.wire.jsonl").await;
+    assert_eq!(
+        voice["turns"],
+        json!([{"n": 1, "start_ms": 0, "end_ms": 900, "first_audio_ms": 250}])
+    );
+    let (_, weather) = get_json(&studio, "/api/recordings/weather.wire.jsonl").await;
+    assert_eq!(
+        weather["tools"],
+        json!([{"id": "fc-1", "name": "get_weather", "args": {"city": "London"}, "start_ms": 540, "end_ms": 540, "cancelled": false, "call_seq": 10}])
+    );
+
+    // A window: from 100 ms (inclusive) to 300 ms (exclusive), at most 1 frame.
+    let (_, window) = get_json(
+        &studio,
+        "/api/recordings/voice.wire.jsonl/events?from=100&to=300&limit=1",
+    )
+    .await;
+    assert_eq!(window["truncated"], json!(true));
+    assert_eq!(
+        window["events"],
+        json!([{"seq": 3, "t_ms": 100, "dir": "out", "kind": "realtimeInput.audio", "summary": "audio ×1 (0.1s)", "audio_ms": 100.0}])
+    );
+    let (_, frame) = get_json(&studio, "/api/recordings/weather.wire.jsonl/frames/10").await;
+    assert_eq!(frame["kind"], "toolCall");
+    assert_eq!(
+        frame["json"]["toolCall"]["functionCalls"][0]["args"],
+        json!({"city": "London"})
+    );
+    assert_eq!(frame["bytes"], json!(frame["raw"].as_str().unwrap().len()));
+
+    // The audio: 24 kHz stereo from the first entry to the end of the model's answer.
+    let (status, wav) = get(&studio, "/api/recordings/voice.wire.jsonl/audio.wav").await;
+    assert_eq!(status, 200);
+    assert_eq!(&wav[..4], b"RIFF");
+    assert_eq!(wav.len(), 44 + (650 + 1_200) * 24 * 4);
+
+    // Two recordings compared: where they part, by turn.
+    let (_, diff) = get_json(
+        &studio,
+        "/api/diff/weather.wire.jsonl/weather-drifted.wire.jsonl",
+    )
+    .await;
+    assert_eq!(diff["comparison"]["result"], "differs");
+    assert_eq!(diff["comparison"]["position"], json!(11));
+    assert_eq!(
+        diff["comparison"]["difference"],
+        json!({"kind": "payload", "diffs": [{"path": "toolResponse.functionResponses[0].response.temp_c", "expected": 14, "actual": 15}]})
+    );
+    assert_eq!(
+        diff["divergence"],
+        json!([{"seq": 11, "t_ms": 540, "turn": 2}, {"seq": 11, "t_ms": 540, "turn": 2}])
+    );
+    let (_, same) = get_json(&studio, "/api/diff/weather.wire.jsonl/weather.wire.jsonl").await;
+    assert_eq!(
+        same["comparison"],
+        json!({"result": "same", "frames": 22, "close_markers": 1})
+    );
+
+    // Nothing outside the directory, nothing that is not a recording.
+    for target in [
+        "/api/recordings/..%2Fweather.wire.jsonl",
+        "/api/recordings/%2Fetc%2Fpasswd",
+        "/api/recordings/notes.txt",
+        "/api/recordings/missing.wire.jsonl",
+        "/../../etc/passwd",
+        "/api/recordings/weather.wire.jsonl/frames/999",
+        "/api/diff/weather.wire.jsonl/..%2Fx.wire.jsonl",
+    ] {
+        assert_eq!(get(&studio, target).await.0, 404, "{target}");
+    }
+    studio.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_audio() {
+    let dir = studio_dir("browser");
+    let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
+    let shots = root().join("target/studio-screenshots");
+    let profile = fresh_dir("chromium-profile");
+    let mut browser = Browser::start(&profile).await;
+
+    browser.goto(&studio.url()).await;
+    assert_eq!(
+        browser
+            .wait_for("document.querySelectorAll('#recordings tbody tr').length === 5 && 5")
+            .await,
+        json!(5)
+    );
+    let broken = browser
+        .eval("document.querySelector('#recordings tbody tr.broken').textContent")
+        .await;
+    assert!(
+        broken
+            .as_str()
+            .unwrap()
+            .starts_with("broken.wire.jsonlcannot be read:"),
+        "{broken}"
+    );
+    browser.screenshot(&shots.join("list.png")).await;
+
+    // Search by tool name.
+    browser
+        .eval("(() => { const s = document.querySelector('#search'); s.value = 'get_weather'; s.dispatchEvent(new Event('input')); })()")
+        .await;
+    let shown = browser
+        .eval("[...document.querySelectorAll('#recordings tbody tr')].filter((r) => !r.hidden).map((r) => r.cells[0].textContent)")
+        .await;
+    assert_eq!(
+        shown,
+        json!(["weather-drifted.wire.jsonl", "weather.wire.jsonl"])
+    );
+
+    // Open the weather call and click its tool bar.
+    browser
+        .eval("document.querySelector('#recordings a[href=\"#/call/weather.wire.jsonl\"]').click()")
+        .await;
+    browser
+        .wait_for("window.studio.state.events.length > 0 && window.studio.state.items.length")
+        .await;
+    let point = browser.wait_for("window.studio.toolBarPoint(0)").await;
+    browser
+        .click(point["x"].as_f64().unwrap(), point["y"].as_f64().unwrap())
+        .await;
+    let args = browser
+        .wait_for("document.querySelector('#detail-args')?.textContent")
+        .await;
+    assert_eq!(
+        serde_json::from_str::<Value>(args.as_str().unwrap()).unwrap(),
+        json!({"city": "London"})
+    );
+    let heading = browser
+        .eval("document.querySelector('#detail h3').textContent")
+        .await;
+    assert_eq!(heading, json!("tool get_weather · id fc-1 · 0 ms"));
+    browser.screenshot(&shots.join("call-tool.png")).await;
+
+    // A frame: the setup, with its JSON.
+    let point = browser.wait_for("window.studio.framePoint(1)").await;
+    browser
+        .click(point["x"].as_f64().unwrap(), point["y"].as_f64().unwrap())
+        .await;
+    let json_text = browser
+        .wait_for("document.querySelector('#detail-json')?.textContent")
+        .await;
+    let setup: Value = serde_json::from_str(json_text.as_str().unwrap()).unwrap();
+    assert_eq!(
+        setup["setup"]["model"],
+        "models/gemini-live-2.5-flash-preview"
+    );
+
+    // The voice call's audio plays and the cursor moves with it.
+    browser
+        .eval("location.hash = '#/call/voice.wire.jsonl'")
+        .await;
+    browser
+        .wait_for("window.studio.state.name === 'voice.wire.jsonl' && window.studio.state.overview")
+        .await;
+    browser
+        .eval("document.querySelector('#play').click()")
+        .await;
+    let cursor = browser
+        .wait_for("Number(document.querySelector('#timeline').dataset.cursorMs) > 300 && Number(document.querySelector('#timeline').dataset.cursorMs)")
+        .await;
+    assert!(cursor.as_f64().unwrap() > 300.0, "{cursor}");
+    browser.screenshot(&shots.join("call-audio.png")).await;
+
+    // The drifted replay beside the recording: the divergence found, its path shown, its
+    // turn marked on both sides.
+    browser
+        .eval("document.querySelector('#play').click()")
+        .await;
+    browser.eval("location.hash = '#/'").await;
+    browser
+        .wait_for("document.querySelector('#compare-a').options.length === 4")
+        .await;
+    browser
+        .eval("(() => { document.querySelector('#compare-a').value = 'weather.wire.jsonl'; document.querySelector('#compare-b').value = 'weather-drifted.wire.jsonl'; document.querySelector('#compare-go').click(); })()")
+        .await;
+    let result = browser
+        .wait_for("document.querySelector('#diff-result').textContent")
+        .await;
+    assert_eq!(
+        result,
+        json!(
+            "First divergence at frame 11 (payload): first seq 11 at 0.540 s, turn 2; second seq 11 at 0.540 s, turn 2."
+        )
+    );
+    let paths = browser
+        .eval("[...document.querySelectorAll('#diff-paths tbody tr')].map((r) => [...r.cells].map((c) => c.textContent))")
+        .await;
+    assert_eq!(
+        paths,
+        json!([[
+            "toolResponse.functionResponses[0].response.temp_c",
+            "14",
+            "15"
+        ]])
+    );
+    let marked = browser
+        .eval("document.querySelectorAll('#diff-sides li.diverged').length")
+        .await;
+    assert_eq!(marked, json!(2));
+    browser.screenshot(&shots.join("diff.png")).await;
+    drop(browser);
+    studio.stop().await;
+}
