@@ -185,6 +185,11 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     );
 
     let (_, voice) = get_json(&studio, "/api/recordings/voice.wire.jsonl").await;
+    // The model's 1.2 s of audio, streamed from 650 ms, plays until 1850 ms.
+    assert_eq!(
+        (&voice["duration_ms"], &voice["audio_end_ms"]),
+        (&json!(900), &json!(1850))
+    );
     assert_eq!(
         voice["turns"],
         json!([{"n": 1, "start_ms": 0, "end_ms": 900, "first_audio_ms": 250}])
@@ -219,6 +224,18 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     assert_eq!(status, 200);
     assert_eq!(&wav[..4], b"RIFF");
     assert_eq!(wav.len(), 44 + (650 + 1_200) * 24 * 4);
+
+    // The audio's loudness in 4 slices of 500 ms: the user speaks in the first (3000), the
+    // model answers from 650 ms to 1850 ms (-3000).
+    let (_, peaks) = get_json(
+        &studio,
+        "/api/recordings/voice.wire.jsonl/peaks?from=0&to=2000&buckets=4",
+    )
+    .await;
+    assert_eq!(
+        peaks,
+        json!({"from": 0, "to": 2000, "peaks": [[0, 3000, 0, 0], [0, 0, -3000, 0], [0, 0, -3000, 0], [0, 0, -3000, 0]]})
+    );
 
     // Two recordings compared: where they part, by turn.
     let (_, diff) = get_json(

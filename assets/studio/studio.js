@@ -18,6 +18,7 @@ const state = {
   cursorMs: null,
   items: [],
   selected: null,
+  peaks: null,
 };
 
 window.studio = {
@@ -123,6 +124,7 @@ async function openCall(name) {
   stopAudio();
   state.name = name;
   state.selected = null;
+  state.peaks = null;
   $('#detail').innerHTML = '<p class="hint">Click a frame, a tool call or a state change to see it in full.</p>';
   const overview = await getJson(`/api/recordings/${encodeURIComponent(name)}`);
   state.overview = overview;
@@ -133,7 +135,7 @@ async function openCall(name) {
     `${overview.model ?? 'unknown model'} · ${seconds(overview.duration_ms)} · ${overview.frames} frames · ` +
     `${overview.turns.length} turns · ${tools} tool calls` +
     (ttfa.length ? ` · first audio ${ttfa.map((ms) => `${ms} ms`).join(', ')}` : '');
-  state.view = { from: 0, to: Math.max(overview.duration_ms, 1) };
+  state.view = { from: 0, to: fullSpan() };
   await loadEvents();
 }
 
@@ -143,6 +145,17 @@ async function loadEvents() {
   const answer = await getJson(url);
   state.events = answer.events;
   state.truncated = answer.truncated;
+  draw();
+  await loadPeaks();
+}
+
+/** The audio's loudness over the view, one slice per pixel: drawn as waveforms. */
+async function loadPeaks() {
+  const { from, to } = state.view;
+  const buckets = Math.max(Math.floor(($('#timeline').width || 1200) - LABEL_WIDTH), 1);
+  const url = `/api/recordings/${encodeURIComponent(state.name)}/peaks?from=${Math.max(Math.floor(from), 0)}&to=${Math.ceil(to)}&buckets=${buckets}`;
+  const answer = await getJson(url);
+  state.peaks = { from: answer.from, to: answer.to, values: answer.peaks };
   draw();
 }
 
@@ -271,16 +284,41 @@ function draw() {
     g.fill();
     state.items.push({ type: 'state', index, change, x: x - 6, y: y - 6, w: 12, h: 12 });
   });
+  // Waveforms: the user's audio in the outbound lane, the model's in the inbound one.
+  if (state.peaks) {
+    const { from, to, values } = state.peaks;
+    const slice = (to - from) / values.length;
+    for (const [lane, low, high] of [['wire out', 0, 1], ['wire in', 2, 3]]) {
+      const middle = laneY(lane) + LANE_HEIGHT / 2;
+      // Scaled to the loudest sample in view, so quiet speech still shows its shape.
+      const loudest = Math.max(1000, ...values.map((p) => Math.max(-p[low], p[high])));
+      g.fillStyle = lane === 'wire out' ? 'rgba(47, 158, 68, 0.35)' : 'rgba(91, 141, 239, 0.35)';
+      values.forEach((peak, i) => {
+        if (peak[low] === 0 && peak[high] === 0) return;
+        const x = timeToX(from + i * slice, width);
+        const top = middle - (peak[high] / loudest) * (LANE_HEIGHT / 2 - 8);
+        const bottom = middle - (peak[low] / loudest) * (LANE_HEIGHT / 2 - 8);
+        g.fillRect(x, top, Math.max(timeToX(from + (i + 1) * slice, width) - x, 1), Math.max(bottom - top, 1));
+      });
+    }
+  }
   // Frames.
   for (const event of state.events) {
     const lane = event.dir === 'out' ? 'wire out' : 'wire in';
     const x = timeToX(event.t_ms, width);
     if (x < LABEL_WIDTH - 2 || x > width + 2) continue;
     const y = laneY(lane) + 6;
-    const w = event.audio_ms ? Math.max(timeToX(event.t_ms + event.audio_ms, width) - x, 1) : 2;
     g.fillStyle = colorOf(event.kind);
-    g.fillRect(x, y, w, LANE_HEIGHT - 12);
-    state.items.push({ type: 'frame', seq: event.seq, event, x, y, w: Math.max(w, 2), h: LANE_HEIGHT - 12 });
+    if (event.audio_ms) {
+      // Audio frames: a thin strip for when each arrived; the waveform shows what played.
+      const w = Math.max(timeToX(event.t_ms + event.audio_ms, width) - x, 1);
+      g.fillRect(x, laneY(lane) + 2, w, 4);
+      g.fillRect(x, laneY(lane) + 2, 1, 10);
+      state.items.push({ type: 'frame', seq: event.seq, event, x, y, w: Math.max(w, 2), h: LANE_HEIGHT - 12 });
+    } else {
+      g.fillRect(x, y, 2, LANE_HEIGHT - 12);
+      state.items.push({ type: 'frame', seq: event.seq, event, x, y, w: 2, h: LANE_HEIGHT - 12 });
+    }
   }
   if (state.truncated) {
     g.fillStyle = '#a33';
@@ -379,9 +417,14 @@ canvas.addEventListener('wheel', (event) => {
 $('#zoom-in').addEventListener('click', () => zoom(0.5));
 $('#zoom-out').addEventListener('click', () => zoom(2));
 $('#zoom-fit').addEventListener('click', () => {
-  state.view = { from: 0, to: Math.max(state.overview.duration_ms, 1) };
+  state.view = { from: 0, to: fullSpan() };
   loadEvents();
 });
+
+/** The whole call: its frames and the audio that plays on after them. */
+function fullSpan() {
+  return Math.max(state.overview.duration_ms, state.overview.audio_end_ms, 1);
+}
 
 function zoom(factor, around = (state.view.from + state.view.to) / 2) {
   const { from, to } = state.view;

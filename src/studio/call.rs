@@ -79,6 +79,9 @@ pub struct Overview {
     pub model: Option<String>,
     /// First entry to last.
     pub duration_ms: u64,
+    /// Where the call's audio ends, as [`audio`] renders it (the model's audio plays on
+    /// after its last frame arrived); 0 without audio.
+    pub audio_end_ms: u64,
     /// Frames, both ways.
     pub frames: u64,
     /// The lanes, top to bottom.
@@ -158,6 +161,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     let mut first_audio = None;
     let mut tools: Vec<ToolBar> = Vec::new();
     let mut open: HashMap<String, usize> = HashMap::new();
+    // Per direction (out, in): where its audio ends, placed as the WAV places it.
+    let mut audio_end = [0f64; 2];
     for entry in entries(path)? {
         let entry = entry.map_err(|error| error.to_string())?;
         let t0 = *t0.get_or_insert(entry.ts_ms);
@@ -167,6 +172,10 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
             continue;
         }
         frames += 1;
+        if let Some(ms) = describe(&entry).audio_ms {
+            let side = usize::from(entry.dir == Direction::In);
+            audio_end[side] = audio_end[side].max(t as f64) + ms;
+        }
         match entry.dir {
             Direction::Out => {
                 let Ok(message) = decode_client(&entry.payload) else {
@@ -254,6 +263,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         name: name.to_owned(),
         model,
         duration_ms: last,
+        audio_end_ms: audio_end[0].max(audio_end[1]).ceil() as u64,
         frames,
         lanes: LANES.to_vec(),
         turns,
@@ -335,6 +345,94 @@ pub fn frame(path: &Path, seq: u64) -> Result<Option<FrameDetail>, String> {
         }));
     }
     Ok(None)
+}
+
+/// The loudness of the call's audio over `[from_ms, to_ms)` in `buckets` equal slices: for
+/// each, the smallest and largest sample of the user (left) and of the model (right), as
+/// `[user_min, user_max, model_min, model_max]`, from the same rendering as
+/// [`audio`]. Memory holds the buckets only.
+pub fn peaks(
+    path: &Path,
+    from_ms: u64,
+    to_ms: u64,
+    buckets: usize,
+) -> Result<Vec<[i16; 4]>, String> {
+    let rate = u64::from(reel_replayer::export::WAV_RATE);
+    let first = from_ms * rate / 1000;
+    let last = (to_ms.saturating_mul(rate) / 1000).max(first + 1);
+    let mut sink = PeakSink {
+        position: 0,
+        partial: Vec::new(),
+        frame: 0,
+        first,
+        last,
+        peaks: vec![[0; 4]; buckets.max(1)],
+    };
+    let mut exporter = WavExporter::new(&mut sink).map_err(|error| error.to_string())?;
+    for entry in open_wire_log(path).map_err(|error| error.to_string())? {
+        let entry = entry.map_err(|error| error.to_string())?;
+        exporter.push(&entry).map_err(|error| error.to_string())?;
+    }
+    exporter.finish().map_err(|error| error.to_string())?;
+    Ok(sink.peaks)
+}
+
+/// Takes the WAV [`WavExporter`] writes and keeps only per-bucket peaks of frames
+/// `first..last`.
+struct PeakSink {
+    /// Where the next byte goes.
+    position: u64,
+    /// Sample bytes of an unfinished frame.
+    partial: Vec<u8>,
+    /// The next frame's index.
+    frame: u64,
+    first: u64,
+    last: u64,
+    peaks: Vec<[i16; 4]>,
+}
+
+impl std::io::Write for PeakSink {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        // The header (44 bytes, written first and again at the end) carries no samples.
+        let skip = usize::try_from(44u64.saturating_sub(self.position)).unwrap_or(usize::MAX);
+        self.position += bytes.len() as u64;
+        let samples = bytes.get(skip.min(bytes.len())..).unwrap_or_default();
+        self.partial.extend_from_slice(samples);
+        let whole = self.partial.len() / 4 * 4;
+        let span = (self.last - self.first) as f64;
+        for frame in self.partial[..whole].chunks_exact(4) {
+            let index = self.frame;
+            self.frame += 1;
+            if index < self.first || index >= self.last {
+                continue;
+            }
+            let bucket = (((index - self.first) as f64 / span) * self.peaks.len() as f64) as usize;
+            let last_bucket = self.peaks.len() - 1;
+            let peak = &mut self.peaks[bucket.min(last_bucket)];
+            let left = i16::from_le_bytes([frame[0], frame[1]]);
+            let right = i16::from_le_bytes([frame[2], frame[3]]);
+            peak[0] = peak[0].min(left);
+            peak[1] = peak[1].max(left);
+            peak[2] = peak[2].min(right);
+            peak[3] = peak[3].max(right);
+        }
+        self.partial.drain(..whole);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for PeakSink {
+    /// Only the header is rewritten, at 0; nothing after it is read again.
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        if let std::io::SeekFrom::Start(position) = to {
+            self.position = position;
+        }
+        Ok(self.position)
+    }
 }
 
 /// The recording's audio as a WAV (`reel export --format wav`).

@@ -10,6 +10,7 @@
 //! | `/api/recordings/NAME/events?from=MS&to=MS&limit=N` | the frames of a window |
 //! | `/api/recordings/NAME/frames/SEQ` | one frame in full |
 //! | `/api/recordings/NAME/audio.wav` | the call's audio |
+//! | `/api/recordings/NAME/peaks?from=MS&to=MS&buckets=N` | the audio's loudness, per slice |
 //! | `/api/diff/A/B` | two recordings compared ([`DiffView`](super::diff::DiffView)) |
 //!
 //! `NAME` is a `*.wire.jsonl` file directly in the directory; anything else (a path, `..`,
@@ -215,6 +216,16 @@ fn route(dir: &Path, target: &str) -> Answer {
                         .min(MAX_WINDOW_EVENTS);
                     call::events(&file, from, to, limit).map(|(events, truncated)| {
                         Answer::json(&json!({ "events": events, "truncated": truncated }))
+                    })
+                }
+                "peaks" => {
+                    let from = param("from").unwrap_or(0);
+                    let to = param("to").unwrap_or(from + 1);
+                    let buckets = param("buckets")
+                        .map_or(1_000, |b| usize::try_from(b).unwrap_or(1_000))
+                        .clamp(1, 8_000);
+                    call::peaks(&file, from, to, buckets).map(|peaks| {
+                        Answer::json(&json!({ "from": from, "to": to, "peaks": peaks }))
                     })
                 }
                 "audio.wav" => call::audio(&file).map(|body| Answer {
