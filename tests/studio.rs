@@ -407,3 +407,91 @@ async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_
     drop(browser);
     studio.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio() {
+    let dir = studio_dir("html");
+    let weather_html = dir.join("weather.html");
+    let voice_html = dir.join("voice.html");
+    let reel = env!("CARGO_BIN_EXE_reel");
+    for (log, html, said) in [
+        ("weather.wire.jsonl", &weather_html, "23 entries\n"),
+        (
+            "voice.wire.jsonl",
+            &voice_html,
+            "19 entries, with the audio\n",
+        ),
+    ] {
+        let output = std::process::Command::new(reel)
+            .args([
+                "show",
+                dir.join(log).to_str().unwrap(),
+                "--html",
+                html.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(
+            String::from_utf8(output.stderr).unwrap(),
+            format!("reel show: {}: {said}", html.display())
+        );
+    }
+    // Self-contained: nothing to load from anywhere.
+    let page = std::fs::read_to_string(&voice_html).unwrap();
+    for outside in [
+        "src=\"studio.js\"",
+        "href=\"studio.css\"",
+        "src=\"http",
+        "href=\"http",
+    ] {
+        assert!(!page.contains(outside), "{outside}");
+    }
+    assert!(page.contains("data:audio/wav;base64,UklGR"));
+
+    let profile = fresh_dir("chromium-profile-html");
+    let mut browser = Browser::start(&profile).await;
+    browser
+        .goto(&format!("file://{}", weather_html.display()))
+        .await;
+    browser
+        .wait_for("window.studio.state.events.length > 0 && window.studio.state.items.length")
+        .await;
+    let head = browser
+        .eval("document.querySelector('#call-head').textContent")
+        .await;
+    assert_eq!(
+        head,
+        json!(
+            "models/gemini-live-2.5-flash-preview · 1.300 s · 22 frames · 3 turns · 1 tool calls"
+        )
+    );
+    let point = browser.wait_for("window.studio.toolBarPoint(0)").await;
+    browser
+        .click(point["x"].as_f64().unwrap(), point["y"].as_f64().unwrap())
+        .await;
+    let args = browser
+        .wait_for("document.querySelector('#detail-args')?.textContent")
+        .await;
+    assert_eq!(
+        serde_json::from_str::<Value>(args.as_str().unwrap()).unwrap(),
+        json!({"city": "London"})
+    );
+
+    browser
+        .goto(&format!("file://{}", voice_html.display()))
+        .await;
+    browser
+        .wait_for("window.studio.state.name === 'voice.wire.jsonl' && window.studio.state.peaks")
+        .await;
+    browser
+        .eval("document.querySelector('#play').click()")
+        .await;
+    let cursor = browser
+        .wait_for("Number(document.querySelector('#timeline').dataset.cursorMs) > 300 && Number(document.querySelector('#timeline').dataset.cursorMs)")
+        .await;
+    assert!(cursor.as_f64().unwrap() > 300.0, "{cursor}");
+    browser
+        .screenshot(&root().join("target/studio-screenshots/offline-page.png"))
+        .await;
+}

@@ -5,6 +5,10 @@
 
 const $ = (selector) => document.querySelector(selector);
 
+// A page written by `reel show LOG --html` carries its recording; the studio's server does
+// not exist there, and the API's answers come from the embedded data.
+const OFFLINE = window.REEL_OFFLINE ?? null;
+
 const LANE_HEIGHT = 44;
 const AXIS_HEIGHT = 24;
 const LABEL_WIDTH = 90;
@@ -39,7 +43,9 @@ window.studio = {
 
 function route() {
   const hash = location.hash.slice(1);
-  if (hash.startsWith('/call/')) {
+  if (OFFLINE && (hash === '' || hash === '/')) {
+    openCall(OFFLINE.recording.name);
+  } else if (hash.startsWith('/call/')) {
     openCall(decodeURIComponent(hash.slice('/call/'.length)));
   } else if (hash.startsWith('/diff/')) {
     const [a, b] = hash.slice('/diff/'.length).split('/').map(decodeURIComponent);
@@ -482,8 +488,12 @@ $('#play').addEventListener('click', async () => {
     audio.pause();
     return;
   }
-  const src = `/api/recordings/${encodeURIComponent(state.name)}/audio.wav`;
-  if (!audio.src.endsWith(src)) audio.src = src;
+  const src = OFFLINE ? OFFLINE.audio : `/api/recordings/${encodeURIComponent(state.name)}/audio.wav`;
+  if (!src) {
+    $('#play').textContent = 'no audio in this page';
+    return;
+  }
+  if (audio.getAttribute('src') !== src) audio.src = src;
   await audio.play();
   requestAnimationFrame(follow);
 });
@@ -506,10 +516,35 @@ function stopAudio() {
 // ---------------------------------------------------------------- helpers
 
 async function getJson(url) {
+  if (OFFLINE) return offlineAnswer(url);
   const response = await fetch(url);
   const body = await response.json();
   if (!response.ok) throw new Error(body.error ?? `${url}: ${response.status}`);
   return body;
+}
+
+/** What the API would answer, from the page's embedded recording. */
+function offlineAnswer(url) {
+  const [path, query] = url.split('?');
+  const params = new URLSearchParams(query ?? '');
+  const base = `/api/recordings/${encodeURIComponent(OFFLINE.recording.name)}`;
+  if (path === '/api/recordings') return { dir: '(this page)', recordings: [OFFLINE.recording] };
+  if (path === base) return OFFLINE.overview;
+  if (path === `${base}/peaks`) return OFFLINE.peaks;
+  if (path === `${base}/events`) {
+    const from = Number(params.get('from') ?? 0);
+    const to = Number(params.get('to') ?? Infinity);
+    const events = OFFLINE.frames
+      .filter((f) => f.t_ms >= from && f.t_ms < to)
+      .map(({ seq, t_ms, dir, kind, summary, audio_ms }) => ({ seq, t_ms, dir, kind, summary, audio_ms }));
+    return { events, truncated: false };
+  }
+  if (path.startsWith(`${base}/frames/`)) {
+    const seq = Number(path.slice(`${base}/frames/`.length));
+    const frame = OFFLINE.frames.find((f) => f.seq === seq);
+    if (frame) return frame;
+  }
+  throw new Error(`not in this page: ${url}`);
 }
 
 function seconds(ms) {

@@ -41,10 +41,17 @@ pub struct ShowArgs {
     /// entries before its first bad line instead of failing.
     #[arg(long)]
     salvage: bool,
+    /// Write the studio's timeline of the call, with its audio, as one self-contained HTML
+    /// file (no server, no network) instead of printing.
+    #[arg(long, value_name = "OUT.html", conflicts_with_all = ["turn", "kind", "json", "salvage"])]
+    html: Option<String>,
 }
 
 /// Prints the timeline, streaming: memory holds one frame at a time.
 pub fn run(args: ShowArgs) -> Result<ExitCode, CliError> {
+    if let Some(out) = &args.html {
+        return html(&args.log, out);
+    }
     let progress = Progress::start("reading");
     let mut timeline = Timeline::new(TimelineFilter {
         turn: args.turn,
@@ -94,4 +101,30 @@ pub fn text_row(row: &TimelineRow) -> String {
         row.summary
     );
     line.trim_end().to_owned()
+}
+
+/// `--html OUT`: the call as one self-contained page.
+fn html(log: &str, out: &str) -> Result<ExitCode, CliError> {
+    let path = std::path::Path::new(log);
+    let name = path
+        .file_name()
+        .map_or_else(|| log.to_owned(), |n| n.to_string_lossy().into_owned());
+    match reel::studio::offline::write_page(path, &name, std::path::Path::new(out)) {
+        Ok(summary) => {
+            eprintln!(
+                "reel show: {out}: {} entries{}",
+                summary.entries,
+                if summary.audio {
+                    ", with the audio"
+                } else {
+                    ""
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            eprintln!("reel show: {log}: {error}");
+            Ok(ExitCode::from(2))
+        }
+    }
 }

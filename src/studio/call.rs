@@ -134,7 +134,7 @@ fn entries(path: &Path) -> Result<WireLogReader, String> {
     WireLogReader::open(path).map_err(|error| error.to_string())
 }
 
-fn row(entry: &WireEntry, t0: u64) -> EventRow {
+pub(crate) fn row(entry: &WireEntry, t0: u64) -> EventRow {
     let view = describe(entry);
     EventRow {
         seq: entry.seq,

@@ -5,12 +5,14 @@
 //! with every frame clickable to its JSON and raw bytes, and its audio played in sync with a
 //! moving cursor ([`call`]); served by a small loopback server ([`http`]) whose page is
 //! embedded in the binary ([`assets`]). Two recordings, or a recording and its replay, side by
-//! side with their first divergence ([`diff`]).
+//! side with their first divergence ([`diff`]). One recording as one self-contained HTML file
+//! ([`offline`], `reel show LOG --html`).
 
 pub mod assets;
 pub mod call;
 pub mod catalog;
 pub mod diff;
 pub mod http;
+pub mod offline;
 
 pub use http::RunningStudio;
