@@ -117,6 +117,26 @@ fn studio_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Clicks the first tool call's bar on the timeline; its arguments as the detail shows them.
+async fn first_tool_args(browser: &mut Browser) -> Value {
+    let point = browser.wait_for("window.studio.toolBarPoint(0)").await;
+    browser
+        .click(point["x"].as_f64().unwrap(), point["y"].as_f64().unwrap())
+        .await;
+    let args = browser
+        .wait_for("document.querySelector('#detail-args')?.textContent")
+        .await;
+    serde_json::from_str(args.as_str().unwrap()).unwrap()
+}
+
+/// Waits until the audio cursor is past `ms`.
+async fn cursor_passes(browser: &mut Browser, ms: f64) {
+    let cursor = browser
+        .wait_for(&format!("Number(document.querySelector('#timeline').dataset.cursorMs) > {ms} && Number(document.querySelector('#timeline').dataset.cursorMs)"))
+        .await;
+    assert!(cursor.as_f64().unwrap() > ms, "{cursor}");
+}
+
 /// `GET target`: the status and the body.
 async fn get(studio: &RunningStudio, target: &str) -> (u16, Vec<u8>) {
     let mut tcp = TcpStream::connect(studio.local_addr()).await.unwrap();
@@ -320,15 +340,8 @@ async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_
     browser
         .wait_for("window.studio.state.events.length > 0 && window.studio.state.items.length")
         .await;
-    let point = browser.wait_for("window.studio.toolBarPoint(0)").await;
-    browser
-        .click(point["x"].as_f64().unwrap(), point["y"].as_f64().unwrap())
-        .await;
-    let args = browser
-        .wait_for("document.querySelector('#detail-args')?.textContent")
-        .await;
     assert_eq!(
-        serde_json::from_str::<Value>(args.as_str().unwrap()).unwrap(),
+        first_tool_args(&mut browser).await,
         json!({"city": "London"})
     );
     let heading = browser
@@ -361,10 +374,7 @@ async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_
     browser
         .eval("document.querySelector('#play').click()")
         .await;
-    let cursor = browser
-        .wait_for("Number(document.querySelector('#timeline').dataset.cursorMs) > 300 && Number(document.querySelector('#timeline').dataset.cursorMs)")
-        .await;
-    assert!(cursor.as_f64().unwrap() > 300.0, "{cursor}");
+    cursor_passes(&mut browser, 300.0).await;
     browser.screenshot(&shots.join("call-audio.png")).await;
 
     // The drifted replay beside the recording: the divergence found, its path shown, its
@@ -466,15 +476,8 @@ async fn a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio() {
             "models/gemini-live-2.5-flash-preview · 1.300 s · 22 frames · 3 turns · 1 tool calls"
         )
     );
-    let point = browser.wait_for("window.studio.toolBarPoint(0)").await;
-    browser
-        .click(point["x"].as_f64().unwrap(), point["y"].as_f64().unwrap())
-        .await;
-    let args = browser
-        .wait_for("document.querySelector('#detail-args')?.textContent")
-        .await;
     assert_eq!(
-        serde_json::from_str::<Value>(args.as_str().unwrap()).unwrap(),
+        first_tool_args(&mut browser).await,
         json!({"city": "London"})
     );
 
@@ -487,10 +490,7 @@ async fn a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio() {
     browser
         .eval("document.querySelector('#play').click()")
         .await;
-    let cursor = browser
-        .wait_for("Number(document.querySelector('#timeline').dataset.cursorMs) > 300 && Number(document.querySelector('#timeline').dataset.cursorMs)")
-        .await;
-    assert!(cursor.as_f64().unwrap() > 300.0, "{cursor}");
+    cursor_passes(&mut browser, 300.0).await;
     browser
         .screenshot(&root().join("target/studio-screenshots/offline-page.png"))
         .await;
