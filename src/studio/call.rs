@@ -14,7 +14,7 @@ use reel_protocol::{decode_client, decode_server};
 use reel_recorder::journal::read_journal;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
-use reel_replayer::export::WavExporter;
+use reel_replayer::export::{PeakMeter, WavExporter};
 use reel_replayer::timeline::describe;
 use serde::Serialize;
 use serde_json::Value;
@@ -349,90 +349,19 @@ pub fn frame(path: &Path, seq: u64) -> Result<Option<FrameDetail>, String> {
 
 /// The loudness of the call's audio over `[from_ms, to_ms)` in `buckets` equal slices: for
 /// each, the smallest and largest sample of the user (left) and of the model (right), as
-/// `[user_min, user_max, model_min, model_max]`, from the same rendering as
-/// [`audio`]. Memory holds the buckets only.
+/// `[user_min, user_max, model_min, model_max]`, placed as [`audio`] places them
+/// ([`PeakMeter`]). Memory holds the buckets only.
 pub fn peaks(
     path: &Path,
     from_ms: u64,
     to_ms: u64,
     buckets: usize,
 ) -> Result<Vec<[i16; 4]>, String> {
-    let rate = u64::from(reel_replayer::export::WAV_RATE);
-    let first = from_ms * rate / 1000;
-    let last = (to_ms.saturating_mul(rate) / 1000).max(first + 1);
-    let mut sink = PeakSink {
-        position: 0,
-        partial: Vec::new(),
-        frame: 0,
-        first,
-        last,
-        peaks: vec![[0; 4]; buckets.max(1)],
-    };
-    let mut exporter = WavExporter::new(&mut sink).map_err(|error| error.to_string())?;
+    let mut meter = PeakMeter::new(from_ms, to_ms, buckets);
     for entry in open_wire_log(path).map_err(|error| error.to_string())? {
-        let entry = entry.map_err(|error| error.to_string())?;
-        exporter.push(&entry).map_err(|error| error.to_string())?;
+        meter.push(&entry.map_err(|error| error.to_string())?);
     }
-    exporter.finish().map_err(|error| error.to_string())?;
-    Ok(sink.peaks)
-}
-
-/// Takes the WAV [`WavExporter`] writes and keeps only per-bucket peaks of frames
-/// `first..last`.
-struct PeakSink {
-    /// Where the next byte goes.
-    position: u64,
-    /// Sample bytes of an unfinished frame.
-    partial: Vec<u8>,
-    /// The next frame's index.
-    frame: u64,
-    first: u64,
-    last: u64,
-    peaks: Vec<[i16; 4]>,
-}
-
-impl std::io::Write for PeakSink {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        // The header (44 bytes, written first and again at the end) carries no samples.
-        let skip = usize::try_from(44u64.saturating_sub(self.position)).unwrap_or(usize::MAX);
-        self.position += bytes.len() as u64;
-        let samples = bytes.get(skip.min(bytes.len())..).unwrap_or_default();
-        self.partial.extend_from_slice(samples);
-        let whole = self.partial.len() / 4 * 4;
-        let span = (self.last - self.first) as f64;
-        for frame in self.partial[..whole].chunks_exact(4) {
-            let index = self.frame;
-            self.frame += 1;
-            if index < self.first || index >= self.last {
-                continue;
-            }
-            let bucket = (((index - self.first) as f64 / span) * self.peaks.len() as f64) as usize;
-            let last_bucket = self.peaks.len() - 1;
-            let peak = &mut self.peaks[bucket.min(last_bucket)];
-            let left = i16::from_le_bytes([frame[0], frame[1]]);
-            let right = i16::from_le_bytes([frame[2], frame[3]]);
-            peak[0] = peak[0].min(left);
-            peak[1] = peak[1].max(left);
-            peak[2] = peak[2].min(right);
-            peak[3] = peak[3].max(right);
-        }
-        self.partial.drain(..whole);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl std::io::Seek for PeakSink {
-    /// Only the header is rewritten, at 0; nothing after it is read again.
-    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
-        if let std::io::SeekFrom::Start(position) = to {
-            self.position = position;
-        }
-        Ok(self.position)
-    }
+    Ok(meter.finish())
 }
 
 /// The recording's audio as a WAV (`reel export --format wav`).

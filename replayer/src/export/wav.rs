@@ -154,6 +154,75 @@ impl<W: Write + Seek> WavExporter<W> {
     }
 }
 
+/// The loudness of a call's audio per slice of time, placed exactly as [`WavExporter`]
+/// places it but without rendering a sample: each chunk's samples go straight to the slices
+/// they fall in, as the smallest and largest value of the user's channel and of the
+/// model's, `[user_min, user_max, model_min, model_max]`. Memory holds the slices only.
+#[derive(Debug)]
+pub struct PeakMeter {
+    t0: Option<u64>,
+    cursor: [u64; 2],
+    /// The first frame (at [`WAV_RATE`]) measured, and the one after the last.
+    first: u64,
+    last: u64,
+    peaks: Vec<[i16; 4]>,
+}
+
+impl PeakMeter {
+    /// Measures frames `from_ms..to_ms` of the call (at least one millisecond) in
+    /// `buckets` slices (at least one).
+    pub fn new(from_ms: u64, to_ms: u64, buckets: usize) -> Self {
+        let rate = u64::from(WAV_RATE);
+        let first = from_ms * rate / 1000;
+        PeakMeter {
+            t0: None,
+            cursor: [0, 0],
+            first,
+            last: (to_ms.saturating_mul(rate) / 1000).max(first + 1),
+            peaks: vec![[0; 4]; buckets.max(1)],
+        }
+    }
+
+    /// Takes the next entry of the log.
+    pub fn push(&mut self, entry: &WireEntry) {
+        let t0 = *self.t0.get_or_insert(entry.ts_ms);
+        if entry.close.is_some() {
+            return;
+        }
+        let at = entry.ts_ms.saturating_sub(t0) * u64::from(WAV_RATE) / 1000;
+        let (channel, chunks) = match entry.dir {
+            Direction::Out => (0, client_audio(&entry.payload)),
+            Direction::In => (1, server_audio(&entry.payload)),
+        };
+        for (rate, samples) in chunks {
+            let length = (samples.len() as u64 * u64::from(WAV_RATE)).div_ceil(u64::from(rate));
+            let start = at.max(self.cursor[channel]);
+            self.cursor[channel] = start + length;
+            if start >= self.last || start + length <= self.first {
+                continue;
+            }
+            let span = (self.last - self.first) as f64;
+            let buckets = self.peaks.len();
+            for (i, sample) in samples.iter().enumerate() {
+                let frame = start + i as u64 * u64::from(WAV_RATE) / u64::from(rate);
+                if frame < self.first || frame >= self.last {
+                    continue;
+                }
+                let bucket = ((frame - self.first) as f64 / span * buckets as f64) as usize;
+                let peak = &mut self.peaks[bucket.min(buckets - 1)];
+                let (low, high) = (channel * 2, channel * 2 + 1);
+                peak[low] = peak[low].min(*sample);
+                peak[high] = peak[high].max(*sample);
+            }
+        }
+    }
+
+    /// The slices.
+    pub fn finish(self) -> Vec<[i16; 4]> {
+        self.peaks
+    }
+}
+
 /// A 16-bit stereo PCM WAVE header for `data_size` bytes of samples.
 fn header(data_size: u32) -> [u8; 44] {
     let channels: u16 = 2;
