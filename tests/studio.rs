@@ -245,8 +245,9 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     assert_eq!(&wav[..4], b"RIFF");
     assert_eq!(wav.len(), 44 + (650 + 1_200) * 24 * 4);
 
-    // The audio's loudness in 4 slices of 500 ms: the user speaks in the first (3000), the
-    // model answers from 650 ms to 1850 ms (-3000).
+    // The audio's loudness in 4 slices of 500 ms: the user speaks in the first (3000, with
+    // silence around it), the model answers from 650 ms to 1850 ms (-3000), so the third
+    // slice is its voice only.
     let (_, peaks) = get_json(
         &studio,
         "/api/recordings/voice.wire.jsonl/peaks?from=0&to=2000&buckets=4",
@@ -254,7 +255,7 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     .await;
     assert_eq!(
         peaks,
-        json!({"from": 0, "to": 2000, "peaks": [[0, 3000, 0, 0], [0, 0, -3000, 0], [0, 0, -3000, 0], [0, 0, -3000, 0]]})
+        json!({"from": 0, "to": 2000, "peaks": [[0, 3000, 0, 0], [0, 0, -3000, 0], [0, 0, -3000, -3000], [0, 0, -3000, 0]]})
     );
 
     // Two recordings compared: where they part, by turn.

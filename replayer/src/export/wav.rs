@@ -166,6 +166,8 @@ pub struct PeakMeter {
     first: u64,
     last: u64,
     peaks: Vec<[i16; 4]>,
+    /// Per slice and channel: how many of its frames a chunk covers (the rest are silence).
+    covered: Vec<[u64; 2]>,
 }
 
 impl PeakMeter {
@@ -174,13 +176,37 @@ impl PeakMeter {
     pub fn new(from_ms: u64, to_ms: u64, buckets: usize) -> Self {
         let rate = u64::from(WAV_RATE);
         let first = from_ms * rate / 1000;
+        let buckets = buckets.max(1);
         PeakMeter {
             t0: None,
             cursor: [0, 0],
             first,
             last: (to_ms.saturating_mul(rate) / 1000).max(first + 1),
-            peaks: vec![[0; 4]; buckets.max(1)],
+            peaks: vec![[i16::MAX, i16::MIN, i16::MAX, i16::MIN]; buckets],
+            covered: vec![[0, 0]; buckets],
         }
+    }
+
+    /// The slice frame `frame` (within `first..last`) falls in.
+    fn bucket(&self, frame: u64) -> usize {
+        let n = self.peaks.len() as u128;
+        let index = u128::from(frame - self.first) * n / u128::from(self.last - self.first);
+        usize::try_from(index)
+            .unwrap_or(usize::MAX)
+            .min(self.peaks.len() - 1)
+    }
+
+    /// Where slice `bucket` starts, in frames after `first` (`last - first` for the slice
+    /// after the last).
+    fn bucket_start(&self, bucket: usize) -> u64 {
+        let n = self.peaks.len() as u128;
+        let span = u128::from(self.last - self.first);
+        u64::try_from((bucket as u128 * span).div_ceil(n)).unwrap_or(u64::MAX)
+    }
+
+    /// How many frames slice `bucket` spans.
+    fn bucket_frames(&self, bucket: usize) -> u64 {
+        self.bucket_start(bucket + 1) - self.bucket_start(bucket)
     }
 
     /// Takes the next entry of the log.
@@ -201,25 +227,46 @@ impl PeakMeter {
             if start >= self.last || start + length <= self.first {
                 continue;
             }
-            let span = (self.last - self.first) as f64;
-            let buckets = self.peaks.len();
-            for (i, sample) in samples.iter().enumerate() {
-                let frame = start + i as u64 * u64::from(WAV_RATE) / u64::from(rate);
-                if frame < self.first || frame >= self.last {
-                    continue;
-                }
-                let bucket = ((frame - self.first) as f64 / span * buckets as f64) as usize;
-                let peak = &mut self.peaks[bucket.min(buckets - 1)];
-                let (low, high) = (channel * 2, channel * 2 + 1);
-                peak[low] = peak[low].min(*sample);
-                peak[high] = peak[high].max(*sample);
+            // The frames the chunk plays, slice by slice; each frame plays the sample at its
+            // place (the WAV's resampling without the interpolation), so a slice's extremes
+            // are those of the samples its frames fall on.
+            let end = (start + length).min(self.last);
+            let mut frame = start.max(self.first);
+            let mut bucket = self.bucket(frame);
+            let (low, high) = (channel * 2, channel * 2 + 1);
+            while frame < end {
+                let stop = end.min(self.first + self.bucket_start(bucket + 1));
+                let sample_at = |f: u64| {
+                    let offset = (f - start) * u64::from(rate) / u64::from(WAV_RATE);
+                    usize::try_from(offset)
+                        .unwrap_or(usize::MAX)
+                        .min(samples.len() - 1)
+                };
+                let played = &samples[sample_at(frame)..=sample_at(stop - 1)];
+                let peak = &mut self.peaks[bucket];
+                peak[low] = played.iter().copied().fold(peak[low], i16::min);
+                peak[high] = played.iter().copied().fold(peak[high], i16::max);
+                self.covered[bucket][channel] += stop - frame;
+                frame = stop;
+                bucket = (bucket + 1).min(self.peaks.len() - 1);
             }
         }
     }
 
-    /// The slices.
+    /// The slices. A slice part of which no chunk covers has silence (0) in it too.
     pub fn finish(self) -> Vec<[i16; 4]> {
-        self.peaks
+        let mut peaks = self.peaks.clone();
+        for (bucket, peak) in peaks.iter_mut().enumerate() {
+            let frames = self.bucket_frames(bucket);
+            for channel in 0..2 {
+                let (low, high) = (channel * 2, channel * 2 + 1);
+                if self.covered[bucket][channel] < frames {
+                    peak[low] = peak[low].min(0);
+                    peak[high] = peak[high].max(0);
+                }
+            }
+        }
+        peaks
     }
 }
 
@@ -406,6 +453,20 @@ mod tests {
         assert_eq!(frames[71], (0, 7));
         assert_eq!(frames[72], (0, 9));
         assert_eq!(frames[95], (0, 9));
+    }
+
+    #[test]
+    fn the_peak_meter_places_chunks_as_the_wav_does() {
+        // The same call as above: the user's 2 samples at 0 ms, the model's two 1 ms chunks
+        // sent together at 2 ms (played 2–3 ms and 3–4 ms); four 1 ms slices.
+        let mut meter = PeakMeter::new(0, 4, 4);
+        meter.push(&audio_in(1, 1_000, &[0, 300]));
+        meter.push(&audio_out(2, 1_002, &[7; 24]));
+        meter.push(&audio_out(3, 1_002, &[9; 24]));
+        assert_eq!(
+            meter.finish(),
+            [[0, 300, 0, 0], [0, 0, 0, 0], [0, 0, 7, 7], [0, 0, 9, 9]]
+        );
     }
 
     #[test]
