@@ -335,3 +335,52 @@ async fn bodies_that_cannot_be_a_call_are_refused_with_a_reason() {
         RestResult::Refused { status: 411, .. }
     ));
 }
+
+#[tokio::test]
+async fn an_upstream_that_breaks_off_mid_stream_leaves_the_client_what_arrived_and_records_nothing()
+{
+    // An "API" that answers the head and one event, then drops the connection.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let event = format!("data: {}\r\n\r\n", answer_piece("Warm ", false));
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    let first_chunk = format!("{:x}\r\n{event}\r\n", event.len());
+    let api = tokio::spawn(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut request = vec![0u8; 4096];
+        let _ = tcp.read(&mut request).await.unwrap();
+        tcp.write_all(format!("{head}{first_chunk}").as_bytes())
+            .await
+            .unwrap();
+    });
+    let dir = fresh_dir("rest-broken");
+    let mut proxy = TapeServer::record(
+        Upstream::new(&format!("ws://127.0.0.1:{port}")).unwrap(),
+        &dir,
+    )
+    .start()
+    .await
+    .unwrap();
+    let (status, _, body) = post(
+        &proxy,
+        STREAM,
+        &[("x-reel-test", "b")],
+        &ask("Hi").to_string(),
+    )
+    .await;
+    api.await.unwrap();
+    // The client got the head and the event that arrived, then the connection ended.
+    assert_eq!(status, 200);
+    assert!(body.contains("Warm "), "{body}");
+    let (_, report) = rest_report(&mut proxy).await;
+    assert_eq!(
+        report.result,
+        RestResult::UpstreamFailed {
+            message: format!(
+                "the upstream ws://127.0.0.1:{port}/ broke off its answer: the upstream closed before the answer's last chunk"
+            )
+        }
+    );
+    assert!(!dir.join("b.cassette.json").exists());
+}

@@ -338,18 +338,22 @@ async fn record<W: AsyncWrite + Unpin + ?Sized>(
     let recorded_at = Timestamp::from_epoch_ms(reel_actors::clock::wall_clock_ms());
     let forwarded = match forward(upstream, path, body, client).await {
         Ok(forwarded) => forwarded,
-        Err(error) => {
-            let message = error.to_string();
-            // Nothing reached the client if the upstream was never reached; tell it.
-            let body = error_body(502, "UNAVAILABLE", &format!("reel: {message}"));
-            answer(
-                client,
-                502,
-                "Bad Gateway",
-                "application/json",
-                body.as_bytes(),
-            )
-            .await;
+        Err(failed) => {
+            let message = failed.message;
+            if failed.answered {
+                // Part of the answer reached the client: it can only see the connection end.
+                let _ = client.shutdown().await;
+            } else {
+                let body = error_body(502, "UNAVAILABLE", &format!("reel: {message}"));
+                answer(
+                    client,
+                    502,
+                    "Bad Gateway",
+                    "application/json",
+                    body.as_bytes(),
+                )
+                .await;
+            }
             return RestResult::UpstreamFailed { message };
         }
     };

@@ -21,6 +21,15 @@ use super::upstream::{UPSTREAM_CONNECT_TIMEOUT, Upstream};
 /// The largest answer head read before giving up on it.
 const MAX_ANSWER_HEAD: usize = 64 * 1024;
 
+/// A forwarded call that failed, and whether the client already got part of the answer
+/// (then it cannot be told with an answer of its own: its connection is closed).
+#[derive(Debug)]
+pub(crate) struct ForwardFailed {
+    /// What went wrong, for the report.
+    pub message: String,
+    pub answered: bool,
+}
+
 /// What the upstream answered.
 #[derive(Debug)]
 pub(crate) struct Forwarded {
@@ -37,10 +46,21 @@ pub(crate) async fn forward<C: AsyncWrite + Unpin + ?Sized>(
     path: &RestPath,
     body: &Bytes,
     client: &mut C,
-) -> Result<Forwarded, ConnectionError> {
-    let failed = |message: String| ConnectionError::Upstream {
-        url: upstream.redacted_url(),
-        message,
+) -> Result<Forwarded, ForwardFailed> {
+    let failed = |message: String| ForwardFailed {
+        message: ConnectionError::Upstream {
+            url: upstream.redacted_url(),
+            message,
+        }
+        .to_string(),
+        answered: false,
+    };
+    let broke = |message: String| ForwardFailed {
+        message: format!(
+            "the upstream {} broke off its answer: {message}",
+            upstream.redacted_url()
+        ),
+        answered: true,
     };
     let (host, port, tls) = upstream.rest_endpoint();
     let started = Instant::now();
@@ -94,24 +114,34 @@ pub(crate) async fn forward<C: AsyncWrite + Unpin + ?Sized>(
 
     let mut reader = AnswerReader::default();
     let mut buffer = vec![0u8; 16 * 1024];
+    let mut answered = false;
     loop {
-        let n = stream
-            .read(&mut buffer)
-            .await
-            .map_err(|error| failed(error.to_string()))?;
+        let n = stream.read(&mut buffer).await.map_err(|error| {
+            let message = format!("the answer broke off: {error}");
+            if answered {
+                broke(message)
+            } else {
+                failed(message)
+            }
+        })?;
         if n == 0 {
             break;
         }
+        answered = true;
         // The client may have gone; the call is still read to its end and recorded.
         let _ = client.write_all(&buffer[..n]).await;
         let _ = client.flush().await;
         reader
             .feed(&buffer[..n], started.elapsed())
-            .map_err(|problem| failed(format!("the answer cannot be read: {problem}")))?;
+            .map_err(|problem| broke(format!("the answer cannot be read: {problem}")))?;
     }
-    reader
-        .finish(started.elapsed())
-        .map_err(|problem| failed(format!("the answer cannot be read: {problem}")))
+    reader.finish(started.elapsed()).map_err(|problem| {
+        if answered {
+            broke(problem)
+        } else {
+            failed(problem)
+        }
+    })
 }
 
 /// A byte stream both ways.
@@ -247,13 +277,16 @@ impl AnswerReader {
         let Some(head) = self.head else {
             return Err("the upstream closed before answering".to_owned());
         };
+        if head.chunked && !self.done {
+            return Err("the upstream closed before the answer's last chunk".to_owned());
+        }
         if head.sse {
             // A last event without its blank line.
             self.body.extend_from_slice(b"\n\n");
             self.events(at)?;
         } else if head.status == 200 {
             let value: Value = serde_json::from_slice(&self.body)
-                .map_err(|error| format!("a body that is not JSON ({error})"))?;
+                .map_err(|error| format!("the answer's body is not JSON ({error})"))?;
             match value {
                 Value::Array(items) => self.chunks.extend(items.into_iter().map(|item| (at, item))),
                 other => self.chunks.push((at, other)),
@@ -322,6 +355,16 @@ mod tests {
             [(Duration::from_millis(99), json!({"x": 1}))]
         );
         let answer = read(&[b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 2\r\n\r\n{}"]);
+        let mut cut = AnswerReader::default();
+        cut.feed(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n11\r\ndata: {\"a\":1}\r\n\r\n\r\n",
+            Duration::ZERO,
+        )
+        .unwrap();
+        assert_eq!(
+            cut.finish(Duration::ZERO).unwrap_err(),
+            "the upstream closed before the answer's last chunk"
+        );
         assert_eq!((answer.status, answer.chunks.len()), (429, 0));
         let mut reader = AnswerReader::default();
         assert!(reader.feed(b"SSH-2.0\r\n\r\n", Duration::ZERO).is_err());
