@@ -32,7 +32,9 @@ async fn a_wrong_path_gets_404_with_a_body_naming_the_served_paths() {
          served paths (any API version, leading slashes doubled or not):\n  \
          /ws/google.ai.generativelanguage.<version>.GenerativeService.BidiGenerateContent\n  \
          /ws/google.ai.generativelanguage.<version>.GenerativeService.BidiGenerateContentConstrained\n  \
-         /ws/google.cloud.aiplatform.<version>.LlmBidiService/BidiGenerateContent\n"
+         /ws/google.cloud.aiplatform.<version>.LlmBidiService/BidiGenerateContent\n  \
+         POST /<version>/models/<model>:generateContent, :streamGenerateContent (and the Vertex AI paths)\n  \
+         GET /healthz\n"
     );
     assert_eq!(
         server.next_report().await.unwrap(),
@@ -139,7 +141,9 @@ async fn plain_http_gets_404_or_426_too() {
          served paths (any API version, leading slashes doubled or not):\n  \
          /ws/google.ai.generativelanguage.<version>.GenerativeService.BidiGenerateContent\n  \
          /ws/google.ai.generativelanguage.<version>.GenerativeService.BidiGenerateContentConstrained\n  \
-         /ws/google.cloud.aiplatform.<version>.LlmBidiService/BidiGenerateContent\n";
+         /ws/google.cloud.aiplatform.<version>.LlmBidiService/BidiGenerateContent\n  \
+         POST /<version>/models/<model>:generateContent, :streamGenerateContent (and the Vertex AI paths)\n  \
+         GET /healthz\n";
     assert_eq!(
         answer,
         format!(

@@ -195,7 +195,9 @@ pub(crate) fn not_found_body(path: &str) -> String {
          served paths (any API version, leading slashes doubled or not):\n  \
          /ws/google.ai.generativelanguage.<version>.GenerativeService.BidiGenerateContent\n  \
          /ws/google.ai.generativelanguage.<version>.GenerativeService.BidiGenerateContentConstrained\n  \
-         /ws/google.cloud.aiplatform.<version>.LlmBidiService/BidiGenerateContent\n"
+         /ws/google.cloud.aiplatform.<version>.LlmBidiService/BidiGenerateContent\n  \
+         POST /<version>/models/<model>:generateContent, :streamGenerateContent (and the Vertex AI paths)\n  \
+         GET /healthz\n"
     )
 }
 
