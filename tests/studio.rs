@@ -231,6 +231,21 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
         window["events"],
         json!([{"seq": 3, "t_ms": 100, "dir": "out", "kind": "realtimeInput.audio", "summary": "audio ×1 (0.1s)", "audio_ms": 100.0}])
     );
+    // Zoomed out on a long call: one in 3 audio frames, every other frame.
+    let (_, sampled) = get_json(
+        &studio,
+        "/api/recordings/voice.wire.jsonl/events?from=0&to=2000&every=3",
+    )
+    .await;
+    let seqs: Vec<u64> = sampled["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    // setup 1, setupComplete 2; audio 3..=18 (the 1st, 4th, 7th, … of them); turnComplete 19.
+    assert_eq!(seqs, [1, 2, 3, 6, 9, 12, 15, 18, 19]);
+    assert_eq!(sampled["every"], json!(3));
     let (_, frame) = get_json(&studio, "/api/recordings/weather.wire.jsonl/frames/10").await;
     assert_eq!(frame["kind"], "toolCall");
     assert_eq!(

@@ -145,12 +145,20 @@ async function openCall(name) {
   await loadEvents();
 }
 
+/** The most frames one window asks for (the server's cap). */
+const WINDOW_FRAMES = 20000;
+
 async function loadEvents() {
   const { from, to } = state.view;
-  const url = `/api/recordings/${encodeURIComponent(state.name)}/events?from=${Math.floor(from)}&to=${Math.ceil(to) + 1}`;
+  // A long call zoomed out: one in `every` audio and transcription frames, so the whole
+  // view fits in one window with every tool call and turn in it.
+  const inView = (state.overview.frames * Math.max(to - from, 1)) / fullSpan();
+  const every = Math.max(1, Math.ceil((inView * 1.25) / WINDOW_FRAMES));
+  const url = `/api/recordings/${encodeURIComponent(state.name)}/events?from=${Math.max(Math.floor(from), 0)}&to=${Math.ceil(to) + 1}&every=${every}`;
   const answer = await getJson(url);
   state.events = answer.events;
   state.truncated = answer.truncated;
+  state.every = answer.every ?? 1;
   draw();
   await loadPeaks();
 }
@@ -329,6 +337,9 @@ function draw() {
   if (state.truncated) {
     g.fillStyle = '#a33';
     g.fillText('more frames than shown: zoom in', width - 200, 14);
+  } else if (state.every > 1) {
+    g.fillStyle = '#666';
+    g.fillText(`1 in ${state.every} audio frames shown: zoom in for all`, width - 260, 14);
   }
   // The audio cursor.
   if (state.cursorMs != null) {

@@ -7,7 +7,7 @@
 //! | `/` | the studio's page (`/studio.js`, `/studio.css` beside it) |
 //! | `/api/recordings` | the list ([`Listed`](super::catalog::Listed)) |
 //! | `/api/recordings/NAME` | a call's overview ([`Overview`](super::call::Overview)) |
-//! | `/api/recordings/NAME/events?from=MS&to=MS&limit=N` | the frames of a window |
+//! | `/api/recordings/NAME/events?from=MS&to=MS&limit=N&every=K` | the frames of a window (one in K audio and transcription frames) |
 //! | `/api/recordings/NAME/frames/SEQ` | one frame in full |
 //! | `/api/recordings/NAME/audio.wav` | the call's audio |
 //! | `/api/recordings/NAME/peaks?from=MS&to=MS&buckets=N` | the audio's loudness, per slice |
@@ -214,8 +214,11 @@ fn route(dir: &Path, target: &str) -> Answer {
                             usize::try_from(l).unwrap_or(MAX_WINDOW_EVENTS)
                         })
                         .min(MAX_WINDOW_EVENTS);
-                    call::events(&file, from, to, limit).map(|(events, truncated)| {
-                        Answer::json(&json!({ "events": events, "truncated": truncated }))
+                    let every = param("every").unwrap_or(1).max(1);
+                    call::events(&file, from, to, limit, every).map(|(events, truncated)| {
+                        Answer::json(
+                            &json!({ "events": events, "truncated": truncated, "every": every }),
+                        )
                     })
                 }
                 "peaks" => {
