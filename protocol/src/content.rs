@@ -166,6 +166,31 @@ impl Blob {
     pub fn bytes(&self) -> Bytes {
         self.data.as_ref().map(|d| d.0.clone()).unwrap_or_default()
     }
+
+    /// The sample rate its MIME type names (`audio/pcm;rate=24000` → 24000), if it names a
+    /// positive one.
+    ///
+    /// ```
+    /// use reel_protocol::Blob;
+    ///
+    /// assert_eq!(Blob::new("audio/pcm;rate=16000", vec![]).pcm_rate(), Some(16_000));
+    /// assert_eq!(Blob::new("audio/pcm", vec![]).pcm_rate(), None);
+    /// ```
+    pub fn pcm_rate(&self) -> Option<u32> {
+        self.mime_type
+            .as_deref()?
+            .split(';')
+            .find_map(|param| param.trim().strip_prefix("rate="))
+            .and_then(|rate| rate.parse().ok())
+            .filter(|rate: &u32| *rate > 0)
+    }
+
+    /// How long it plays as 16-bit mono PCM at its rate (else `default_rate`), in ms.
+    pub fn pcm_ms(&self, default_rate: u32) -> f64 {
+        let bytes = self.data.as_ref().map_or(0, |d| d.0.len());
+        let rate = self.pcm_rate().unwrap_or(default_rate).max(1);
+        bytes as f64 / 2.0 / f64::from(rate) * 1000.0
+    }
 }
 
 wire_struct! {

@@ -348,15 +348,7 @@ fn blob_summary(blob: &Blob) -> String {
 
 /// An audio frame: PCM16 mono at the rate its MIME type names (`rate=`), else `rate`.
 fn audio_view(kind: &str, blob: &Blob, rate: u32) -> FrameView {
-    let bytes = blob.data.as_ref().map_or(0, |d| d.0.len());
-    let rate = blob
-        .mime_type
-        .as_deref()
-        .and_then(|m| m.split(';').find_map(|p| p.trim().strip_prefix("rate=")))
-        .and_then(|r| r.parse::<u32>().ok())
-        .filter(|r| *r > 0)
-        .unwrap_or(rate);
-    let ms = bytes as f64 / 2.0 / f64::from(rate) * 1000.0;
+    let ms = blob.pcm_ms(rate);
     FrameView {
         audio_ms: Some(ms),
         pure_audio: true,

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::Path;
 
-use reel_protocol::{decode_client, decode_server};
+use reel_protocol::{Blob, decode_client, decode_server};
 use reel_recorder::journal::read_journal;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
@@ -172,10 +172,12 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
             continue;
         }
         frames += 1;
-        if let Some(ms) = describe(&entry).audio_ms {
-            let side = usize::from(entry.dir == Direction::In);
-            audio_end[side] = audio_end[side].max(t as f64) + ms;
-        }
+        // Where each side's audio ends, placed as the WAV places it.
+        let mut play = |side: usize, blobs: &mut dyn Iterator<Item = &Blob>, rate: u32| {
+            for blob in blobs.filter(|blob| is_pcm(blob)) {
+                audio_end[side] = audio_end[side].max(t as f64) + blob.pcm_ms(rate);
+            }
+        };
         match entry.dir {
             Direction::Out => {
                 let Ok(message) = decode_client(&entry.payload) else {
@@ -188,6 +190,13 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 }
                 if message.client_content.is_some() || message.realtime_input.is_some() {
                     last_user = Some(t);
+                }
+                if let Some(input) = &message.realtime_input {
+                    let blobs = input
+                        .audio
+                        .iter()
+                        .chain(input.media_chunks.iter().flatten());
+                    play(0, &mut blobs.into_iter(), 16_000);
                 }
                 for response in message
                     .tool_response
@@ -229,16 +238,15 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 let Some(content) = &message.server_content else {
                     continue;
                 };
-                let has_audio = content
+                let audio: Vec<&Blob> = content
                     .model_turn
                     .iter()
                     .flat_map(|turn| turn.parts.iter().flatten())
-                    .any(|part| {
-                        part.inline_data
-                            .as_ref()
-                            .and_then(|blob| blob.mime_type.as_deref())
-                            .is_some_and(|mime| mime.starts_with("audio/"))
-                    });
+                    .filter_map(|part| part.inline_data.as_ref())
+                    .filter(|blob| is_pcm(blob))
+                    .collect();
+                let has_audio = !audio.is_empty();
+                play(1, &mut audio.into_iter(), 24_000);
                 if has_audio && first_audio.is_none() {
                     first_audio = Some(t.saturating_sub(last_user.unwrap_or(turn_start)));
                 }
@@ -270,6 +278,13 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         tools,
         state,
     })
+}
+
+/// Whether a blob is PCM audio (what the WAV plays).
+fn is_pcm(blob: &Blob) -> bool {
+    blob.mime_type
+        .as_deref()
+        .is_some_and(|mime| mime.starts_with("audio/pcm"))
 }
 
 /// The state changes of the journal beside the log (`x.journal.jsonl` for

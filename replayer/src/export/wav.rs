@@ -336,12 +336,7 @@ fn pcm_of(blob: &Blob, default_rate: u32) -> Option<(u32, Vec<i16>)> {
     if !mime.starts_with("audio/pcm") {
         return None;
     }
-    let rate = mime
-        .split(';')
-        .filter_map(|param| param.trim().strip_prefix("rate="))
-        .find_map(|rate| rate.parse().ok())
-        .filter(|rate: &u32| *rate > 0)
-        .unwrap_or(default_rate);
+    let rate = blob.pcm_rate().unwrap_or(default_rate);
     let data = blob.data.as_ref()?;
     let samples = data
         .0
