@@ -279,6 +279,36 @@ impl fmt::Debug for ConnectRequest {
     }
 }
 
+/// Decodes `%XX` escapes (a bad escape is kept as it is). `+` is left alone: a caller
+/// reading a query value turns it into a space first.
+///
+/// ```
+/// assert_eq!(reel_protocol::percent_decode("a%20b%2F%zz"), b"a b/%zz");
+/// ```
+pub fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Percent-encodes a query value (keys and tokens are URL-safe in practice; this keeps a
 /// token with `/` or `+` intact).
 fn percent_encode(value: &str) -> String {

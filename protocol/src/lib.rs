@@ -71,7 +71,9 @@ pub use content::{
     Blob, CodeExecutionResult, Content, ExecutableCode, FileData, FunctionCall, FunctionResponse,
     Part, PartKind, Scheduling,
 };
-pub use endpoint::{ApiEndpoint, ConnectRequest, Credential, EndpointError, FrameKind, Platform};
+pub use endpoint::{
+    ApiEndpoint, ConnectRequest, Credential, EndpointError, FrameKind, Platform, percent_decode,
+};
 pub use error::DecodeError;
 pub use event::{ResumeInfo, SessionError, SessionEvent};
 pub use events_from_frame::{EventDecoder, events_from_frame};

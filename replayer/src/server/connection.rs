@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use reel_recorder::read_wire_log;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -21,7 +21,7 @@ use super::proxy_session::{ProxyContext, proxy};
 use super::replay_session::{ReplayContext, replay};
 use super::report::{ConnectionReport, End, Outcome};
 use super::rest_path::RestPath;
-use super::rest_session::{RestReport, RestResult, serve_rest};
+use super::rest_session::{RestReport, RestResult, refuse, serve_rest};
 use super::tape_index::{LoadedTape, Selection};
 use super::test_name::TestName;
 use super::test_name::requested_test;
@@ -254,22 +254,16 @@ async fn handshake(
             *head_out = Some(head);
             if let Some(error) = test_error {
                 let message = format!("reel: bad test name: {error}");
-                answer_error(&mut stream, 400, "Bad Request", &message)
-                    .await
-                    .map_err(io_failure)?;
+                refuse(&mut stream, 400, "Bad Request", message).await;
                 return Err(Outcome::BadTestName(error));
             }
             let body = match read_body(&mut stream, &read, &plain, shared.max_frame_bytes).await {
                 Ok(body) => body,
-                Err(refusal) => {
-                    let (status, reason, message) = refusal;
-                    answer_error(&mut stream, status, reason, &message)
-                        .await
-                        .map_err(io_failure)?;
+                Err((status, reason, message)) => {
                     return Err(Outcome::Rest(RestReport {
                         method: rest_path.method,
                         model: rest_path.model,
-                        result: RestResult::Refused { status, message },
+                        result: refuse(&mut stream, status, reason, message).await,
                     }));
                 }
             };
@@ -365,24 +359,6 @@ async fn read_body(
         body.extend_from_slice(&chunk[..n]);
     }
     Ok(Bytes::from(body))
-}
-
-/// Answers a plain HTTP request with the Gemini API's error shape and closes.
-async fn answer_error(
-    stream: &mut Box<dyn ServerStream>,
-    status: u16,
-    reason: &str,
-    message: &str,
-) -> std::io::Result<()> {
-    let body = serde_json::json!({"error": {"code": status, "message": message, "status": "INVALID_ARGUMENT"}})
-        .to_string();
-    let head = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await
 }
 
 /// What `GET /healthz` answers: the mode and the recorded connections, as JSON.

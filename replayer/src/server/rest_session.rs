@@ -151,7 +151,8 @@ async fn answer<W: AsyncWrite + Unpin + ?Sized>(
     let _ = client.shutdown().await;
 }
 
-async fn refuse<W: AsyncWrite + Unpin + ?Sized>(
+/// Answers `status` with the API's error shape carrying `message`, and closes.
+pub(crate) async fn refuse<W: AsyncWrite + Unpin + ?Sized>(
     client: &mut W,
     status: u16,
     reason: &str,
@@ -269,20 +270,17 @@ async fn replay<W: AsyncWrite + Unpin + ?Sized>(
         );
         return refuse(client, 500, "Internal Server Error", message).await;
     };
-    match (path.method, path.sse) {
+    let json_body = match (path.method, path.sse) {
         (RestMethod::Generate, _) => {
-            let body = pieces.first().map(|v| v.to_string()).unwrap_or_default();
-            answer(
-                client,
-                200,
-                "OK",
-                "application/json; charset=UTF-8",
-                body.as_bytes(),
-            )
-            .await;
+            Some(pieces.first().map(|v| v.to_string()).unwrap_or_default())
         }
         (RestMethod::Stream, false) => {
-            let body = Value::Array(pieces.iter().map(|v| (*v).clone()).collect()).to_string();
+            Some(Value::Array(pieces.iter().map(|v| (*v).clone()).collect()).to_string())
+        }
+        (RestMethod::Stream, true) => None,
+    };
+    match json_body {
+        Some(body) => {
             answer(
                 client,
                 200,
@@ -292,7 +290,7 @@ async fn replay<W: AsyncWrite + Unpin + ?Sized>(
             )
             .await;
         }
-        (RestMethod::Stream, true) => {
+        None => {
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
             let _ = client.write_all(head.as_bytes()).await;
             for (piece, chunk) in pieces.iter().zip(&call.interaction.response) {

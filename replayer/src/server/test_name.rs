@@ -174,38 +174,9 @@ pub(crate) fn requested_test(
 
 /// A query value with `%XX` escapes and `+` decoded.
 fn percent_decoded(value: &str) -> Result<String, TestNameError> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(byte) => {
-                        out.push(byte);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            byte => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).map_err(|_| TestNameError::NotUtf8)
+    // `+` first: an escaped `%2B` stays a plus.
+    String::from_utf8(reel_protocol::percent_decode(&value.replace('+', " ")))
+        .map_err(|_| TestNameError::NotUtf8)
 }
 
 #[cfg(test)]
