@@ -92,6 +92,11 @@ async fn a_session_whose_tools_write_no_state_replays_clean() {
             String::new()
         )
     );
+    let note: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("clean.replay.json")).unwrap())
+            .unwrap();
+    assert_eq!(note["verdict"], "CLEAN");
+    assert_eq!(note.get("first_divergence"), None);
 }
 
 #[tokio::test(start_paused = true)]
@@ -114,6 +119,15 @@ async fn a_diverging_frame_and_one_journal_entry_make_drift_and_exit_1() {
 
     let (code, stdout, stderr) = reel(&["replay", arg(&wire), "--journal", arg(&journal)]);
     assert_eq!((code, stderr.as_str()), (1, ""));
+    // The verdict is kept beside the log for `reel studio`, with the log's size.
+    let note: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("t.replay.json")).unwrap()).unwrap();
+    assert_eq!(note["verdict"], "DRIFT");
+    assert_eq!(
+        note["first_divergence"],
+        "frame 17: the replayed frame differs\n  setup.sessionResumption.handle: expected \"h-9\", actual \"h-1\""
+    );
+    assert_eq!(note["log_bytes"], std::fs::metadata(&wire).unwrap().len());
     let outbound: Vec<&str> = stdout
         .lines()
         .skip_while(|line| !line.starts_with("  Outbound:"))

@@ -9,6 +9,7 @@
 //! - [`divergence`]: JSON-path diffs of expected against actual frames.
 //! - [`journal_diff`] and [`journal_match`]: the recorded journal against a replay's, by
 //!   final values and entry by entry; [`verdict`]: CLEAN or DRIFT, the one definition.
+//!   [`last_replay`]: that verdict kept beside the log (`X.replay.json`) for `reel studio`.
 //! - [`export`]: a wire log as an agent trace and as OpenTelemetry (OTLP/JSON)
 //!   spans.
 //! - [`server`]: the tape server ([`TapeServer`]): a Live WebSocket server that replays
@@ -22,6 +23,7 @@ pub mod export;
 pub mod harness;
 pub mod journal_diff;
 pub mod journal_match;
+pub mod last_replay;
 pub mod log_diff;
 pub mod log_stats;
 pub mod offline;

@@ -31,6 +31,7 @@ use reel_recorder::jsonl::JsonlReader;
 use reel_recorder::wire_log::WireEntry;
 use reel_replayer::journal_diff::JournalFinal;
 use reel_replayer::journal_match::StreamingJournalMatch;
+use reel_replayer::last_replay::LastReplay;
 use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::{OfflineReplay, OfflineSinks, replay_offline};
 use reel_replayer::{Tape, TapeScan};
@@ -121,6 +122,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         None => None,
     };
     let report = ReplayReport::new(&log, &stats, &replay, journal);
+    remember(&log, &report, &replay);
     if args.json {
         let json = serde_json::to_string_pretty(&report.to_json()?)?;
         print_stdout(&format!("{json}\n"))?;
@@ -132,6 +134,44 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Keeps the verdict beside the log (`X.replay.json`) for `reel studio`'s list. A note that
+/// cannot be written (a read-only directory of checked-in tapes) is only logged: the
+/// replay's result is what it printed.
+pub(super) fn remember(log: &str, report: &ReplayReport<'_>, replay: &OfflineReplay) {
+    let path = std::path::Path::new(log);
+    let Ok(size) = std::fs::metadata(path).map(|m| m.len()) else {
+        return;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let note = if report.verdict().is_clean() {
+        LastReplay::clean(size, now)
+    } else {
+        LastReplay::drift(size, now, first_drift(report, replay))
+    };
+    if let Err(error) = note.write_beside(path) {
+        tracing::debug!(log, %error, "the replay's verdict was not kept beside the log");
+    }
+}
+
+/// The first divergence of a drifted replay, or what drifted when no frame did (the
+/// journal, the final state).
+pub(super) fn first_drift(report: &ReplayReport<'_>, replay: &OfflineReplay) -> String {
+    replay.divergences.first().map_or_else(
+        || {
+            report
+                .verdict()
+                .drift()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        ToString::to_string,
+    )
 }
 
 /// Whether `input` names several logs: a directory, or a glob (a pattern that is not the

@@ -230,6 +230,7 @@ fn replay_one(runtime: &tokio::runtime::Runtime, path: &str, salvage: bool) -> O
         }
     };
     let report = ReplayReport::new(path, &stats, &replay, None);
+    super::replay::remember(path, &report, &replay);
     let frames = stats.inbound;
     // Model turns, as the single report numbers them (not what follows the last one).
     let turns = replay
@@ -248,10 +249,7 @@ fn replay_one(runtime: &tokio::runtime::Runtime, path: &str, salvage: bool) -> O
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ");
-    let first = replay
-        .divergences
-        .first()
-        .map_or_else(|| drift.clone(), ToString::to_string);
+    let first = super::replay::first_drift(&report, &replay);
     Outcome::Drift {
         frames,
         turns,
