@@ -13,6 +13,7 @@ use chromium::Browser;
 use reel::studio::RunningStudio;
 use reel_protocol::Base64Data;
 use reel_recorder::wire_log::{Direction, WireEntry};
+use reel_replayer::last_replay::LastReplay;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -112,6 +113,18 @@ fn studio_dir(name: &str) -> PathBuf {
         .into_bytes()
         .into();
     write_log(&dir.join("weather-drifted.wire.jsonl"), &drifted);
+    // What `reel replay` left beside two of them: weather clean, the drifted one drifted.
+    let size = |name: &str| std::fs::metadata(dir.join(name)).unwrap().len();
+    LastReplay::clean(size("weather.wire.jsonl"), 1_764_000_000_000)
+        .write_beside(&dir.join("weather.wire.jsonl"))
+        .unwrap();
+    LastReplay::drift(
+        size("weather-drifted.wire.jsonl"),
+        1_764_000_000_000,
+        "frame 11: the replayed frame differs (toolResponse)".to_owned(),
+    )
+    .write_beside(&dir.join("weather-drifted.wire.jsonl"))
+    .unwrap();
     std::fs::write(dir.join("broken.wire.jsonl"), "{not json\n").unwrap();
     std::fs::write(dir.join("notes.txt"), "not a recording").unwrap();
     dir
@@ -201,7 +214,18 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
             "tools": ["get_weather"],
             "tokens": 374,
             "reconnects": 0,
+            "live": false,
+            "last_replay": {
+                "verdict": "CLEAN",
+                "replayed_at_ms": 1_764_000_000_000u64,
+                "log_bytes": std::fs::metadata(dir.join("weather.wire.jsonl")).unwrap().len(),
+            },
         })
+    );
+    assert_eq!(list["recordings"][2]["last_replay"], Value::Null);
+    assert_eq!(
+        list["recordings"][3]["last_replay"]["first_divergence"],
+        "frame 11: the replayed frame differs (toolResponse)"
     );
 
     let (_, voice) = get_json(&studio, "/api/recordings/voice.wire.jsonl").await;
@@ -335,6 +359,10 @@ async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_
             .starts_with("broken.wire.jsonlcannot be read:"),
         "{broken}"
     );
+    let verdicts = browser
+        .eval("[...document.querySelectorAll('#recordings tbody tr:not(.broken)')].map((r) => r.cells[7].textContent)")
+        .await;
+    assert_eq!(verdicts, json!(["—", "—", "DRIFT", "CLEAN"]));
     browser.screenshot(&shots.join("list.png")).await;
 
     // Search by tool name.
@@ -510,4 +538,92 @@ async fn a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio() {
     browser
         .screenshot(&root().join("target/studio-screenshots/offline-page.png"))
         .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
+    let dir = fresh_dir("live");
+    let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
+    let mut server = reel_actors::testing::ScriptedServer::bind().await;
+    let endpoint = server.endpoint();
+    let builder = reel_fluent::Live::builder()
+        .text_only()
+        .studio_as(studio.local_addr().to_string(), "on-air");
+    let script = async {
+        let mut conn = server.accept().await;
+        conn.recv().await.unwrap();
+        conn.send_json(&json!({"setupComplete": {}})).await;
+        conn
+    };
+    let (handle, mut conn) = tokio::join!(builder.connect(endpoint), script);
+    let handle = handle.unwrap();
+
+    let profile = fresh_dir("chromium-profile-live");
+    let mut browser = Browser::start(&profile).await;
+    browser.goto(&studio.url()).await;
+    let badge = browser
+        .wait_for("document.querySelector('#recordings a[href=\"#/call/on-air.wire.jsonl\"] + .live')?.textContent")
+        .await;
+    assert_eq!(badge, json!("live"));
+    browser
+        .eval("document.querySelector('#recordings a[href=\"#/call/on-air.wire.jsonl\"]').click()")
+        .await;
+    browser
+        .wait_for("window.studio.state.live && window.studio.state.events.length === 2")
+        .await;
+    let polls_before = browser.eval("window.studio.state.polls ?? 0").await;
+
+    // A turn while the page is open: its frames appear without a reload.
+    handle.send_text("Is it raining?").unwrap();
+    conn.recv().await.unwrap();
+    conn.send_json(&json!({"serverContent": {"modelTurn": {"parts": [{"text": "No."}]}}}))
+        .await;
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let kinds = browser
+        .wait_for("window.studio.state.events.length === 5 && window.studio.state.events.map((e) => e.kind)")
+        .await;
+    assert_eq!(
+        kinds,
+        json!([
+            "setup",
+            "setupComplete",
+            "clientContent",
+            "serverContent.text",
+            "serverContent.turnComplete"
+        ])
+    );
+    let polls_after = browser.eval("window.studio.state.polls").await;
+    assert!(
+        polls_after.as_u64() > polls_before.as_u64(),
+        "{polls_after}"
+    );
+    let head = browser
+        .eval("document.querySelector('#call-head').textContent")
+        .await;
+    assert!(
+        head.as_str()
+            .unwrap()
+            .ends_with("5 frames · 1 turns · 0 tool calls · live"),
+        "{head}"
+    );
+    browser
+        .screenshot(&root().join("target/studio-screenshots/live.png"))
+        .await;
+
+    // The session ends: the page stops following and the call stays.
+    tokio::join!(handle.disconnect(), conn.expect_closed());
+    drop(handle);
+    browser.wait_for("window.studio.state.live === false").await;
+    let head = browser
+        .eval("document.querySelector('#call-head').textContent")
+        .await;
+    assert!(
+        head.as_str()
+            .unwrap()
+            .ends_with("5 frames · 1 turns · 0 tool calls"),
+        "{head}"
+    );
+    drop(browser);
+    studio.stop().await;
 }

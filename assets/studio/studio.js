@@ -75,14 +75,20 @@ async function openList() {
     if (recording.error) {
       row.className = 'broken';
       row.dataset.search = recording.name.toLowerCase();
-      row.append(cell(recording.name), cell(`cannot be read: ${recording.error}`, 6));
+      row.append(cell(recording.name), cell(`cannot be read: ${recording.error}`, 7));
     } else {
-      row.dataset.search = [recording.name, recording.model, ...recording.tools].join(' ').toLowerCase();
+      row.dataset.search = [recording.name, recording.model, ...recording.tools, recording.last_replay?.verdict ?? ''].join(' ').toLowerCase();
       const link = document.createElement('a');
       link.href = `#/call/${encodeURIComponent(recording.name)}`;
       link.textContent = recording.name;
       const first = document.createElement('td');
       first.append(link);
+      if (recording.live) {
+        const badge = document.createElement('span');
+        badge.className = 'live';
+        badge.textContent = 'live';
+        first.append(' ', badge);
+      }
       row.append(
         first,
         cell(recording.model ?? '—'),
@@ -91,6 +97,7 @@ async function openList() {
         cell(String(recording.turns)),
         cell(recording.tools.join(', ') || '—'),
         cell(String(recording.tokens)),
+        verdictCell(recording.last_replay),
       );
     }
     body.append(row);
@@ -116,6 +123,16 @@ function filter() {
   }
 }
 
+/** The last replay's verdict (`reel replay` keeps it beside the log); its first divergence on hover. */
+function verdictCell(last) {
+  const td = cell(last ? last.verdict : '—');
+  if (last) {
+    td.className = last.verdict === 'CLEAN' ? 'clean' : 'drift';
+    td.title = last.first_divergence ?? `replayed ${new Date(last.replayed_at_ms).toISOString()}`;
+  }
+  return td;
+}
+
 function cell(text, span = 1) {
   const td = document.createElement('td');
   td.textContent = text;
@@ -135,14 +152,46 @@ async function openCall(name) {
   const overview = await getJson(`/api/recordings/${encodeURIComponent(name)}`);
   state.overview = overview;
   $('#where').textContent = name;
+  describeCall(overview);
+  state.view = { from: 0, to: fullSpan() };
+  await loadEvents();
+  if (overview.live) pollLive(name);
+}
+
+/** How often a live call is read again. */
+const LIVE_POLL_MS = 500;
+
+/**
+ * A call a running session streams into: read it again every LIVE_POLL_MS while it is
+ * open and live; a view showing the call's end keeps showing it as the call grows.
+ */
+function pollLive(name) {
+  state.live = true;
+  const poll = async () => {
+    if (state.name !== name || $('#call-view').hidden) return;
+    const overview = await getJson(`/api/recordings/${encodeURIComponent(name)}`);
+    if (state.name !== name) return;
+    const atEnd = state.view.to >= fullSpan() - 1;
+    state.overview = overview;
+    describeCall(overview);
+    if (atEnd) state.view = { from: state.view.from, to: fullSpan() };
+    await loadEvents();
+    state.polls = (state.polls ?? 0) + 1;
+    if (overview.live) setTimeout(poll, LIVE_POLL_MS);
+    else state.live = false;
+  };
+  setTimeout(poll, LIVE_POLL_MS);
+}
+
+function describeCall(overview) {
   const tools = overview.tools.length;
   const ttfa = overview.turns.filter((t) => t.first_audio_ms != null).map((t) => t.first_audio_ms);
   $('#call-head').textContent =
     `${overview.model ?? 'unknown model'} · ${seconds(overview.duration_ms)} · ${overview.frames} frames · ` +
     `${overview.turns.length} turns · ${tools} tool calls` +
-    (ttfa.length ? ` · first audio ${ttfa.map((ms) => `${ms} ms`).join(', ')}` : '');
-  state.view = { from: 0, to: fullSpan() };
-  await loadEvents();
+    (ttfa.length ? ` · first audio ${ttfa.map((ms) => `${ms} ms`).join(', ')}` : '') +
+    (overview.live ? ' · live' : '') +
+    (overview.dropped ? ` · ${overview.dropped} messages the session could not send` : '');
 }
 
 /** The most frames one window asks for (the server's cap). */

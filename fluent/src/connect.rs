@@ -30,7 +30,8 @@ impl LiveBuilder {
     /// ```
     pub async fn connect(self, endpoint: ApiEndpoint) -> Result<LiveHandle, ConnectError> {
         let mut plan = self.plan()?;
-        let recorders: Recorders = self.recording.open()?;
+        let studio = self.recording.connect_studio().await?;
+        let recorders: Recorders = self.recording.open()?.with_studio(studio);
         if let Some((path, mode)) = plan.live_cassette.take() {
             let cassette = self
                 .llm

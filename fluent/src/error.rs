@@ -238,6 +238,15 @@ pub enum ConnectError {
     /// The session did not start, or ended before it was live.
     #[error(transparent)]
     Start(#[from] SessionStartError),
+    /// The studio the chain streams to ([`studio`](crate::LiveBuilder::studio)) could not
+    /// be reached, or the recording's name cannot be used there.
+    #[error("cannot stream to the studio at {addr}: {reason}")]
+    Studio {
+        /// The address the chain gave.
+        addr: String,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// A recording that could not be replayed.

@@ -98,6 +98,7 @@ mod replay;
 mod replayed;
 mod resume_file;
 mod setup;
+pub mod studio_link;
 mod tools;
 mod watch;
 
@@ -108,4 +109,5 @@ pub use llm_drift::LlmDrift;
 pub use phase::PhaseBuilder;
 pub use replay::{TapeSource, default_replay_options};
 pub use replayed::{ReplayOutcome, ReplayedSession};
+pub use studio_link::StudioLink;
 pub use watch::LiveWatch;

@@ -15,11 +15,13 @@ use std::sync::Arc;
 
 use reel_recorder::FileWireRecorder;
 use reel_recorder::journal::{FileJournalSink, JournalSink};
+use reel_recorder::live_feed::is_live_name;
 use reel_recorder::wire_log::WireRecorder;
 
 use crate::builder::LiveBuilder;
 use crate::error::ConnectError;
 use crate::resume_file::{remove_stale, resume_path_beside};
+use crate::studio_link::{JournalTee, StudioLink, StudioTarget, WireTee};
 
 enum WireTarget {
     File(PathBuf),
@@ -36,6 +38,8 @@ enum JournalTarget {
 pub(crate) struct RecordingPart {
     wire: Option<WireTarget>,
     journal: Option<JournalTarget>,
+    /// Where the session streams to, live ([`LiveBuilder::studio`]).
+    pub(crate) studio: Option<StudioTarget>,
 }
 
 impl fmt::Debug for RecordingPart {
@@ -53,6 +57,7 @@ impl fmt::Debug for RecordingPart {
         f.debug_struct("Recording")
             .field("wire", &wire)
             .field("journal", &journal)
+            .field("studio", &self.studio)
             .finish()
     }
 }
@@ -124,6 +129,43 @@ impl RecordingPart {
             journal,
             resume,
         })
+    }
+
+    /// Connects to the studio the chain streams to, if any (before any file is created, so
+    /// a studio that does not answer leaves none).
+    pub(crate) async fn connect_studio(&self) -> Result<Option<Arc<StudioLink>>, ConnectError> {
+        let Some(target) = &self.studio else {
+            return Ok(None);
+        };
+        let name = target.name.clone().unwrap_or_else(|| {
+            self.wire_path()
+                .and_then(|path| path.file_name())
+                .and_then(|name| name.to_str())
+                .map(|name| name.strip_suffix(".wire.jsonl").unwrap_or(name).to_owned())
+                .filter(|name| is_live_name(name))
+                .unwrap_or_else(|| "session".to_owned())
+        });
+        Ok(Some(Arc::new(
+            StudioLink::connect(&target.addr, &name).await?,
+        )))
+    }
+}
+
+impl Recorders {
+    /// Records into `link` too, beside the session's own recorders.
+    pub(crate) fn with_studio(mut self, link: Option<Arc<StudioLink>>) -> Recorders {
+        let Some(link) = link else {
+            return self;
+        };
+        self.wire = Some(Arc::new(WireTee {
+            recording: self.wire.take(),
+            link: Arc::clone(&link),
+        }));
+        self.journal = Some(Arc::new(JournalTee {
+            journal: self.journal.take(),
+            link,
+        }));
+        self
     }
 }
 

@@ -28,6 +28,7 @@
 //! - [`clock`]: the session clock every recorded timestamp is read from ([`clock::TokioClock`]
 //!   live, [`clock::ManualClock`] in replay);
 //! - [`cassette`]: every out-of-band call of a session in one file, with a size cap;
+//! - [`live_feed`]: a running session's recording streamed to a viewer ([`live_feed::LiveMessage`]);
 //! - [`error`]: [`RecordError`], naming the file and line of every failure, and
 //!   [`RuleError`] for redaction rules.
 
@@ -41,6 +42,7 @@ pub mod journal;
 mod json_fault;
 pub mod jsonl;
 mod line_buffer;
+pub mod live_feed;
 pub mod llm_tape;
 pub mod redact;
 pub mod salvage;

@@ -92,6 +92,10 @@ pub struct Overview {
     pub tools: Vec<ToolBar>,
     /// The journal's state changes (`<name>.journal.jsonl` beside the log), if there is one.
     pub state: Vec<StateChange>,
+    /// Whether a running session is streaming into it now: the page polls it.
+    pub live: bool,
+    /// Messages a live session could not send the studio (it did not keep up).
+    pub dropped: u64,
 }
 
 /// One frame on the timeline.
@@ -277,6 +281,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         turns,
         tools,
         state,
+        live: false,
+        dropped: 0,
     })
 }
 

@@ -9,6 +9,7 @@ use reel_protocol::decode_server;
 use reel_recorder::WireLogReader;
 use reel_recorder::trace::Timestamp;
 use reel_recorder::wire_log::Direction;
+use reel_replayer::last_replay::LastReplay;
 use reel_replayer::log_stats::LogStats;
 use serde::Serialize;
 
@@ -51,6 +52,11 @@ pub struct RecordingInfo {
     pub tokens: u64,
     /// Reconnects within the session.
     pub reconnects: u64,
+    /// Whether a running session is streaming into it now (live attach).
+    pub live: bool,
+    /// What `reel replay` found when it last replayed this log (`X.replay.json`), unless
+    /// the log changed since.
+    pub last_replay: Option<LastReplay>,
 }
 
 /// Whether `name` is a recording's file name the studio serves: a `*.wire.jsonl` directly in
@@ -135,6 +141,8 @@ pub fn summarize(path: &Path, name: &str) -> Result<RecordingInfo, String> {
         tools: tools.into_iter().collect(),
         tokens: tokens + turn_tokens,
         reconnects: stats.reconnects,
+        live: false,
+        last_replay: LastReplay::read_beside(path),
     })
 }
 

@@ -12,6 +12,7 @@
 //! | `/api/recordings/NAME/audio.wav` | the call's audio |
 //! | `/api/recordings/NAME/peaks?from=MS&to=MS&buckets=N` | the audio's loudness, per slice |
 //! | `/api/diff/A/B` | two recordings compared ([`DiffView`](super::diff::DiffView)) |
+//! | `/api/live?name=NAME` | a WebSocket: a running session streams its recording in ([`live`](super::live)) |
 //!
 //! `NAME` is a `*.wire.jsonl` file directly in the directory; anything else (a path, `..`,
 //! a link leading out of the directory) is answered 404.
@@ -29,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::assets;
 use super::call;
 use super::catalog;
+use super::live::{self, LIVE_FEED_PATH, LiveCalls};
 
 /// The largest request head read.
 const MAX_HEAD: usize = 16 * 1024;
@@ -50,6 +52,7 @@ impl RunningStudio {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let dir = Arc::new(dir.into());
+        let live = Arc::new(LiveCalls::default());
         let shutdown = CancellationToken::new();
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
@@ -57,7 +60,7 @@ impl RunningStudio {
                 tokio::select! {
                     accepted = listener.accept() => {
                         if let Ok((tcp, _)) = accepted {
-                            tokio::spawn(serve(tcp, dir.clone()));
+                            tokio::spawn(serve(tcp, dir.clone(), live.clone()));
                         }
                     }
                     () = stop.cancelled() => break,
@@ -113,7 +116,7 @@ impl Answer {
     }
 }
 
-async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>) {
+async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>, live: Arc<LiveCalls>) {
     let mut head = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
@@ -125,9 +128,27 @@ async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>) {
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut request = httparse::Request::new(&mut headers);
     let answer = match (request.parse(&head), request.method, request.path) {
+        (Ok(httparse::Status::Complete(len)), Some("GET"), Some(target))
+            if target.split('?').next() == Some(LIVE_FEED_PATH) =>
+        {
+            let name = live::requested_name(target);
+            let upgrade = request.headers.iter().any(|h| {
+                h.name.eq_ignore_ascii_case("upgrade")
+                    && String::from_utf8_lossy(h.value).eq_ignore_ascii_case("websocket")
+            });
+            let key = request
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("sec-websocket-key"))
+                .filter(|_| upgrade)
+                .map(|h| h.value.to_vec());
+            let rest = head[len..].to_vec();
+            live::accept(tcp, dir, live, name, key, rest).await;
+            return;
+        }
         (Ok(httparse::Status::Complete(_)), Some("GET"), Some(target)) => {
             let target = target.to_owned();
-            tokio::task::spawn_blocking(move || route(&dir, &target))
+            tokio::task::spawn_blocking(move || route(&dir, &live, &target))
                 .await
                 .unwrap_or_else(|_| Answer::error(500, "the request failed"))
         }
@@ -155,7 +176,7 @@ async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>) {
 }
 
 /// The answer to `GET target`.
-fn route(dir: &Path, target: &str) -> Answer {
+fn route(dir: &Path, live: &LiveCalls, target: &str) -> Answer {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let param = |name: &str| {
         query
@@ -169,7 +190,12 @@ fn route(dir: &Path, target: &str) -> Answer {
         "/studio.js" => assets::page("studio.js"),
         "/studio.css" => assets::page("studio.css"),
         "/api/recordings" => match catalog::list(dir) {
-            Ok(list) => {
+            Ok(mut list) => {
+                for listed in &mut list {
+                    if let catalog::Listed::Recording(info) = listed {
+                        info.live = live.status(&info.name).is_some();
+                    }
+                }
                 Answer::json(&json!({ "dir": dir.display().to_string(), "recordings": list }))
             }
             Err(error) => Answer::error(500, &format!("cannot list {}: {error}", dir.display())),
@@ -205,7 +231,13 @@ fn route(dir: &Path, target: &str) -> Answer {
                 );
             };
             let result = match more {
-                "" => call::overview(&file, &name).map(|o| Answer::json(&o)),
+                "" => call::overview(&file, &name).map(|mut overview| {
+                    if let Some(status) = live.status(&name) {
+                        overview.live = true;
+                        overview.dropped = status.dropped;
+                    }
+                    Answer::json(&overview)
+                }),
                 "events" => {
                     let from = param("from").unwrap_or(0);
                     let to = param("to").unwrap_or(u64::MAX);

@@ -6,13 +6,15 @@
 //! moving cursor ([`call`]); served by a small loopback server ([`http`]) whose page is
 //! embedded in the binary ([`assets`]). Two recordings, or a recording and its replay, side by
 //! side with their first divergence ([`diff`]). One recording as one self-contained HTML file
-//! ([`offline`], `reel show LOG --html`).
+//! ([`offline`], `reel show LOG --html`). A running session streams into it as it happens
+//! ([`live`], `Live::builder().studio(addr)`).
 
 pub mod assets;
 pub mod call;
 pub mod catalog;
 pub mod diff;
 pub mod http;
+pub mod live;
 pub mod offline;
 
 pub use http::RunningStudio;
