@@ -627,3 +627,156 @@ async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
     drop(browser);
     studio.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_shows_its_phases_and_what_happened_to_the_session_itself() {
+    let dir = fresh_dir("supervisor");
+    let t0 = 1_718_000_000_000;
+    let frame = |seq: u64, ts: u64, dir: Direction, conn: Option<u32>, payload: &str| {
+        WireEntry::frame(seq, dir, t0 + ts, payload.as_bytes().to_vec(), conn, false)
+    };
+    let mut close = WireEntry::close_mark(
+        5,
+        t0 + 400,
+        None,
+        reel_recorder::CloseMark {
+            code: Some(1001),
+            reason: Some("going away".into()),
+            client: false,
+        },
+    );
+    close.conn = None;
+    write_log(
+        &dir.join("reconnect.wire.jsonl"),
+        &[
+            frame(1, 0, Direction::Out, None, r#"{"setup":{"model":"m"}}"#),
+            frame(2, 20, Direction::In, None, r#"{"setupComplete":{}}"#),
+            frame(
+                3,
+                300,
+                Direction::In,
+                None,
+                r#"{"goAway":{"timeLeft":"5s"}}"#,
+            ),
+            frame(
+                4,
+                350,
+                Direction::Out,
+                None,
+                r#"{"clientContent":{"turnComplete":true}}"#,
+            ),
+            close,
+            frame(
+                6,
+                450,
+                Direction::Out,
+                Some(2),
+                r#"{"setup":{"model":"m"}}"#,
+            ),
+            frame(7, 470, Direction::In, Some(2), r#"{"setupComplete":{}}"#),
+        ],
+    );
+    let mutation = |sequence: u64, ts: u64, key: &str, old: Value, new: Value| {
+        serde_json::to_string(&reel_recorder::journal::StateMutation {
+            sequence,
+            key: key.into(),
+            old,
+            new,
+            origin: "set".into(),
+            timestamp_ms: t0 + ts,
+            delta: false,
+        })
+        .unwrap()
+            + "\n"
+    };
+    std::fs::write(
+        dir.join("reconnect.journal.jsonl"),
+        [
+            mutation(1, 20, "session:phase", Value::Null, json!("live")),
+            mutation(
+                2,
+                20,
+                "session:active_phase",
+                Value::Null,
+                json!("greeting"),
+            ),
+            mutation(
+                3,
+                200,
+                "session:active_phase",
+                json!("greeting"),
+                json!("booking"),
+            ),
+            mutation(
+                4,
+                400,
+                "session:phase",
+                json!("live"),
+                json!("reconnecting"),
+            ),
+            mutation(
+                5,
+                470,
+                "session:phase",
+                json!("reconnecting"),
+                json!("live"),
+            ),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
+    let (status, overview) = get_json(&studio, "/api/recordings/reconnect.wire.jsonl").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        overview["lanes"],
+        json!([
+            "wire out",
+            "wire in",
+            "tools",
+            "turns",
+            "phases",
+            "state",
+            "supervisor"
+        ])
+    );
+    assert_eq!(
+        overview["phases"],
+        json!([
+            {"name": "greeting", "start_ms": 20, "end_ms": 200},
+            {"name": "booking", "start_ms": 200, "end_ms": null},
+        ])
+    );
+    assert_eq!(
+        overview["supervisor"],
+        json!([
+            {"t_ms": 0, "kind": "connected", "detail": "connection 1"},
+            {"t_ms": 20, "kind": "phase", "detail": "live"},
+            {"t_ms": 300, "kind": "go_away", "detail": "goAway on connection 1: 5s left"},
+            {"t_ms": 400, "kind": "closed", "detail": "connection 1 closed by the server: 1001 going away"},
+            {"t_ms": 400, "kind": "phase", "detail": "reconnecting"},
+            {"t_ms": 450, "kind": "connected", "detail": "connection 2"},
+            {"t_ms": 470, "kind": "phase", "detail": "live"},
+        ])
+    );
+
+    // In the page: the goAway's mark, clicked, says what it was.
+    let profile = fresh_dir("chromium-profile-supervisor");
+    let mut browser = Browser::start(&profile).await;
+    browser
+        .goto(&format!("{}#/call/reconnect.wire.jsonl", studio.url()))
+        .await;
+    let point = browser.wait_for("window.studio.supervisorPoint(2)").await;
+    browser
+        .click(point["x"].as_f64().unwrap(), point["y"].as_f64().unwrap())
+        .await;
+    let detail = browser
+        .wait_for("document.querySelector('#detail p')?.textContent")
+        .await;
+    assert_eq!(detail, json!("goAway on connection 1: 5s left"));
+    browser
+        .screenshot(&root().join("target/studio-screenshots/supervisor.png"))
+        .await;
+    drop(browser);
+    studio.stop().await;
+}

@@ -32,6 +32,11 @@ window.studio = {
     const item = state.items.find((i) => i.type === 'tool' && i.index === index);
     return item ? canvasToClient(item.x + item.w / 2, item.y + item.h / 2) : null;
   },
+  /** The canvas point of the `index`th mark of the supervisor lane. */
+  supervisorPoint(index) {
+    const item = state.items.find((i) => i.type === 'supervisor' && i.index === index);
+    return item ? canvasToClient(item.x + item.w / 2, item.y + item.h / 2) : null;
+  },
   /** The canvas point of the frame numbered `seq`. */
   framePoint(seq) {
     const item = state.items.find((i) => i.type === 'frame' && i.seq === seq);
@@ -322,6 +327,36 @@ function draw() {
     g.fillText(`turn ${turn.n}${ttfa}`, x + 3, y + 18);
     state.items.push({ type: 'turn', turn, x, y, w, h: LANE_HEIGHT - 16 });
   });
+  // Conversation phases, from the journal (older overviews have none).
+  (overview.phases ?? []).forEach((phase, index) => {
+    const x = timeToX(phase.start_ms, width);
+    const w = Math.max(timeToX(phase.end_ms ?? fullSpan(), width) - x, 1);
+    const y = laneY('phases') + 8;
+    g.fillStyle = index % 2 ? '#fde7c7' : '#fcd9a5';
+    g.fillRect(x, y, w, LANE_HEIGHT - 16);
+    g.fillStyle = '#6b3d00';
+    g.fillText(phase.name, x + 3, y + 18);
+    state.items.push({ type: 'phase', phase, x, y, w, h: LANE_HEIGHT - 16 });
+  });
+  // The session itself: connections, closes, goAways, wire-phase changes.
+  (overview.supervisor ?? []).forEach((mark, index) => {
+    const x = timeToX(mark.t_ms, width);
+    const y = laneY('supervisor') + 6;
+    g.fillStyle = { connected: '#2b8a3e', closed: '#c92a2a', go_away: '#e67700' }[mark.kind] ?? '#495057';
+    g.fillRect(x - 1, y, 3, LANE_HEIGHT - 12);
+    if (mark.kind !== 'phase') {
+      // The label, cut where the next mark begins.
+      const next = overview.supervisor.slice(index + 1).find((m) => m.kind !== 'phase');
+      const room = (next ? timeToX(next.t_ms, width) : width) - x - 6;
+      g.save();
+      g.beginPath();
+      g.rect(x + 3, y, Math.max(room, 0), LANE_HEIGHT - 12);
+      g.clip();
+      g.fillText(mark.detail, x + 4, y + 12);
+      g.restore();
+    }
+    state.items.push({ type: 'supervisor', index, mark, x: x - 3, y, w: 7, h: LANE_HEIGHT - 12 });
+  });
   // Tool calls.
   overview.tools.forEach((tool, index) => {
     const x = timeToX(tool.start_ms, width);
@@ -530,6 +565,13 @@ async function select(point) {
       heading(`state ${change.key} · ${change.origin} · ${seconds(change.t_ms)}`),
       pre(`${JSON.stringify(change.old)} → ${JSON.stringify(change.new)}`, 'state'),
     );
+  } else if (hit.type === 'phase') {
+    const phase = hit.phase;
+    detail.replaceChildren(
+      heading(`phase ${phase.name} · ${seconds(phase.start_ms)} → ${phase.end_ms == null ? 'the end' : seconds(phase.end_ms)}`),
+    );
+  } else if (hit.type === 'supervisor') {
+    detail.replaceChildren(heading(`${hit.mark.kind} · ${seconds(hit.mark.t_ms)}`), paragraph(hit.mark.detail));
   } else if (hit.type === 'turn') {
     const turn = hit.turn;
     detail.replaceChildren(

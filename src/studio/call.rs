@@ -20,7 +20,44 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The lanes of a call's timeline, top to bottom.
-pub const LANES: [&str; 5] = ["wire out", "wire in", "tools", "turns", "state"];
+pub const LANES: [&str; 7] = [
+    "wire out",
+    "wire in",
+    "tools",
+    "turns",
+    "phases",
+    "state",
+    "supervisor",
+];
+
+/// The journal key of the conversation phase (a phase machine's current phase).
+const ACTIVE_PHASE_KEY: &str = "session:active_phase";
+
+/// The journal key of the session's wire phase (connecting, live, reconnecting, …).
+const WIRE_PHASE_KEY: &str = "session:phase";
+
+/// A conversation phase on the timeline, from its `session:active_phase` write to the next.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseSpan {
+    /// The phase's name.
+    pub name: String,
+    /// When the session entered it.
+    pub start_ms: u64,
+    /// When it left it; `None` while it is still the phase at the end of the recording.
+    pub end_ms: Option<u64>,
+}
+
+/// Something that happened to the session itself rather than in the conversation: a
+/// connection opened or closed, a `goAway`, a wire-phase change (reconnecting, live).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SupervisorMark {
+    /// When.
+    pub t_ms: u64,
+    /// `connected`, `closed`, `go_away` or `phase`.
+    pub kind: &'static str,
+    /// What, in a few words (`connection 2`, `closed by the server: 1011 overloaded`, …).
+    pub detail: String,
+}
 
 /// A model turn on the timeline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -92,6 +129,10 @@ pub struct Overview {
     pub tools: Vec<ToolBar>,
     /// The journal's state changes (`<name>.journal.jsonl` beside the log), if there is one.
     pub state: Vec<StateChange>,
+    /// The conversation phases, from the journal's `session:active_phase`.
+    pub phases: Vec<PhaseSpan>,
+    /// Connections, closes, `goAway`s and wire-phase changes, in time order.
+    pub supervisor: Vec<SupervisorMark>,
     /// Whether a running session is streaming into it now: the page polls it.
     pub live: bool,
     /// Messages a live session could not send the studio (it did not keep up).
@@ -167,13 +208,36 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     let mut open: HashMap<String, usize> = HashMap::new();
     // Per direction (out, in): where its audio ends, placed as the WAV places it.
     let mut audio_end = [0f64; 2];
+    let mut supervisor = Vec::new();
+    let mut connection = None;
     for entry in entries(path)? {
         let entry = entry.map_err(|error| error.to_string())?;
         let t0 = *t0.get_or_insert(entry.ts_ms);
         let t = entry.ts_ms.saturating_sub(t0);
         last = t;
-        if entry.close.is_some() {
+        let conn = entry.conn.unwrap_or(1);
+        if let Some(mark) = &entry.close {
+            let by = if mark.client { "client" } else { "server" };
+            let code = mark.code.map(|c| format!(": {c}")).unwrap_or_default();
+            let reason = mark
+                .reason
+                .as_deref()
+                .map(|r| format!(" {r}"))
+                .unwrap_or_default();
+            supervisor.push(SupervisorMark {
+                t_ms: t,
+                kind: "closed",
+                detail: format!("connection {conn} closed by the {by}{code}{reason}"),
+            });
             continue;
+        }
+        if connection != Some(conn) {
+            connection = Some(conn);
+            supervisor.push(SupervisorMark {
+                t_ms: t,
+                kind: "connected",
+                detail: format!("connection {conn}"),
+            });
         }
         frames += 1;
         // Where each side's audio ends, placed as the WAV places it.
@@ -216,6 +280,17 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 let Ok(message) = decode_server(&entry.payload) else {
                     continue;
                 };
+                if let Some(go_away) = &message.go_away {
+                    let left = go_away
+                        .time_left
+                        .map(|left| format!(": {left} left"))
+                        .unwrap_or_default();
+                    supervisor.push(SupervisorMark {
+                        t_ms: t,
+                        kind: "go_away",
+                        detail: format!("goAway on connection {conn}{left}"),
+                    });
+                }
                 if let Some(call) = &message.tool_call {
                     for function in call.function_calls.iter().flatten() {
                         let id = function.id.clone().unwrap_or_default();
@@ -271,6 +346,22 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         return Err("no entries".to_owned());
     }
     let state = journal_changes(path, t0.unwrap_or_default());
+    let phases = phase_spans(&state);
+    supervisor.extend(
+        state
+            .iter()
+            .filter(|change| change.key == WIRE_PHASE_KEY)
+            .map(|change| SupervisorMark {
+                t_ms: change.t_ms,
+                kind: "phase",
+                detail: match &change.new {
+                    Value::String(phase) => phase.clone(),
+                    other => other.to_string(),
+                },
+            }),
+    );
+    // Stable: at one instant, the wire's marks before the journal's.
+    supervisor.sort_by_key(|mark| mark.t_ms);
     Ok(Overview {
         name: name.to_owned(),
         model,
@@ -281,9 +372,30 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         turns,
         tools,
         state,
+        phases,
+        supervisor,
         live: false,
         dropped: 0,
     })
+}
+
+/// The conversation phases: each `session:active_phase` write starts one and ends the one
+/// before.
+fn phase_spans(state: &[StateChange]) -> Vec<PhaseSpan> {
+    let mut spans: Vec<PhaseSpan> = Vec::new();
+    for change in state.iter().filter(|c| c.key == ACTIVE_PHASE_KEY) {
+        if let Some(open) = spans.last_mut().filter(|span| span.end_ms.is_none()) {
+            open.end_ms = Some(change.t_ms);
+        }
+        if let Value::String(name) = &change.new {
+            spans.push(PhaseSpan {
+                name: name.clone(),
+                start_ms: change.t_ms,
+                end_ms: None,
+            });
+        }
+    }
+    spans
 }
 
 /// Whether a blob is PCM audio (what the WAV plays).
