@@ -72,6 +72,10 @@ pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
             listed.len(),
             args.dir.display()
         );
+        println!(
+            "A session streams in live with Live::builder()….studio(\"{}\").",
+            studio.local_addr()
+        );
         println!("Ctrl-C or SIGTERM to stop.");
         let _ = stop.recv().await;
         studio.stop().await;
