@@ -71,6 +71,8 @@ async fn a_session_streams_into_the_studio_while_it_runs_and_stays_there_as_its_
         .text_only()
         .record_wire(local.join("support.wire.jsonl"))
         .journal(local.join("support.journal.jsonl"))
+        // A callback that fails on one text: the fast lane restarts mid-turn.
+        .on_text(|text| assert!(!text.contains("crash"), "the callback failed on {text:?}"))
         .studio(studio.local_addr().to_string());
     let script = async {
         let mut conn = server.accept().await;
@@ -92,6 +94,8 @@ async fn a_session_streams_into_the_studio_while_it_runs_and_stays_there_as_its_
     // A turn while the studio watches: it arrives as it happens.
     handle.send_text("What is the weather in London?").unwrap();
     conn.recv().await.unwrap();
+    conn.send_json(&json!({"serverContent": {"modelTurn": {"parts": [{"text": "crash"}]}}}))
+        .await;
     conn.send_json(
         &json!({"serverContent": {"modelTurn": {"parts": [{"text": "Sunny, 21 °C."}]}}}),
     )
@@ -99,9 +103,29 @@ async fn a_session_streams_into_the_studio_while_it_runs_and_stays_there_as_its_
     conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
         .await;
     let overview = until(&studio, "/api/recordings/support.wire.jsonl", |o| {
-        o["frames"] == 5 && o["turns"].as_array().is_some_and(|t| t.len() == 1)
+        o["frames"] == 6
+            && o["turns"].as_array().is_some_and(|t| t.len() == 1)
+            && o["supervisor"]
+                .as_array()
+                .is_some_and(|marks| marks.iter().any(|m| m["kind"] == "restarted"))
     })
     .await;
+    // The restart, which no recording holds, is on the supervisor lane beside the wire's
+    // marks.
+    let marks: Vec<(&str, &str)> = overview["supervisor"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["kind"].as_str().unwrap(), m["detail"].as_str().unwrap()))
+        .collect();
+    assert_eq!(marks[0], ("connected", "connection 1"));
+    assert!(
+        marks.contains(&(
+            "restarted",
+            "fast_lane restarted (1): the callback failed on \"crash\""
+        )),
+        "{marks:?}"
+    );
     assert_eq!(overview["live"], true);
     assert_eq!(overview["dropped"], 0);
     let events = get_json(&studio, "/api/recordings/support.wire.jsonl/events").await;
@@ -117,6 +141,7 @@ async fn a_session_streams_into_the_studio_while_it_runs_and_stays_there_as_its_
             "setup",
             "setupComplete",
             "clientContent",
+            "serverContent.text",
             "serverContent.text",
             "serverContent.turnComplete"
         ]

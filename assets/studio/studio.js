@@ -342,7 +342,7 @@ function draw() {
   (overview.supervisor ?? []).forEach((mark, index) => {
     const x = timeToX(mark.t_ms, width);
     const y = laneY('supervisor') + 6;
-    g.fillStyle = { connected: '#2b8a3e', closed: '#c92a2a', go_away: '#e67700' }[mark.kind] ?? '#495057';
+    g.fillStyle = { connected: '#2b8a3e', closed: '#c92a2a', go_away: '#e67700', reconnecting: '#e67700', reconnected: '#2b8a3e', restarted: '#862e9c' }[mark.kind] ?? '#495057';
     g.fillRect(x - 1, y, 3, LANE_HEIGHT - 12);
     if (mark.kind !== 'phase') {
       // The label, cut where the next mark begins.

@@ -31,7 +31,7 @@ impl LiveBuilder {
     pub async fn connect(self, endpoint: ApiEndpoint) -> Result<LiveHandle, ConnectError> {
         let mut plan = self.plan()?;
         let studio = self.recording.connect_studio().await?;
-        let recorders: Recorders = self.recording.open()?.with_studio(studio);
+        let recorders: Recorders = self.recording.open()?.with_studio(studio.clone());
         if let Some((path, mode)) = plan.live_cassette.take() {
             let cassette = self
                 .llm
@@ -42,6 +42,9 @@ impl LiveBuilder {
         let session = plan.session_builder(endpoint, recorders);
         if self.relay.has_subscribers() {
             self.relay.forward(session.subscribe());
+        }
+        if let Some(link) = &studio {
+            link.forward_notes(session.subscribe());
         }
         let handle = session.spawn().await?;
         if let Some(greeting) = self.greeting {

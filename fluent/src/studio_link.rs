@@ -15,8 +15,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::SinkExt;
+use reel_actors::{EventStream, LiveEvent};
 use reel_recorder::journal::{JournalSink, StateMutation};
-use reel_recorder::live_feed::{LIVE_FEED_PATH, LiveMessage, is_live_name};
+use reel_recorder::live_feed::{LIVE_FEED_PATH, LiveMessage, SessionNote, is_live_name};
 use reel_recorder::wire_log::{WireEntry, WireRecorder};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
@@ -92,6 +93,52 @@ impl StudioLink {
     /// Messages dropped because the studio did not keep up (or went away).
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Sends the events of `session` that leave no trace in a recording — restarts,
+    /// reconnects, a resume — as [`SessionNote`]s, stamped with this process's clock.
+    /// `session` must be subscribed before the session's first event.
+    pub(crate) fn forward_notes(self: &Arc<Self>, mut session: EventStream) {
+        let link = Arc::clone(self);
+        tokio::spawn(async move {
+            while let Some(envelope) = session.recv().await {
+                let (kind, detail) = match envelope.event {
+                    LiveEvent::Restarted {
+                        actor,
+                        restarts,
+                        reason,
+                    } => (
+                        "restarted",
+                        format!("{actor} restarted ({restarts}): {reason}"),
+                    ),
+                    LiveEvent::Reconnecting { attempt, reason } => (
+                        "reconnecting",
+                        format!("reconnecting (attempt {attempt}): {reason}"),
+                    ),
+                    LiveEvent::Reconnected { resumed } => (
+                        "reconnected",
+                        if resumed {
+                            "reconnected, the session resumed".to_owned()
+                        } else {
+                            "reconnected, a new session".to_owned()
+                        },
+                    ),
+                    LiveEvent::Resumed { phase, turn_count } => (
+                        "resumed",
+                        format!("resumed from a snapshot: phase {phase:?}, {turn_count} turns"),
+                    ),
+                    _ => continue,
+                };
+                let ts_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                link.push(LiveMessage::Note(SessionNote {
+                    ts_ms,
+                    kind: kind.to_owned(),
+                    detail,
+                }));
+            }
+        });
     }
 
     fn push(&self, message: LiveMessage) {

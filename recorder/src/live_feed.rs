@@ -38,9 +38,24 @@ pub enum LiveMessage {
     Wire(WireEntry),
     /// A state mutation, in journal order.
     Journal(StateMutation),
+    /// Something that happened to the session itself and leaves no trace in its recording
+    /// (a lane restarted, a reconnect begun or done).
+    Note(SessionNote),
     /// How many messages the sender has dropped so far (its queue was full): the count
     /// only grows, and the viewer keeps the last one.
     Dropped(u64),
+}
+
+/// An event of the session tree, as the studio's supervisor lane shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionNote {
+    /// When, epoch milliseconds (the clock of the session's process).
+    pub ts_ms: u64,
+    /// `restarted`, `reconnecting`, `reconnected` or `resumed`.
+    pub kind: String,
+    /// What, in a few words (`fast lane restarted (1): boom`).
+    pub detail: String,
 }
 
 /// Whether `name` may name a live recording: 1 to 128 of `A-Z a-z 0-9 . _ -`, not starting

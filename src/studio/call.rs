@@ -12,6 +12,7 @@ use std::path::Path;
 
 use reel_protocol::{Blob, decode_client, decode_server};
 use reel_recorder::journal::read_journal;
+use reel_recorder::live_feed::SessionNote;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
 use reel_replayer::export::{PeakMeter, WavExporter};
@@ -53,8 +54,9 @@ pub struct PhaseSpan {
 pub struct SupervisorMark {
     /// When.
     pub t_ms: u64,
-    /// `connected`, `closed`, `go_away` or `phase`.
-    pub kind: &'static str,
+    /// `connected`, `closed`, `go_away` or `phase` from the recording; `restarted`,
+    /// `reconnecting`, `reconnected` or `resumed` from a live session's notes.
+    pub kind: String,
     /// What, in a few words (`connection 2`, `closed by the server: 1011 overloaded`, …).
     pub detail: String,
 }
@@ -226,7 +228,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 .unwrap_or_default();
             supervisor.push(SupervisorMark {
                 t_ms: t,
-                kind: "closed",
+                kind: "closed".into(),
                 detail: format!("connection {conn} closed by the {by}{code}{reason}"),
             });
             continue;
@@ -235,7 +237,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
             connection = Some(conn);
             supervisor.push(SupervisorMark {
                 t_ms: t,
-                kind: "connected",
+                kind: "connected".into(),
                 detail: format!("connection {conn}"),
             });
         }
@@ -287,7 +289,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                         .unwrap_or_default();
                     supervisor.push(SupervisorMark {
                         t_ms: t,
-                        kind: "go_away",
+                        kind: "go_away".into(),
                         detail: format!("goAway on connection {conn}{left}"),
                     });
                 }
@@ -353,14 +355,15 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
             .filter(|change| change.key == WIRE_PHASE_KEY)
             .map(|change| SupervisorMark {
                 t_ms: change.t_ms,
-                kind: "phase",
+                kind: "phase".into(),
                 detail: match &change.new {
                     Value::String(phase) => phase.clone(),
                     other => other.to_string(),
                 },
             }),
     );
-    // Stable: at one instant, the wire's marks before the journal's.
+    supervisor.extend(session_notes(path, t0.unwrap_or_default()));
+    // Stable: at one instant, the wire's marks before the journal's, then the notes.
     supervisor.sort_by_key(|mark| mark.t_ms);
     Ok(Overview {
         name: name.to_owned(),
@@ -377,6 +380,30 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         live: false,
         dropped: 0,
     })
+}
+
+/// What a live session told the studio about its tree (`x.supervisor.jsonl` beside
+/// `x.wire.jsonl`): restarts, reconnects; none when there is no such file. A line that does
+/// not read ends the notes (the file is a side note, never a reason to fail the call).
+fn session_notes(path: &Path, t0: u64) -> Vec<SupervisorMark> {
+    let Some(file) = path
+        .to_str()
+        .and_then(|p| p.strip_suffix(".wire.jsonl"))
+        .map(|stem| format!("{stem}.supervisor.jsonl"))
+    else {
+        return Vec::new();
+    };
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    text.lines()
+        .map_while(|line| serde_json::from_str::<SessionNote>(line).ok())
+        .map(|note| SupervisorMark {
+            t_ms: note.ts_ms.saturating_sub(t0),
+            kind: note.kind,
+            detail: note.detail,
+        })
+        .collect()
 }
 
 /// The conversation phases: each `session:active_phase` write starts one and ends the one

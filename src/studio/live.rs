@@ -2,8 +2,9 @@
 //! `Live::builder().studio(addr)`) opens a WebSocket on
 //! [`LIVE_FEED_PATH`]`?name=NAME` and streams its recording as
 //! [`LiveMessage`]s; the studio appends them to `NAME.wire.jsonl` and `NAME.journal.jsonl`
-//! in its directory (`NAME.2…` when the name is taken; an existing file is never
-//! overwritten). While the socket is open the recording is *live*: the list marks it and
+//! in its directory, and the tree's restarts and reconnects, which no recording holds, to
+//! `NAME.supervisor.jsonl` (`NAME.2…` when the name is taken; an existing file is never
+//! overwritten or appended to). While the socket is open the recording is *live*: the list marks it and
 //! the page polls it. When the session ends it stays, a recording like any other.
 //!
 //! Files are written in whole lines, one batch at a time, and every reader of the studio
@@ -86,6 +87,9 @@ struct LiveFiles {
     journal_path: PathBuf,
     wire: File,
     journal: File,
+    /// `NAME.supervisor.jsonl`, created with the first note.
+    notes_path: PathBuf,
+    notes: Option<File>,
 }
 
 /// Creates `NAME.wire.jsonl` and `NAME.journal.jsonl` (or `NAME.K.…` for the first K from 2
@@ -103,7 +107,7 @@ fn create_files(dir: &Path, name: &str) -> Result<LiveFiles, LiveRefusal> {
         };
         let wire_path = dir.join(format!("{stem}.wire.jsonl"));
         let journal_path = dir.join(format!("{stem}.journal.jsonl"));
-        if journal_path.exists() {
+        if journal_path.exists() || dir.join(format!("{stem}.supervisor.jsonl")).exists() {
             continue;
         }
         let wire = match OpenOptions::new()
@@ -131,6 +135,8 @@ fn create_files(dir: &Path, name: &str) -> Result<LiveFiles, LiveRefusal> {
         };
         return Ok(LiveFiles {
             wire_name: format!("{stem}.wire.jsonl"),
+            notes_path: dir.join(format!("{stem}.supervisor.jsonl")),
+            notes: None,
             wire_path,
             journal_path,
             wire,
@@ -221,6 +227,14 @@ pub(super) async fn accept(
     live.lock().remove(&wire_name);
 }
 
+/// Which file a message goes to.
+#[derive(Debug, Clone, Copy)]
+enum Sink {
+    Wire,
+    Journal,
+    Notes,
+}
+
 /// Appends what arrives to the files, one whole line at a time; returns how many lines.
 async fn record(mut socket: WebSocketStream<TcpStream>, files: LiveFiles, live: &LiveCalls) -> u64 {
     let files = Arc::new(Mutex::new(files));
@@ -249,9 +263,12 @@ async fn record(mut socket: WebSocketStream<TcpStream>, files: LiveFiles, live: 
         };
         let mut line = Vec::with_capacity(text.len());
         let target = match &message {
-            LiveMessage::Wire(entry) => write_entry(entry, &mut line).map(|()| Some(true)),
+            LiveMessage::Wire(entry) => write_entry(entry, &mut line).map(|()| Some(Sink::Wire)),
             LiveMessage::Journal(mutation) => {
-                serde_json::to_writer(&mut line, mutation).map(|()| Some(false))
+                serde_json::to_writer(&mut line, mutation).map(|()| Some(Sink::Journal))
+            }
+            LiveMessage::Note(note) => {
+                serde_json::to_writer(&mut line, note).map(|()| Some(Sink::Notes))
             }
             LiveMessage::Dropped(count) => {
                 let wire_name = lock(&files).wire_name.clone();
@@ -261,15 +278,24 @@ async fn record(mut socket: WebSocketStream<TcpStream>, files: LiveFiles, live: 
                 Ok(None)
             }
         };
-        let Ok(Some(is_wire)) = target else { continue };
+        let Ok(Some(sink)) = target else { continue };
         line.push(b'\n');
         let shared = Arc::clone(&files);
         let written = tokio::task::spawn_blocking(move || {
             let mut files = lock(&shared);
-            let file = if is_wire {
-                &mut files.wire
-            } else {
-                &mut files.journal
+            let files = &mut *files;
+            let file = match sink {
+                Sink::Wire => &mut files.wire,
+                Sink::Journal => &mut files.journal,
+                Sink::Notes => match &mut files.notes {
+                    Some(file) => file,
+                    None => files.notes.insert(
+                        OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&files.notes_path)?,
+                    ),
+                },
             };
             file.write_all(&line)
         })
