@@ -571,7 +571,8 @@ async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
     browser
         .wait_for("window.studio.state.live && window.studio.state.events.length === 2")
         .await;
-    let polls_before = browser.eval("window.studio.state.polls ?? 0").await;
+    // A mark on the page: it must still be there when the turn shows (no reload).
+    browser.eval("window.reelTestMark = 'same page'").await;
 
     // A turn while the page is open: its frames appear without a reload.
     handle.send_text("Is it raining?").unwrap();
@@ -593,10 +594,9 @@ async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
             "serverContent.turnComplete"
         ])
     );
-    let polls_after = browser.eval("window.studio.state.polls").await;
-    assert!(
-        polls_after.as_u64() > polls_before.as_u64(),
-        "{polls_after}"
+    assert_eq!(
+        browser.eval("window.reelTestMark").await,
+        json!("same page")
     );
     let head = browser
         .eval("document.querySelector('#call-head').textContent")
@@ -779,4 +779,122 @@ async fn a_call_shows_its_phases_and_what_happened_to_the_session_itself() {
         .await;
     drop(browser);
     studio.stop().await;
+}
+
+/// A voice call long enough to index: 40 turns, the user's audio in real time, the
+/// model's streamed faster than it plays (so audio placed before a point plays after it).
+fn long_voice_call() -> Vec<WireEntry> {
+    let t0 = 1_718_000_000_000;
+    let mut entries = Vec::new();
+    let mut push = |ts: u64, dir: Direction, payload: String| {
+        let seq = entries.len() as u64 + 1;
+        entries.push(WireEntry::frame(
+            seq,
+            dir,
+            t0 + ts,
+            payload.into_bytes(),
+            None,
+            false,
+        ));
+    };
+    let pcm = |samples: usize, value: i16| -> String {
+        let bytes: Vec<u8> = (0..samples).flat_map(|_| value.to_le_bytes()).collect();
+        Base64Data(bytes.into()).encode()
+    };
+    push(0, Direction::Out, r#"{"setup":{"model":"m"}}"#.into());
+    push(20, Direction::In, r#"{"setupComplete":{}}"#.into());
+    let mut at = 100;
+    for turn in 0..40u64 {
+        for n in 0..10 {
+            // 20 ms of the user at 16 kHz, every 20 ms.
+            let data = pcm(320, 1_000 + turn as i16);
+            push(
+                at + n * 20,
+                Direction::Out,
+                format!(
+                    r#"{{"realtimeInput":{{"audio":{{"mimeType":"audio/pcm;rate=16000","data":"{data}"}}}}}}"#
+                ),
+            );
+        }
+        at += 250;
+        for n in 0..20 {
+            // 50 ms of the model at 24 kHz, every 5 ms: it plays long after it arrived.
+            let data = pcm(1_200, -2_000 - turn as i16 * 10);
+            push(
+                at + n * 5,
+                Direction::In,
+                format!(
+                    r#"{{"serverContent":{{"modelTurn":{{"parts":[{{"inlineData":{{"mimeType":"audio/pcm;rate=24000","data":"{data}"}}}}]}}}}}}"#
+                ),
+            );
+        }
+        push(
+            at + 100,
+            Direction::In,
+            r#"{"serverContent":{"turnComplete":true}}"#.into(),
+        );
+        at += 1_200;
+    }
+    entries
+}
+
+#[test]
+fn reading_from_a_seek_point_gives_exactly_what_reading_from_the_start_gives() {
+    use reel::studio::call;
+    use reel::studio::seek::SeekIndex;
+
+    let dir = fresh_dir("seek");
+    let log = dir.join("long.wire.jsonl");
+    write_log(&log, &long_voice_call());
+    let size = std::fs::metadata(&log).unwrap().len();
+    let index = SeekIndex::build_every(&log, 32 * 1024).unwrap();
+    // A point every 32 KiB, give or take the line that crosses the mark (at most 4 KiB).
+    assert!(
+        index.points.len() as u64 >= size / (36 * 1024),
+        "{} points in {size} bytes",
+        index.points.len()
+    );
+    assert_eq!(index.t0, 1_718_000_000_000);
+    let span = call::overview(&log, "long.wire.jsonl")
+        .unwrap()
+        .audio_end_ms;
+    let (mut seeked, mut earlier_for_audio) = (0, 0);
+    for k in 0..16u64 {
+        let from = span * k / 16 + k * 37;
+        let to = from + 900;
+        if let Some(window) = index.for_window(from) {
+            seeked += 1;
+            let peaks = index.for_peaks(from).unwrap();
+            assert!(peaks.offset <= window.offset);
+            if peaks.offset < window.offset {
+                earlier_for_audio += 1;
+            }
+        }
+        assert_eq!(
+            call::events(&log, from, to, 20_000, 1, Some(&index)).unwrap(),
+            call::events(&log, from, to, 20_000, 1, None).unwrap(),
+            "events from {from}"
+        );
+        assert_eq!(
+            call::events(&log, from, to, 50, 3, Some(&index)).unwrap(),
+            call::events(&log, from, to, 50, 3, None).unwrap(),
+            "sampled events from {from}"
+        );
+        assert_eq!(
+            call::peaks(&log, from, to, 97, Some(&index)).unwrap(),
+            call::peaks(&log, from, to, 97, None).unwrap(),
+            "peaks from {from}"
+        );
+    }
+    assert!(seeked >= 14, "{seeked}");
+    // The model's audio plays long after it arrived: some waveforms start at an earlier
+    // point than the window of frames does.
+    assert!(earlier_for_audio > 0, "{earlier_for_audio}");
+    for seq in [1, 2, 777, 1_500, 9_999] {
+        assert_eq!(
+            call::frame(&log, seq, Some(&index)).unwrap(),
+            call::frame(&log, seq, None).unwrap(),
+            "frame {seq}"
+        );
+    }
 }

@@ -181,7 +181,6 @@ function pollLive(name) {
     describeCall(overview);
     if (atEnd) state.view = { from: state.view.from, to: fullSpan() };
     await loadEvents();
-    state.polls = (state.polls ?? 0) + 1;
     if (overview.live) setTimeout(poll, LIVE_POLL_MS);
     else state.live = false;
   };

@@ -15,6 +15,8 @@ use reel_recorder::journal::read_journal;
 use reel_recorder::live_feed::SessionNote;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
+
+use super::seek::{SeekIndex, read_from};
 use reel_replayer::export::{PeakMeter, WavExporter};
 use reel_replayer::timeline::describe;
 use serde::Serialize;
@@ -462,17 +464,21 @@ fn journal_changes(path: &Path, t0: u64) -> Vec<StateChange> {
 /// frames (audio and transcriptions, which make up most of a voice call, told from their
 /// bytes) is kept, and every other frame: a whole long call fits in one window, its tool
 /// calls and turns all there.
+///
+/// With a [`SeekIndex`], reading starts at its last point before the window.
 pub fn events(
     path: &Path,
     from_ms: u64,
     to_ms: u64,
     limit: usize,
     every: u64,
+    seek: Option<&SeekIndex>,
 ) -> Result<(Vec<EventRow>, bool), String> {
-    let mut t0 = None;
+    let point = seek.and_then(|index| index.for_window(from_ms));
+    let mut t0 = point.and(seek).map(|index| index.t0);
     let mut rows = Vec::new();
     let mut streaming = 0u64;
-    for entry in entries(path)? {
+    for entry in read_from(path, point)? {
         let entry = entry.map_err(|error| error.to_string())?;
         let t0 = *t0.get_or_insert(entry.ts_ms);
         let t = entry.ts_ms.saturating_sub(t0);
@@ -503,10 +509,16 @@ fn is_streaming(payload: &[u8]) -> bool {
     holds(b"\"audio/pcm") || holds(b"ranscription\"")
 }
 
-/// The frame numbered `seq`, in full; `None` if the log has none.
-pub fn frame(path: &Path, seq: u64) -> Result<Option<FrameDetail>, String> {
-    let mut t0 = None;
-    for entry in entries(path)? {
+/// The frame numbered `seq`, in full; `None` if the log has none. With a [`SeekIndex`],
+/// reading starts at its last point before the frame.
+pub fn frame(
+    path: &Path,
+    seq: u64,
+    seek: Option<&SeekIndex>,
+) -> Result<Option<FrameDetail>, String> {
+    let point = seek.and_then(|index| index.for_seq(seq));
+    let mut t0 = point.and(seek).map(|index| index.t0);
+    for entry in read_from(path, point)? {
         let entry = entry.map_err(|error| error.to_string())?;
         let t0 = *t0.get_or_insert(entry.ts_ms);
         if entry.seq != seq {
@@ -528,16 +540,31 @@ pub fn frame(path: &Path, seq: u64) -> Result<Option<FrameDetail>, String> {
 /// The loudness of the call's audio over `[from_ms, to_ms)` in `buckets` equal slices: for
 /// each, the smallest and largest sample of the user (left) and of the model (right), as
 /// `[user_min, user_max, model_min, model_max]`, placed as [`audio`] places them
-/// ([`PeakMeter`]). Memory holds the buckets only.
+/// ([`PeakMeter`]). Memory holds the buckets only. With a [`SeekIndex`], reading starts at
+/// its last point before which no audio plays into the window.
 pub fn peaks(
     path: &Path,
     from_ms: u64,
     to_ms: u64,
     buckets: usize,
+    seek: Option<&SeekIndex>,
 ) -> Result<Vec<[i16; 4]>, String> {
-    let mut meter = PeakMeter::new(from_ms, to_ms, buckets);
-    for entry in open_wire_log(path).map_err(|error| error.to_string())? {
-        meter.push(&entry.map_err(|error| error.to_string())?);
+    let point = seek.and_then(|index| index.for_peaks(from_ms));
+    let mut meter = match (point, seek) {
+        (Some(point), Some(index)) => {
+            PeakMeter::resume(from_ms, to_ms, buckets, index.t0, point.cursor)
+        }
+        _ => PeakMeter::new(from_ms, to_ms, buckets),
+    };
+    for entry in read_from(path, point)? {
+        let entry = entry.map_err(|error| error.to_string())?;
+        // An entry from the window's end on places its audio there or later: none of it is
+        // in view (a window shorter than a millisecond still measures its first frame).
+        let t0 = meter.placement().0.unwrap_or(entry.ts_ms);
+        if entry.ts_ms.saturating_sub(t0) >= to_ms.max(from_ms + 1) {
+            break;
+        }
+        meter.push(&entry);
     }
     Ok(meter.finish())
 }

@@ -31,6 +31,7 @@ use super::assets;
 use super::call;
 use super::catalog;
 use super::live::{self, LIVE_FEED_PATH, LiveCalls};
+use super::seek::SeekCache;
 
 /// The largest request head read.
 const MAX_HEAD: usize = 16 * 1024;
@@ -53,6 +54,7 @@ impl RunningStudio {
         let addr = listener.local_addr()?;
         let dir = Arc::new(dir.into());
         let live = Arc::new(LiveCalls::default());
+        let seeks = Arc::new(SeekCache::default());
         let shutdown = CancellationToken::new();
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
@@ -60,7 +62,7 @@ impl RunningStudio {
                 tokio::select! {
                     accepted = listener.accept() => {
                         if let Ok((tcp, _)) = accepted {
-                            tokio::spawn(serve(tcp, dir.clone(), live.clone()));
+                            tokio::spawn(serve(tcp, dir.clone(), live.clone(), seeks.clone()));
                         }
                     }
                     () = stop.cancelled() => break,
@@ -116,7 +118,7 @@ impl Answer {
     }
 }
 
-async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>, live: Arc<LiveCalls>) {
+async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>, live: Arc<LiveCalls>, seeks: Arc<SeekCache>) {
     let mut head = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
@@ -148,7 +150,7 @@ async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>, live: Arc<LiveCalls>) {
         }
         (Ok(httparse::Status::Complete(_)), Some("GET"), Some(target)) => {
             let target = target.to_owned();
-            tokio::task::spawn_blocking(move || route(&dir, &live, &target))
+            tokio::task::spawn_blocking(move || route(&dir, &live, &seeks, &target))
                 .await
                 .unwrap_or_else(|_| Answer::error(500, "the request failed"))
         }
@@ -176,7 +178,7 @@ async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>, live: Arc<LiveCalls>) {
 }
 
 /// The answer to `GET target`.
-fn route(dir: &Path, live: &LiveCalls, target: &str) -> Answer {
+fn route(dir: &Path, live: &LiveCalls, seeks: &Arc<SeekCache>, target: &str) -> Answer {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let param = |name: &str| {
         query
@@ -232,6 +234,9 @@ fn route(dir: &Path, live: &LiveCalls, target: &str) -> Answer {
             };
             let result = match more {
                 "" => call::overview(&file, &name).map(|mut overview| {
+                    // The page's next requests are windows of this call: index a long one
+                    // while the page draws.
+                    seeks.warm(&file);
                     if let Some(status) = live.status(&name) {
                         overview.live = true;
                         overview.dropped = status.dropped;
@@ -247,7 +252,8 @@ fn route(dir: &Path, live: &LiveCalls, target: &str) -> Answer {
                         })
                         .min(MAX_WINDOW_EVENTS);
                     let every = param("every").unwrap_or(1).max(1);
-                    call::events(&file, from, to, limit, every).map(|(events, truncated)| {
+                    let seek = (from > 0).then(|| seeks.index(&file)).flatten();
+                    call::events(&file, from, to, limit, every, seek.as_deref()).map(|(events, truncated)| {
                         Answer::json(
                             &json!({ "events": events, "truncated": truncated, "every": every }),
                         )
@@ -259,7 +265,8 @@ fn route(dir: &Path, live: &LiveCalls, target: &str) -> Answer {
                     let buckets = param("buckets")
                         .map_or(1_000, |b| usize::try_from(b).unwrap_or(1_000))
                         .clamp(1, 8_000);
-                    call::peaks(&file, from, to, buckets).map(|peaks| {
+                    let seek = (from > 0).then(|| seeks.index(&file)).flatten();
+                    call::peaks(&file, from, to, buckets, seek.as_deref()).map(|peaks| {
                         Answer::json(&json!({ "from": from, "to": to, "peaks": peaks }))
                     })
                 }
@@ -272,10 +279,14 @@ fn route(dir: &Path, live: &LiveCalls, target: &str) -> Answer {
                     .strip_prefix("frames/")
                     .and_then(|seq| seq.parse().ok())
                 {
-                    Some(seq) => call::frame(&file, seq).map(|frame| match frame {
-                        Some(frame) => Answer::json(&frame),
-                        None => Answer::error(404, &format!("{name} has no frame {seq}")),
-                    }),
+                    Some(seq) => {
+                        call::frame(&file, seq, seeks.index(&file).as_deref()).map(|frame| {
+                            match frame {
+                                Some(frame) => Answer::json(&frame),
+                                None => Answer::error(404, &format!("{name} has no frame {seq}")),
+                            }
+                        })
+                    }
                     None => Ok(Answer::error(404, "no such page")),
                 },
             };

@@ -16,5 +16,6 @@ pub mod diff;
 pub mod http;
 pub mod live;
 pub mod offline;
+pub mod seek;
 
 pub use http::RunningStudio;

@@ -39,7 +39,7 @@ pub fn write_page(log: &Path, name: &str, out: &Path) -> Result<OfflineSummary, 
     let info = catalog::summarize(log, name)?;
     let overview = call::overview(log, name)?;
     let span = overview.duration_ms.max(overview.audio_end_ms).max(1);
-    let peaks = call::peaks(log, 0, span, PEAK_BUCKETS)?;
+    let peaks = call::peaks(log, 0, span, PEAK_BUCKETS, None)?;
     let io = |error: std::io::Error| format!("{}: {error}", out.display());
     let mut file = BufWriter::new(std::fs::File::create(out).map_err(io)?);
 

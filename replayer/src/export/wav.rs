@@ -187,6 +187,25 @@ impl PeakMeter {
         }
     }
 
+    /// [`new`](PeakMeter::new), for a meter that starts reading the log in its middle: at an
+    /// entry before which the call started at `t0` (epoch ms) and each channel's audio
+    /// ended at `cursor` (what [`placement`](PeakMeter::placement) said there). The
+    /// entries from there on place their audio exactly as from the start.
+    pub fn resume(from_ms: u64, to_ms: u64, buckets: usize, t0: u64, cursor: [u64; 2]) -> Self {
+        PeakMeter {
+            t0: Some(t0),
+            cursor,
+            ..PeakMeter::new(from_ms, to_ms, buckets)
+        }
+    }
+
+    /// Where the entries pushed so far leave the call: its first entry's time (epoch ms)
+    /// and where each channel's audio ends (frames at [`WAV_RATE`], user then model). A
+    /// seek index keeps it to [`resume`](PeakMeter::resume) a meter there.
+    pub fn placement(&self) -> (Option<u64>, [u64; 2]) {
+        (self.t0, self.cursor)
+    }
+
     /// The slice frame `frame` (within `first..last`) falls in.
     fn bucket(&self, frame: u64) -> usize {
         let n = self.peaks.len() as u128;
