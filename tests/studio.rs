@@ -270,6 +270,20 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     // setup 1, setupComplete 2; audio 3..=18 (the 1st, 4th, 7th, … of them); turnComplete 19.
     assert_eq!(seqs, [1, 2, 3, 6, 9, 12, 15, 18, 19]);
     assert_eq!(sampled["every"], json!(3));
+    // Each server frame's events on the lanes the router sends them to: audio to the fast
+    // lane, the turn's end to the control lane, the setup's answer (connected) to the
+    // control lane; nothing for the client's frames.
+    let lanes: Vec<(u64, &Value)> = sampled["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["seq"].as_u64().unwrap(), &e["lanes"]))
+        .collect();
+    assert_eq!(lanes[0], (1, &Value::Null));
+    assert_eq!(lanes[1], (2, &json!(["control"])));
+    assert_eq!(lanes[2], (3, &Value::Null));
+    assert_eq!(lanes[4], (9, &json!(["fast"])));
+    assert_eq!(lanes[8], (19, &json!(["control"])));
     let (_, frame) = get_json(&studio, "/api/recordings/weather.wire.jsonl/frames/10").await;
     assert_eq!(frame["kind"], "toolCall");
     assert_eq!(
@@ -733,6 +747,8 @@ async fn a_call_shows_its_phases_and_what_happened_to_the_session_itself() {
         json!([
             "wire out",
             "wire in",
+            "fast lane",
+            "control lane",
             "tools",
             "turns",
             "phases",

@@ -290,8 +290,17 @@ impl RouterState {
     }
 }
 
-/// Which lanes an event goes to: (fast, control, telemetry).
-fn destinations(event: &SessionEvent) -> (bool, bool, bool) {
+/// Which lanes the router sends an event to: (fast, control, telemetry). Public so that a
+/// viewer of a recording (`reel studio`) shows each frame's events on the lanes that
+/// handled them, by the router's own rule.
+///
+/// ```
+/// use reel_actors::router::destinations;
+/// use reel_protocol::SessionEvent;
+///
+/// assert_eq!(destinations(&SessionEvent::Interrupted), (true, true, true));
+/// ```
+pub fn destinations(event: &SessionEvent) -> (bool, bool, bool) {
     use SessionEvent as E;
     match event {
         E::TextDelta(_) | E::Thought(_) | E::AudioData(_) | E::Media { .. } => (true, false, false),

@@ -399,6 +399,17 @@ function draw() {
       });
     }
   }
+  // The lanes each server frame's events went to, by the router's rule.
+  for (const event of state.events) {
+    for (const lane of event.lanes ?? []) {
+      const name = `${lane} lane`;
+      if (!lanes().includes(name)) continue;
+      const x = timeToX(event.t_ms, width);
+      if (x < LABEL_WIDTH - 2 || x > width + 2) continue;
+      g.fillStyle = colorOf(event.kind);
+      g.fillRect(x, laneY(name) + 10, 2, LANE_HEIGHT - 20);
+    }
+  }
   // Frames.
   for (const event of state.events) {
     const lane = event.dir === 'out' ? 'wire out' : 'wire in';

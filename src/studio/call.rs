@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::Path;
 
-use reel_protocol::{Blob, decode_client, decode_server};
+use reel_actors::router::destinations;
+use reel_protocol::{Blob, decode_client, decode_server, events_from_frame};
 use reel_recorder::journal::read_journal;
 use reel_recorder::live_feed::SessionNote;
 use reel_recorder::wire_log::{Direction, WireEntry};
@@ -23,9 +24,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The lanes of a call's timeline, top to bottom.
-pub const LANES: [&str; 7] = [
+pub const LANES: [&str; 9] = [
     "wire out",
     "wire in",
+    "fast lane",
+    "control lane",
     "tools",
     "turns",
     "phases",
@@ -158,6 +161,10 @@ pub struct EventRow {
     pub summary: String,
     /// For audio: its playing time.
     pub audio_ms: Option<f64>,
+    /// For a server frame: the lanes its events went to (`fast`, `control`), by the
+    /// router's rule.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lanes: Vec<&'static str>,
 }
 
 /// One frame in full.
@@ -195,7 +202,28 @@ pub(crate) fn row(entry: &WireEntry, t0: u64) -> EventRow {
         kind: view.kind,
         summary: view.summary,
         audio_ms: view.audio_ms,
+        lanes: lanes_of(entry),
     }
+}
+
+/// The lanes the router sends a server frame's events to.
+fn lanes_of(entry: &WireEntry) -> Vec<&'static str> {
+    if entry.dir != Direction::In || entry.close.is_some() {
+        return Vec::new();
+    }
+    let Ok(message) = decode_server(&entry.payload) else {
+        return Vec::new();
+    };
+    let (mut fast, mut control) = (false, false);
+    for event in events_from_frame(message) {
+        let (to_fast, to_control, _) = destinations(&event);
+        fast |= to_fast;
+        control |= to_control;
+    }
+    [(fast, "fast"), (control, "control")]
+        .into_iter()
+        .filter_map(|(to, lane)| to.then_some(lane))
+        .collect()
 }
 
 /// The overview of the recording at `path` (file name `name`).
