@@ -138,7 +138,8 @@ pub enum BuildError {
     /// `.session_id(..)` without `.persistence(..)`: the id would name nothing.
     #[error(
         "`.session_id({id:?})` names the snapshot a session saves and resumes from, but the \
-         chain has no `.persistence(..)`: add one (e.g. `FsPersistence::new(dir)`), or drop \
+         chain has no `.persistence(..)` and no wire log file to keep one beside: add one \
+         (e.g. `SqlitePersistence::open(path)`), record with `.record_wire(path)`, or drop \
          the id"
     )]
     SessionIdWithoutPersistence {

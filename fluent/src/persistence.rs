@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::path::Path;
 use std::sync::Arc;
 
 use reel_actors::callbacks::CallbackMode;
@@ -50,13 +51,29 @@ pub(crate) struct Persisting {
     pub(crate) session_id: String,
 }
 
+/// The file the sessions of a chain with an id and no backend are kept in, beside its
+/// wire log (feature `sqlite`, on by default).
+pub const DEFAULT_SESSIONS_DB: &str = "reel-sessions.sqlite3";
+
 impl PersistencePart {
-    /// The backend and the id, `None` without persistence; one without the other, or an
-    /// id no backend can store, is a mistake.
-    pub(crate) fn checked(&self) -> Result<Option<Persisting>, BuildError> {
-        match (&self.backend, &self.session_id) {
+    /// The backend and the id, `None` without persistence; a backend without an id, or an
+    /// id no backend can store, is a mistake. An id without a backend gets the default one
+    /// when the chain records to a wire log file: [`DEFAULT_SESSIONS_DB`] beside it
+    /// (opened when the session starts); otherwise it is a mistake too.
+    pub(crate) fn checked(
+        &self,
+        wire_log: Option<&Path>,
+    ) -> Result<Option<Persisting>, BuildError> {
+        let default = match (&self.backend, wire_log) {
+            (None, Some(log)) => default_backend(log),
+            _ => None,
+        };
+        match (self.backend.as_ref().or(default.as_ref()), &self.session_id) {
             (None, None) => Ok(None),
-            (Some(_), None) => Err(BuildError::PersistenceWithoutSessionId),
+            (Some(_), None) if self.backend.is_some() => {
+                Err(BuildError::PersistenceWithoutSessionId)
+            }
+            (Some(_), None) => Ok(None),
             (None, Some(id)) => Err(BuildError::SessionIdWithoutPersistence { id: id.clone() }),
             (Some(backend), Some(id)) => {
                 if let Err(PersistenceError::InvalidSessionId { id, problem }) =
@@ -154,5 +171,89 @@ impl LiveBuilder {
     {
         self.control.on_resumed = Some(pair(CallbackMode::Blocking, f));
         self
+    }
+}
+
+/// The default backend of a chain recording to `log`: SQLite beside it.
+#[cfg(feature = "sqlite")]
+fn default_backend(log: &Path) -> Option<Arc<dyn SessionPersistence>> {
+    let dir = log.parent().unwrap_or(Path::new(""));
+    Some(Arc::new(lazy_sqlite::LazySqlite::new(
+        dir.join(DEFAULT_SESSIONS_DB),
+    )))
+}
+
+/// Without the `sqlite` feature there is no default backend.
+#[cfg(not(feature = "sqlite"))]
+fn default_backend(_log: &Path) -> Option<Arc<dyn SessionPersistence>> {
+    None
+}
+
+#[cfg(feature = "sqlite")]
+mod lazy_sqlite {
+    //! The default backend, opened when a session first needs it: checking a chain creates
+    //! no file.
+
+    use std::path::PathBuf;
+    use std::sync::{Arc, Mutex, PoisonError};
+
+    use futures_util::future::BoxFuture;
+    use reel_actors::persistence::{
+        PersistenceError, SessionClaim, SessionPersistence, SessionSnapshot, SqlitePersistence,
+    };
+
+    pub(super) struct LazySqlite {
+        path: PathBuf,
+        opened: Mutex<Option<SqlitePersistence>>,
+    }
+
+    impl LazySqlite {
+        pub(super) fn new(path: PathBuf) -> LazySqlite {
+            LazySqlite {
+                path,
+                opened: Mutex::new(None),
+            }
+        }
+
+        fn get(&self) -> Result<SqlitePersistence, PersistenceError> {
+            let mut opened = self.opened.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(backend) = opened.as_ref() {
+                return Ok(backend.clone());
+            }
+            let backend = SqlitePersistence::open(&self.path)?;
+            *opened = Some(backend.clone());
+            Ok(backend)
+        }
+    }
+
+    impl SessionPersistence for LazySqlite {
+        fn save<'a>(
+            &'a self,
+            session_id: &'a str,
+            snapshot: &'a SessionSnapshot,
+        ) -> BoxFuture<'a, Result<(), PersistenceError>> {
+            Box::pin(async move { self.get()?.save(session_id, snapshot).await })
+        }
+
+        fn load<'a>(
+            &'a self,
+            session_id: &'a str,
+        ) -> BoxFuture<'a, Result<Option<SessionSnapshot>, PersistenceError>> {
+            Box::pin(async move { self.get()?.load(session_id).await })
+        }
+
+        fn delete<'a>(
+            &'a self,
+            session_id: &'a str,
+        ) -> BoxFuture<'a, Result<(), PersistenceError>> {
+            Box::pin(async move { self.get()?.delete(session_id).await })
+        }
+
+        fn claim(
+            self: Arc<Self>,
+            session_id: String,
+        ) -> BoxFuture<'static, Result<Box<dyn SessionClaim>, PersistenceError>> {
+            Box::pin(async move { Arc::new(self.get()?).claim(session_id).await })
+        }
     }
 }

@@ -75,7 +75,7 @@ impl LiveBuilder {
         let phases = self.phases.machine()?;
         let extractors = self.extractors.checked()?;
         let reactive = self.reactive.config(&self.extractors.fields())?;
-        let persistence = self.persistence.checked()?;
+        let persistence = self.persistence.checked(self.recording.wire_path())?;
         let live_cassette = self.llm.live_cassette(self.recording.wire_path())?;
         // The runtime's own check, on a builder that is never spawned: the same texts, and
         // the setup exactly as the session will send it.

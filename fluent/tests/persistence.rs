@@ -258,8 +258,9 @@ fn persistence_and_a_session_id_come_together() {
     assert_eq!(
         without_backend.to_string(),
         "`.session_id(\"caller-42\")` names the snapshot a session saves and resumes from, but \
-         the chain has no `.persistence(..)`: add one (e.g. `FsPersistence::new(dir)`), or drop \
-         the id"
+         the chain has no `.persistence(..)` and no wire log file to keep one beside: add one \
+         (e.g. `SqlitePersistence::open(path)`), record with `.record_wire(path)`, or drop the \
+         id"
     );
 
     let bad_id = Live::builder()

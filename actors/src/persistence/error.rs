@@ -50,6 +50,32 @@ pub enum PersistenceError {
         #[source]
         source: serde_json::Error,
     },
+    /// Another session holds the id (it is running, in this process or another).
+    #[error(
+        "session {session_id:?} is running elsewhere ({holder}); two sessions cannot share an id: \
+         wait for it to end, or give this one another id"
+    )]
+    Claimed {
+        /// The session.
+        session_id: String,
+        /// Who holds it, as far as the backend can tell (`the lock file …`, `a PostgreSQL
+        /// connection`).
+        holder: String,
+    },
+    /// A save by a claim that is no longer the id's latest: another process took the
+    /// session over, and this one's snapshot was refused rather than merged.
+    #[error(
+        "session {session_id:?} was taken over by a newer claim (generation {current}, this one \
+         {generation}); its snapshot was not written"
+    )]
+    Fenced {
+        /// The session.
+        session_id: String,
+        /// The refused claim's generation.
+        generation: u64,
+        /// The id's latest generation.
+        current: u64,
+    },
     /// A custom backend failed.
     #[error("the {backend} backend failed for session {session_id:?}: {source}")]
     Backend {

@@ -22,27 +22,44 @@
 //!   snapshot and waits until it and every earlier one are written, so what changed since
 //!   the last turn boundary is kept even if the process exits right after the session ends.
 //!
-//! Backends: [`FsPersistence`] (a JSON file per session, written atomically) and
-//! [`MemoryPersistence`] (tests, in-process restarts); implement [`SessionPersistence`] for
-//! anything else.
+//! Backends: [`FsPersistence`] (a JSON file per session, written atomically),
+//! [`MemoryPersistence`] (tests, in-process restarts), `SqlitePersistence` (feature
+//! `sqlite`: one embedded database file, sessions claimed by a lock per id) and
+//! `PostgresPersistence` (feature `postgres`: a fleet's shared database, sessions claimed
+//! by an advisory lock); implement [`SessionPersistence`] for anything else. A running
+//! session owns its id through a [`SessionClaim`] (see [`claim`]): a second session with
+//! the same id is refused while the first runs, and a stale owner's saves are fenced off.
 
+pub mod claim;
 mod error;
 mod fs;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod restored;
 mod saver;
 mod session_id;
 mod snapshot;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 mod time;
+
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
+pub use claim::SessionClaim;
+use claim::Unfenced;
 pub use error::PersistenceError;
 pub use fs::FsPersistence;
 pub use memory::MemoryPersistence;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresPersistence;
 pub use restored::RestoredSnapshot;
 pub use session_id::{MAX_SESSION_ID_LEN, SessionIdProblem, check_session_id};
 pub use snapshot::{SUMMARY_TURNS, SessionSnapshot};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqlitePersistence;
 pub use time::rfc3339_utc;
 
 pub(crate) use saver::SnapshotSaver;
@@ -86,4 +103,20 @@ pub trait SessionPersistence: Send + Sync + 'static {
 
     /// Forgets the session's snapshot (nothing to forget is not an error).
     fn delete<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), PersistenceError>>;
+
+    /// Claims `session_id` for a session about to start (see [`claim`](self::claim)): the
+    /// session loads its snapshot after this and saves only through the claim. The default
+    /// cannot tell owners apart: it never refuses, and its saves are this backend's
+    /// [`save`](SessionPersistence::save) (last writer wins).
+    fn claim(
+        self: Arc<Self>,
+        session_id: String,
+    ) -> BoxFuture<'static, Result<Box<dyn SessionClaim>, PersistenceError>> {
+        Box::pin(async move {
+            Ok(Box::new(Unfenced {
+                backend: self,
+                session_id,
+            }) as Box<dyn SessionClaim>)
+        })
+    }
 }

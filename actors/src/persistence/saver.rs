@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::SessionPersistence;
+use super::claim::SessionClaim;
 use super::snapshot::SessionSnapshot;
 
 /// What the writer task is asked to do.
@@ -32,11 +32,12 @@ impl std::fmt::Debug for SnapshotSaver {
 }
 
 impl SnapshotSaver {
-    /// Starts the writer task of session `session_id`, saving to `persistence`.
-    pub(crate) fn start(persistence: Arc<dyn SessionPersistence>, session_id: String) -> Self {
+    /// Starts the writer task of session `session_id`, saving through `claim` (released
+    /// once the last snapshot is written).
+    pub(crate) fn start(claim: Box<dyn SessionClaim>, session_id: String) -> Self {
         let session_id: Arc<str> = Arc::from(session_id);
         let (jobs, receiver) = mpsc::unbounded_channel();
-        tokio::spawn(write_loop(persistence, Arc::clone(&session_id), receiver));
+        tokio::spawn(write_loop(claim, Arc::clone(&session_id), receiver));
         SnapshotSaver { session_id, jobs }
     }
 
@@ -68,8 +69,9 @@ impl SnapshotSaver {
 
 /// Saves snapshots in the order they come. When several wait, only the latest is saved:
 /// each snapshot holds the whole state, so the earlier ones would be overwritten at once.
+/// Gives the claim up when the session's savers are all gone.
 async fn write_loop(
-    persistence: Arc<dyn SessionPersistence>,
+    claim: Box<dyn SessionClaim>,
     session_id: Arc<str>,
     mut jobs: mpsc::UnboundedReceiver<Job>,
 ) {
@@ -85,7 +87,7 @@ async fn write_loop(
             next = jobs.try_recv().ok();
         }
         if let Some(snapshot) = latest
-            && let Err(error) = persistence.save(&session_id, &snapshot).await
+            && let Err(error) = claim.save(&snapshot).await
         {
             tracing::warn!(session_id = %session_id, %error, "could not save the session snapshot");
         }
@@ -93,6 +95,7 @@ async fn write_loop(
             let _ = done.send(());
         }
     }
+    claim.release().await;
 }
 
 #[cfg(test)]
@@ -103,7 +106,7 @@ mod tests {
     use futures_util::future::BoxFuture;
 
     use super::*;
-    use crate::persistence::PersistenceError;
+    use crate::persistence::{PersistenceError, SessionPersistence};
 
     /// Records the turn counts it saved; each save takes 10 ms.
     #[derive(Default)]
@@ -148,7 +151,11 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn saves_in_order_and_skips_snapshots_already_superseded() {
         let backend = Arc::new(Slow::default());
-        let saver = SnapshotSaver::start(Arc::clone(&backend) as _, "s".into());
+        let claim = (Arc::clone(&backend) as Arc<dyn SessionPersistence>)
+            .claim("s".into())
+            .await
+            .unwrap();
+        let saver = SnapshotSaver::start(claim, "s".into());
         saver.save(snapshot(1));
         tokio::task::yield_now().await; // the task takes snapshot 1 and starts saving it
         saver.save(snapshot(2));

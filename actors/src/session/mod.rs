@@ -31,7 +31,8 @@ use crate::extract::{DEFAULT_EXTRACTION_TIMEOUT, TurnExtractor};
 use crate::handle::LiveHandle;
 use crate::llm::LlmInterceptor;
 use crate::persistence::{
-    PersistenceError, RestoredSnapshot, SessionPersistence, SessionSnapshot, check_session_id,
+    PersistenceError, RestoredSnapshot, SessionClaim, SessionPersistence, SessionSnapshot,
+    check_session_id,
 };
 use crate::phases::PhaseMachine;
 use crate::reactive::ReactiveConfig;
@@ -462,10 +463,12 @@ impl LiveSessionBuilder {
 
 /// The snapshot to restore, if the session persists and one was saved; checks the session
 /// id.
-async fn load_snapshot(
+/// Claims the session's id, then loads its snapshot: the claim first, so that what is
+/// loaded is what no other process is writing. Without persistence, neither.
+async fn claim_and_load(
     persistence: Option<Arc<dyn SessionPersistence>>,
     session_id: Option<String>,
-) -> Result<Option<SessionSnapshot>, SessionStartError> {
+) -> Result<Option<(Box<dyn SessionClaim>, Option<SessionSnapshot>)>, SessionStartError> {
     let Some(persistence) = persistence else {
         return Ok(None);
     };
@@ -473,7 +476,9 @@ async fn load_snapshot(
         return Err(SessionStartError::MissingSessionId);
     };
     check_session_id(&id)?;
-    Ok(persistence.load(&id).await?)
+    let claim = Arc::clone(&persistence).claim(id.clone()).await?;
+    let snapshot = persistence.load(&id).await?;
+    Ok(Some((claim, snapshot)))
 }
 
 /// The text of `config`'s system instruction, if it has one.

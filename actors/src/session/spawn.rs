@@ -6,7 +6,7 @@ use std::sync::Arc;
 use reel_protocol::{DecodeLimits, SessionPhase};
 use tokio::sync::watch;
 
-use super::{LiveSessionBuilder, SessionStartError, instruction_text, load_snapshot};
+use super::{LiveSessionBuilder, SessionStartError, claim_and_load, instruction_text};
 use crate::child::Child;
 use crate::clock::{EventClock, ManualClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs};
@@ -31,7 +31,11 @@ impl LiveSessionBuilder {
         self.check_extractors()?;
         // Owned arguments: the builder is not `Sync`, so no borrow of it may be held
         // across an await.
-        let restored = load_snapshot(self.persistence.clone(), self.session_id.clone()).await?;
+        let (claim, restored) =
+            match claim_and_load(self.persistence.clone(), self.session_id.clone()).await? {
+                Some((claim, restored)) => (Some(claim), restored),
+                None => (None, None),
+            };
         self.check_saved_phase(restored.as_ref())?;
         let mut config = self.config_starting_in(
             restored
@@ -96,8 +100,8 @@ impl LiveSessionBuilder {
             interceptor.as_ref(),
             self.extraction_timeout,
         ));
-        let saver = match (self.persistence, self.session_id) {
-            (Some(persistence), Some(id)) => Some(SnapshotSaver::start(persistence, id)),
+        let saver = match (claim, self.session_id) {
+            (Some(claim), Some(id)) => Some(SnapshotSaver::start(claim, id)),
             _ => None,
         };
         let (transcript_tx, transcript_rx) = watch::channel(Arc::from(Vec::new()));
