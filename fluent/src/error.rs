@@ -129,6 +129,18 @@ pub enum BuildError {
         /// Its place among the chain's extractors, from 1.
         position: usize,
     },
+    /// Tools that must be confirmed, and no one to confirm them.
+    #[error(
+        "{} must be confirmed before {} run, but the chain has no \
+         `.confirmation_provider(..)`: add one (a prompt, a policy, \
+         `StaticConfirmation::allow_all()`)",
+        tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "),
+        if tools.len() == 1 { "it can" } else { "they can" }
+    )]
+    ConfirmationWithoutProvider {
+        /// The tools marked with `ConfirmTool`.
+        tools: Vec<String>,
+    },
     /// `.persistence(..)` without `.session_id(..)`.
     #[error(
         "`.persistence(..)` needs a session id to know which snapshot to load and save: add \

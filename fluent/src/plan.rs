@@ -44,7 +44,7 @@ pub(crate) struct Plan {
     /// The setup the session sends (declarations and initial instruction included).
     pub(crate) resolved: SessionConfig,
     config: SessionConfig,
-    dispatcher: Option<ToolDispatcher>,
+    pub(crate) dispatcher: Option<ToolDispatcher>,
     phases: Option<PhaseMachine>,
     reactive: Option<ReactiveConfig>,
     state: Option<State>,

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use reel_actors::llm::CassetteMode;
 use reel_actors::persistence::{MemoryPersistence, SessionPersistence};
+use reel_actors::tools::RecordedConfirmations;
 use reel_protocol::{ApiEndpoint, decode_client};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::WireEntry;
@@ -203,6 +204,14 @@ impl LiveBuilder {
         let mut plan = self.plan()?;
         let source = recording.into();
         let log = source.path().map(Path::to_owned);
+        // Confirmations come from the recording, never from a prompt.
+        if let (Some(dispatcher), Some(log)) = (plan.dispatcher.as_mut(), &log) {
+            let marked = dispatcher.confirmed_tools();
+            if !marked.is_empty() {
+                let recorded = recorded_confirmations(log, &marked)?;
+                dispatcher.set_confirmation_provider(Arc::new(recorded));
+            }
+        }
         let mut tape = source.open()?;
         let cassette = match self.llm.replay_cassette(log.as_deref())? {
             None => None,
@@ -299,6 +308,33 @@ pub(crate) fn recorded_endpoint(first: &WireEntry) -> ApiEndpoint {
             .with_base_url(ApiEndpoint::offline().base_url()),
         None => ApiEndpoint::offline(),
     }
+}
+
+/// The decisions on confirmed tools' calls in the log at `log`: its outbound tool
+/// responses, read once.
+fn recorded_confirmations(
+    log: &Path,
+    marked: &[String],
+) -> Result<RecordedConfirmations, ReplayError> {
+    let reader = reel_recorder::WireLogReader::open(log).map_err(|source| ReplayError::Tape {
+        path: log.to_owned(),
+        source,
+    })?;
+    let mut responses = Vec::new();
+    for entry in reader {
+        let entry = entry.map_err(|source| ReplayError::Tape {
+            path: log.to_owned(),
+            source,
+        })?;
+        if entry.dir == reel_recorder::Direction::Out
+            && entry.payload.windows(11).any(|w| w == b"oolResponse")
+        {
+            responses.push(entry);
+        }
+    }
+    Ok(RecordedConfirmations::from_wire(&responses, |name| {
+        marked.iter().any(|m| m == name)
+    }))
 }
 
 #[cfg(test)]

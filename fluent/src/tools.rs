@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::tools::{
-    DispatchError, ResultFormatter, ToolDispatcher, ToolExecutionMode, ToolFunction,
+    ConfirmationProvider, DispatchError, ResultFormatter, ToolDispatcher, ToolExecutionMode,
+    ToolFunction,
 };
 use reel_protocol::Scheduling;
 
@@ -41,6 +42,8 @@ enum Setting {
 pub(crate) struct ToolsPart {
     sources: Vec<Source>,
     settings: Vec<Setting>,
+    /// Asked before calls of tools that must be confirmed.
+    confirmations: Option<Arc<dyn ConfirmationProvider>>,
 }
 
 impl fmt::Debug for ToolsPart {
@@ -92,6 +95,15 @@ impl ToolsPart {
                     .map_err(|source| failed(format!("tool_timeout(\"{name}\")"), source))?,
             }
         }
+        if let Some(provider) = &self.confirmations {
+            dispatcher.set_confirmation_provider(Arc::clone(provider));
+        }
+        let unconfirmable = dispatcher.confirmed_tools();
+        if !unconfirmable.is_empty() && dispatcher.confirmation_provider().is_none() {
+            return Err(BuildError::ConfirmationWithoutProvider {
+                tools: unconfirmable,
+            });
+        }
         Ok(Some(dispatcher))
     }
 }
@@ -131,10 +143,42 @@ fn merge(dispatcher: &mut ToolDispatcher, other: &ToolDispatcher) -> Result<(), 
     if let Some(calls) = other.session_limit() {
         *dispatcher = std::mem::take(dispatcher).max_concurrent(calls);
     }
+    if let Some(provider) = other.confirmation_provider() {
+        dispatcher.set_confirmation_provider(Arc::clone(provider));
+    }
     Ok(())
 }
 
 impl LiveBuilder {
+    /// Decides the calls of tools that must be confirmed
+    /// ([`ConfirmTool`](reel_actors::tools::ConfirmTool)) before they run: a prompt in
+    /// the application, a policy, [`StaticConfirmation`](reel_actors::tools::StaticConfirmation).
+    /// A chain with such a tool and no provider is refused. A replay of a recorded file
+    /// asks nobody: each call is answered as the recording shows it was.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use reel_actors::tools::{ConfirmTool, SimpleTool, StaticConfirmation};
+    /// use reel_fluent::{BuildError, Live};
+    /// use serde_json::json;
+    ///
+    /// let send = || ConfirmTool::new(
+    ///     SimpleTool::new("send_email", "Sends an email.", None, |_, _| async { Ok(json!({"sent": true})) }),
+    ///     "This sends a real email. Send it?",
+    /// );
+    /// let refused = Live::builder().tool(send()).validate().unwrap_err();
+    /// assert!(matches!(refused, BuildError::ConfirmationWithoutProvider { .. }));
+    /// assert!(Live::builder()
+    ///     .tool(send())
+    ///     .confirmation_provider(Arc::new(StaticConfirmation::deny_all("not today")))
+    ///     .validate()
+    ///     .is_ok());
+    /// ```
+    pub fn confirmation_provider(mut self, provider: Arc<dyn ConfirmationProvider>) -> Self {
+        self.tools.confirmations = Some(provider);
+        self
+    }
+
     /// Registers a tool: a [`TypedTool`](reel_actors::tools::TypedTool) (typed arguments,
     /// schema generated), a [`SimpleTool`](reel_actors::tools::SimpleTool) (raw JSON), or
     /// any [`ToolFunction`]. Its declaration joins the setup; the runtime answers its calls.

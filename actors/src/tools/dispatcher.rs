@@ -10,7 +10,8 @@ use reel_protocol::{Behavior, FunctionDeclaration, Scheduling};
 use tokio::sync::Semaphore;
 
 use super::{
-    BargeIn, DispatchError, ResultFormatter, ToolExecutionMode, ToolFunction, validate_name,
+    BargeIn, ConfirmationProvider, DispatchError, ResultFormatter, ToolExecutionMode, ToolFunction,
+    validate_name,
 };
 
 /// How long a call may run when neither the dispatcher nor the tool says otherwise.
@@ -60,6 +61,8 @@ pub struct ToolDispatcher {
     default_timeout: Duration,
     /// At most this many calls run at once in the session, whatever their tool.
     limit: Option<(usize, Arc<Semaphore>)>,
+    /// Decides the calls of tools that must be confirmed.
+    confirmations: Option<Arc<dyn ConfirmationProvider>>,
 }
 
 impl Default for ToolDispatcher {
@@ -75,7 +78,35 @@ impl ToolDispatcher {
             tools: BTreeMap::new(),
             default_timeout: DEFAULT_TOOL_TIMEOUT,
             limit: None,
+            confirmations: None,
         }
+    }
+
+    /// Asks `provider` before each call of a tool that must be confirmed
+    /// ([`ConfirmTool`](super::ConfirmTool)).
+    #[must_use]
+    pub fn with_confirmation_provider(mut self, provider: Arc<dyn ConfirmationProvider>) -> Self {
+        self.confirmations = Some(provider);
+        self
+    }
+
+    /// [`with_confirmation_provider`](Self::with_confirmation_provider), in place.
+    pub fn set_confirmation_provider(&mut self, provider: Arc<dyn ConfirmationProvider>) {
+        self.confirmations = Some(provider);
+    }
+
+    /// The provider asked before calls of tools that must be confirmed, if set.
+    pub fn confirmation_provider(&self) -> Option<&Arc<dyn ConfirmationProvider>> {
+        self.confirmations.as_ref()
+    }
+
+    /// The tools that must be confirmed before they run, sorted.
+    pub fn confirmed_tools(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .filter(|(_, entry)| entry.tool.confirmation().is_some())
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 
     /// Lets at most `calls` tool calls run at once in the session; calls past it wait, in

@@ -88,6 +88,14 @@ pub enum ToolError {
         /// The phase whose tool filter rejected it.
         phase: String,
     },
+    /// The tool must be confirmed and was not: it did not run.
+    #[error("the user did not confirm `{tool}`: {reason}")]
+    Denied {
+        /// The tool called.
+        tool: String,
+        /// The provider's reason.
+        reason: String,
+    },
 }
 
 impl ToolError {
@@ -107,7 +115,8 @@ impl ToolError {
             | ToolError::Cancelled { tool }
             | ToolError::Panicked { tool, .. }
             | ToolError::RuntimeFailed { tool, .. }
-            | ToolError::NotAllowed { tool, .. } => tool,
+            | ToolError::NotAllowed { tool, .. }
+            | ToolError::Denied { tool, .. } => tool,
             ToolError::UnknownTool { name, .. } => name,
         }
     }

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::state::{DeltaState, StateError};
 
 use super::task::supervise;
-use super::{ToolContext, ToolDispatcher, ToolError};
+use super::{ConfirmationRequest, ToolConfirmation, ToolContext, ToolDispatcher, ToolError};
 
 /// The tools the current phase allows, and the phase's name (for the error message).
 ///
@@ -172,7 +172,29 @@ pub async fn run_call_holding(
                 // handing back its future is caught like one that panics while running.
                 let tool = Arc::clone(tool);
                 let call_args = args.clone();
-                let future = async move { tool.call(call_args, ctx).await }.boxed();
+                // A tool that must be confirmed asks first, inside the task: the wait
+                // counts against its timeout and a cancellation ends it.
+                let confirmation = tool.confirmation().map(|message| ConfirmationRequest {
+                    call_id: ctx.call_id.clone(),
+                    tool: name.clone(),
+                    args: args.clone(),
+                    message: message.to_owned(),
+                });
+                let provider = dispatcher.confirmation_provider().cloned();
+                let future = async move {
+                    if let Some(request) = confirmation {
+                        let tool = request.tool.clone();
+                        let decision = match provider {
+                            Some(provider) => provider.confirm(request).await,
+                            None => ToolConfirmation::denied("no confirmation provider is set"),
+                        };
+                        if let ToolConfirmation::Denied { reason } = decision {
+                            return Err(ToolError::Denied { tool, reason });
+                        }
+                    }
+                    tool.call(call_args, ctx).await
+                }
+                .boxed();
                 let result = supervise(&name, future, dispatcher.timeout(&name), &cancel).await;
                 drop(permits);
                 result

@@ -54,6 +54,12 @@ pub trait ToolFunction: Send + Sync + 'static {
     /// context's cancellation token, so it must own everything it uses.
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>>;
 
+    /// The question to confirm before each call runs, for a tool that must be confirmed
+    /// ([`ConfirmTool`](super::ConfirmTool)); `None` for the others.
+    fn confirmation(&self) -> Option<&str> {
+        None
+    }
+
     /// The declaration sent in the setup frame: name, description and parameters.
     /// (The dispatcher adds `behavior: NON_BLOCKING` for background tools.)
     fn declaration(&self) -> FunctionDeclaration {

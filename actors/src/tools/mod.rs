@@ -11,6 +11,8 @@
 //! - [`ToolOutcome::to_response`] and [`running_ack`] produce the
 //!   [`FunctionResponse`](reel_protocol::FunctionResponse)s; background tools are shaped by
 //!   a [`ResultFormatter`].
+//! - Policies wrap a tool: [`CachedTool`] answers repeated arguments from memory,
+//!   [`ConfirmTool`] runs only once the dispatcher's [`ConfirmationProvider`] agrees.
 //! - Each call gets a [`ToolContext`]: its writes to session state are buffered in a
 //!   [`DeltaState`](crate::state::DeltaState) and settled ([`ToolOutcome::settle`]) when
 //!   the response is sent: committed on success, rolled back on failure.
@@ -48,6 +50,8 @@
 //! ```
 
 mod barge_in;
+mod cached;
+mod confirm;
 mod context;
 mod dispatcher;
 mod error;
@@ -63,6 +67,11 @@ mod task;
 mod typed;
 
 pub use barge_in::BargeIn;
+pub use cached::CachedTool;
+pub use confirm::{
+    ConfirmTool, ConfirmationProvider, ConfirmationRequest, RecordedConfirmations,
+    StaticConfirmation, ToolConfirmation,
+};
 pub use context::ToolContext;
 pub use dispatcher::{DEFAULT_TOOL_TIMEOUT, ToolDispatcher};
 pub use error::{DispatchError, ToolError};
