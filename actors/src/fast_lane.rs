@@ -89,7 +89,7 @@ impl Actor for FastLane {
                         .publish_with(Lane::Fast, || LiveEvent::Session(event));
                 }
                 LaneItem::End => drained(&state.args.peers, Child::FastLane),
-                LaneItem::ToolDone(_) => {}
+                LaneItem::ToolDone(_) | LaneItem::ToolPartial(_) => {}
             }
             inbox.done(taken.seq);
         }

@@ -42,6 +42,9 @@ pub enum LaneItem {
     /// A tool call finished (control lane only). Boxed: an outcome is large and rare next
     /// to events, and every item of the inbox is the size of its largest kind.
     ToolDone(Box<FinishedCall>),
+    /// A streaming tool's result, to send while it runs (control lane only): its batch,
+    /// its place in the batch, the result.
+    ToolPartial(Box<(u64, usize, serde_json::Value)>),
     /// No more events: the lane finishes and reports drained.
     End,
 }
@@ -62,6 +65,13 @@ pub enum FailedItem {
     },
     /// A finished tool call whose result was being handled.
     ToolDone {
+        /// The batch of the call.
+        batch: u64,
+        /// Its place in the batch.
+        index: usize,
+    },
+    /// A streaming tool's result that was being sent (it is lost; the stream goes on).
+    ToolPartial {
         /// The batch of the call.
         batch: u64,
         /// Its place in the batch.
@@ -98,6 +108,10 @@ impl FailedItem {
                 batch: done.0,
                 index: done.1,
             },
+            LaneItem::ToolPartial(partial) => FailedItem::ToolPartial {
+                batch: partial.0,
+                index: partial.1,
+            },
             LaneItem::End => FailedItem::End,
         }
     }
@@ -107,6 +121,7 @@ impl FailedItem {
         match self {
             FailedItem::Event { kind, .. } => kind,
             FailedItem::ToolDone { .. } => "tool_done",
+            FailedItem::ToolPartial { .. } => "tool_partial",
             FailedItem::End => "end",
         }
     }

@@ -342,7 +342,7 @@ impl Actor for Telemetry {
                     _ => {}
                 },
                 LaneItem::End => drained(&args.peers, Child::Telemetry),
-                LaneItem::ToolDone(_) => {}
+                LaneItem::ToolDone(_) | LaneItem::ToolPartial(_) => {}
             }
             inbox.done(taken.seq);
         }

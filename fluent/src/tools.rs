@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::tools::{
-    ConfirmationProvider, DispatchError, ResultFormatter, ToolDispatcher, ToolExecutionMode,
-    ToolFunction,
+    ConfirmationProvider, DispatchError, ResultFormatter, Streaming, StreamingTool, ToolDispatcher,
+    ToolExecutionMode, ToolFunction,
 };
 use reel_protocol::Scheduling;
 
@@ -194,6 +194,16 @@ impl LiveBuilder {
     /// ```
     pub fn tool(mut self, tool: impl ToolFunction) -> Self {
         self.tools.sources.push(Source::One(Arc::new(tool)));
+        self
+    }
+
+    /// Registers a [`StreamingTool`]: it runs in the background and each result it sends
+    /// reaches the model as it comes (`willContinue` responses, scheduled when the model
+    /// is idle unless [`tool_background`](LiveBuilder::tool_background) says otherwise).
+    pub fn streaming_tool(mut self, tool: impl StreamingTool) -> Self {
+        self.tools
+            .sources
+            .push(Source::One(Arc::new(Streaming(Arc::new(tool)))));
         self
     }
 

@@ -271,6 +271,10 @@ impl Actor for ControlLane {
                     let (batch, index, outcome) = *done;
                     lane.tool_done(&mut data, batch, index, outcome).await;
                 }
+                LaneItem::ToolPartial(partial) => {
+                    let (batch, index, result) = *partial;
+                    lane.tool_partial(&mut data, batch, index, result).await;
+                }
                 LaneItem::End => lane.shutdown(&mut data).await,
             }
             inbox.done(taken.seq);
@@ -335,7 +339,7 @@ impl ControlLaneState {
                 self.shutdown(data).await;
                 return;
             }
-            FailedItem::Event { .. } => {}
+            FailedItem::Event { .. } | FailedItem::ToolPartial { .. } => {}
         }
         report_failed(&self.peers, Child::ControlLane, failed);
     }

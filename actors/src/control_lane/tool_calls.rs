@@ -91,8 +91,21 @@ impl ControlLaneState {
                 let CallStatus::Running(cancel) = &slot.status else {
                     continue;
                 };
-                let ctx = ToolContext::for_call(&slot.call, slot.delta.clone(), cancel.clone())
+                let mut ctx = ToolContext::for_call(&slot.call, slot.delta.clone(), cancel.clone())
                     .with_llm_interceptor(Arc::clone(&self.interceptor));
+                // A streaming tool in the background sends its results through the lane,
+                // in order, as they come.
+                if slot.mode.is_background()
+                    && dispatcher
+                        .get(slot.name())
+                        .is_some_and(|tool| tool.streams())
+                {
+                    let control = Arc::clone(&self.peers.control);
+                    ctx = ctx.with_partials(Arc::new(move |result| {
+                        let _ = control
+                            .push(LaneItem::ToolPartial(Box::new((batch_id, index, result))));
+                    }));
+                }
                 starts.push((index, slot.call.clone(), ctx));
             }
             let dispatcher = Arc::clone(dispatcher);
@@ -229,6 +242,34 @@ impl ControlLaneState {
                 },
             );
         }
+    }
+
+    /// A streaming tool's result: sent at once, `willContinue`, if its call still runs.
+    pub(crate) async fn tool_partial(
+        &self,
+        data: &mut ControlData,
+        batch: u64,
+        index: usize,
+        result: Value,
+    ) {
+        let Some(slot) = data.batches.slot_mut(batch, index) else {
+            return;
+        };
+        if !matches!(slot.status, CallStatus::Running(_)) {
+            return; // cancelled or finished meanwhile: the stream is over for the model
+        }
+        let ToolExecutionMode::Background { scheduling, .. } = &slot.mode else {
+            return;
+        };
+        let response = reel_protocol::FunctionResponse {
+            id: Some(slot.id().to_owned()),
+            name: Some(slot.name().to_owned()),
+            response: Some(result),
+            scheduling: Some(scheduling.clone()),
+            will_continue: Some(true),
+            ..reel_protocol::FunctionResponse::default()
+        };
+        self.send_tool_responses(data, vec![response], true).await;
     }
 
     pub(crate) async fn tool_done(

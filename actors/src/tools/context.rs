@@ -4,6 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use reel_protocol::FunctionCall;
 use tokio_util::sync::CancellationToken;
 
@@ -36,6 +38,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// What [`ToolContext::llm`] wraps models with (the session's interceptor).
     interceptor: Arc<dyn LlmInterceptor>,
+    /// Where a streaming tool's results go as they come, when they can.
+    partials: Option<Arc<dyn Fn(Value) + Send + Sync>>,
 }
 
 impl ToolContext {
@@ -49,7 +53,20 @@ impl ToolContext {
             state,
             cancel,
             interceptor: Arc::new(PassThrough),
+            partials: None,
         }
+    }
+
+    /// A streaming tool's results are handed to `sink` as they come (the control lane
+    /// sends each to the model); without one they are kept for the final response.
+    pub fn with_partials(mut self, sink: Arc<dyn Fn(Value) + Send + Sync>) -> Self {
+        self.partials = Some(sink);
+        self
+    }
+
+    /// Where a streaming tool's results go as they come, if they can.
+    pub fn partials(&self) -> Option<Arc<dyn Fn(Value) + Send + Sync>> {
+        self.partials.clone()
     }
 
     /// Models handed out through [`ToolContext::llm`] go through `interceptor` (the session

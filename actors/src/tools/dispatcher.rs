@@ -190,17 +190,33 @@ impl ToolDispatcher {
         if self.tools.contains_key(&name) {
             return Err(DispatchError::Duplicate { name });
         }
+        // A streaming tool runs in the background, so that its results can continue.
+        let mode = if tool.streams() {
+            ToolExecutionMode::background(Scheduling::WhenIdle)
+        } else {
+            ToolExecutionMode::Standard
+        };
         self.tools.insert(
             name,
             Entry {
                 tool,
-                mode: ToolExecutionMode::Standard,
+                mode,
                 timeout: None,
                 limit: None,
                 barge_in: BargeIn::Keep,
             },
         );
         Ok(())
+    }
+
+    /// Registers a [`StreamingTool`](super::StreamingTool): in the background, its results
+    /// scheduled when the model is idle (change it with
+    /// [`set_background`](Self::set_background)).
+    pub fn register_streaming(
+        &mut self,
+        tool: Arc<dyn super::StreamingTool>,
+    ) -> Result<(), DispatchError> {
+        self.register_arc(Arc::new(super::streaming::Streaming(tool)))
     }
 
     /// Sets the timeout of one tool.

@@ -60,6 +60,12 @@ pub trait ToolFunction: Send + Sync + 'static {
         None
     }
 
+    /// Whether the tool streams results while it runs ([`StreamingTool`](super::StreamingTool)):
+    /// the dispatcher then runs it in the background.
+    fn streams(&self) -> bool {
+        false
+    }
+
     /// The declaration sent in the setup frame: name, description and parameters.
     /// (The dispatcher adds `behavior: NON_BLOCKING` for background tools.)
     fn declaration(&self) -> FunctionDeclaration {

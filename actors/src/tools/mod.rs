@@ -13,6 +13,7 @@
 //!   a [`ResultFormatter`].
 //! - Policies wrap a tool: [`CachedTool`] answers repeated arguments from memory,
 //!   [`ConfirmTool`] runs only once the dispatcher's [`ConfirmationProvider`] agrees.
+//! - A [`StreamingTool`] sends results while it runs (`willContinue` responses).
 //! - Each call gets a [`ToolContext`]: its writes to session state are buffered in a
 //!   [`DeltaState`](crate::state::DeltaState) and settled ([`ToolOutcome::settle`]) when
 //!   the response is sent: committed on success, rolled back on failure.
@@ -63,6 +64,7 @@ mod name;
 mod response;
 mod schema;
 mod simple;
+mod streaming;
 mod task;
 mod typed;
 
@@ -83,4 +85,5 @@ pub use name::{MAX_NAME_LEN, validate_name};
 pub use response::running_ack;
 pub use schema::{live_schema, parameters_for};
 pub use simple::SimpleTool;
+pub use streaming::{Streaming, StreamingTool, ToolStream};
 pub use typed::TypedTool;
