@@ -28,7 +28,7 @@ pub enum SessionCommand {
     SendRealtimeText(String),
     /// Turns of content; `turn_complete` asks the model to answer.
     SendClientContent {
-        /// The turns.
+        /// Appended to the conversation in order (`role` `user` or `model`).
         turns: Vec<Content>,
         /// Whether the model should answer now.
         turn_complete: bool,
@@ -44,7 +44,7 @@ pub enum SessionCommand {
     /// Replace the system instruction mid-session (`contextUpdate.systemInstruction`, as the
     /// official SDKs send it).
     UpdateInstruction(String),
-    /// Close the session.
+    /// Close the connection with a normal close frame; sends no frame of its own.
     Disconnect,
 }
 

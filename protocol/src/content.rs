@@ -145,7 +145,7 @@ wire_struct! {
     pub struct Blob {
         /// e.g. `audio/pcm;rate=16000`, `image/jpeg`.
         mime_type: String = "mimeType" | "mime_type",
-        /// The bytes.
+        /// The bytes, base64 on the wire (16-bit little-endian samples for `audio/pcm`).
         data: Base64Data = "data",
         /// A display name (rarely used in Live).
         display_name: String = "displayName" | "display_name",
@@ -226,7 +226,7 @@ wire_struct! {
     pub struct FunctionResponse {
         /// The id of the call answered.
         id: String = "id",
-        /// The function name.
+        /// The function name, as in the call.
         name: String = "name",
         /// The result, a JSON object.
         response: Value = "response",
@@ -257,7 +257,7 @@ wire_struct! {
     pub struct ExecutableCode {
         /// The language, e.g. `PYTHON`.
         language: String = "language",
-        /// The code.
+        /// The source, as the model wrote it.
         code: String = "code",
     }
 }

@@ -56,7 +56,7 @@ pub enum Found {
     },
     /// An array of this many items.
     Array {
-        /// Its length.
+        /// Its length in items.
         len: usize,
     },
     /// An object with this many keys.

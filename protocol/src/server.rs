@@ -189,9 +189,9 @@ wire_struct! {
 wire_struct! {
     /// Tokens of one modality.
     pub struct ModalityTokenCount {
-        /// The modality.
+        /// Text, audio, image or video.
         modality: Modality = "modality",
-        /// The count.
+        /// Tokens of that modality.
         token_count: i64 = "tokenCount" | "token_count",
     }
 }
