@@ -26,7 +26,10 @@ use super::vad_config::{VadConfig, VadConfigError};
 /// let mut gate = ActivityGate::new(VadConfig::default()).unwrap();
 /// let quiet = vec![0u8; 640 * 5]; // 100 ms of silence: nothing is sent
 /// assert!(gate.feed(&quiet).is_empty());
-/// let loud: Vec<u8> = (0..320 * 4).flat_map(|i| if i % 2 == 0 { 8_000i16 } else { -8_000 }.to_le_bytes()).collect();
+/// // 80 ms of a 500 Hz tone.
+/// let loud: Vec<u8> = (0..320 * 4)
+///     .flat_map(|i| ((8_000.0 * (i as f64 * 0.196_35).sin()) as i16).to_le_bytes())
+///     .collect();
 /// let sent = gate.feed(&loud);
 /// assert_eq!(sent[0], SessionCommand::ActivityStart);
 /// assert!(matches!(&sent[1], SessionCommand::SendAudio(pcm) if pcm.len() == 640 * 9)); // the pre-roll, then speech

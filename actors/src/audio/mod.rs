@@ -15,6 +15,7 @@ mod activity_gate;
 mod jitter;
 mod jitter_config;
 mod jitter_shared;
+mod speech_band;
 mod vad;
 mod vad_config;
 
@@ -25,6 +26,7 @@ pub use activity_gate::ActivityGate;
 pub use jitter::{JitterBuffer, JitterStats, Pulled, SilenceReason};
 pub use jitter_config::{JitterConfig, JitterConfigError, MODEL_AUDIO_RATE};
 pub use jitter_shared::SharedJitterBuffer;
+pub use speech_band::{SPEECH_BAND_HIGH_HZ, SPEECH_BAND_LOW_HZ, SpeechBand};
 pub use vad::{
     FLOOR_FALL_FRAMES, FLOOR_RISE_FRAMES, FrameVerdict, SILENCE_DBFS, VadTransition,
     VoiceActivityDetector, energy_dbfs,

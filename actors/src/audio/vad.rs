@@ -1,17 +1,20 @@
 //! [`VoiceActivityDetector`]: is the user speaking? An energy detector with an adaptive
 //! noise floor, for client audio when the server's activity detection is off.
 //!
-//! Per frame (10–30 ms of 16 kHz PCM16LE mono): its energy in dBFS is compared with the
-//! noise floor. A frame at least `threshold_db` above the floor (and above
-//! `min_speech_dbfs`) is speech. The floor follows the quiet frames: it falls quickly to a
-//! quieter frame (the floor is the quietest stretch, not the average), rises slowly towards
-//! a louder non-speech frame (time constant [`FLOOR_RISE_FRAMES`] frames), and while frames
-//! read as speech it creeps up by at most `floor_rise_db_per_s`. Activity starts after
-//! `onset_ms` of speech frames in a row and ends after `hangover_ms` of non-speech frames
-//! in a row. The first frame seeds the floor.
+//! Per frame (10–30 ms of 16 kHz PCM16LE mono): its energy in dBFS, measured through the
+//! speech band ([`SpeechBand`], 200–3400 Hz), is compared with the noise floor. A frame at
+//! least `threshold_db` above the floor (and above `min_speech_dbfs`) is speech. The floor
+//! follows the quiet frames: it falls quickly to a quieter frame (the floor is the quietest
+//! stretch, not the average), rises slowly towards a frame less than half the threshold
+//! above it (time constant [`FLOOR_RISE_FRAMES`] frames: the noise's own wobble), and
+//! towards anything louder — speech, or the weak frames around it — creeps up by at most
+//! `floor_rise_db_per_s`. Activity starts after `onset_ms` of speech frames in a row and
+//! ends after `hangover_ms` of non-speech frames in a row. The first frame seeds the
+//! floor.
 //!
 //! Time is the audio itself (frames counted), so the detector is exact and repeatable.
 
+use super::speech_band::SpeechBand;
 use super::vad_config::{VadConfig, VadConfigError};
 
 /// Energy of digital silence: the floor of the dB scale used here.
@@ -52,8 +55,9 @@ pub struct FrameVerdict {
 /// use reel_actors::audio::{VadConfig, VadTransition, VoiceActivityDetector};
 ///
 /// let mut vad = VoiceActivityDetector::new(VadConfig::default()).unwrap();
-/// let quiet = vec![3i16; 320];
-/// let loud: Vec<i16> = (0..320).map(|i| if i % 2 == 0 { 8_000 } else { -8_000 }).collect();
+/// let quiet = vec![0i16; 320];
+/// // 20 ms of a 500 Hz tone, well inside the speech band.
+/// let loud: Vec<i16> = (0..320).map(|i| (8_000.0 * (i as f64 * 0.196_35).sin()) as i16).collect();
 /// assert_eq!(vad.process_frame(&quiet).transition, None);
 /// let verdicts: Vec<_> = (0..3).map(|_| vad.process_frame(&loud).transition).collect();
 /// assert_eq!(verdicts, [None, None, Some(VadTransition::Start)]); // 60 ms onset
@@ -62,6 +66,7 @@ pub struct FrameVerdict {
 #[derive(Debug, Clone)]
 pub struct VoiceActivityDetector {
     config: VadConfig,
+    band: SpeechBand,
     onset_frames: u32,
     hangover_frames: u32,
     creep_db: f64,
@@ -77,6 +82,7 @@ impl VoiceActivityDetector {
         config.validate()?;
         Ok(VoiceActivityDetector {
             config,
+            band: SpeechBand::new(config.sample_rate),
             onset_frames: config.frames_in(config.onset_ms),
             hangover_frames: config.frames_in(config.hangover_ms),
             creep_db: config.floor_rise_db_per_s * f64::from(config.frame_ms) / 1000.0,
@@ -105,7 +111,8 @@ impl VoiceActivityDetector {
     /// Judges one frame of samples (normally [`VadConfig::frame_samples`] of them; any
     /// length works, the onset and hangover count frames).
     pub fn process_frame(&mut self, samples: &[i16]) -> FrameVerdict {
-        self.judge(energy_dbfs(samples.iter().copied()))
+        let energy = self.band_energy(samples.iter().copied());
+        self.judge(energy)
     }
 
     /// The same as [`VoiceActivityDetector::process_frame`], on PCM16LE bytes (a trailing
@@ -114,7 +121,19 @@ impl VoiceActivityDetector {
         let samples = pcm
             .chunks_exact(2)
             .map(|pair| i16::from_le_bytes([pair[0], pair[1]]));
-        self.judge(energy_dbfs(samples))
+        let energy = self.band_energy(samples);
+        self.judge(energy)
+    }
+
+    /// The energy of `samples` in the speech band, in dBFS.
+    fn band_energy(&mut self, samples: impl Iterator<Item = i16>) -> f64 {
+        let (mut sum, mut count) = (0.0f64, 0usize);
+        for sample in samples {
+            let y = self.band.step(f64::from(sample) / 32768.0);
+            sum += y * y;
+            count += 1;
+        }
+        mean_square_dbfs(sum, count)
     }
 
     fn judge(&mut self, energy: f64) -> FrameVerdict {
@@ -149,15 +168,16 @@ impl VoiceActivityDetector {
     fn next_floor(&self, floor: f64, energy: f64, speech: bool) -> f64 {
         if energy < floor {
             floor + (energy - floor) / FLOOR_FALL_FRAMES
-        } else if speech {
-            floor + (energy - floor).min(self.creep_db)
-        } else {
+        } else if !speech && energy < floor + self.config.threshold_db / 2.0 {
             floor + (energy - floor) / FLOOR_RISE_FRAMES
+        } else {
+            floor + (energy - floor).min(self.creep_db)
         }
     }
 }
 
-/// The RMS energy of `samples` in dBFS (full scale = 32768), [`SILENCE_DBFS`] at least.
+/// The RMS energy of `samples` in dBFS (full scale = 32768, unfiltered),
+/// [`SILENCE_DBFS`] at least.
 pub fn energy_dbfs(samples: impl Iterator<Item = i16>) -> f64 {
     let (mut sum, mut count) = (0.0f64, 0usize);
     for sample in samples {
@@ -165,7 +185,11 @@ pub fn energy_dbfs(samples: impl Iterator<Item = i16>) -> f64 {
         sum += x * x;
         count += 1;
     }
-    if count == 0 || sum == 0.0 {
+    mean_square_dbfs(sum, count)
+}
+
+fn mean_square_dbfs(sum: f64, count: usize) -> f64 {
+    if count == 0 || sum <= 0.0 {
         return SILENCE_DBFS;
     }
     (10.0 * (sum / count as f64).log10()).max(SILENCE_DBFS)

@@ -51,10 +51,10 @@ impl Default for VadConfig {
         VadConfig {
             sample_rate: INPUT_AUDIO_RATE,
             frame_ms: 20,
-            threshold_db: 9.0,
+            threshold_db: 6.0,
             min_speech_dbfs: -50.0,
             onset_ms: 60,
-            hangover_ms: 500,
+            hangover_ms: 600,
             pre_roll_ms: 300,
             floor_rise_db_per_s: 1.0,
         }
