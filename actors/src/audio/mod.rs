@@ -21,6 +21,8 @@ mod vad_config;
 
 #[cfg(test)]
 mod jitter_tests;
+#[cfg(test)]
+mod vad_tests;
 
 pub use activity_gate::ActivityGate;
 pub use jitter::{JitterBuffer, JitterStats, Pulled, SilenceReason};
