@@ -90,6 +90,7 @@ async fn a_session_recorded_with_client_vad_and_a_jitter_buffer_replays_clean() 
     conn.send_json(&turn_complete()).await;
     until_turn_complete(&mut events).await;
     let recorded_jitter = handle.telemetry().jitter.unwrap();
+    let recorded_first_response = handle.telemetry().first_response_ms;
     assert_eq!(
         (recorded_jitter.depth_ms, recorded_jitter.target_ms),
         (300, 80)
@@ -99,8 +100,12 @@ async fn a_session_recorded_with_client_vad_and_a_jitter_buffer_replays_clean() 
 
     let replayed = assistant().replay(memory.wire.entries()).await.unwrap();
     replayed.drained().await;
-    // The buffer heard the same audio at the same (recorded) times.
-    assert_eq!(replayed.handle().telemetry().jitter, Some(recorded_jitter));
+    // The buffer heard the same audio at the same (recorded) times, and the model's first
+    // answer is measured from the same activityEnd.
+    let telemetry = replayed.handle().telemetry();
+    assert_eq!(telemetry.jitter, Some(recorded_jitter));
+    assert_eq!(telemetry.first_response_ms, recorded_first_response);
+    assert_eq!(telemetry.first_response_ms.count, 1);
     let recorded_journal = memory.journal.entries();
     assert!(!recorded_journal.is_empty());
     let outcome = replayed
