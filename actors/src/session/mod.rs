@@ -298,7 +298,10 @@ impl LiveSessionBuilder {
     /// [`VoiceActivityDetector`]: crate::audio::VoiceActivityDetector
     /// [`ActivityGate`]: crate::audio::ActivityGate
     pub fn client_vad(mut self, config: VadConfig) -> Self {
-        self.config = self.config.manual_activity_detection();
+        // A setup that already has it off is kept as it is, field for field.
+        if self.config.server_vad() {
+            self.config = self.config.manual_activity_detection();
+        }
         self.client_vad = Some(config);
         self
     }
