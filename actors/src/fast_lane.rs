@@ -2,14 +2,18 @@
 //! synchronous callbacks.
 //!
 //! It never waits on anything: not on the control lane, not on I/O. Each event runs its
-//! callback, goes to the playback queue if it is audio, and is published to the
-//! application's event streams. An interruption clears the playback queue.
+//! callback, goes to the playback queue and the jitter buffer if it is audio (with its
+//! frame's session time, the buffer's arrival time), and is published to the application's
+//! event streams. An interruption clears both; the phase leaving `ModelSpeaking` (its turn
+//! complete, a tool call) marks the jitter buffer's stream finished, so it plays out
+//! without counting an underrun at the end.
 
 use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use reel_protocol::SessionEvent;
+use reel_protocol::{SessionEvent, SessionPhase};
 
+use crate::audio::SharedJitterBuffer;
 use crate::callbacks::FastCallbacks;
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
@@ -30,6 +34,8 @@ pub struct FastLaneArgs {
     pub callbacks: Arc<FastCallbacks>,
     /// Where audio waits to be played, if the application asked for it.
     pub playback: Option<PlaybackQueue>,
+    /// The adaptive playback buffer, if the application asked for it.
+    pub jitter: Option<SharedJitterBuffer>,
     /// The session's actors (the lane drains [`Peers::fast`]).
     pub peers: Arc<Peers>,
 }
@@ -80,8 +86,8 @@ impl Actor for FastLane {
                 return Ok(());
             };
             match taken.item {
-                LaneItem::Event { event, .. } => {
-                    state.handle_event(&event);
+                LaneItem::Event { event, ts_ms, .. } => {
+                    state.handle_event(&event, ts_ms);
                     state
                         .args
                         .peers
@@ -99,12 +105,15 @@ impl Actor for FastLane {
 }
 
 impl FastLaneState {
-    fn handle_event(&self, event: &SessionEvent) {
+    fn handle_event(&self, event: &SessionEvent, ts_ms: u64) {
         let callbacks = &self.args.callbacks;
         match event {
             SessionEvent::AudioData(audio) => {
                 if let Some(playback) = &self.args.playback {
                     playback.push(audio.clone());
+                }
+                if let Some(jitter) = &self.args.jitter {
+                    jitter.push(audio.clone(), ts_ms);
                 }
                 if let Some(on_audio) = &callbacks.on_audio {
                     on_audio(audio);
@@ -145,7 +154,15 @@ impl FastLaneState {
                     on_vad_end(());
                 }
             }
-            SessionEvent::PhaseChanged { to, .. } => {
+            SessionEvent::PhaseChanged { from, to } => {
+                // The model stopped talking (its turn is complete, or it calls a tool):
+                // no more audio is coming for this stream. The lane never sees
+                // `TurnComplete` itself, only the phase change it causes.
+                if *from == SessionPhase::ModelSpeaking
+                    && let Some(jitter) = &self.args.jitter
+                {
+                    jitter.finish();
+                }
                 if let Some(on_phase) = &callbacks.on_phase {
                     on_phase(*to);
                 }
@@ -154,7 +171,11 @@ impl FastLaneState {
                 if let Some(playback) = &self.args.playback {
                     playback.interrupt();
                 }
+                if let Some(jitter) = &self.args.jitter {
+                    jitter.interrupt();
+                }
             }
+
             _ => {}
         }
     }

@@ -7,6 +7,7 @@ use reel_protocol::{Content, FunctionResponse, SessionPhase};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
+use crate::audio::SharedJitterBuffer;
 use crate::events::{EventHub, EventStream};
 use crate::llm::{BaseLlm, LlmInterceptor};
 use crate::playback::PlaybackQueue;
@@ -28,6 +29,7 @@ pub struct LiveHandle {
     pub(crate) telemetry: Arc<TelemetryShared>,
     pub(crate) ended: watch::Receiver<Option<SessionEnd>>,
     pub(crate) playback: Option<PlaybackQueue>,
+    pub(crate) jitter: Option<SharedJitterBuffer>,
     pub(crate) interceptor: Arc<dyn LlmInterceptor>,
     pub(crate) transcript: watch::Receiver<Arc<[TranscriptTurn]>>,
     pub(crate) peers: Arc<crate::peers::Peers>,
@@ -72,7 +74,9 @@ impl LiveHandle {
         self.writer.send_text(text)
     }
 
-    /// Input audio: PCM16LE mono 16 kHz.
+    /// Input audio: PCM16LE mono 16 kHz. With client VAD
+    /// (`LiveSessionBuilder::client_vad`) it goes through the detector: only speech is
+    /// sent, framed by `activityStart` and `activityEnd` (see [`crate::audio::ActivityGate`]).
     pub fn send_audio(&self, pcm: impl Into<Bytes>) -> Result<(), SessionClosed> {
         self.writer.send_audio(pcm)
     }
@@ -209,6 +213,7 @@ impl LiveHandle {
     pub fn telemetry(&self) -> TelemetrySnapshot {
         let mut snapshot = self.telemetry.snapshot();
         snapshot.events_lagged = self.hub.lagged();
+        snapshot.jitter = self.jitter.as_ref().map(SharedJitterBuffer::stats);
         snapshot
     }
 
@@ -220,6 +225,20 @@ impl LiveHandle {
     /// Model audio waiting to be played, if the session was built with a playback buffer.
     pub fn playback(&self) -> Option<&PlaybackQueue> {
         self.playback.as_ref()
+    }
+
+    /// The adaptive playback buffer, if the session was built with one
+    /// (`LiveSessionBuilder::jitter_buffer`): the application's player pulls a frame from
+    /// it at its own cadence. Cleared when the user barges in; its figures are in
+    /// [`LiveHandle::telemetry`].
+    pub fn jitter_buffer(&self) -> Option<&SharedJitterBuffer> {
+        self.jitter.as_ref()
+    }
+
+    /// Whether the client-side voice activity detector hears the user speaking now (`None`
+    /// without client VAD, `LiveSessionBuilder::client_vad`).
+    pub fn user_speaking(&self) -> Option<bool> {
+        self.writer.user_speaking()
     }
 
     /// How the session ended, if it has.

@@ -105,6 +105,9 @@ pub struct TelemetrySnapshot {
     pub first_response_ms: LatencyStats,
     /// Tool call durations.
     pub tool_duration_ms: LatencyStats,
+    /// The playback jitter buffer's depth, target, underruns and drops, if the session has
+    /// one (`LiveSessionBuilder::jitter_buffer`).
+    pub jitter: Option<crate::audio::JitterStats>,
 }
 
 #[derive(Debug, Default)]
@@ -245,6 +248,8 @@ impl TelemetryShared {
             tokens: *lock(&self.tokens),
             first_response_ms: lock(&self.first_response).stats(),
             tool_duration_ms: lock(&self.tool_duration).stats(),
+            // Kept by the jitter buffer itself; `LiveHandle::telemetry` fills it in.
+            jitter: None,
         }
     }
 

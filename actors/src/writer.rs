@@ -1,10 +1,12 @@
 //! [`SessionWriter`]: what callbacks, hooks and the application send with.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use reel_protocol::{Content, FunctionResponse, SessionCommand};
 
+use crate::audio::ActivityGate;
+use crate::events::lock;
 use crate::slot::Slot;
 use crate::transport::TransportMsg;
 
@@ -29,15 +31,35 @@ pub struct SessionClosed;
 ///
 /// Sends are queued in order and never wait for the network: while the connection is being
 /// set up or re-established they wait in the transport, and go out in order once it is live.
+///
+/// The application's writer of a session with client VAD passes its audio through the
+/// session's one [`ActivityGate`] (shared by every clone), so `activityStart`, the speech
+/// and `activityEnd` go out in that order whoever sends.
 #[derive(Debug, Clone)]
 pub struct SessionWriter {
     transport: Arc<Slot<TransportMsg>>,
     origin: Origin,
+    gate: Option<Arc<Mutex<ActivityGate>>>,
 }
 
 impl SessionWriter {
     pub(crate) fn new(transport: Arc<Slot<TransportMsg>>, origin: Origin) -> Self {
-        SessionWriter { transport, origin }
+        SessionWriter {
+            transport,
+            origin,
+            gate: None,
+        }
+    }
+
+    /// This writer's audio goes through `gate`.
+    pub(crate) fn with_gate(mut self, gate: ActivityGate) -> Self {
+        self.gate = Some(Arc::new(Mutex::new(gate)));
+        self
+    }
+
+    /// Whether the client-side detector hears speech now (`None` without client VAD).
+    pub fn user_speaking(&self) -> Option<bool> {
+        self.gate.as_ref().map(|gate| lock(gate).is_speaking())
     }
 
     /// Who this writer sends as.
@@ -62,9 +84,20 @@ impl SessionWriter {
         self.send(SessionCommand::SendText(text.into()))
     }
 
-    /// Input audio: PCM16LE mono 16 kHz.
+    /// Input audio: PCM16LE mono 16 kHz. With client VAD only speech is sent, between
+    /// `activityStart` and `activityEnd` (see [`ActivityGate`]).
     pub fn send_audio(&self, pcm: impl Into<Bytes>) -> Result<(), SessionClosed> {
-        self.send(SessionCommand::SendAudio(pcm.into()))
+        let pcm = pcm.into();
+        let Some(gate) = &self.gate else {
+            return self.send(SessionCommand::SendAudio(pcm));
+        };
+        // Held while sending, so two senders cannot interleave one's activity signals with
+        // the other's audio. Sending only queues: nothing here waits.
+        let mut gate = lock(gate);
+        for command in gate.feed(&pcm) {
+            self.send(command)?;
+        }
+        Ok(())
     }
 
     /// A video frame (JPEG).

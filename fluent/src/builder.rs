@@ -17,6 +17,7 @@ use reel_actors::state::State;
 use reel_actors::{EventStream, LiveSessionBuilder};
 use reel_protocol::SessionConfig;
 
+use crate::audio::AudioPart;
 use crate::error::BuildError;
 use crate::extraction::ExtractorsPart;
 use crate::llm::LlmPart;
@@ -120,6 +121,7 @@ pub struct LiveBuilder {
     pub(crate) recording: RecordingPart,
     pub(crate) state: Option<State>,
     pub(crate) playback: Option<usize>,
+    pub(crate) audio: AudioPart,
     pub(crate) customizers: Vec<Customizer>,
     pub(crate) relay: EventRelay,
 }
@@ -174,6 +176,7 @@ impl LiveBuilder {
             recording: RecordingPart::default(),
             state: None,
             playback: None,
+            audio: AudioPart::default(),
             customizers: Vec::new(),
             relay: EventRelay::default(),
         }

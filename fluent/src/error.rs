@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use reel_actors::SessionStartError;
+use reel_actors::audio::{JitterConfigError, VadConfigError};
 use reel_actors::llm::CassetteError;
 use reel_actors::persistence::{PersistenceError, SessionIdProblem};
 use reel_actors::phases::PhaseError;
@@ -176,6 +177,20 @@ pub enum BuildError {
          with `.llm_cassette_at(path, mode)`"
     )]
     CassetteWithoutWireLog,
+    /// `.jitter_buffer(..)` was given settings that cannot work (a 0 ms frame, a min
+    /// target above the max, …).
+    #[error("`.jitter_buffer(..)`: {0}")]
+    Jitter(#[from] JitterConfigError),
+    /// `.client_vad(..)` was given settings that cannot work.
+    #[error("`.client_vad(..)`: {0}")]
+    ClientVad(#[from] VadConfigError),
+    /// `.client_vad(..)` turns the server's activity detection off, but a later
+    /// `.vad(..)` turned it back on: the server would detect activity and refuse the
+    /// client's `activityStart` / `activityEnd`.
+    #[error(
+        "`.client_vad(..)` needs the server's activity detection off, but `.vad(..)` turns it          on; drop `.vad(..)`, or give it `disabled: Some(true)`"
+    )]
+    ClientVadWithServerVad,
 }
 
 /// `; fields extractors write: [..]`, or nothing without extractors.

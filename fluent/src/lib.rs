@@ -76,6 +76,7 @@
 // Library code never unwraps: a mistake is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod audio;
 mod beside;
 mod builder;
 mod connect;

@@ -31,6 +31,7 @@ use reel_actors::state::State;
 use reel_actors::tools::ToolDispatcher;
 use reel_protocol::{ApiEndpoint, SessionConfig};
 
+use crate::audio::AudioPart;
 use crate::builder::{Customizer, LiveBuilder};
 use crate::error::BuildError;
 use crate::extraction::Extractors;
@@ -54,6 +55,7 @@ pub(crate) struct Plan {
     outbound: Interceptors,
     telemetry: TelemetryCallbacks,
     playback: Option<usize>,
+    audio: AudioPart,
     customizers: Vec<Customizer>,
     extractors: Extractors,
     /// The chain's persistence; a replay puts an in-memory backend here.
@@ -77,6 +79,7 @@ impl LiveBuilder {
         let reactive = self.reactive.config(&self.extractors.fields())?;
         let persistence = self.persistence.checked(self.recording.wire_path())?;
         let live_cassette = self.llm.live_cassette(self.recording.wire_path())?;
+        self.audio.checked(&self.config)?;
         // The runtime's own check, on a builder that is never spawned: the same texts, and
         // the setup exactly as the session will send it.
         let mut probe = LiveSessionBuilder::new(self.config.clone(), ApiEndpoint::offline());
@@ -102,6 +105,7 @@ impl LiveBuilder {
             outbound: self.interceptors.clone(),
             telemetry: self.telemetry.clone(),
             playback: self.playback,
+            audio: self.audio,
             customizers: self.customizers.clone(),
             extractors,
             persistence,
@@ -139,6 +143,12 @@ impl Plan {
         }
         if let Some(chunks) = self.playback {
             session = session.playback_buffer(chunks);
+        }
+        if let Some(jitter) = self.audio.jitter {
+            session = session.jitter_buffer(jitter);
+        }
+        if let Some(vad) = self.audio.client_vad {
+            session = session.client_vad(vad);
         }
         for extractor in self.extractors.extractors {
             session = session.extractor(extractor);

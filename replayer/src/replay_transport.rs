@@ -458,8 +458,10 @@ impl TapeReader {
 
     /// A frame the application sent is not re-sent (there is no wire), but it keeps its
     /// place in the session: it is stamped with its recorded time, its user text reaches the
-    /// transcript, and what it did to the session phase (answering tool calls by hand) is
-    /// reproduced.
+    /// transcript, what it did to the session phase (answering tool calls by hand) is
+    /// reproduced, and its activity signals (client VAD, or `activity_end` by hand) reach
+    /// the router as they did live, where the end of the user's turn starts the
+    /// first-response measure.
     async fn replay_app_frame(&self, entry: &reel_recorder::wire_log::WireEntry) {
         let conn = *self.conn.lock().await;
         self.shared.clock.set(entry.ts_ms);
@@ -473,6 +475,24 @@ impl TapeReader {
         let reports = reports(&self.args);
         if let Some(text) = message.user_text() {
             reports.app_text(text, stamp);
+        }
+        if let Some(input) = &message.realtime_input {
+            let signals = [
+                (
+                    input.activity_start.is_some(),
+                    SessionCommand::ActivityStart,
+                ),
+                (input.activity_end.is_some(), SessionCommand::ActivityEnd),
+                (
+                    input.audio_stream_end == Some(true),
+                    SessionCommand::AudioStreamEnd,
+                ),
+            ];
+            for (present, command) in signals {
+                if present {
+                    reports.sent(command, Origin::App, stamp, false);
+                }
+            }
         }
         if let Some(responses) = message.tool_response.and_then(|r| r.function_responses) {
             let command = SessionCommand::SendToolResponse(responses);

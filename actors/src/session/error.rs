@@ -1,5 +1,6 @@
 //! [`SessionStartError`]: why a session could not start, in words that say what to fix.
 
+use crate::audio::{JitterConfigError, VadConfigError};
 use crate::persistence::PersistenceError;
 use crate::phases::PhaseError;
 use crate::reactive::ReactiveError;
@@ -72,4 +73,10 @@ pub enum SessionStartError {
     /// The saved state could not be restored.
     #[error("could not restore the saved state: {0}")]
     RestoreState(StateError),
+    /// The jitter buffer's config cannot work.
+    #[error("invalid jitter buffer: {0}")]
+    Jitter(#[from] JitterConfigError),
+    /// The client-side voice activity detector's config cannot work.
+    #[error("invalid client VAD: {0}")]
+    ClientVad(#[from] VadConfigError),
 }

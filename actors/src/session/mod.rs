@@ -24,6 +24,7 @@ use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::JournalSink;
 use reel_recorder::wire_log::WireRecorder;
 
+use crate::audio::{JitterConfig, VadConfig};
 use crate::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
 use crate::clock::SharedClock;
 use crate::events::{EventHub, EventStream};
@@ -85,6 +86,8 @@ pub struct LiveSessionBuilder {
     shutdown_timeout: Duration,
     fault_hook: Option<Arc<dyn crate::fault::FaultHook>>,
     playback: Option<usize>,
+    jitter: Option<JitterConfig>,
+    client_vad: Option<VadConfig>,
     budget: Duration,
     hub: Arc<EventHub>,
     transport: Box<dyn TransportFactory>,
@@ -120,6 +123,8 @@ impl LiveSessionBuilder {
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             fault_hook: None,
             playback: None,
+            jitter: None,
+            client_vad: None,
             budget: DEFAULT_SESSION_BUDGET,
             hub: Arc::new(EventHub::new()),
             transport: Box::new(LiveTransportFactory),
@@ -270,6 +275,35 @@ impl LiveSessionBuilder {
     /// interruption ([`LiveHandle::playback`]).
     pub fn playback_buffer(mut self, chunks: usize) -> Self {
         self.playback = Some(chunks);
+        self
+    }
+
+    /// Keeps model audio in an adaptive jitter buffer the application's player pulls
+    /// frames from ([`LiveHandle::jitter_buffer`]): it pre-buffers to a target that follows
+    /// the arrival jitter, is cleared on interruption, and reports its depth, target,
+    /// underruns and drops in [`LiveHandle::telemetry`]. Works beside
+    /// [`LiveSessionBuilder::playback_buffer`]. A config that cannot work stops the start
+    /// with [`SessionStartError::Jitter`].
+    pub fn jitter_buffer(mut self, config: JitterConfig) -> Self {
+        self.jitter = Some(config);
+        self
+    }
+
+    /// Client-side voice activity detection: turns the server's off in the setup
+    /// (`automaticActivityDetection.disabled`), and runs the audio the application sends
+    /// ([`LiveHandle::send_audio`]) through a [`VoiceActivityDetector`], which sends
+    /// `activityStart` before each utterance's audio and `activityEnd` after it (see
+    /// [`ActivityGate`]). A config that cannot work stops the start with
+    /// [`SessionStartError::ClientVad`].
+    ///
+    /// [`VoiceActivityDetector`]: crate::audio::VoiceActivityDetector
+    /// [`ActivityGate`]: crate::audio::ActivityGate
+    pub fn client_vad(mut self, config: VadConfig) -> Self {
+        // A setup that already has it off is kept as it is, field for field.
+        if self.config.server_vad() {
+            self.config = self.config.manual_activity_detection();
+        }
+        self.client_vad = Some(config);
         self
     }
 

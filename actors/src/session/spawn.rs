@@ -7,6 +7,7 @@ use reel_protocol::{DecodeLimits, SessionPhase};
 use tokio::sync::watch;
 
 use super::{LiveSessionBuilder, SessionStartError, claim_and_load, instruction_text};
+use crate::audio::{ActivityGate, SharedJitterBuffer};
 use crate::child::Child;
 use crate::clock::{EventClock, ManualClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs};
@@ -29,6 +30,9 @@ impl LiveSessionBuilder {
     /// background.
     pub async fn spawn(mut self) -> Result<LiveHandle, SessionStartError> {
         self.check_extractors()?;
+        // Checked before anything is loaded or started.
+        let jitter = self.jitter.map(SharedJitterBuffer::new).transpose()?;
+        let gate = self.client_vad.map(ActivityGate::new).transpose()?;
         // Owned arguments: the builder is not `Sync`, so no borrow of it may be held
         // across an await.
         let (claim, restored) =
@@ -130,7 +134,10 @@ impl LiveSessionBuilder {
         let (resume_tx, resume_rx) = watch::channel(saved_handle);
         let (ended_tx, ended_rx) = watch::channel(None);
         let writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::Runtime);
-        let app_writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::App);
+        let mut app_writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::App);
+        if let Some(gate) = gate {
+            app_writer = app_writer.with_gate(gate);
+        }
         let playback = self.playback.map(PlaybackQueue::new);
         let connector = self
             .connector
@@ -139,6 +146,7 @@ impl LiveSessionBuilder {
 
         let fast_callbacks = Arc::new(self.fast);
         let fast_playback = playback.clone();
+        let fast_jitter = jitter.clone();
         let fast_peers = Arc::clone(&peers);
         let telemetry_callbacks = Arc::new(self.telemetry);
         let telemetry_shared = Arc::clone(&telemetry);
@@ -171,6 +179,7 @@ impl LiveSessionBuilder {
             fast: Arc::new(move || FastLaneArgs {
                 callbacks: Arc::clone(&fast_callbacks),
                 playback: fast_playback.clone(),
+                jitter: fast_jitter.clone(),
                 peers: Arc::clone(&fast_peers),
             }),
             control: ControlLaneArgs {
@@ -218,6 +227,7 @@ impl LiveSessionBuilder {
             telemetry,
             ended: ended_rx,
             playback,
+            jitter,
             interceptor,
             transcript: transcript_rx,
             peers,
