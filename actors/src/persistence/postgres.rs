@@ -110,7 +110,7 @@ impl SessionPersistence for PostgresPersistence {
     ) -> BoxFuture<'a, Result<(), PersistenceError>> {
         Box::pin(async move {
             check_session_id(session_id)?;
-            let json = encode(session_id, snapshot)?;
+            let json = snapshot.to_stored(session_id)?;
             self.inner
                 .client
                 .execute(
@@ -144,13 +144,12 @@ impl SessionPersistence for PostgresPersistence {
             let Some(json) = row.and_then(|row| row.get::<_, Option<String>>(0)) else {
                 return Ok(None);
             };
-            serde_json::from_str(&json)
-                .map(Some)
-                .map_err(|source| PersistenceError::Corrupt {
-                    session_id: session_id.to_owned(),
-                    location: format!("{} (table reel_sessions)", redacted(&self.inner.url)),
-                    source,
-                })
+            SessionSnapshot::from_stored(
+                &json,
+                session_id,
+                &format!("{} (table reel_sessions)", redacted(&self.inner.url)),
+            )
+            .map(Some)
         })
     }
 
@@ -234,7 +233,7 @@ impl SessionClaim for PostgresClaim {
         snapshot: &'a SessionSnapshot,
     ) -> BoxFuture<'a, Result<(), PersistenceError>> {
         Box::pin(async move {
-            let json = encode(&self.session_id, snapshot)?;
+            let json = snapshot.to_stored(&self.session_id)?;
             let failed = |source| backend_error(&self.url, &self.session_id, source);
             let written = self
                 .client
@@ -286,13 +285,6 @@ impl SessionClaim for PostgresClaim {
                 .await;
         })
     }
-}
-
-fn encode(session_id: &str, snapshot: &SessionSnapshot) -> Result<String, PersistenceError> {
-    serde_json::to_string(snapshot).map_err(|source| PersistenceError::Encode {
-        session_id: session_id.to_owned(),
-        source,
-    })
 }
 
 fn backend_error(url: &str, session_id: &str, source: tokio_postgres::Error) -> PersistenceError {

@@ -31,6 +31,31 @@ pub struct SessionSnapshot {
     pub saved_at: String,
 }
 
+impl SessionSnapshot {
+    /// The snapshot as a database backend stores it: its JSON in one text column.
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn to_stored(&self, session_id: &str) -> Result<String, super::PersistenceError> {
+        serde_json::to_string(self).map_err(|source| super::PersistenceError::Encode {
+            session_id: session_id.to_owned(),
+            source,
+        })
+    }
+
+    /// A stored snapshot read back; `location` names where it was, for the error.
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn from_stored(
+        json: &str,
+        session_id: &str,
+        location: &str,
+    ) -> Result<SessionSnapshot, super::PersistenceError> {
+        serde_json::from_str(json).map_err(|source| super::PersistenceError::Corrupt {
+            session_id: session_id.to_owned(),
+            location: location.to_owned(),
+            source,
+        })
+    }
+}
+
 // Keys only, and no handle: values may hold anything a tool stored, the resumption handle
 // lets whoever holds it continue the conversation, and a Debug line can reach a log.
 impl fmt::Debug for SessionSnapshot {

@@ -124,7 +124,7 @@ impl SessionPersistence for SqlitePersistence {
     ) -> BoxFuture<'a, Result<(), PersistenceError>> {
         Box::pin(async move {
             check_session_id(session_id)?;
-            let json = encode(session_id, snapshot)?;
+            let json = snapshot.to_stored(session_id)?;
             let (id, saved_at) = (session_id.to_owned(), snapshot.saved_at.clone());
             self.with_connection(session_id, move |db| {
                 db.execute(
@@ -160,13 +160,12 @@ impl SessionPersistence for SqlitePersistence {
             let Some(json) = stored.flatten() else {
                 return Ok(None);
             };
-            serde_json::from_str(&json)
-                .map(Some)
-                .map_err(|source| PersistenceError::Corrupt {
-                    session_id: session_id.to_owned(),
-                    location: format!("{} (table reel_sessions)", self.inner.path.display()),
-                    source,
-                })
+            SessionSnapshot::from_stored(
+                &json,
+                session_id,
+                &format!("{} (table reel_sessions)", self.inner.path.display()),
+            )
+            .map(Some)
         })
     }
 
@@ -261,7 +260,7 @@ impl SessionClaim for SqliteClaim {
         snapshot: &'a SessionSnapshot,
     ) -> BoxFuture<'a, Result<(), PersistenceError>> {
         Box::pin(async move {
-            let json = encode(&self.session_id, snapshot)?;
+            let json = snapshot.to_stored(&self.session_id)?;
             let (id, saved_at) = (self.session_id.clone(), snapshot.saved_at.clone());
             let generation = i64::try_from(self.generation).unwrap_or(i64::MAX);
             let current: Option<i64> = self
@@ -303,13 +302,6 @@ impl SessionClaim for SqliteClaim {
         // Dropping the file unlocks it.
         Box::pin(async move { drop(self) })
     }
-}
-
-fn encode(session_id: &str, snapshot: &SessionSnapshot) -> Result<String, PersistenceError> {
-    serde_json::to_string(snapshot).map_err(|source| PersistenceError::Encode {
-        session_id: session_id.to_owned(),
-        source,
-    })
 }
 
 fn backend_error(path: &Path, session_id: &str, source: rusqlite::Error) -> PersistenceError {
