@@ -20,6 +20,7 @@ use reel_protocol::SessionConfig;
 use crate::error::BuildError;
 use crate::extraction::ExtractorsPart;
 use crate::llm::LlmPart;
+use crate::mcp::McpPart;
 use crate::persistence::PersistencePart;
 use crate::phases::PhasesPart;
 use crate::reactive::ReactivePart;
@@ -108,6 +109,7 @@ pub struct LiveBuilder {
     pub(crate) config: SessionConfig,
     pub(crate) greeting: Option<String>,
     pub(crate) tools: ToolsPart,
+    pub(crate) mcp: McpPart,
     pub(crate) fast: FastCallbacks,
     pub(crate) control: ControlCallbacks,
     pub(crate) interceptors: Interceptors,
@@ -136,6 +138,7 @@ impl fmt::Debug for LiveBuilder {
             .field("model", &self.config.model_name())
             .field("greeting", &self.greeting)
             .field("tools", &self.tools)
+            .field("mcp", &self.mcp)
             .field("fast", &self.fast)
             .field("control", &self.control)
             .field("interceptors", &self.interceptors)
@@ -162,6 +165,7 @@ impl LiveBuilder {
             config: SessionConfig::default(),
             greeting: None,
             tools: ToolsPart::default(),
+            mcp: McpPart::default(),
             fast: FastCallbacks::default(),
             control: ControlCallbacks::default(),
             interceptors: Interceptors::default(),

@@ -35,6 +35,7 @@ use crate::builder::{Customizer, LiveBuilder};
 use crate::error::BuildError;
 use crate::extraction::Extractors;
 use crate::llm::layered;
+use crate::mcp::Discovered;
 use crate::persistence::Persisting;
 use crate::recording::Recorders;
 use crate::resume_file;
@@ -71,7 +72,18 @@ impl LiveBuilder {
     /// reactive rules hold together (with the extractors' fields), extractor names are
     /// unique, persistence has its id, and a cassette beside the wire log has one.
     pub(crate) fn plan(&self) -> Result<Plan, BuildError> {
-        let dispatcher = self.tools.dispatcher()?;
+        self.plan_with(&[], !self.mcp.is_empty())
+    }
+
+    /// [`plan`](Self::plan) with the tools found when the session starts (MCP tools, or
+    /// their recorded stand-ins) registered after the chain's own; `pending` when MCP
+    /// servers are named but not connected yet.
+    pub(crate) fn plan_with(
+        &self,
+        discovered: &[Discovered],
+        pending: bool,
+    ) -> Result<Plan, BuildError> {
+        let dispatcher = self.tools.dispatcher(discovered, pending)?;
         let phases = self.phases.machine()?;
         let extractors = self.extractors.checked()?;
         let reactive = self.reactive.config(&self.extractors.fields())?;
@@ -109,6 +121,23 @@ impl LiveBuilder {
             cassette: None,
             interceptors: self.llm.interceptors(),
         })
+    }
+}
+
+impl LiveBuilder {
+    /// The functions the chain declares itself: its tools (without MCP tools) and the
+    /// declarations set through `configure`.
+    pub(crate) fn native_function_names(&self) -> Result<Vec<String>, BuildError> {
+        let mut names: Vec<String> = self
+            .config
+            .function_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        if let Some(dispatcher) = self.tools.dispatcher(&[], true)? {
+            names.extend(dispatcher.names());
+        }
+        Ok(names)
     }
 }
 
