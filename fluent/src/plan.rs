@@ -95,13 +95,26 @@ impl LiveBuilder {
         if let Some(dispatcher) = &dispatcher {
             probe = probe.dispatcher(dispatcher.clone());
         }
-        if let Some(phases) = &phases {
+        // With MCP servers not connected yet, a phase may allow a tool only they declare:
+        // the phases' tools are checked at the connect; here only the initial phase's
+        // instruction is taken, as the runtime would.
+        let phases_checked_later = pending && phases.is_some();
+        if let Some(phases) = phases.as_ref().filter(|_| !phases_checked_later) {
             probe = probe.phases(phases.clone());
         }
         if let Some(state) = &self.state {
             probe = probe.with_state(state.clone());
         }
-        let resolved = probe.resolved_config()?;
+        let mut resolved = probe.resolved_config()?;
+        if let Some(phases) = phases.as_ref().filter(|_| phases_checked_later) {
+            let state = self.state.clone().unwrap_or_default();
+            if let Some(instruction) = phases
+                .phase(phases.initial())
+                .and_then(|phase| phase.instruction_for(&state))
+            {
+                resolved = resolved.system_instruction(instruction);
+            }
+        }
         Ok(Plan {
             resolved,
             config: self.config.clone(),

@@ -305,3 +305,43 @@ async fn a_recorded_session_replays_clean_without_the_mcp_server() {
     .unwrap();
     assert_eq!(offline.divergences, []);
 }
+
+#[tokio::test]
+async fn phases_may_allow_mcp_tools() {
+    let mcp = HttpMcp::start().await;
+    let builder = Live::builder()
+        .text_only()
+        .mcp(McpServer::http(&mcp.url))
+        .phase("greeting", |p| {
+            p.instruction("Greet the caller.").tools(["add"])
+        });
+    // Checked without connecting: the phase's tools wait for the server's.
+    assert!(builder.validate().is_ok());
+    assert_eq!(
+        builder.session_config().unwrap().setup().system_instruction,
+        Live::builder()
+            .instruction("Greet the caller.")
+            .session_config()
+            .unwrap()
+            .setup()
+            .system_instruction
+    );
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(builder, &mut server).await;
+    conn.send_json(&tool_call(json!([
+        {"id": "call-1", "name": "add", "args": {"a": 1, "b": 1}},
+        {"id": "call-2", "name": "lookup", "args": {"city": "Paris"}}
+    ])))
+    .await;
+    assert_eq!(
+        conn.recv_json().await,
+        tool_response(json!([
+            {"id": "call-1", "name": "add", "response": {"result": "2"}},
+            {"id": "call-2", "name": "lookup", "response": {
+                "error": "tool `lookup` is not available in the current phase `greeting`"
+            }}
+        ]))
+    );
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+}
