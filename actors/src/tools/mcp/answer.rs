@@ -1,7 +1,7 @@
 //! An MCP `tools/call` result → what the model gets.
 //!
 //! - `isError: true` → [`ToolError::ExecutionFailed`] with the result's text: the model
-//!   reads `{"error": "tool `x` failed: <text>"}`.
+//!   reads ``{"error": "tool `x` failed: <text>"}``.
 //! - `structuredContent` that is a JSON object → that object, as the response.
 //! - content that is all text → `{"result": "<the texts, one per line>"}`.
 //! - anything else (images, audio, resources) → `{"content": [<the blocks as MCP writes

@@ -18,9 +18,9 @@
 //! | `structuredContent` (an object) | that object |
 //! | text content | `{"result": "<the texts, one per line>"}` |
 //! | other content (images, resources) | `{"content": [<the blocks>]}` |
-//! | `isError: true` | `{"error": "tool `x` failed: <the text>"}` ([`ToolError::ExecutionFailed`](crate::tools::ToolError::ExecutionFailed)) |
+//! | `isError: true` | ``{"error": "tool `x` failed: <the text>"}`` ([`ToolError::ExecutionFailed`](crate::tools::ToolError::ExecutionFailed)) |
 //! | a JSON-RPC error | the same, with the error's message |
-//! | nothing: the connection closed, the process died | `{"error": "tool `x` could not be reached: …"}` ([`ToolError::Unreachable`](crate::tools::ToolError::Unreachable)) |
+//! | nothing: the connection closed, the process died | ``{"error": "tool `x` could not be reached: …"}`` ([`ToolError::Unreachable`](crate::tools::ToolError::Unreachable)) |
 //!
 //! A replay never connects: `Live::builder().replay(..)` takes the MCP tools'
 //! declarations from the recorded setup and their answers from the recorded tool
