@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_support::{HttpMcp, Seen, accepted, tool_call, tool_response};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::SimpleTool;
+use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_fluent::{BuildError, ConnectError, Live, LiveBuilder, McpError, McpServer};
 use reel_recorder::wire_read::read_wire_log;
 use reel_replayer::Tape;
@@ -341,6 +341,46 @@ async fn phases_may_allow_mcp_tools() {
                 "error": "tool `lookup` is not available in the current phase `greeting`"
             }}
         ]))
+    );
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+}
+
+#[tokio::test]
+async fn the_sessions_concurrency_limit_holds_mcp_calls_too() {
+    let mcp = HttpMcp::start().await;
+    let mut server = ScriptedServer::bind().await;
+    // One call at a time in the session: `calc_add` waits for `calc_wait`'s slot.
+    let builder = Live::builder()
+        .text_only()
+        .tools(ToolDispatcher::new().max_concurrent(1))
+        .mcp(McpServer::http(&mcp.url).prefix("calc_"));
+    let (handle, mut conn, _) = accepted(builder, &mut server).await;
+    conn.send_json(&tool_call(json!([
+        {"id": "call-1", "name": "calc_wait"},
+        {"id": "call-2", "name": "calc_add", "args": {"a": 1, "b": 2}}
+    ])))
+    .await;
+    assert_eq!(mcp.next().await, Seen::Called("wait", json!({})));
+    // `add` has not reached the server while `wait` holds the slot (a check that cannot
+    // fail with the limit in place).
+    assert_eq!(mcp.try_next().await, None);
+    conn.send_json(&json!({"toolCallCancellation": {"ids": ["call-1"]}}))
+        .await;
+    // Once `wait` is cancelled, `add` runs. (The cancellation and the call are separate
+    // requests: the server may see them in either order.)
+    let mut seen = vec![mcp.next().await, mcp.next().await];
+    seen.sort_by_key(|seen| format!("{seen:?}"));
+    assert_eq!(
+        seen,
+        [
+            Seen::Called("add", json!({"a": 1, "b": 2})),
+            Seen::Cancelled("wait")
+        ]
+    );
+    assert_eq!(
+        conn.recv_json().await,
+        tool_response(json!([{"id": "call-2", "name": "calc_add", "response": {"result": "3"}}]))
     );
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);

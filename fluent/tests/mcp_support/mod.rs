@@ -144,6 +144,11 @@ impl HttpMcp {
         self.seen.lock().await.recv().await.unwrap()
     }
 
+    /// What the server saw and was not yet taken, if anything (without waiting).
+    pub async fn try_next(&self) -> Option<Seen> {
+        self.seen.lock().await.try_recv().ok()
+    }
+
     /// How many TCP connections the server has accepted.
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
