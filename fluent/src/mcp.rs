@@ -38,6 +38,12 @@ mod servers {
             self.servers.is_empty()
         }
 
+        /// Whether some server of the chain may declare a tool named `name` (by its prefix
+        /// and allow-list: see [`McpServer::may_declare`]).
+        pub(crate) fn may_declare(&self, name: &str) -> bool {
+            self.servers.iter().any(|server| server.may_declare(name))
+        }
+
         /// Connects to every server, in chain order, and takes their tools. The first
         /// server that fails ends it (the servers already connected are dropped, their
         /// processes killed).
@@ -100,6 +106,10 @@ mod servers {
     impl McpPart {
         pub(crate) fn is_empty(&self) -> bool {
             true
+        }
+
+        pub(crate) fn may_declare(&self, _name: &str) -> bool {
+            false
         }
     }
 }

@@ -3,9 +3,11 @@
 //!
 //! When the chain names MCP servers, the replay reads the tape through a [`TapeScan`] (one
 //! pass: the scan watches each entry as the tape's reader reads it). Every function the
-//! recorded setup declares that the chain's own tools and setup do not — the MCP tools,
-//! whichever server they came from — becomes a [`RecordedTool`]: declared exactly as
-//! recorded, each call answered with the response recorded for its call id. The setup
+//! recorded setup declares that the chain's own tools and setup do not, and that one of
+//! the chain's servers may declare (by its prefix and allow-list) — the MCP tools —
+//! becomes a [`RecordedTool`]: declared exactly as recorded, each call answered with the
+//! response recorded for its call id. A recorded function nobody claims is left out, so a
+//! native tool removed since the recording shows up as drift. The setup
 //! frame and the tool responses then come out byte-identical, with no server running.
 
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use reel_recorder::RecordError;
 use reel_replayer::{RecordedTool, Tape, TapeScan};
 
 use crate::error::ReplayError;
-use crate::mcp::Discovered;
+use crate::mcp::{Discovered, McpPart};
 
 /// `tape` read through a scan, and the scan.
 pub(crate) fn scanned(mut tape: Tape) -> Result<(Tape, Arc<TapeScan>), ReplayError> {
@@ -50,11 +52,12 @@ pub(crate) fn scanned(mut tape: Tape) -> Result<(Tape, Arc<TapeScan>), ReplayErr
     Ok((tape, scan))
 }
 
-/// The recorded functions not in `native` (the chain's own tools and declarations), as
-/// tools answered from the recording.
+/// The recorded functions not in `native` (the chain's own tools and declarations) that
+/// a server of `mcp` may declare, as tools answered from the recording.
 pub(crate) async fn recorded_tools(
     scan: &Arc<TapeScan>,
     native: &[String],
+    mcp: &McpPart,
 ) -> Result<Discovered, ReplayError> {
     let setup = scan.setup().await.map_err(ReplayError::RecordedSetup)?;
     let tools = setup
@@ -66,7 +69,7 @@ pub(crate) async fn recorded_tools(
             declaration
                 .name
                 .as_ref()
-                .is_some_and(|name| !native.contains(name))
+                .is_some_and(|name| !native.contains(name) && mcp.may_declare(name))
         })
         .map(|declaration| {
             Arc::new(RecordedTool::new(declaration, Arc::clone(scan))) as Arc<dyn ToolFunction>

@@ -140,8 +140,8 @@ impl LiveBuilder {
     /// phases, callbacks and state run for real; the model's side comes from the tape.
     ///
     /// MCP servers named with [`mcp`](LiveBuilder::mcp) are never started: every function
-    /// the recorded setup declares that the chain's own tools and setup do not is declared
-    /// exactly as recorded and answered with the responses recorded for its calls (a
+    /// the recorded setup declares that the chain's own tools and setup do not, and that a
+    /// server's prefix and allow-list admit, is declared exactly as recorded and answered with the responses recorded for its calls (a
     /// [`RecordedTool`](reel_replayer::RecordedTool)), so the setup and tool response
     /// frames come out byte-identical without the server.
     ///
@@ -220,7 +220,7 @@ impl LiveBuilder {
             let (scanned, scan) = recorded_mcp::scanned(tape)?;
             tape = scanned;
             let native = self.native_function_names()?;
-            discovered.push(recorded_mcp::recorded_tools(&scan, &native).await?);
+            discovered.push(recorded_mcp::recorded_tools(&scan, &native, &self.mcp).await?);
         }
         let mut plan = self.plan_with(&discovered, false)?;
         let cassette = match self.llm.replay_cassette(log.as_deref())? {

@@ -287,6 +287,16 @@ async fn a_recorded_session_replays_clean_without_the_mcp_server() {
         "the replay reached the MCP server"
     );
 
+    // A native tool dropped since the recording is not taken for an MCP tool (its name has
+    // no `calc_` prefix): the setup and its call's response drift.
+    let without_native = Live::builder()
+        .model("gemini-live-2.5-flash-preview")
+        .text_only()
+        .mcp(McpServer::http(&mcp.url).prefix("calc_"));
+    let outcome = without_native.replay(&wire).await.unwrap().finish().await;
+    assert!(!outcome.is_clean());
+    assert_eq!(outcome.divergences.len(), 2, "{:?}", outcome.divergences);
+
     // `reel replay`'s way (no application code at all) is clean too.
     let entries = read_wire_log(&wire).unwrap();
     let mut stats = LogStats::new();

@@ -143,6 +143,33 @@ impl McpServer {
         &self.prefix
     }
 
+    /// The allow-list, if one was given (the tools' names on the server).
+    pub fn allowed(&self) -> Option<&[String]> {
+        self.allow.as_deref()
+    }
+
+    /// Whether a tool declared as `name` may be one of this server's, judging by the
+    /// prefix and the allow-list alone (without connecting). A replay, which never
+    /// connects, uses it to tell the server's recorded tools from the rest.
+    ///
+    /// ```
+    /// use reel_actors::tools::mcp::McpServer;
+    ///
+    /// let server = McpServer::http("http://127.0.0.1:8931/mcp").prefix("web_").allow(["search"]);
+    /// assert!(server.may_declare("web_search"));
+    /// assert!(!server.may_declare("web_fetch"));
+    /// assert!(!server.may_declare("get_time"));
+    /// assert!(McpServer::stdio("srv", ["--stdio"]).may_declare("anything"));
+    /// ```
+    pub fn may_declare(&self, name: &str) -> bool {
+        name.strip_prefix(self.prefix.as_str())
+            .is_some_and(|remote| {
+                self.allow
+                    .as_ref()
+                    .is_none_or(|allow| allow.iter().any(|a| a == remote))
+            })
+    }
+
     /// The server in errors and logs: the command line (`python -m server`), or the URL
     /// without its query, fragment or user info (which may carry credentials).
     pub fn label(&self) -> String {
