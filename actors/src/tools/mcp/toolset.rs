@@ -7,7 +7,8 @@ use crate::tools::{DispatchError, ToolDispatcher, ToolFunction};
 
 /// The tools of one connected MCP server ([`McpServer::connect`](super::McpServer::connect)),
 /// sorted by declared name. The server stays connected (its process running) while any of
-/// them is alive.
+/// them is alive; drop the last one inside the tokio runtime (the SDK kills a stdio
+/// server's process on a task of its own).
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
