@@ -27,6 +27,8 @@ pub mod studio;
 /// The names most programs need, in one import.
 pub mod prelude {
     pub use reel_fluent::Live;
+    #[cfg(feature = "mcp")]
+    pub use reel_fluent::McpServer;
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,
         Platform, ServerMessage, SessionCommand, SessionConfig, SessionEvent, SessionPhase,

@@ -21,6 +21,7 @@ use crate::audio::AudioPart;
 use crate::error::BuildError;
 use crate::extraction::ExtractorsPart;
 use crate::llm::LlmPart;
+use crate::mcp::McpPart;
 use crate::persistence::PersistencePart;
 use crate::phases::PhasesPart;
 use crate::reactive::ReactivePart;
@@ -109,6 +110,7 @@ pub struct LiveBuilder {
     pub(crate) config: SessionConfig,
     pub(crate) greeting: Option<String>,
     pub(crate) tools: ToolsPart,
+    pub(crate) mcp: McpPart,
     pub(crate) fast: FastCallbacks,
     pub(crate) control: ControlCallbacks,
     pub(crate) interceptors: Interceptors,
@@ -138,6 +140,7 @@ impl fmt::Debug for LiveBuilder {
             .field("model", &self.config.model_name())
             .field("greeting", &self.greeting)
             .field("tools", &self.tools)
+            .field("mcp", &self.mcp)
             .field("fast", &self.fast)
             .field("control", &self.control)
             .field("interceptors", &self.interceptors)
@@ -164,6 +167,7 @@ impl LiveBuilder {
             config: SessionConfig::default(),
             greeting: None,
             tools: ToolsPart::default(),
+            mcp: McpPart::default(),
             fast: FastCallbacks::default(),
             control: ControlCallbacks::default(),
             interceptors: Interceptors::default(),

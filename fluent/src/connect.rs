@@ -9,8 +9,9 @@ use crate::error::ConnectError;
 use crate::recording::Recorders;
 
 impl LiveBuilder {
-    /// Checks the chain, creates the recording files, opens the model-call cassette (if
-    /// the chain has one), starts the session at `endpoint` and waits until it is live (the
+    /// Checks the chain, connects to its MCP servers (if any) and takes their tools,
+    /// creates the recording files, opens the model-call cassette (if the chain has one),
+    /// starts the session at `endpoint` and waits until it is live (the
     /// server accepted the setup). The greeting, if any, is the first frame after the setup
     /// is accepted.
     ///
@@ -29,7 +30,13 @@ impl LiveBuilder {
     /// # }
     /// ```
     pub async fn connect(self, endpoint: ApiEndpoint) -> Result<LiveHandle, ConnectError> {
-        let mut plan = self.plan()?;
+        // The chain is checked before any MCP server is started.
+        self.plan()?;
+        #[cfg(feature = "mcp")]
+        let discovered = self.mcp.discover().await?;
+        #[cfg(not(feature = "mcp"))]
+        let discovered = Vec::new();
+        let mut plan = self.plan_with(&discovered, false)?;
         let studio = self.recording.connect_studio().await?;
         let recorders: Recorders = self.recording.open()?.with_studio(studio.clone());
         if let Some((path, mode)) = plan.live_cassette.take() {

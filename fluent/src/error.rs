@@ -266,6 +266,11 @@ pub enum ConnectError {
     /// The session did not start, or ended before it was live.
     #[error(transparent)]
     Start(#[from] SessionStartError),
+    /// An MCP server of the chain ([`mcp`](crate::LiveBuilder::mcp)) could not be started,
+    /// reached or listed; the error names it. Nothing was sent to the model.
+    #[cfg(feature = "mcp")]
+    #[error(transparent)]
+    Mcp(#[from] reel_actors::tools::mcp::McpError),
     /// The studio the chain streams to ([`studio`](crate::LiveBuilder::studio)) could not
     /// be reached, or the recording's name cannot be used there.
     #[error("cannot stream to the studio at {addr}: {reason}")]
@@ -284,6 +289,10 @@ pub enum ReplayError {
     /// The chain is invalid.
     #[error(transparent)]
     Build(#[from] BuildError),
+    /// The chain has MCP servers, whose tools a replay declares as the recorded setup did,
+    /// and the recording has no setup to take them from.
+    #[error("cannot declare the MCP tools as recorded: {0}")]
+    RecordedSetup(reel_replayer::tape_scan::MissingSetup),
     /// The wire log could not be opened.
     #[error("cannot replay the recording: {source}")]
     Tape {

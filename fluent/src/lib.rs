@@ -87,12 +87,14 @@ mod fast;
 mod interceptors;
 mod llm;
 mod llm_drift;
+mod mcp;
 mod persistence;
 mod phase;
 mod phases;
 mod plan;
 mod reactive;
 mod recorded_journal;
+mod recorded_mcp;
 mod recording;
 mod relay;
 mod replay;
@@ -112,3 +114,7 @@ pub use replay::{TapeSource, default_replay_options};
 pub use replayed::{ReplayOutcome, ReplayedSession};
 pub use studio_link::StudioLink;
 pub use watch::LiveWatch;
+
+/// MCP servers for [`LiveBuilder::mcp`] (the `mcp` feature): `reel_actors::tools::mcp`.
+#[cfg(feature = "mcp")]
+pub use reel_actors::tools::mcp::{McpError, McpServer, McpTool, McpToolset};

@@ -36,6 +36,7 @@ use crate::builder::{Customizer, LiveBuilder};
 use crate::error::BuildError;
 use crate::extraction::Extractors;
 use crate::llm::layered;
+use crate::mcp::Discovered;
 use crate::persistence::Persisting;
 use crate::recording::Recorders;
 use crate::resume_file;
@@ -73,7 +74,18 @@ impl LiveBuilder {
     /// reactive rules hold together (with the extractors' fields), extractor names are
     /// unique, persistence has its id, and a cassette beside the wire log has one.
     pub(crate) fn plan(&self) -> Result<Plan, BuildError> {
-        let dispatcher = self.tools.dispatcher()?;
+        self.plan_with(&[], !self.mcp.is_empty())
+    }
+
+    /// [`plan`](Self::plan) with the tools found when the session starts (MCP tools, or
+    /// their recorded stand-ins) registered after the chain's own; `pending` when MCP
+    /// servers are named but not connected yet.
+    pub(crate) fn plan_with(
+        &self,
+        discovered: &[Discovered],
+        pending: bool,
+    ) -> Result<Plan, BuildError> {
+        let dispatcher = self.tools.dispatcher(discovered, pending)?;
         let phases = self.phases.machine()?;
         let extractors = self.extractors.checked()?;
         let reactive = self.reactive.config(&self.extractors.fields())?;
@@ -86,13 +98,26 @@ impl LiveBuilder {
         if let Some(dispatcher) = &dispatcher {
             probe = probe.dispatcher(dispatcher.clone());
         }
-        if let Some(phases) = &phases {
+        // With MCP servers not connected yet, a phase may allow a tool only they declare:
+        // the phases' tools are checked at the connect; here only the initial phase's
+        // instruction is taken, as the runtime would.
+        let phases_checked_later = pending && phases.is_some();
+        if let Some(phases) = phases.as_ref().filter(|_| !phases_checked_later) {
             probe = probe.phases(phases.clone());
         }
         if let Some(state) = &self.state {
             probe = probe.with_state(state.clone());
         }
-        let resolved = probe.resolved_config()?;
+        let mut resolved = probe.resolved_config()?;
+        if let Some(phases) = phases.as_ref().filter(|_| phases_checked_later) {
+            let state = self.state.clone().unwrap_or_default();
+            if let Some(instruction) = phases
+                .phase(phases.initial())
+                .and_then(|phase| phase.instruction_for(&state))
+            {
+                resolved = resolved.system_instruction(instruction);
+            }
+        }
         Ok(Plan {
             resolved,
             config: self.config.clone(),
@@ -113,6 +138,23 @@ impl LiveBuilder {
             cassette: None,
             interceptors: self.llm.interceptors(),
         })
+    }
+}
+
+impl LiveBuilder {
+    /// The functions the chain declares itself: its tools (without MCP tools) and the
+    /// declarations set through `configure`.
+    pub(crate) fn native_function_names(&self) -> Result<Vec<String>, BuildError> {
+        let mut names: Vec<String> = self
+            .config
+            .function_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        if let Some(dispatcher) = self.tools.dispatcher(&[], true)? {
+            names.extend(dispatcher.names());
+        }
+        Ok(names)
     }
 }
 

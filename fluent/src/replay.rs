@@ -13,6 +13,9 @@
 //! handle were recorded to provoke the model's answers, which come from the tape), or
 //! record anything (no wire log, no journal file; the journal is kept in memory).
 //!
+//! MCP tools are not run: the replay declares them as the recorded setup did and answers
+//! them with the recorded responses, so no MCP server is started ([`crate::recorded_mcp`]).
+//!
 //! Out-of-band model calls (LLM extractors, tools' and the application's models) are
 //! answered from the recording's cassette — `X.cassette.json` next to `X.wire.jsonl`, or
 //! the chain's `llm_cassette_at` file — in replay mode: no call reaches a model, and a call
@@ -38,6 +41,7 @@ use crate::builder::LiveBuilder;
 use crate::error::ReplayError;
 use crate::llm_drift::ReplayCassette;
 use crate::recorded_journal::{self, recorded_journal_path};
+use crate::recorded_mcp;
 use crate::recording::Recorders;
 use crate::replayed::ReplayedSession;
 use crate::resume_file;
@@ -136,6 +140,12 @@ impl LiveBuilder {
     /// entries — instead of a live API, and lets the recorded frames flow at once. Tools,
     /// phases, callbacks and state run for real; the model's side comes from the tape.
     ///
+    /// MCP servers named with [`mcp`](LiveBuilder::mcp) are never started: every function
+    /// the recorded setup declares that the chain's own tools and setup do not, and that a
+    /// server's prefix and allow-list admit, is declared exactly as recorded and answered with the responses recorded for its calls (a
+    /// [`RecordedTool`](reel_replayer::RecordedTool)), so the setup and tool response
+    /// frames come out byte-identical without the server.
+    ///
     /// Out-of-band model calls (an LLM extractor's, a tool's, the application's through
     /// `LiveHandle::llm`) are answered from the recording's cassette — `X.cassette.json`
     /// beside `X.wire.jsonl` when it exists, or the chain's
@@ -201,9 +211,19 @@ impl LiveBuilder {
         recording: impl Into<TapeSource>,
         options: ReplayOptions,
     ) -> Result<ReplayedSession, ReplayError> {
-        let mut plan = self.plan()?;
+        self.plan()?;
         let source = recording.into();
         let log = source.path().map(Path::to_owned);
+        let mut tape = source.open()?;
+        let mut discovered = Vec::new();
+        if !self.mcp.is_empty() {
+            // MCP tools are not started: declared and answered from the recording.
+            let (scanned, scan) = recorded_mcp::scanned(tape)?;
+            tape = scanned;
+            let native = self.native_function_names()?;
+            discovered.push(recorded_mcp::recorded_tools(&scan, &native, &self.mcp).await?);
+        }
+        let mut plan = self.plan_with(&discovered, false)?;
         // Confirmations come from the recording, never from a prompt.
         if let (Some(dispatcher), Some(log)) = (plan.dispatcher.as_mut(), &log) {
             let marked = dispatcher.confirmed_tools();
@@ -212,7 +232,6 @@ impl LiveBuilder {
                 dispatcher.set_confirmation_provider(Arc::new(recorded));
             }
         }
-        let mut tape = source.open()?;
         let cassette = match self.llm.replay_cassette(log.as_deref())? {
             None => None,
             Some(path) => {

@@ -15,6 +15,7 @@ use reel_protocol::Scheduling;
 
 use crate::builder::LiveBuilder;
 use crate::error::BuildError;
+use crate::mcp::Discovered;
 
 /// Where tools come from.
 #[derive(Clone)]
@@ -65,11 +66,18 @@ impl fmt::Debug for ToolsPart {
 
 impl ToolsPart {
     /// The dispatcher the session runs, `None` when the chain names no tool (calls then
-    /// reach only `on_tool_call`).
-    pub(crate) fn dispatcher(&self) -> Result<Option<ToolDispatcher>, BuildError> {
+    /// reach only `on_tool_call`): the chain's tools, then the `discovered` ones (MCP
+    /// tools), then the settings. With `pending` (MCP servers not connected yet, for
+    /// `validate`), a setting naming a tool not registered is left for the connect.
+    pub(crate) fn dispatcher(
+        &self,
+        discovered: &[Discovered],
+        pending: bool,
+    ) -> Result<Option<ToolDispatcher>, BuildError> {
+        let none_discovered = discovered.iter().all(|found| found.tools.is_empty());
         let mut sources = self.sources.iter();
         let mut dispatcher = match sources.next() {
-            None if self.settings.is_empty() => return Ok(None),
+            None if self.settings.is_empty() && none_discovered => return Ok(None),
             None => ToolDispatcher::new(),
             // A dispatcher given first is kept whole, with its own default timeout.
             Some(Source::Dispatcher(first)) => first.clone(),
@@ -85,7 +93,20 @@ impl ToolsPart {
                 Source::Dispatcher(other) => merge(&mut dispatcher, other)?,
             }
         }
+        for found in discovered {
+            for tool in &found.tools {
+                dispatcher
+                    .register_arc(Arc::clone(tool))
+                    .map_err(|source| failed(found.call.clone(), source))?;
+            }
+        }
         for setting in &self.settings {
+            let name = match setting {
+                Setting::Mode { name, .. } | Setting::Timeout { name, .. } => name,
+            };
+            if pending && !dispatcher.contains(name) {
+                continue;
+            }
             match setting {
                 Setting::Mode { name, mode, call } => dispatcher
                     .set_mode(name, mode.clone())

@@ -96,6 +96,26 @@ pub enum ToolError {
         /// The provider's reason.
         reason: String,
     },
+    /// The tool runs elsewhere (an MCP server) and could not be reached: the connection
+    /// closed, the server process died, a transport error. The session goes on; later calls
+    /// fail the same way until the server is back.
+    #[error("tool `{tool}` could not be reached: {message}")]
+    Unreachable {
+        /// The tool called.
+        tool: String,
+        /// What failed, naming the server.
+        message: String,
+    },
+    /// An error answer taken from a recording, by a replay that does not run the tool (an
+    /// MCP tool in `Live::builder().replay(..)`): `text` is the recorded error text, sent
+    /// again verbatim, so the replayed response is byte-identical to the recorded one.
+    #[error("{text}")]
+    Replayed {
+        /// The tool called.
+        tool: String,
+        /// The recorded error text.
+        text: String,
+    },
 }
 
 impl ToolError {
@@ -116,7 +136,9 @@ impl ToolError {
             | ToolError::Panicked { tool, .. }
             | ToolError::RuntimeFailed { tool, .. }
             | ToolError::NotAllowed { tool, .. }
-            | ToolError::Denied { tool, .. } => tool,
+            | ToolError::Denied { tool, .. }
+            | ToolError::Unreachable { tool, .. }
+            | ToolError::Replayed { tool, .. } => tool,
             ToolError::UnknownTool { name, .. } => name,
         }
     }
@@ -224,6 +246,20 @@ mod tests {
                     phase: "greeting".into(),
                 },
                 "tool `book_table` is not available in the current phase `greeting`",
+            ),
+            (
+                ToolError::Unreachable {
+                    tool: "get_time".into(),
+                    message: "the MCP server `uvx mcp-server-time` closed the connection".into(),
+                },
+                "tool `get_time` could not be reached: the MCP server `uvx mcp-server-time` closed the connection",
+            ),
+            (
+                ToolError::Replayed {
+                    tool: "get_time".into(),
+                    text: "tool `get_time` timed out after 30s".into(),
+                },
+                "tool `get_time` timed out after 30s",
             ),
         ];
         for (error, text) in cases {

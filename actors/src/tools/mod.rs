@@ -59,6 +59,8 @@ mod error;
 mod execution;
 mod formatter;
 mod function;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod mode;
 mod name;
 mod response;
