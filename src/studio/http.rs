@@ -232,11 +232,23 @@ fn route(dir: &Path, live: &LiveCalls, seeks: &Arc<SeekCache>, target: &str) -> 
                     &format!("no recording {name:?} in the studio's directory"),
                 );
             };
+            // A call still streaming in grows under every request: an index of it would be
+            // stale at once, so it is read from the start.
+            let is_live = live.status(&name).is_some();
+            let index = |wanted: bool| {
+                if wanted && !is_live {
+                    seeks.index(&file)
+                } else {
+                    None
+                }
+            };
             let result = match more {
                 "" => call::overview(&file, &name).map(|mut overview| {
                     // The page's next requests are windows of this call: index a long one
                     // while the page draws.
-                    seeks.warm(&file);
+                    if !is_live {
+                        seeks.warm(&file);
+                    }
                     if let Some(status) = live.status(&name) {
                         overview.live = true;
                         overview.dropped = status.dropped;
@@ -252,7 +264,7 @@ fn route(dir: &Path, live: &LiveCalls, seeks: &Arc<SeekCache>, target: &str) -> 
                         })
                         .min(MAX_WINDOW_EVENTS);
                     let every = param("every").unwrap_or(1).max(1);
-                    let seek = (from > 0).then(|| seeks.index(&file)).flatten();
+                    let seek = index(from > 0);
                     call::events(&file, from, to, limit, every, seek.as_deref()).map(|(events, truncated)| {
                         Answer::json(
                             &json!({ "events": events, "truncated": truncated, "every": every }),
@@ -265,7 +277,7 @@ fn route(dir: &Path, live: &LiveCalls, seeks: &Arc<SeekCache>, target: &str) -> 
                     let buckets = param("buckets")
                         .map_or(1_000, |b| usize::try_from(b).unwrap_or(1_000))
                         .clamp(1, 8_000);
-                    let seek = (from > 0).then(|| seeks.index(&file)).flatten();
+                    let seek = index(from > 0);
                     call::peaks(&file, from, to, buckets, seek.as_deref()).map(|peaks| {
                         Answer::json(&json!({ "from": from, "to": to, "peaks": peaks }))
                     })
@@ -280,11 +292,9 @@ fn route(dir: &Path, live: &LiveCalls, seeks: &Arc<SeekCache>, target: &str) -> 
                     .and_then(|seq| seq.parse().ok())
                 {
                     Some(seq) => {
-                        call::frame(&file, seq, seeks.index(&file).as_deref()).map(|frame| {
-                            match frame {
-                                Some(frame) => Answer::json(&frame),
-                                None => Answer::error(404, &format!("{name} has no frame {seq}")),
-                            }
+                        call::frame(&file, seq, index(true).as_deref()).map(|frame| match frame {
+                            Some(frame) => Answer::json(&frame),
+                            None => Answer::error(404, &format!("{name} has no frame {seq}")),
                         })
                     }
                     None => Ok(Answer::error(404, "no such page")),

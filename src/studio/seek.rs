@@ -154,6 +154,8 @@ type Cached = (u64, Option<SystemTime>, Arc<SeekIndex>);
 #[derive(Debug, Default)]
 pub struct SeekCache {
     indexes: Mutex<HashMap<PathBuf, Cached>>,
+    /// The logs a [`warm`](SeekCache::warm) thread is indexing now.
+    building: Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 impl SeekCache {
@@ -191,10 +193,23 @@ impl SeekCache {
         {
             return;
         }
-        let cache = Arc::clone(self);
         let path = path.to_path_buf();
+        if !self
+            .building
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path.clone())
+        {
+            return; // one thread per log at a time
+        }
+        let cache = Arc::clone(self);
         std::thread::spawn(move || {
             cache.index(&path);
+            cache
+                .building
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&path);
         });
     }
 
