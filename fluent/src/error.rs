@@ -245,9 +245,9 @@ pub enum ConnectError {
     Recording {
         /// `wire log` or `journal`.
         what: &'static str,
-        /// The file.
+        /// The file, as the chain or the caller named it.
         path: PathBuf,
-        /// Why.
+        /// The underlying error.
         source: RecordError,
     },
     /// The model-call cassette (`llm_cassette`, `llm_cassette_at`) could not be opened.
@@ -255,7 +255,7 @@ pub enum ConnectError {
     Cassette {
         /// The cassette file.
         path: PathBuf,
-        /// Why.
+        /// The underlying error.
         source: CassetteError,
     },
     /// The resume file an earlier recording left beside the wire log (`X.resume.json`)
@@ -296,9 +296,9 @@ pub enum ReplayError {
     /// The wire log could not be opened.
     #[error("cannot replay the recording: {source}")]
     Tape {
-        /// The file.
+        /// The file, as the chain or the caller named it.
         path: PathBuf,
-        /// Why.
+        /// The underlying error.
         source: RecordError,
     },
     /// The cassette answering the replay's model calls could not be opened.
@@ -306,7 +306,7 @@ pub enum ReplayError {
     Cassette {
         /// The cassette file.
         path: PathBuf,
-        /// Why.
+        /// The underlying error.
         source: CassetteError,
     },
     /// The journal recorded with the wire log (the chain's `.journal(path)`, or
@@ -315,7 +315,7 @@ pub enum ReplayError {
     Journal {
         /// The journal file.
         path: PathBuf,
-        /// Why.
+        /// The underlying error.
         source: RecordError,
     },
     /// The snapshot the recorded session resumed from (`X.resume.json` beside

@@ -50,7 +50,7 @@ const PROMPT_CHARS: usize = 80;
 pub enum LlmDrift {
     /// The replay made a call the cassette has no recorded answer for (the call failed).
     Miss {
-        /// The cassette.
+        /// The cassette file.
         cassette: PathBuf,
         /// The model called.
         model: String,
@@ -63,7 +63,7 @@ pub enum LlmDrift {
     /// The replay made a recorded call more times than it was recorded (the extra call
     /// failed).
     Exhausted {
-        /// The cassette.
+        /// The cassette file.
         cassette: PathBuf,
         /// The model called.
         model: String,
@@ -74,7 +74,7 @@ pub enum LlmDrift {
     },
     /// A recorded call the replay never made.
     Unused {
-        /// The cassette.
+        /// The cassette file.
         cassette: PathBuf,
         /// The recorded call: its 0-based interaction in the cassette.
         interaction: usize,

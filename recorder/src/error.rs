@@ -14,7 +14,7 @@ pub enum RecordError {
     /// The file could not be opened, read or written.
     #[error("cannot access `{}`: {source}", path.display())]
     Io {
-        /// The file.
+        /// The file, as the caller named it.
         path: PathBuf,
         /// What the operating system said.
         #[source]
@@ -23,7 +23,7 @@ pub enum RecordError {
     /// A line that is not a valid entry, anywhere but at the torn end of the file.
     #[error("`{}` line {line} is not a valid entry ({message}); the file is corrupt", path.display())]
     Corrupt {
-        /// The file.
+        /// The file, as the caller named it.
         path: PathBuf,
         /// 1-based line number.
         line: u64,
@@ -40,7 +40,7 @@ pub enum RecordError {
         path.display()
     )]
     NulFilled {
-        /// The file.
+        /// The file, as the caller named it.
         path: PathBuf,
         /// 1-based number of the first line with a NUL byte.
         line: u64,
@@ -52,7 +52,7 @@ pub enum RecordError {
         path.display()
     )]
     OutOfOrder {
-        /// The file.
+        /// The file, as the caller named it.
         path: PathBuf,
         /// 1-based line number of the offending entry.
         line: u64,
@@ -65,7 +65,7 @@ pub enum RecordError {
     /// line): nothing was recorded, or the wrong file was named.
     #[error("`{}` holds no entries", path.display())]
     Empty {
-        /// The file.
+        /// The file, as the caller named it.
         path: PathBuf,
     },
 }

@@ -28,7 +28,7 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Something a reader tolerated but the caller may want to know about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonlWarning {
-    /// The file.
+    /// The file the warning is about.
     pub path: PathBuf,
     /// 1-based line number.
     pub line: u64,

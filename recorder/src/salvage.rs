@@ -28,7 +28,7 @@ pub enum Damage {
 /// Where a salvaging reader stopped reading, and how much it read before.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Salvaged {
-    /// The file.
+    /// The damaged file.
     pub path: PathBuf,
     /// How many entries were read before the damage.
     pub entries: u64,

@@ -29,9 +29,9 @@ pub enum DocumentError {
     /// The file could not be opened, read, written or renamed into place.
     #[error("cannot access the {kind} `{}`: {source}", path.display())]
     Io {
-        /// The format.
+        /// Which kind of document it is (tape or cassette).
         kind: DocumentKind,
-        /// The file.
+        /// The document's file, as the caller named it.
         path: PathBuf,
         /// What the operating system said.
         #[source]
@@ -41,17 +41,17 @@ pub enum DocumentError {
     /// named.
     #[error("the {kind} `{}` is empty", path.display())]
     Empty {
-        /// The format.
+        /// Which kind of document it is (tape or cassette).
         kind: DocumentKind,
-        /// The file.
+        /// The document's file, as the caller named it.
         path: PathBuf,
     },
     /// The file is not JSON: a syntax error, trailing text, or a document cut short.
     #[error("the {kind} `{}` is not JSON: {message} at line {line} column {column}", path.display())]
     NotJson {
-        /// The format.
+        /// Which kind of document it is (tape or cassette).
         kind: DocumentKind,
-        /// The file.
+        /// The document's file, as the caller named it.
         path: PathBuf,
         /// 1-based line of the fault.
         line: usize,
@@ -64,9 +64,9 @@ pub enum DocumentError {
     /// a value out of range.
     #[error("the {kind} `{}` is invalid at `{at}`: {message}", path.display())]
     Invalid {
-        /// The format.
+        /// Which kind of document it is (tape or cassette).
         kind: DocumentKind,
-        /// The file.
+        /// The document's file, as the caller named it.
         path: PathBuf,
         /// The JSON path of the faulty value (`stream[1].delayNs`; `.` is the whole document).
         at: String,
@@ -80,9 +80,9 @@ pub enum DocumentError {
         path.display()
     )]
     TooLarge {
-        /// The format.
+        /// Which kind of document it is (tape or cassette).
         kind: DocumentKind,
-        /// The file.
+        /// The document's file, as the caller named it.
         path: PathBuf,
         /// The size in bytes.
         size: u64,
@@ -95,9 +95,9 @@ pub enum DocumentError {
         path.display()
     )]
     UnsupportedVersion {
-        /// The format.
+        /// Which kind of document it is (tape or cassette).
         kind: DocumentKind,
-        /// The file.
+        /// The document's file, as the caller named it.
         path: PathBuf,
         /// The version in the file.
         found: u64,

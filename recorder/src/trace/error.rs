@@ -13,7 +13,7 @@ pub enum TraceError {
     /// The file could not be opened, read or written.
     #[error("cannot access `{}`: {source}", path.display())]
     Io {
-        /// The file.
+        /// The trace file, as the caller named it.
         path: PathBuf,
         /// What the operating system said.
         #[source]
@@ -22,7 +22,7 @@ pub enum TraceError {
     /// The file is not JSON (or is cut short).
     #[error("`{}` is not JSON: {message} at line {line}, column {column}", path.display())]
     Syntax {
-        /// The file.
+        /// The trace file, as the caller named it.
         path: PathBuf,
         /// 1-based line.
         line: usize,
@@ -34,7 +34,7 @@ pub enum TraceError {
     /// A field is missing, of the wrong type or holds a value it cannot hold.
     #[error("`{}` at {at}: {message}", path.display())]
     Invalid {
-        /// The file.
+        /// The trace file, as the caller named it.
         path: PathBuf,
         /// Where: a JSON path such as `entries[2].timestamp` (`.` for the whole document).
         at: String,
@@ -44,7 +44,7 @@ pub enum TraceError {
     /// A trace of a format version this reader does not know.
     #[error("`{}` at version: trace format version {found} is not supported (this reader reads 1.x)", path.display())]
     UnsupportedVersion {
-        /// The file.
+        /// The trace file, as the caller named it.
         path: PathBuf,
         /// The version the file names.
         found: String,
@@ -52,7 +52,7 @@ pub enum TraceError {
     /// Entries that do not pair up: see [`TraceProblem`].
     #[error("`{}` at {at}: {problem}", path.display())]
     Inconsistent {
-        /// The file.
+        /// The trace file, as the caller named it.
         path: PathBuf,
         /// Where: the offending entry's `index`, e.g. `entries[4].index`.
         at: String,
