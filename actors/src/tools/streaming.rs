@@ -71,7 +71,9 @@ pub trait StreamingTool: Send + Sync + 'static {
 #[derive(Clone)]
 pub struct ToolStream {
     sink: Option<Arc<dyn Fn(Value) + Send + Sync>>,
-    kept: Arc<Mutex<Vec<Value>>>,
+    /// Results sent so far, and — only where they cannot go out as they come — the results
+    /// themselves, for the final response.
+    sent: Arc<Mutex<(usize, Vec<Value>)>>,
 }
 
 impl std::fmt::Debug for ToolStream {
@@ -86,12 +88,11 @@ impl ToolStream {
     /// Sends one result: to the model now, or kept for the final response where responses
     /// cannot continue.
     pub fn send(&self, result: Value) {
-        self.kept
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(result.clone());
-        if let Some(sink) = &self.sink {
-            sink(result);
+        let mut sent = self.sent.lock().unwrap_or_else(PoisonError::into_inner);
+        sent.0 += 1;
+        match &self.sink {
+            Some(sink) => sink(result),
+            None => sent.1.push(result),
         }
     }
 
@@ -125,15 +126,15 @@ impl ToolFunction for Streaming {
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
         let results = ToolStream {
             sink: ctx.partials(),
-            kept: Arc::default(),
+            sent: Arc::default(),
         };
         let run = self.0.run(args, ctx, results.clone());
         async move {
             run.await?;
-            let kept =
-                std::mem::take(&mut *results.kept.lock().unwrap_or_else(PoisonError::into_inner));
+            let (count, kept) =
+                std::mem::take(&mut *results.sent.lock().unwrap_or_else(PoisonError::into_inner));
             Ok(if results.streams() {
-                json!({ "results_sent": kept.len() })
+                json!({ "results_sent": count })
             } else {
                 json!({ "results": kept })
             })
