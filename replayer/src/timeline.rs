@@ -180,7 +180,9 @@ fn describe_client(message: &ClientMessage) -> FrameView {
     FrameView::new("client", "")
 }
 
-fn describe_server(message: &ServerMessage) -> FrameView {
+/// What a server message shows on a timeline (as [`describe`] shows its frame), for a
+/// caller that has decoded it already.
+pub fn describe_server(message: &ServerMessage) -> FrameView {
     let mut view = if let Some(content) = &message.server_content {
         describe_content(content)
     } else if let Some(call) = &message.tool_call {

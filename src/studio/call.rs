@@ -11,7 +11,7 @@ use std::io::Cursor;
 use std::path::Path;
 
 use reel_actors::router::destinations;
-use reel_protocol::{Blob, decode_client, decode_server, events_from_frame};
+use reel_protocol::{Blob, ServerMessage, decode_client, decode_server, events_from_frame};
 use reel_recorder::journal::read_journal;
 use reel_recorder::live_feed::SessionNote;
 use reel_recorder::wire_log::{Direction, WireEntry};
@@ -19,7 +19,7 @@ use reel_recorder::{WireLogReader, open_wire_log};
 
 use super::seek::{SeekIndex, read_from};
 use reel_replayer::export::{PeakMeter, WavExporter};
-use reel_replayer::timeline::describe;
+use reel_replayer::timeline::{describe, describe_server};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -191,7 +191,14 @@ fn entries(path: &Path) -> Result<WireLogReader, String> {
 }
 
 pub(crate) fn row(entry: &WireEntry, t0: u64) -> EventRow {
-    let view = describe(entry);
+    // A server frame is decoded once: for its description and for its lanes.
+    let decoded = (entry.dir == Direction::In && entry.close.is_none())
+        .then(|| decode_server(&entry.payload).ok())
+        .flatten();
+    let (view, lanes) = match decoded {
+        Some(message) => (describe_server(&message), lanes_of(message)),
+        None => (describe(entry), Vec::new()),
+    };
     EventRow {
         seq: entry.seq,
         t_ms: entry.ts_ms.saturating_sub(t0),
@@ -202,18 +209,12 @@ pub(crate) fn row(entry: &WireEntry, t0: u64) -> EventRow {
         kind: view.kind,
         summary: view.summary,
         audio_ms: view.audio_ms,
-        lanes: lanes_of(entry),
+        lanes,
     }
 }
 
-/// The lanes the router sends a server frame's events to.
-fn lanes_of(entry: &WireEntry) -> Vec<&'static str> {
-    if entry.dir != Direction::In || entry.close.is_some() {
-        return Vec::new();
-    }
-    let Ok(message) = decode_server(&entry.payload) else {
-        return Vec::new();
-    };
+/// The lanes the router sends a server message's events to.
+fn lanes_of(message: ServerMessage) -> Vec<&'static str> {
     let (mut fast, mut control) = (false, false);
     for event in events_from_frame(message) {
         let (to_fast, to_control, _) = destinations(&event);
