@@ -31,11 +31,10 @@ use std::sync::Arc;
 
 use reel_actors::llm::CassetteMode;
 use reel_actors::persistence::{MemoryPersistence, SessionPersistence};
-use reel_actors::tools::RecordedConfirmations;
 use reel_protocol::{ApiEndpoint, decode_client};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::WireEntry;
-use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
+use reel_replayer::{Pacing, RecordedConfirmations, ReplayOptions, Tape, replay_session};
 
 use crate::builder::LiveBuilder;
 use crate::error::ReplayError;
@@ -211,26 +210,32 @@ impl LiveBuilder {
         recording: impl Into<TapeSource>,
         options: ReplayOptions,
     ) -> Result<ReplayedSession, ReplayError> {
-        self.plan()?;
+        let confirmed = self
+            .plan()?
+            .dispatcher
+            .is_some_and(|dispatcher| !dispatcher.confirmed_tools().is_empty());
         let source = recording.into();
         let log = source.path().map(Path::to_owned);
         let mut tape = source.open()?;
         let mut discovered = Vec::new();
-        if !self.mcp.is_empty() {
-            // MCP tools are not started: declared and answered from the recording.
+        // What is answered from the recording — MCP tools (whose servers a replay does not
+        // start) and confirmations (nobody is asked) — is found by one scan of the tape,
+        // as it is read.
+        let scan = if self.mcp.is_empty() && !confirmed {
+            None
+        } else {
             let (scanned, scan) = recorded_mcp::scanned(tape)?;
             tape = scanned;
+            Some(scan)
+        };
+        if let Some(scan) = scan.as_ref().filter(|_| !self.mcp.is_empty()) {
             let native = self.native_function_names()?;
-            discovered.push(recorded_mcp::recorded_tools(&scan, &native, &self.mcp).await?);
+            discovered.push(recorded_mcp::recorded_tools(scan, &native, &self.mcp).await?);
         }
         let mut plan = self.plan_with(&discovered, false)?;
-        // Confirmations come from the recording, never from a prompt.
-        if let (Some(dispatcher), Some(log)) = (plan.dispatcher.as_mut(), &log) {
-            let marked = dispatcher.confirmed_tools();
-            if !marked.is_empty() {
-                let recorded = recorded_confirmations(log, &marked)?;
-                dispatcher.set_confirmation_provider(Arc::new(recorded));
-            }
+        if let (Some(dispatcher), Some(scan), true) = (plan.dispatcher.as_mut(), &scan, confirmed) {
+            dispatcher
+                .set_confirmation_provider(Arc::new(RecordedConfirmations::new(Arc::clone(scan))));
         }
         let cassette = match self.llm.replay_cassette(log.as_deref())? {
             None => None,
@@ -327,33 +332,6 @@ pub(crate) fn recorded_endpoint(first: &WireEntry) -> ApiEndpoint {
             .with_base_url(ApiEndpoint::offline().base_url()),
         None => ApiEndpoint::offline(),
     }
-}
-
-/// The decisions on confirmed tools' calls in the log at `log`: its outbound tool
-/// responses, read once.
-fn recorded_confirmations(
-    log: &Path,
-    marked: &[String],
-) -> Result<RecordedConfirmations, ReplayError> {
-    let reader = reel_recorder::WireLogReader::open(log).map_err(|source| ReplayError::Tape {
-        path: log.to_owned(),
-        source,
-    })?;
-    let mut responses = Vec::new();
-    for entry in reader {
-        let entry = entry.map_err(|source| ReplayError::Tape {
-            path: log.to_owned(),
-            source,
-        })?;
-        if entry.dir == reel_recorder::Direction::Out
-            && entry.payload.windows(11).any(|w| w == b"oolResponse")
-        {
-            responses.push(entry);
-        }
-    }
-    Ok(RecordedConfirmations::from_wire(&responses, |name| {
-        marked.iter().any(|m| m == name)
-    }))
 }
 
 #[cfg(test)]

@@ -174,8 +174,8 @@ impl LiveBuilder {
     /// Decides the calls of tools that must be confirmed
     /// ([`ConfirmTool`](reel_actors::tools::ConfirmTool)) before they run: a prompt in
     /// the application, a policy, [`StaticConfirmation`](reel_actors::tools::StaticConfirmation).
-    /// A chain with such a tool and no provider is refused. A replay of a recorded file
-    /// asks nobody: each call is answered as the recording shows it was.
+    /// A chain with such a tool and no provider is refused. A replay asks nobody: each call
+    /// is answered as the recording (a file or one in memory) shows it was.
     ///
     /// ```
     /// use std::sync::Arc;

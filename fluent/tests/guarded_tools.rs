@@ -139,6 +139,22 @@ async fn a_confirmed_tool_runs_only_when_the_provider_agrees_and_its_replay_asks
         .await;
     assert_eq!(outcome.divergences, vec![]);
     assert_eq!(replay_runs.load(Ordering::SeqCst), 1);
+
+    // The same from a recording in memory: the decisions come from the tape as it is read.
+    let entries = reel_recorder::read_wire_log(&log).unwrap();
+    let outcome = Live::builder()
+        .text_only()
+        .tool(transfer(Arc::clone(&replay_runs)))
+        .confirmation_provider(Arc::new(|request: ConfirmationRequest| async move {
+            panic!("a replay asked for {request:?}")
+        }))
+        .replay(entries)
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert_eq!(outcome.divergences, vec![]);
+    assert_eq!(replay_runs.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test(start_paused = true)]

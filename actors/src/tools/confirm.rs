@@ -9,18 +9,16 @@
 //! is denied ("no confirmation provider is set"): a tool that must be confirmed never runs
 //! unconfirmed.
 //!
-//! In a replay nobody is asked: [`RecordedConfirmations`] answers each call as the
-//! recording shows it was answered (a denial's error response, or the tool's result), so
-//! the replay takes the same path as the session did.
+//! In a replay nobody is asked: `reel_replayer::RecordedConfirmations` answers each call
+//! as the recording shows it was answered ([`recorded_decision`]: a denial's error
+//! response, or the tool's result), so the replay takes the same path as the session did.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use reel_protocol::FunctionDeclaration;
-use reel_recorder::wire_log::{Direction, WireEntry};
 use serde_json::Value;
 
 use super::{ToolContext, ToolError, ToolFunction};
@@ -177,83 +175,27 @@ impl ToolFunction for ConfirmTool {
 /// The prefix of a denial's text, as [`ToolError::Denied`] writes it.
 const DENIED_PREFIX: &str = "the user did not confirm `";
 
-/// The decisions a recording shows, by call id: a replay's provider, which never asks.
+/// The decision a recorded response to a confirmed tool's call shows: a denial's error
+/// response (`{"error": "the user did not confirm `tool`: reason"}`, as
+/// [`ToolError::Denied`] writes it) was denied with that reason; any other response means
+/// the call was confirmed and ran. What a replay's provider answers with
+/// (`reel_replayer::RecordedConfirmations`).
 ///
-/// A call of a marked tool whose response is a denial (`{"error": "the user did not
-/// confirm `tool`: reason"}`) was denied with that reason; any other response means it
-/// was confirmed. A call the recording never answered is denied with a reason that says
-/// so, and the replay's response then shows the difference.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RecordedConfirmations {
-    decisions: HashMap<String, ToolConfirmation>,
-}
-
-impl RecordedConfirmations {
-    /// The decisions in `entries` (a wire log) on calls of the tools `marked` says need
-    /// confirmation.
-    pub fn from_wire<'a>(
-        entries: impl IntoIterator<Item = &'a WireEntry>,
-        marked: impl Fn(&str) -> bool,
-    ) -> RecordedConfirmations {
-        let mut decisions = HashMap::new();
-        for entry in entries {
-            if entry.dir != Direction::Out || entry.close.is_some() {
-                continue;
-            }
-            let Ok(message) = reel_protocol::decode_client(&entry.payload) else {
-                continue;
-            };
-            let responses = message
-                .tool_response
-                .iter()
-                .flat_map(|r| r.function_responses.iter().flatten());
-            for response in responses {
-                let (Some(id), Some(name)) = (&response.id, &response.name) else {
-                    continue;
-                };
-                if !marked(name) {
-                    continue;
-                }
-                let denial = response
-                    .response
-                    .as_ref()
-                    .and_then(|r| r.get("error"))
-                    .and_then(Value::as_str)
-                    .and_then(|text| text.strip_prefix(DENIED_PREFIX))
-                    .and_then(|rest| rest.split_once("`: "))
-                    .map(|(_, reason)| reason.to_owned());
-                decisions.insert(
-                    id.clone(),
-                    denial.map_or(ToolConfirmation::Confirmed, ToolConfirmation::denied),
-                );
-            }
-        }
-        RecordedConfirmations { decisions }
-    }
-
-    /// How many decisions the recording holds.
-    pub fn len(&self) -> usize {
-        self.decisions.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.decisions.is_empty()
-    }
-}
-
-impl ConfirmationProvider for RecordedConfirmations {
-    fn confirm(&self, request: ConfirmationRequest) -> BoxFuture<'static, ToolConfirmation> {
-        let answer = self
-            .decisions
-            .get(&request.call_id)
-            .cloned()
-            .unwrap_or_else(|| {
-                ToolConfirmation::denied(format!(
-                    "the recording holds no decision on call {}",
-                    request.call_id
-                ))
-            });
-        async move { answer }.boxed()
-    }
+/// ```
+/// use reel_actors::tools::{ToolConfirmation, recorded_decision};
+/// use serde_json::json;
+///
+/// let denied = json!({"error": "the user did not confirm `transfer`: over the limit"});
+/// assert_eq!(recorded_decision(&denied), ToolConfirmation::denied("over the limit"));
+/// assert_eq!(recorded_decision(&json!({"moved": 50})), ToolConfirmation::Confirmed);
+/// ```
+pub fn recorded_decision(response: &Value) -> ToolConfirmation {
+    response
+        .get("error")
+        .and_then(Value::as_str)
+        .and_then(|text| text.strip_prefix(DENIED_PREFIX))
+        .and_then(|rest| rest.split_once("`: "))
+        .map_or(ToolConfirmation::Confirmed, |(_, reason)| {
+            ToolConfirmation::denied(reason)
+        })
 }

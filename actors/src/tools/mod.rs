@@ -73,8 +73,8 @@ mod typed;
 pub use barge_in::BargeIn;
 pub use cached::CachedTool;
 pub use confirm::{
-    ConfirmTool, ConfirmationProvider, ConfirmationRequest, RecordedConfirmations,
-    StaticConfirmation, ToolConfirmation,
+    ConfirmTool, ConfirmationProvider, ConfirmationRequest, StaticConfirmation, ToolConfirmation,
+    recorded_decision,
 };
 pub use context::ToolContext;
 pub use dispatcher::{DEFAULT_TOOL_TIMEOUT, ToolDispatcher};

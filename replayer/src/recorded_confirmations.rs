@@ -1,0 +1,69 @@
+//! [`RecordedConfirmations`]: a replay's confirmation provider, which never asks anyone.
+//!
+//! A tool that must be confirmed ([`ConfirmTool`](reel_actors::tools::ConfirmTool)) runs
+//! again in a replay, but its confirmation is taken from the recording: the response the
+//! session sent for the call's id, found by the same [`TapeScan`] that answers recorded
+//! tools as the tape is read (the tape is read once, from a file or from memory). A denial's
+//! error response was a denial with its reason, any other response a confirmation
+//! ([`recorded_decision`]); a call the recording never answered is denied with a reason
+//! that says so, and the replay's response then shows the difference.
+
+use std::sync::Arc;
+
+use futures_util::future::{BoxFuture, FutureExt};
+use reel_actors::tools::{
+    ConfirmationProvider, ConfirmationRequest, ToolConfirmation, recorded_decision,
+};
+use reel_protocol::FunctionCall;
+
+use crate::tape_scan::TapeScan;
+
+/// Confirmations as the recording `scan` reads shows them (see the [module docs](self)).
+#[derive(Clone)]
+pub struct RecordedConfirmations {
+    scan: Arc<TapeScan>,
+}
+
+impl std::fmt::Debug for RecordedConfirmations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordedConfirmations")
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordedConfirmations {
+    /// Decisions from the recording `scan` reads.
+    pub fn new(scan: Arc<TapeScan>) -> Self {
+        RecordedConfirmations { scan }
+    }
+}
+
+impl ConfirmationProvider for RecordedConfirmations {
+    fn confirm(&self, request: ConfirmationRequest) -> BoxFuture<'static, ToolConfirmation> {
+        let scan = Arc::clone(&self.scan);
+        async move {
+            let call = FunctionCall {
+                id: Some(request.call_id.clone()),
+                name: Some(request.tool.clone()),
+                args: Some(request.args.clone()),
+                ..FunctionCall::default()
+            };
+            let recorded = scan
+                .answers(std::slice::from_ref(&call))
+                .await
+                .and_then(|responses| {
+                    responses
+                        .into_iter()
+                        .find(|response| response.id.as_deref() == Some(request.call_id.as_str()))
+                });
+            match recorded {
+                Some(response) => recorded_decision(&response.response.unwrap_or_default()),
+                None => ToolConfirmation::denied(format!(
+                    "the recording holds no decision on call {}",
+                    request.call_id
+                )),
+            }
+        }
+        .boxed()
+    }
+}
