@@ -53,6 +53,7 @@ mod scalars;
 mod secret;
 mod server;
 mod setup;
+mod user_input;
 
 pub use client::{
     ActivitySignal, ClientContent, ClientMessage, ClientMessageKind, ContextUpdate, RealtimeInput,
@@ -94,4 +95,5 @@ pub use setup::{
     SessionResumptionConfig, Setup, SlidingWindow, SpeechConfig, StartSensitivity, ThinkingConfig,
     Tool, TurnCoverage, VoiceConfig,
 };
+pub use user_input::UserInput;
 pub use wire::Extra;
