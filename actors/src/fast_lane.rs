@@ -95,7 +95,10 @@ impl Actor for FastLane {
                         .publish_with(Lane::Fast, || LiveEvent::Session(event));
                 }
                 LaneItem::End => drained(&state.args.peers, Child::FastLane),
-                LaneItem::ToolDone(_) | LaneItem::ToolPartial(_) => {}
+                LaneItem::ToolDone(_)
+                | LaneItem::ToolPartial(_)
+                | LaneItem::Input(_)
+                | LaneItem::FrameSeq(_) => {}
             }
             inbox.done(taken.seq);
         }

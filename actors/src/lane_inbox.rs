@@ -15,6 +15,7 @@ use crate::inbox::{Bound, Failed, Inbox};
 use crate::peers::Peers;
 use crate::router::RouterMsg;
 use crate::supervisor::SupervisorMsg;
+use crate::tools::StampedInput;
 
 /// How many items wait for a lane at most before the router waits (backpressure to the
 /// reader, and from there to the socket): about 20 s of 40 ms audio chunks.
@@ -45,6 +46,13 @@ pub enum LaneItem {
     /// A streaming tool's result, to send while it runs (control lane only): its batch,
     /// its place in the batch, the result.
     ToolPartial(Box<(u64, usize, serde_json::Value)>),
+    /// The user's realtime input, for the running tools that consume it (control lane
+    /// only, and only when the session has such tools).
+    Input(Box<StampedInput>),
+    /// The wire sequence number of the frame whose events follow: pushed before the events
+    /// of a `toolCall` frame (control lane only, when the session has tools that consume
+    /// input), whose calls take the input stamped after it.
+    FrameSeq(u64),
     /// No more events: the lane finishes and reports drained.
     End,
 }
@@ -77,6 +85,11 @@ pub enum FailedItem {
         /// Its place in the batch.
         index: usize,
     },
+    /// A piece of the user's input being handed to tools (the successor hands it again —
+    /// each call takes it once — and reports the failure like any other).
+    Input(Box<StampedInput>),
+    /// The sequence number of a `toolCall` frame (the successor notes it again).
+    FrameSeq(u64),
     /// The end of the events.
     End,
 }
@@ -112,6 +125,8 @@ impl FailedItem {
                 batch: partial.0,
                 index: partial.1,
             },
+            LaneItem::Input(input) => FailedItem::Input(input.clone()),
+            LaneItem::FrameSeq(seq) => FailedItem::FrameSeq(*seq),
             LaneItem::End => FailedItem::End,
         }
     }
@@ -122,6 +137,8 @@ impl FailedItem {
             FailedItem::Event { kind, .. } => kind,
             FailedItem::ToolDone { .. } => "tool_done",
             FailedItem::ToolPartial { .. } => "tool_partial",
+            FailedItem::Input(_) => "tool_input",
+            FailedItem::FrameSeq(_) => "frame_seq",
             FailedItem::End => "end",
         }
     }

@@ -17,6 +17,7 @@ use crate::slot::Slot;
 use crate::state::{StateStoreMsg, StoreInbox, store_inbox};
 use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryMsg;
+use crate::tools::ToolInputs;
 use crate::transport::TransportMsg;
 
 /// The inboxes and current instances of a session's actors, the clock and the event hub.
@@ -48,6 +49,8 @@ pub struct Peers {
     pub supervisor: Arc<Slot<SupervisorMsg>>,
     /// Where events go to the application.
     pub hub: Arc<EventHub>,
+    /// The user's input for running tools: whether it is forwarded, their queues.
+    pub tool_input: Arc<ToolInputs>,
     clock: Arc<EventClock>,
 }
 
@@ -99,6 +102,7 @@ impl Peers {
             telemetry_actor,
             supervisor: Arc::default(),
             hub,
+            tool_input: Arc::default(),
             clock,
         }
     }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::{
     DecodeLimits, EventDecoder, PhaseInput, PhaseTracker, SessionCommand, SessionError,
-    SessionEvent, SessionPhase, decode_server_partial_with,
+    SessionEvent, SessionPhase, UserInput, decode_server_partial_with,
 };
 use tokio::sync::watch;
 
@@ -25,6 +25,7 @@ use crate::inbox::{Bound, Inbox};
 use crate::lane_inbox::{LaneInbox, LaneItem};
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
+use crate::tools::StampedInput;
 use crate::transport::{LinkFrame, Stamp, TransportMsg};
 
 /// How many items wait for the router at most before the transport's reader waits.
@@ -46,6 +47,10 @@ pub const ROUTER_BOUND: Bound = Bound::wait(ROUTER_CAPACITY);
 pub fn router_item_bytes(message: &RouterMsg) -> usize {
     match message {
         RouterMsg::Inbound { frame, .. } => frame.bytes.len(),
+        RouterMsg::Input(input) => match &input.input {
+            UserInput::Audio(data) | UserInput::Video(data) => data.len(),
+            _ => 0,
+        },
         _ => 0,
     }
 }
@@ -103,6 +108,9 @@ pub enum RouterMsg {
     },
     /// An event the runtime made (an error to report), routed to the control lane in order.
     Report(Box<SessionEvent>),
+    /// The user's realtime input, for the running tools that consume it (reported only
+    /// when the session has such tools), routed to the control lane in order.
+    Input(Box<StampedInput>),
     /// Replies with the number of the last item pushed to the fast lane, the control lane
     /// and telemetry, after everything received before it was routed. With
     /// [`Inbox::wait_finished`] it tells when the tree has consumed those frames.
@@ -277,6 +285,10 @@ impl RouterState {
                 let ts_ms = state.event_time;
                 state.route([*event], ts_ms).await;
             }
+            RouterMsg::Input(input) => {
+                state.advance(Some(input.ts_ms));
+                state.push_control(LaneItem::Input(input)).await;
+            }
             RouterMsg::Barrier(reply) => {
                 state.flush().await;
                 let [fast, control, telemetry] = state.lanes();
@@ -367,6 +379,14 @@ impl RouterState {
         let mut events = std::mem::take(&mut self.events);
         self.decoder
             .decode_partial_in_place(stamp.seq, message, &mut events);
+        if self.peers.tool_input.forwarded()
+            && events
+                .iter()
+                .any(|event| matches!(event, SessionEvent::ToolCall(_)))
+        {
+            // The input of the calls this frame starts begins after it.
+            self.push_control(LaneItem::FrameSeq(stamp.seq)).await;
+        }
         for event in &events {
             match event {
                 SessionEvent::Connected { .. } => {
@@ -462,6 +482,14 @@ impl RouterState {
             .iter()
             .any(|pending| pending.len() >= LANE_BATCH)
         {
+            self.flush().await;
+        }
+    }
+
+    /// Adds `item` to what the control lane is pushed next, in order with the events.
+    async fn push_control(&mut self, item: LaneItem) {
+        self.pending[1].push(item);
+        if self.pending[1].len() >= LANE_BATCH {
             self.flush().await;
         }
     }

@@ -347,7 +347,10 @@ impl Actor for Telemetry {
                     _ => {}
                 },
                 LaneItem::End => drained(&args.peers, Child::Telemetry),
-                LaneItem::ToolDone(_) | LaneItem::ToolPartial(_) => {}
+                LaneItem::ToolDone(_)
+                | LaneItem::ToolPartial(_)
+                | LaneItem::Input(_)
+                | LaneItem::FrameSeq(_) => {}
             }
             inbox.done(taken.seq);
         }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::tools::{
-    ConfirmationProvider, DispatchError, ResultFormatter, Streaming, StreamingTool, ToolDispatcher,
-    ToolExecutionMode, ToolFunction,
+    ConfirmationProvider, DispatchError, InputStreaming, InputStreamingTool, ResultFormatter,
+    Streaming, StreamingTool, ToolDispatcher, ToolExecutionMode, ToolFunction,
 };
 use reel_protocol::Scheduling;
 
@@ -225,6 +225,16 @@ impl LiveBuilder {
         self.tools
             .sources
             .push(Source::One(Arc::new(Streaming(Arc::new(tool)))));
+        self
+    }
+
+    /// Registers an [`InputStreamingTool`]: a streaming tool whose calls also receive the
+    /// user's live input (audio, video, streamed text, activity signals) from the call on,
+    /// in a replay the recorded input in the same order.
+    pub fn input_streaming_tool(mut self, tool: impl InputStreamingTool) -> Self {
+        self.tools
+            .sources
+            .push(Source::One(Arc::new(InputStreaming(Arc::new(tool)))));
         self
     }
 

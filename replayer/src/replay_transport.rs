@@ -21,7 +21,9 @@ use reel_actors::clock::ManualClock;
 use reel_actors::router::RouterMsg;
 use reel_actors::transport::{TransportArgs, TransportFactory, TransportMsg, TreeReports};
 use reel_actors::writer::Origin;
-use reel_protocol::{CommandEncoder, FrameKind, SessionCommand, decode_client, decode_server};
+use reel_protocol::{
+    CommandEncoder, FrameKind, SessionCommand, UserInput, decode_client, decode_server,
+};
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
@@ -355,7 +357,18 @@ impl TapeReader {
                             .await;
                     }
                 }
-                TapeItem::AppOutbound(entry) => self.replay_app_frame(&entry).await,
+                TapeItem::AppOutbound(entry) => {
+                    let handed = self.replay_app_frame(&entry).await;
+                    // Input handed to a running tool: the tape waits until it has room for
+                    // more (see `barrier`).
+                    if handed > 0
+                        && self.options.pacing.waits_for_consumption()
+                        && self.args.peers.tool_input.running()
+                    {
+                        self.barrier().await;
+                        in_flight = 0;
+                    }
+                }
                 TapeItem::Close(entry) => {
                     if self.options.pacing.waits_for_consumption() {
                         self.barrier().await;
@@ -461,8 +474,9 @@ impl TapeReader {
     /// transcript, what it did to the session phase (answering tool calls by hand) is
     /// reproduced, and its activity signals (client VAD, or `activity_end` by hand) reach
     /// the router as they did live, where the end of the user's turn starts the
-    /// first-response measure.
-    async fn replay_app_frame(&self, entry: &reel_recorder::wire_log::WireEntry) {
+    /// first-response measure. Its realtime input reaches the tools that consume input, if
+    /// the session has any: returns how many pieces were handed over.
+    async fn replay_app_frame(&self, entry: &reel_recorder::wire_log::WireEntry) -> usize {
         let conn = *self.conn.lock().await;
         self.shared.clock.set(entry.ts_ms);
         let stamp = self
@@ -470,11 +484,19 @@ impl TapeReader {
             .tap
             .stamp_out(conn, entry.binary, Origin::App, &entry.payload);
         let Ok(message) = decode_client(&entry.payload) else {
-            return;
+            return 0;
         };
         let reports = reports(&self.args);
         if let Some(text) = message.user_text() {
             reports.app_text(text, stamp);
+        }
+        // In the order the live transport reports them: the text, the input, the command.
+        let mut handed = 0;
+        if self.args.peers.tool_input.forwarded() {
+            for (part, input) in (0..).zip(UserInput::of_message(&message)) {
+                reports.app_input(input, part, stamp);
+                handed += 1;
+            }
         }
         if let Some(input) = &message.realtime_input {
             let signals = [
@@ -498,6 +520,7 @@ impl TapeReader {
             let command = SessionCommand::SendToolResponse(responses);
             reports.sent(command, Origin::App, stamp, false);
         }
+        handed
     }
 
     /// A runtime frame only application code produces, in a replay without it: stamped at
@@ -529,6 +552,16 @@ impl TapeReader {
             .zip(marks)
         {
             lane.wait_finished(mark).await;
+        }
+        // Live, the user's input comes in real time and a tool has time to take it; here it
+        // comes as fast as the tree takes it: the tape waits for the tools to make room.
+        if peers.tool_input.forwarded()
+            && !peers
+                .tool_input
+                .wait_for_room(self.options.produce_timeout)
+                .await
+        {
+            tracing::warn!("a tool does not take its input: the replay reads on");
         }
     }
 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::signals::SessionSignals;
 use super::tool_batches::ToolBatches;
+use super::tool_input::ToolInputData;
 use crate::persistence::SessionSnapshot;
 use crate::reactive::ReactiveData;
 use crate::state::State;
@@ -33,6 +34,8 @@ pub struct ControlData {
     /// The session's own instruction (the config's, before any phase's): what an
     /// amendment is appended to in a phase that has no instruction.
     pub(crate) base_instruction: Option<String>,
+    /// The user's input for the running tools that consume it.
+    pub(crate) tool_input: ToolInputData,
 }
 
 impl ControlData {
@@ -52,6 +55,7 @@ impl ControlData {
             last_instruction: None,
             setup_instruction: None,
             base_instruction: None,
+            tool_input: ToolInputData::default(),
         }
     }
 

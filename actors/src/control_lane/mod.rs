@@ -65,6 +65,7 @@ mod reports;
 pub(crate) mod signals;
 pub(crate) mod tool_batches;
 mod tool_calls;
+mod tool_input;
 mod turn;
 
 pub use data::ControlData;
@@ -275,6 +276,8 @@ impl Actor for ControlLane {
                     let (batch, index, result) = *partial;
                     lane.tool_partial(&mut data, batch, index, result).await;
                 }
+                LaneItem::Input(input) => data.tool_input.input(&input),
+                LaneItem::FrameSeq(seq) => data.tool_input.frame(seq),
                 LaneItem::End => lane.shutdown(&mut data).await,
             }
             inbox.done(taken.seq);
@@ -310,6 +313,7 @@ impl ControlLaneState {
         for (batch, index) in data.batches.running() {
             self.cancel_call(data, batch, index);
         }
+        data.tool_input.close();
         let now = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
         self.flush_signals(data, now, true).await;
         self.save_final_snapshot(data).await;
@@ -339,6 +343,9 @@ impl ControlLaneState {
                 self.shutdown(data).await;
                 return;
             }
+            // Handed again: each call takes a piece of input once.
+            FailedItem::Input(input) => data.tool_input.input(input),
+            FailedItem::FrameSeq(seq) => data.tool_input.frame(*seq),
             FailedItem::Event { .. } | FailedItem::ToolPartial { .. } => {}
         }
         report_failed(&self.peers, Child::ControlLane, failed);

@@ -106,6 +106,18 @@ impl ControlLaneState {
                             .push(LaneItem::ToolPartial(Box::new((batch_id, index, result))));
                     }));
                 }
+                // A tool that consumes the user's input reads it from the call on.
+                if let Some(capacity) = dispatcher
+                    .get(slot.name())
+                    .and_then(|tool| tool.input_capacity())
+                {
+                    let (feed, input) = self
+                        .peers
+                        .tool_input
+                        .open(capacity, data.tool_input.frame_seq);
+                    data.tool_input.start((batch_id, index), feed);
+                    ctx = ctx.with_input(input);
+                }
                 starts.push((index, slot.call.clone(), ctx));
             }
             let dispatcher = Arc::clone(dispatcher);
@@ -232,6 +244,7 @@ impl ControlLaneState {
         };
         if let CallStatus::Running(cancel) = &slot.status {
             cancel.cancel();
+            data.tool_input.stop((batch, index));
             slot.delta.rollback();
             slot.status = CallStatus::Cancelled;
             self.peers.hub.publish(

@@ -22,6 +22,7 @@ use crate::recorder::{RecordQueue, RecorderArgs};
 use crate::router::RouterArgs;
 use crate::supervisor::{SessionSupervisor, SupervisorArgs};
 use crate::telemetry::{TelemetryArgs, TelemetryShared};
+use crate::tools::ToolDispatcher;
 use crate::transport::{TransportArgs, WebSocketConnector, WireTap};
 use crate::writer::{Origin, SessionWriter};
 
@@ -110,6 +111,14 @@ impl LiveSessionBuilder {
         };
         let (transcript_tx, transcript_rx) = watch::channel(Arc::from(Vec::new()));
         let peers = Arc::new(Peers::new(clock, Arc::clone(&self.hub)));
+        if self
+            .dispatcher
+            .as_ref()
+            .is_some_and(ToolDispatcher::takes_input)
+        {
+            // Only then does the user's input go past the transport.
+            peers.tool_input.forward();
+        }
         let record_queue_for_handle = record_queue.clone();
         if let Some(hook) = &self.fault_hook {
             peers.router.set_fault_hook(Child::Router, Arc::clone(hook));

@@ -2,7 +2,7 @@
 //! session state, a cancellation signal, and the session's way of handing out models.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::llm::{BaseLlm, LlmInterceptor, PassThrough};
 use crate::state::DeltaState;
 
-use super::ToolError;
+use super::{ToolError, ToolInput};
 
 /// Handed to every tool call.
 ///
@@ -40,6 +40,8 @@ pub struct ToolContext {
     interceptor: Arc<dyn LlmInterceptor>,
     /// Where a streaming tool's results go as they come, when they can.
     partials: Option<Arc<dyn Fn(Value) + Send + Sync>>,
+    /// The user's input, for a tool that consumes it (taken once, by the tool).
+    input: Option<Arc<Mutex<Option<ToolInput>>>>,
 }
 
 impl ToolContext {
@@ -54,7 +56,23 @@ impl ToolContext {
             cancel,
             interceptor: Arc::new(PassThrough),
             partials: None,
+            input: None,
         }
+    }
+
+    /// The call receives the user's live input through `input`
+    /// ([`InputStreamingTool`](super::InputStreamingTool)).
+    pub fn with_input(mut self, input: ToolInput) -> Self {
+        self.input = Some(Arc::new(Mutex::new(Some(input))));
+        self
+    }
+
+    /// Takes the user's live input handed to the call, if any (once: clones of the context
+    /// share it).
+    pub fn take_input(&self) -> Option<ToolInput> {
+        self.input
+            .as_ref()
+            .and_then(|input| input.lock().unwrap_or_else(PoisonError::into_inner).take())
     }
 
     /// A streaming tool's results are handed to `sink` as they come (the control lane

@@ -219,6 +219,23 @@ impl ToolDispatcher {
         self.register_arc(Arc::new(super::streaming::Streaming(tool)))
     }
 
+    /// Registers an [`InputStreamingTool`](super::InputStreamingTool): like a streaming
+    /// tool, and each call receives the user's live input while it runs.
+    pub fn register_input_streaming(
+        &mut self,
+        tool: Arc<dyn super::InputStreamingTool>,
+    ) -> Result<(), DispatchError> {
+        self.register_arc(Arc::new(super::InputStreaming(tool)))
+    }
+
+    /// Whether a registered tool consumes the user's live input (the session then hands it
+    /// to their calls).
+    pub fn takes_input(&self) -> bool {
+        self.tools
+            .values()
+            .any(|entry| entry.tool.input_capacity().is_some())
+    }
+
     /// Sets the timeout of one tool.
     pub fn set_timeout(&mut self, name: &str, timeout: Duration) -> Result<(), DispatchError> {
         self.entry_mut(name)?.timeout = Some(timeout);

@@ -66,6 +66,13 @@ pub trait ToolFunction: Send + Sync + 'static {
         false
     }
 
+    /// For a tool that consumes the user's live input while it runs
+    /// ([`InputStreamingTool`](super::InputStreamingTool)): how many pieces its queue holds.
+    /// `None` (the default) for a tool that takes no input.
+    fn input_capacity(&self) -> Option<usize> {
+        None
+    }
+
     /// The declaration sent in the setup frame: name, description and parameters.
     /// (The dispatcher adds `behavior: NON_BLOCKING` for background tools.)
     fn declaration(&self) -> FunctionDeclaration {

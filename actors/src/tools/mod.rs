@@ -13,7 +13,8 @@
 //!   a [`ResultFormatter`].
 //! - Policies wrap a tool: [`CachedTool`] answers repeated arguments from memory,
 //!   [`ConfirmTool`] runs only once the dispatcher's [`ConfirmationProvider`] agrees.
-//! - A [`StreamingTool`] sends results while it runs (`willContinue` responses).
+//! - A [`StreamingTool`] sends results while it runs (`willContinue` responses); an
+//!   [`InputStreamingTool`] also receives the user's live input meanwhile ([`ToolInput`]).
 //! - Each call gets a [`ToolContext`]: its writes to session state are buffered in a
 //!   [`DeltaState`](crate::state::DeltaState) and settled ([`ToolOutcome::settle`]) when
 //!   the response is sent: committed on success, rolled back on failure.
@@ -59,6 +60,7 @@ mod error;
 mod execution;
 mod formatter;
 mod function;
+mod input_streaming;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod mode;
@@ -68,6 +70,7 @@ mod schema;
 mod simple;
 mod streaming;
 mod task;
+pub mod tool_input;
 mod typed;
 
 pub use barge_in::BargeIn;
@@ -82,10 +85,12 @@ pub use error::{DispatchError, ToolError};
 pub use execution::{PhaseToolFilter, ToolOutcome, acquire_limits, run_call, run_call_holding};
 pub use formatter::{DefaultResultFormatter, ResultFormatter};
 pub use function::ToolFunction;
+pub use input_streaming::{InputStreaming, InputStreamingTool};
 pub use mode::ToolExecutionMode;
 pub use name::{MAX_NAME_LEN, validate_name};
 pub use response::running_ack;
 pub use schema::{live_schema, parameters_for};
 pub use simple::SimpleTool;
 pub use streaming::{Streaming, StreamingTool, ToolStream};
+pub use tool_input::{DEFAULT_INPUT_CAPACITY, InputEvent, StampedInput, ToolInput, ToolInputs};
 pub use typed::TypedTool;

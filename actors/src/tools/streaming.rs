@@ -124,23 +124,33 @@ impl ToolFunction for Streaming {
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
-        let results = ToolStream {
-            sink: ctx.partials(),
-            sent: Arc::default(),
-        };
-        let run = self.0.run(args, ctx, results.clone());
-        async move {
-            run.await?;
-            let (count, kept) =
-                std::mem::take(&mut *results.sent.lock().unwrap_or_else(PoisonError::into_inner));
-            Ok(if results.streams() {
-                json!({ "results_sent": count })
-            } else {
-                json!({ "results": kept })
-            })
-        }
-        .boxed()
+        stream_results(ctx.partials(), |results| self.0.run(args, ctx, results))
     }
+}
+
+/// Runs a streaming tool's `run` with a [`ToolStream`] to `partials` (or keeping the
+/// results, without), and gives the call's final result: how many results went out, or
+/// the results kept.
+pub(crate) fn stream_results(
+    partials: Option<Arc<dyn Fn(Value) + Send + Sync>>,
+    run: impl FnOnce(ToolStream) -> BoxFuture<'static, Result<(), ToolError>>,
+) -> BoxFuture<'static, Result<Value, ToolError>> {
+    let results = ToolStream {
+        sink: partials,
+        sent: Arc::default(),
+    };
+    let run = run(results.clone());
+    async move {
+        run.await?;
+        let (count, kept) =
+            std::mem::take(&mut *results.sent.lock().unwrap_or_else(PoisonError::into_inner));
+        Ok(if results.streams() {
+            json!({ "results_sent": count })
+        } else {
+            json!({ "results": kept })
+        })
+    }
+    .boxed()
 }
 
 #[cfg(test)]

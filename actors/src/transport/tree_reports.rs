@@ -6,7 +6,7 @@
 //! session's end, a reconnect — is decided here, and both call it, so the phase, reconnect
 //! and end semantics of a replay cannot drift from the live session's.
 
-use reel_protocol::{SessionCommand, SessionError, SessionEvent};
+use reel_protocol::{SessionCommand, SessionError, SessionEvent, UserInput};
 
 use super::live_transport::describe_close;
 use super::wire_tap::{Stamp, WireTap};
@@ -15,6 +15,7 @@ use crate::peers::Peers;
 use crate::router::{Lifecycle, RouterMsg};
 use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryShared;
+use crate::tools::StampedInput;
 use crate::writer::Origin;
 
 /// The reports of one transport to its tree.
@@ -60,15 +61,22 @@ impl<'a> TreeReports<'a> {
     }
 
     /// `command` went out (stamped `stamp`), sent by `origin`. The router hears of every
-    /// command but audio (the phase and the response latency depend on them); when
-    /// `user_text` is set — the application's text on the wire, live — it hears of the
-    /// user's text first, which reaches the control lane as `SessionEvent::UserText`.
-    pub fn sent(&self, command: SessionCommand, origin: Origin, stamp: Stamp, user_text: bool) {
-        if user_text
-            && origin == Origin::App
-            && let Some(text) = command.user_text()
-        {
-            self.app_text(text, stamp);
+    /// command but audio (the phase and the response latency depend on them). When `live`
+    /// is set — the application's own command on the wire, not a replay's report of a
+    /// recorded one, which reports these from the recording — it hears first of the user's
+    /// text, which reaches the control lane as `SessionEvent::UserText`, and, when the
+    /// session has tools that consume the user's input, of the realtime input (audio
+    /// included).
+    pub fn sent(&self, command: SessionCommand, origin: Origin, stamp: Stamp, live: bool) {
+        if live && origin == Origin::App {
+            if let Some(text) = command.user_text() {
+                self.app_text(text, stamp);
+            }
+            if self.peers.tool_input.forwarded()
+                && let Some(input) = UserInput::of_command(&command)
+            {
+                self.app_input(input, 0, stamp);
+            }
         }
         if !matches!(command, SessionCommand::SendAudio(_)) {
             self.router(RouterMsg::Lifecycle {
@@ -84,6 +92,20 @@ impl<'a> TreeReports<'a> {
             step: Lifecycle::AppText(text),
             ts_ms: Some(stamp.ts_ms),
         });
+    }
+
+    /// The application's realtime `input`, the `part`-th of its frame, went out at
+    /// `stamp`: handed to the running tools that consume input, if the session has any (a
+    /// replay reports it from the recording).
+    pub fn app_input(&self, input: UserInput, part: u32, stamp: Stamp) {
+        if self.peers.tool_input.forwarded() {
+            self.router(RouterMsg::Input(Box::new(StampedInput {
+                seq: stamp.seq,
+                part,
+                ts_ms: stamp.ts_ms,
+                input,
+            })));
+        }
     }
 
     /// An error the transport met, reported as an event to the control lane, in order.
