@@ -10,18 +10,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use reel_actors::LiveHandle;
 use reel_actors::LiveSessionBuilder;
 use reel_actors::callbacks::{
     AsyncCallback, CallbackMode, ControlCallbacks, FastCallbacks, TelemetryCallbacks,
     ToolCallFuture,
 };
 use reel_actors::state::State;
-use reel_actors::tools::{SimpleTool, ToolContext, ToolDispatcher};
-use reel_protocol::{FunctionCall, UsageMetadata};
+use reel_actors::tools::{
+    InputEvent, InputStreamingTool, SimpleTool, ToolContext, ToolDispatcher, ToolError, ToolInput,
+    ToolStream,
+};
+use reel_protocol::{FunctionCall, UsageMetadata, UserInput};
 use serde_json::{Value, json};
 
 use super::faulty_io::{SimJournal, SimWireLog};
-use super::frames::{self, TOOL};
+use super::frames::{self, LISTEN, LISTEN_CHUNKS, TOOL};
 use super::hook::SimHook;
 use super::plan::{Fault, Plan};
 
@@ -53,11 +59,27 @@ pub struct Observed {
     pub tool_callback_panicked: Vec<String>,
     /// Every run of the tool: the call ids.
     pub tool_runs: Vec<String>,
+    /// Every run of the input-streaming tool: the call id and what it heard, in order.
+    pub listen: Vec<(String, Vec<Heard>)>,
+    /// The caller's audio chunks: when each was sent (virtual time), by number.
+    pub caller: Vec<(tokio::time::Instant, u32)>,
     /// State writes of the application that failed: key and error.
     pub write_errors: Vec<(String, String)>,
     /// The faults the fault hook injected, in order.
     pub struck: Vec<super::hook::Struck>,
 }
+
+/// What a call of the input-streaming tool heard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heard {
+    /// The caller's audio chunk of this number.
+    Chunk(u32),
+    /// This many pieces dropped: the tool did not keep up.
+    Missed(u64),
+}
+
+/// How often the caller sends an audio chunk while the model may listen.
+pub const CALLER_TICK: Duration = Duration::from_millis(20);
 
 /// Shared handle on [`Observed`].
 pub type Shared = Arc<Mutex<Observed>>;
@@ -154,6 +176,8 @@ pub struct App {
     pub wire: Arc<SimWireLog>,
     faults: Arc<Faults>,
     hook: Option<Arc<SimHook>>,
+    /// The model calls the input-streaming tool: it is registered, and the caller speaks.
+    pub listens: bool,
 }
 
 impl App {
@@ -171,6 +195,20 @@ impl App {
             journal,
             wire: Arc::new(SimWireLog::new(plan)),
             faults: Arc::new(Faults::of(plan)),
+            listens: plan.listens(),
+        }
+    }
+
+    /// The caller: an audio chunk every [`CALLER_TICK`], numbered from 0 (its four bytes),
+    /// until the session takes no more.
+    pub async fn speak(observed: Shared, handle: LiveHandle) {
+        for chunk in 0u32.. {
+            let sent_at = tokio::time::Instant::now();
+            if handle.send_audio(chunk.to_le_bytes().to_vec()).is_err() {
+                return;
+            }
+            with(&observed, |o| o.caller.push((sent_at, chunk)));
+            tokio::time::sleep(CALLER_TICK).await;
         }
     }
 
@@ -336,6 +374,80 @@ impl App {
         )) {
             panic!("the simulation's tool does not register: {error}");
         }
+        let listen = Listen {
+            observed: self.observed.clone(),
+            hook: self.hook.clone(),
+        };
+        if self.listens
+            && let Err(error) = tools.register_input_streaming(Arc::new(listen))
+        {
+            panic!("the simulation's input-streaming tool does not register: {error}");
+        }
         tools
+    }
+}
+
+/// The input-streaming tool: hears [`LISTEN_CHUNKS`] of the caller's audio chunks, sending
+/// a result for each, and writes down everything it heard. Its first chunk arms the fault
+/// hook for the call, if the plan says so.
+struct Listen {
+    observed: Shared,
+    hook: Option<Arc<SimHook>>,
+}
+
+impl InputStreamingTool for Listen {
+    fn name(&self) -> &str {
+        LISTEN
+    }
+
+    fn description(&self) -> &str {
+        "Listens to the caller."
+    }
+
+    fn parameters(&self) -> Option<Value> {
+        None
+    }
+
+    fn run(
+        &self,
+        _args: Value,
+        ctx: ToolContext,
+        mut input: ToolInput,
+        results: ToolStream,
+    ) -> BoxFuture<'static, Result<(), ToolError>> {
+        let (observed, hook) = (self.observed.clone(), self.hook.clone());
+        async move {
+            let run = with(&observed, |o| {
+                o.listen.push((ctx.call_id.clone(), Vec::new()));
+                o.listen.len() - 1
+            });
+            let mut chunks = 0;
+            while chunks < LISTEN_CHUNKS {
+                let heard = match input.recv().await {
+                    None => break,
+                    Some(InputEvent::Missed { count }) => Heard::Missed(count),
+                    Some(InputEvent::Input(piece)) => match piece.input {
+                        UserInput::Audio(pcm) => match frames::parse_audio(&pcm) {
+                            Some(chunk) => Heard::Chunk(chunk),
+                            None => continue,
+                        },
+                        _ => continue,
+                    },
+                    Some(_) => continue,
+                };
+                with(&observed, |o| o.listen[run].1.push(heard));
+                if let Heard::Chunk(chunk) = heard {
+                    chunks += 1;
+                    if chunks == 1
+                        && let Some(hook) = &hook
+                    {
+                        hook.heard_first(&ctx.call_id);
+                    }
+                    results.send(json!({ "chunk": chunk }));
+                }
+            }
+            Ok(())
+        }
+        .boxed()
     }
 }

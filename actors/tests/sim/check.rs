@@ -12,6 +12,7 @@ use reel_actors::{Child, EventEnvelope, Lane, LiveEvent};
 use reel_protocol::{SessionError, SessionEvent};
 use serde_json::Value;
 
+use super::app::Heard;
 use super::generate::RESTART_LIMIT;
 use super::hook::Struck;
 use super::plan::{Fault, Plan, Step};
@@ -299,6 +300,7 @@ impl<'a> Checker<'a> {
         found.extend(violations);
         lose(Child::ControlLane, "usage", lost);
         found.extend(self.tool_calls(control));
+        found.extend(self.tool_input());
         if control {
             found.extend(self.turn_completes());
             found.extend(self.tool_callbacks());
@@ -361,6 +363,67 @@ impl<'a> Checker<'a> {
             "a clean end when the client disconnects".to_owned()
         };
         (!ok).then_some(Violation::SessionEnd { expected, actual })
+    }
+
+    /// Each call of the input-streaming tool heard the caller's chunks in order, each
+    /// once, none sent before the model made the call, and none skipped without a `Missed`
+    /// notice saying how many — across every restart of the control lane.
+    fn tool_input(&self) -> Vec<Violation> {
+        let o = self.outcome;
+        let mut found = Vec::new();
+        for (call, heard) in &o.observed.listen {
+            let mut fail = |what: String| {
+                found.push(Violation::ToolInput {
+                    call: call.clone(),
+                    what,
+                })
+            };
+            // The last chunk the caller sent before the model sent the call.
+            let before_call = o
+                .model
+                .listen_sent
+                .iter()
+                .find(|(id, _)| id == call)
+                .and_then(|(_, sent)| {
+                    o.observed
+                        .caller
+                        .iter()
+                        .filter(|(at, _)| at < sent)
+                        .map(|(_, chunk)| *chunk)
+                        .max()
+                });
+            let (mut previous, mut missed) = (None::<u32>, 0u64);
+            for heard in heard {
+                let chunk = match heard {
+                    Heard::Missed(count) => {
+                        missed += count;
+                        continue;
+                    }
+                    Heard::Chunk(chunk) => *chunk,
+                };
+                if let Some(before) = before_call
+                    && chunk <= before
+                {
+                    fail(format!(
+                        "heard chunk {chunk}, sent before the call (the model called after chunk {before})"
+                    ));
+                }
+                if let Some(previous) = previous {
+                    let expected = u64::from(previous) + 1 + missed;
+                    if chunk <= previous {
+                        fail(format!("heard chunk {chunk} after chunk {previous}"));
+                    } else if u64::from(chunk) != expected {
+                        fail(format!(
+                            "heard chunk {chunk} after chunk {previous}: {} lost without notice (missed {missed})",
+                            u64::from(chunk) - expected
+                        ));
+                    }
+                }
+                previous = Some(chunk);
+                missed = 0;
+            }
+        }
+        found
     }
 
     /// Every call id sent answered exactly once, nothing else answered.

@@ -5,8 +5,20 @@ use serde_json::{Value, json};
 
 use super::plan::Step;
 
-/// The name of the simulation's one tool.
+/// The name of the simulation's tool.
 pub const TOOL: &str = "sim_tool";
+
+/// The name of the simulation's input-streaming tool: it listens to the caller's audio
+/// (calls `l{n}`).
+pub const LISTEN: &str = "sim_listen";
+
+/// How many audio chunks a call of [`LISTEN`] hears before it answers.
+pub const LISTEN_CHUNKS: u32 = 8;
+
+/// Whether call `id` is one of the input-streaming tool's.
+pub fn is_listen(id: &str) -> bool {
+    id.starts_with('l')
+}
 
 /// `setupComplete`.
 pub fn setup_complete() -> Value {
@@ -33,7 +45,10 @@ pub fn frame(step: &Step) -> Value {
         Step::ToolCall { calls, .. } => {
             let calls: Vec<Value> = calls
                 .iter()
-                .map(|id| json!({"id": id, "name": TOOL, "args": {"n": call_number(id)}}))
+                .map(|id| match is_listen(id) {
+                    true => json!({"id": id, "name": LISTEN, "args": {}}),
+                    false => json!({"id": id, "name": TOOL, "args": {"n": call_number(id)}}),
+                })
                 .collect();
             json!({"toolCall": {"functionCalls": calls}})
         }
@@ -70,7 +85,8 @@ pub fn call_number(id: &str) -> u64 {
 pub enum ClientSaid {
     /// The setup, presenting this resumption handle (if any).
     Setup(Option<String>),
-    /// A `toolResponse` answering these call ids, in order.
+    /// A `toolResponse` answering these call ids, in order (results that say more
+    /// follow — `willContinue` — are not answers).
     ToolResponse(Vec<String>),
     /// Anything else.
     Other,
@@ -91,6 +107,7 @@ pub fn client_said(frame: &Value) -> ClientSaid {
             .map(|responses| {
                 responses
                     .iter()
+                    .filter(|r| r.get("willContinue") != Some(&Value::Bool(true)))
                     .map(|r| r.get("id").and_then(Value::as_str).unwrap_or("").to_owned())
                     .collect()
             })

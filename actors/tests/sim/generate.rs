@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 
 use reel_actors::Child;
 
+use super::frames;
 use super::plan::{Fault, Pace, Plan, Seed, Step};
 use super::rng::Rng;
 
@@ -48,6 +49,7 @@ struct Ids {
     audio: u32,
     usage: u32,
     call: u32,
+    listen: u32,
     handle: u32,
 }
 
@@ -77,12 +79,17 @@ fn script(rng: &mut Rng, resumption: bool) -> Vec<Step> {
                 ids.usage += 1;
             }
             if tool_at == Some(i) {
-                let calls = (0..rng.range(1, 4))
+                let mut calls: Vec<String> = (0..rng.range(1, 4))
                     .map(|_| {
                         ids.call += 1;
                         format!("c{}", ids.call - 1)
                     })
                     .collect();
+                // A call that listens to the caller's audio while it runs.
+                if rng.chance(30) {
+                    calls.push(format!("l{}", ids.listen));
+                    ids.listen += 1;
+                }
                 script.push(Step::ToolCall {
                     calls,
                     wait: rng.chance(70),
@@ -132,6 +139,8 @@ struct Targets {
     texts: Vec<u32>,
     usages: Vec<u32>,
     calls: Vec<String>,
+    /// The input-streaming tool's calls.
+    listens: Vec<String>,
     /// The first call id of each `toolCall`.
     call_frames: Vec<String>,
     turns: u32,
@@ -146,6 +155,7 @@ impl Targets {
             texts: Vec::new(),
             usages: Vec::new(),
             calls: Vec::new(),
+            listens: Vec::new(),
             call_frames: Vec::new(),
             turns: 0,
             steps: script.len(),
@@ -158,7 +168,11 @@ impl Targets {
                 Step::Usage(n) => targets.usages.push(*n),
                 Step::ToolCall { calls, .. } => {
                     targets.call_frames.push(calls[0].clone());
-                    targets.calls.extend(calls.iter().cloned());
+                    // The faults of tools are the plain tool's.
+                    let (listens, plain): (Vec<_>, Vec<_>) =
+                        calls.iter().cloned().partition(|id| frames::is_listen(id));
+                    targets.calls.extend(plain);
+                    targets.listens.extend(listens);
                 }
                 Step::TurnComplete => targets.turns += 1,
                 Step::Audio(_) => targets.audio += 1,
@@ -316,6 +330,15 @@ fn faults(rng: &mut Rng, script: &[Step]) -> Vec<Fault> {
         };
         if taken.insert(target) {
             faults.push(fault);
+        }
+    }
+    // The control lane fails while the caller's audio flows to a listening call.
+    for call in &targets.listens {
+        if rng.chance(60) && budget("control_lane", 1) {
+            faults.push(Fault::ListenRestart {
+                call: call.clone(),
+                after: rng.range(1, 5),
+            });
         }
     }
     // Faults inside the tree, through the fault hook: in half the plans, one or two more,

@@ -15,14 +15,19 @@
 //! is the first event of its kind after those — what the checks need to name the one
 //! event a lane failure may lose. The transport has no inbox and is not hooked yet: its
 //! faults are planned, counted and skipped.
+//!
+//! `Fault::ListenRestart` is aimed at a moment rather than an item number: the
+//! input-streaming tool arms the hook when its call hears its first chunk, and the
+//! control lane fails a few items later, while the caller's audio flows to the call.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 
 use reel_actors::Child;
 use reel_actors::fault::FaultHook;
 
 use super::app::{Shared, with};
-use super::plan::Plan;
+use super::plan::{Fault, Plan};
 
 /// One fault the hook injected, and what the callbacks had seen before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +44,14 @@ pub struct Struck {
     pub usage_seen: usize,
 }
 
-/// The hook of one run: the plan's `Internal` faults.
+/// The hook of one run: the plan's `Internal` and `ListenRestart` faults.
 pub struct SimHook {
     planned: BTreeSet<(Child, u64)>,
+    /// `ListenRestart`: the calls whose first chunk arms the hook, and after how many
+    /// control-lane items it then strikes.
+    listens: Mutex<BTreeMap<String, u64>>,
+    /// Armed: the control lane fails when this count of its items runs out.
+    armed: Mutex<Option<u64>>,
     observed: Shared,
 }
 
@@ -53,18 +63,61 @@ impl SimHook {
             .filter(|c| *c != Child::Transport)
             .flat_map(|child| plan.internal(child).map(move |at| (child, at)))
             .collect();
-        SimHook { planned, observed }
+        let listens = plan
+            .faults
+            .iter()
+            .filter_map(|fault| match fault {
+                Fault::ListenRestart { call, after } => Some((call.clone(), *after)),
+                _ => None,
+            })
+            .collect();
+        SimHook {
+            planned,
+            listens: Mutex::new(listens),
+            armed: Mutex::new(None),
+            observed,
+        }
     }
 
     /// Whether the plan has any fault for the hook.
     pub fn is_needed(&self) -> bool {
-        !self.planned.is_empty()
+        !self.planned.is_empty() || !lock(&self.listens).is_empty()
     }
+
+    /// The call `call` heard its first chunk: arms the hook if the plan says so (once).
+    pub fn heard_first(&self, call: &str) {
+        if let Some(after) = lock(&self.listens).remove(call) {
+            *lock(&self.armed) = Some(after);
+        }
+    }
+
+    /// Whether an armed countdown runs out on this control-lane item.
+    fn armed_strikes(&self, child: Child) -> bool {
+        if child != Child::ControlLane {
+            return false;
+        }
+        let mut armed = lock(&self.armed);
+        match armed.as_mut() {
+            Some(1) => {
+                *armed = None;
+                true
+            }
+            Some(left) => {
+                *left -= 1;
+                false
+            }
+            None => false,
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl FaultHook for SimHook {
     fn before(&self, child: Child, input: u64) {
-        if !self.planned.contains(&(child, input)) {
+        if !self.planned.contains(&(child, input)) && !self.armed_strikes(child) {
             return;
         }
         with(&self.observed, |o| {

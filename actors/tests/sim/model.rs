@@ -45,6 +45,8 @@ pub struct ModelLog {
     pub sent: Vec<usize>,
     /// Every call id in every `toolResponse` received, in order.
     pub tool_responses: Vec<String>,
+    /// When each call of the input-streaming tool was sent (virtual time).
+    pub listen_sent: Vec<(String, tokio::time::Instant)>,
     /// Every setup received.
     pub setups: Vec<SetupSeen>,
     /// goAways sent (the script's and the storms').
@@ -192,6 +194,13 @@ impl Model {
                 match step {
                     Step::Resumption(handle) => self.latest_handle = Some(handle),
                     Step::ToolCall { calls, wait } => {
+                        let now = tokio::time::Instant::now();
+                        self.log().listen_sent.extend(
+                            calls
+                                .iter()
+                                .filter(|id| frames::is_listen(id))
+                                .map(|id| (id.clone(), now)),
+                        );
                         self.pending.extend(calls.iter().cloned());
                         if wait {
                             if !self.wait_answers(&mut conn, &calls).await {

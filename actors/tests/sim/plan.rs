@@ -154,6 +154,16 @@ pub enum Fault {
         /// Which item of its inbox (1-based).
         at: u64,
     },
+    /// Once the input-streaming call `call` has heard its first chunk of the caller's
+    /// audio, the control lane fails on the `after`-th item it takes from then, through
+    /// the fault hook: while input is in flight to the call (the item is a piece of input,
+    /// the call's result, or whatever else came).
+    ListenRestart {
+        /// The call id, `l{n}`.
+        call: String,
+        /// Which item from then (1-based).
+        after: u64,
+    },
 }
 
 impl Fault {
@@ -177,6 +187,7 @@ impl Fault {
             Fault::RecorderPanic { .. } => "recorder_panic (recorder)",
             Fault::LinkDrop { .. } => "link_drop",
             Fault::GoAwayStorm { .. } => "go_away_storm (100 in a row)",
+            Fault::ListenRestart { .. } => "listen_restart (control lane)",
             Fault::Internal { child, .. } => match child {
                 Child::Router => "internal (router)",
                 Child::FastLane => "internal (fast lane)",
@@ -238,6 +249,10 @@ impl fmt::Display for Fault {
             Fault::Internal { child, at } => {
                 write!(f, "the {child} fails on its inbox item {at} (fault hook)")
             }
+            Fault::ListenRestart { call, after } => write!(
+                f,
+                "the control_lane fails on the {after}. item it takes after {call} heard its first chunk (fault hook)"
+            ),
         }
     }
 }
@@ -265,6 +280,13 @@ impl Plan {
             faults: Vec::new(),
             ..self.clone()
         }
+    }
+
+    /// Whether the model calls the input-streaming tool (the caller then speaks).
+    pub fn listens(&self) -> bool {
+        self.script.iter().any(|step| {
+            matches!(step, Step::ToolCall { calls, .. } if calls.iter().any(|id| super::frames::is_listen(id)))
+        })
     }
 
     /// Whether any fault is of the kind `matches` accepts.

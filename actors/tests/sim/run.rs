@@ -206,11 +206,19 @@ async fn drive(plan: &Plan, wire: Wire, shared: &Arc<Shared>) -> Option<Hang> {
         }
     };
     *lock(&shared.handle) = Some(handle.clone());
+    // The caller speaks while the model may listen.
+    let caller = shared
+        .app
+        .listens
+        .then(|| tokio::spawn(App::speak(shared.app.observed.clone(), handle.clone())));
 
     // The script is played, or the session ended on its own.
     tokio::select! {
         _ = finished => {}
         _ = handle.join() => {}
+    }
+    if let Some(caller) = caller {
+        caller.abort();
     }
     // Let tools, slow callbacks and re-sent events finish: until no event comes for a while.
     let mut seen = lock(&shared.events).len();

@@ -88,6 +88,15 @@ pub enum Violation {
         /// How many times.
         times: usize,
     },
+    /// A call of the input-streaming tool did not hear the caller's audio as it was sent:
+    /// a chunk from before the call, a chunk twice or out of order, or a gap without a
+    /// `Missed` notice.
+    ToolInput {
+        /// The call id.
+        call: String,
+        /// What it heard wrong.
+        what: String,
+    },
     /// A `toolResponse` answered an id the model never sent.
     UnknownToolResponse {
         /// The id.
@@ -175,6 +184,7 @@ impl Violation {
             Violation::ToolCallUnanswered { .. } => "tool_call_unanswered",
             Violation::ToolCallAnsweredTwice { .. } => "tool_call_answered_twice",
             Violation::UnknownToolResponse { .. } => "unknown_tool_response",
+            Violation::ToolInput { .. } => "tool_input",
             Violation::JournalMissing { .. } => "journal_missing",
             Violation::JournalExtra { .. } => "journal_extra",
             Violation::SessionEnd { .. } => "session_end",
@@ -248,6 +258,9 @@ impl fmt::Display for Violation {
             }
             Violation::UnknownToolResponse { id } => {
                 write!(f, "a toolResponse answered {id}, never called")
+            }
+            Violation::ToolInput { call, what } => {
+                write!(f, "the input-streaming call {call} {what}")
             }
             Violation::JournalMissing { key, new } => {
                 write!(
