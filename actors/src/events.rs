@@ -53,7 +53,7 @@ pub enum LiveEvent {
     ToolStarted {
         /// The call id.
         call_id: String,
-        /// The tool.
+        /// The tool's name.
         name: String,
         /// Its arguments.
         args: Value,
@@ -62,7 +62,7 @@ pub enum LiveEvent {
     ToolFinished {
         /// The call id.
         call_id: String,
-        /// The tool.
+        /// The tool's name.
         name: String,
         /// The response the model got.
         response: Value,
@@ -73,7 +73,7 @@ pub enum LiveEvent {
     ToolCancelled {
         /// The call id.
         call_id: String,
-        /// The tool.
+        /// The tool's name.
         name: String,
     },
     /// The conversation moved to another phase.
@@ -87,14 +87,14 @@ pub enum LiveEvent {
     },
     /// An extractor produced a value (written to the state just before).
     Extraction {
-        /// The extractor.
+        /// The extractor's name.
         name: String,
         /// What it extracted.
         value: Value,
     },
     /// An extractor failed; nothing was written for it.
     ExtractionError {
-        /// The extractor.
+        /// The extractor's name.
         name: String,
         /// Why (the error's message).
         error: String,

@@ -241,7 +241,7 @@ pub enum PhaseError {
     UnknownTool {
         /// The phase.
         phase: String,
-        /// The tool.
+        /// The tool's name.
         tool: String,
         /// The declared tools.
         declared: Vec<String>,

@@ -72,7 +72,8 @@ impl Default for RestartPolicy {
 /// How a session ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionEnd {
-    /// Why.
+    /// What ended it, as the supervisor heard it: the close (`closed with code 1000: client
+    /// disconnect`), the actor that failed past its restart limit, a transport that gave up.
     pub reason: String,
     /// Whether it ended because an actor failed past the restart limit (or the transport
     /// or router failed).

@@ -19,7 +19,7 @@ pub enum CliError {
     Read {
         /// The file.
         path: String,
-        /// Why.
+        /// The I/O error.
         source: std::io::Error,
     },
     /// A wire log with no entry.
@@ -108,7 +108,7 @@ pub enum CliError {
     WriteJunit {
         /// The file.
         path: String,
-        /// Why.
+        /// The I/O error.
         source: std::io::Error,
     },
     /// The replay could not run.
@@ -116,7 +116,7 @@ pub enum CliError {
     Replay {
         /// The wire log.
         path: String,
-        /// Why.
+        /// The underlying error.
         source: ReplayError,
     },
     /// The async runtime could not start.

@@ -40,7 +40,7 @@ pub enum DemoError {
     Folder {
         /// The folder.
         path: PathBuf,
-        /// Why.
+        /// The I/O error.
         source: std::io::Error,
     },
     /// The session could not start.

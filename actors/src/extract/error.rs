@@ -11,9 +11,9 @@ pub enum ExtractionError {
     /// The model call failed.
     #[error("extractor `{extractor}`: the model call failed: {source}")]
     Llm {
-        /// The extractor.
+        /// The extractor's name.
         extractor: String,
-        /// Why.
+        /// The underlying error.
         #[source]
         source: LlmError,
     },
@@ -22,7 +22,7 @@ pub enum ExtractionError {
         "extractor `{extractor}`: the model's answer is not JSON ({source}); it begins {excerpt:?}"
     )]
     NotJson {
-        /// The extractor.
+        /// The extractor's name.
         extractor: String,
         /// What the JSON parser said.
         #[source]
@@ -33,7 +33,7 @@ pub enum ExtractionError {
     /// The extractor reported a failure of its own.
     #[error("extractor `{extractor}` failed: {message}")]
     Failed {
-        /// The extractor.
+        /// The extractor's name.
         extractor: String,
         /// What went wrong.
         message: String,
@@ -41,7 +41,7 @@ pub enum ExtractionError {
     /// The extractor did not finish in time; the control lane went on without it.
     #[error("extractor `{extractor}` did not finish within {timeout:?}")]
     TimedOut {
-        /// The extractor.
+        /// The extractor's name.
         extractor: String,
         /// The limit.
         timeout: Duration,
@@ -49,7 +49,7 @@ pub enum ExtractionError {
     /// The extractor panicked; the control lane caught it and went on.
     #[error("extractor `{extractor}` panicked: {message}")]
     Panicked {
-        /// The extractor.
+        /// The extractor's name.
         extractor: String,
         /// The panic message.
         message: String,

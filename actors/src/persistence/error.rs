@@ -24,7 +24,7 @@ pub enum PersistenceError {
         action: &'static str,
         /// The file or directory.
         path: PathBuf,
-        /// Why.
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
@@ -33,7 +33,7 @@ pub enum PersistenceError {
         "the snapshot of session {session_id:?} at {location} is not a session snapshot: {source}"
     )]
     Corrupt {
-        /// The session.
+        /// The session's id.
         session_id: String,
         /// Where it is stored (a path, or the backend's name for it).
         location: String,
@@ -44,9 +44,9 @@ pub enum PersistenceError {
     /// The snapshot could not be encoded as JSON.
     #[error("could not encode the snapshot of session {session_id:?}: {source}")]
     Encode {
-        /// The session.
+        /// The session's id.
         session_id: String,
-        /// Why.
+        /// The JSON error.
         #[source]
         source: serde_json::Error,
     },
@@ -56,7 +56,7 @@ pub enum PersistenceError {
          wait for it to end, or give this one another id"
     )]
     Claimed {
-        /// The session.
+        /// The session's id.
         session_id: String,
         /// Who holds it, as far as the backend can tell (`the lock file …`, `a PostgreSQL
         /// connection`).
@@ -69,7 +69,7 @@ pub enum PersistenceError {
          {generation}); its snapshot was not written"
     )]
     Fenced {
-        /// The session.
+        /// The session's id.
         session_id: String,
         /// The refused claim's generation.
         generation: u64,
@@ -81,9 +81,9 @@ pub enum PersistenceError {
     Backend {
         /// The backend (`redis`, `firestore`, …).
         backend: String,
-        /// The session.
+        /// The session's id.
         session_id: String,
-        /// Why.
+        /// The underlying error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },

@@ -21,19 +21,19 @@ pub enum SessionStartError {
         "tool `{name}` is declared twice: once in the session config and once in the dispatcher; keep one"
     )]
     DuplicateTool {
-        /// The tool.
+        /// The tool's name.
         name: String,
     },
     /// The actor tree could not be spawned.
     #[error("could not start the session's actors: {message}")]
     Spawn {
-        /// Why.
+        /// The actor framework's error, as text.
         message: String,
     },
     /// The session ended before it was live.
     #[error("the session ended before it was live: {reason}")]
     NotLive {
-        /// Why.
+        /// How it ended (as [`SessionEnd::reason`](crate::SessionEnd::reason)).
         reason: String,
     },
     /// Two extractors have the same name (they would write the same state key).
@@ -65,7 +65,7 @@ pub enum SessionStartError {
          phases do not have; add the phase, or delete the snapshot to start afresh"
     )]
     UnknownSavedPhase {
-        /// The session.
+        /// The session's id.
         session_id: String,
         /// The saved phase.
         phase: String,

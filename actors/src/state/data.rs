@@ -33,21 +33,21 @@ pub(crate) const DERIVED_PREFIX: &str = "derived:";
 pub enum StateOp {
     /// Sets `key` to `value` (`null` removes it).
     Set {
-        /// The key.
+        /// The state key.
         key: String,
         /// The new value.
         value: Value,
     },
     /// Removes `key`.
     Remove {
-        /// The key.
+        /// The state key.
         key: String,
     },
     /// Replaces the value at `key` (or `default` if absent) with `f` of it. `f` runs on the
     /// store's write path, so no other write interleaves: this is the atomic
     /// read-modify-write. A panic in `f` fails the store and leaves the state untouched.
     Modify {
-        /// The key.
+        /// The state key.
         key: String,
         /// What `f` receives when the key is absent.
         default: Value,

@@ -9,14 +9,14 @@ pub enum StateError {
     Serialize {
         /// The key written.
         key: String,
-        /// Why.
+        /// The serializer's error.
         message: String,
     },
     /// A typed read-modify-write found a value of another shape at the key; nothing was
     /// written (the value is not replaced by the default).
     #[error("value at `{key}` is a JSON {found}, which does not read as `{expected}`")]
     WrongType {
-        /// The key.
+        /// The state key.
         key: String,
         /// The kind of JSON value found: `string`, `number`, `object`, …
         found: &'static str,
@@ -26,7 +26,8 @@ pub enum StateError {
     /// The state store did not answer (stopped, or failed while applying this write).
     #[error("the state store is unavailable: {reason}")]
     StoreUnavailable {
-        /// Why.
+        /// What became of the write: not applied (a `modify` closure panicked), or unknown
+        /// (no answer in time).
         reason: String,
     },
 }

@@ -26,7 +26,7 @@ pub enum ToolError {
     /// The arguments do not fit the tool's parameters.
     #[error("invalid arguments for tool `{tool}`: {message}")]
     InvalidArgs {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// What is wrong with them, e.g. "missing field `city`".
         message: String,
@@ -34,7 +34,7 @@ pub enum ToolError {
     /// The tool ran and reported a failure.
     #[error("tool `{tool}` failed: {message}")]
     ExecutionFailed {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// The tool's own explanation.
         message: String,
@@ -42,7 +42,7 @@ pub enum ToolError {
     /// The tool did not finish in time; its task was aborted.
     #[error("tool `{tool}` timed out after {after:?}")]
     Timeout {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// The time limit it exceeded.
         after: Duration,
@@ -51,13 +51,13 @@ pub enum ToolError {
     /// tool finished; its task was aborted.
     #[error("tool `{tool}` was cancelled")]
     Cancelled {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
     },
     /// The tool panicked. The session goes on; the panic is reported as this error.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// The panic message.
         message: String,
@@ -75,7 +75,7 @@ pub enum ToolError {
     /// answer, so it is not left waiting for one.
     #[error("tool `{tool}` could not be answered: {message}")]
     RuntimeFailed {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// What failed.
         message: String,
@@ -83,7 +83,7 @@ pub enum ToolError {
     /// The tool exists, but the current phase does not allow it.
     #[error("tool `{tool}` is not available in the current phase `{phase}`")]
     NotAllowed {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// The phase whose tool filter rejected it.
         phase: String,
@@ -91,7 +91,7 @@ pub enum ToolError {
     /// The tool must be confirmed and was not: it did not run.
     #[error("the user did not confirm `{tool}`: {reason}")]
     Denied {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// The provider's reason.
         reason: String,
@@ -101,7 +101,7 @@ pub enum ToolError {
     /// fail the same way until the server is back.
     #[error("tool `{tool}` could not be reached: {message}")]
     Unreachable {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// What failed, naming the server.
         message: String,
@@ -111,7 +111,7 @@ pub enum ToolError {
     /// again verbatim, so the replayed response is byte-identical to the recorded one.
     #[error("{text}")]
     Replayed {
-        /// The tool called.
+        /// The tool's name.
         tool: String,
         /// The recorded error text.
         text: String,

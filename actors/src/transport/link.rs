@@ -140,7 +140,7 @@ pub enum LinkError {
     Connect {
         /// The redacted URL.
         url: String,
-        /// What went wrong.
+        /// The connector's error: DNS, TCP, TLS or the HTTP upgrade, as text.
         message: String,
     },
     /// Opening the link took longer than the connect timeout.

@@ -84,7 +84,7 @@ pub enum TlsError {
     /// A PEM file could not be read or parsed.
     #[error("cannot read {what} from {}: {message}", path.display())]
     ReadPem {
-        /// The file.
+        /// The file, as given.
         path: PathBuf,
         /// `certificate` or `private key`.
         what: &'static str,
@@ -94,7 +94,7 @@ pub enum TlsError {
     /// The certificate file holds no certificate.
     #[error("{} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)", path.display())]
     NoCertificate {
-        /// The file.
+        /// The file, as given.
         path: PathBuf,
     },
     /// rustls refused the certificate and key.
@@ -112,7 +112,7 @@ pub enum TlsError {
     /// The generated certificate or key could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {
-        /// The file.
+        /// The file, as given.
         path: PathBuf,
         /// What the operating system said.
         #[source]
@@ -127,7 +127,7 @@ pub enum RulesError {
     /// The rules file could not be read.
     #[error("cannot read the match rules {}: {source}", path.display())]
     Read {
-        /// The file.
+        /// The file, as given.
         path: PathBuf,
         /// What the operating system said.
         #[source]
@@ -136,7 +136,7 @@ pub enum RulesError {
     /// The rules file is not valid rules JSON.
     #[error("{} line {line} column {column} is not valid match rules: {message}", path.display())]
     Parse {
-        /// The file.
+        /// The file, as given.
         path: PathBuf,
         /// 1-based line.
         line: usize,
