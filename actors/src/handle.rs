@@ -213,6 +213,7 @@ impl LiveHandle {
     pub fn telemetry(&self) -> TelemetrySnapshot {
         let mut snapshot = self.telemetry.snapshot();
         snapshot.events_lagged = self.hub.lagged();
+        snapshot.tool_input_missed = self.peers.tool_input.missed();
         snapshot.jitter = self.jitter.as_ref().map(SharedJitterBuffer::stats);
         snapshot
     }

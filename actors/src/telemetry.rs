@@ -99,6 +99,9 @@ pub struct TelemetrySnapshot {
     /// Outbound audio chunks dropped, oldest first, while the connection was being
     /// re-established (stale audio is not sent late).
     pub audio_dropped: u64,
+    /// Pieces of the user's input dropped because an input-streaming tool did not keep up
+    /// (each call was told, `InputEvent::Missed`).
+    pub tool_input_missed: u64,
     /// Token usage, as last reported.
     pub tokens: TokenCounts,
     /// From the end of a user turn to the model's first output.
@@ -245,6 +248,8 @@ impl TelemetryShared {
             // Counted by the event hub; `LiveHandle::telemetry` fills it in.
             events_lagged: 0,
             audio_dropped: load(&self.audio_dropped),
+            // Counted by the tools' input queues; `LiveHandle::telemetry` fills it in.
+            tool_input_missed: 0,
             tokens: *lock(&self.tokens),
             first_response_ms: lock(&self.first_response).stats(),
             tool_duration_ms: lock(&self.tool_duration).stats(),

@@ -260,9 +260,9 @@ async fn a_call_hears_the_input_from_its_call_on_through_a_restart_and_it_replay
     assert_eq!(*replay_heard.lock().unwrap(), heard);
 }
 
-/// Takes 30 ms over each piece, with room for two: it keeps up with audio coming every
-/// 40 ms, live. Its results are its last words: how much it heard and missed.
-struct Slow(Heard);
+/// Takes its time over each piece (30 ms in a test where audio comes every 40 ms: it keeps
+/// up), with room for two; writes down what it heard and missed.
+struct Slow(Heard, Duration);
 
 impl InputStreamingTool for Slow {
     fn name(&self) -> &str {
@@ -284,11 +284,11 @@ impl InputStreamingTool for Slow {
         mut input: ToolInput,
         _results: ToolStream,
     ) -> BoxFuture<'static, Result<(), ToolError>> {
-        let heard = Arc::clone(&self.0);
+        let (heard, pace) = (Arc::clone(&self.0), self.1);
         async move {
             let mut lines = Vec::new();
             while let Some(event) = input.recv().await {
-                tokio::time::sleep(Duration::from_millis(30)).await;
+                tokio::time::sleep(pace).await;
                 match event {
                     InputEvent::Input(piece) if piece.input == UserInput::AudioStreamEnd => break,
                     InputEvent::Input(piece) => {
@@ -313,7 +313,7 @@ async fn a_replay_waits_for_a_slow_tool_as_the_caller_did() {
     let live_heard = Heard::default();
     let chain = Live::builder()
         .text_only()
-        .input_streaming_tool(Slow(Arc::clone(&live_heard)))
+        .input_streaming_tool(Slow(Arc::clone(&live_heard), Duration::from_millis(30)))
         .record_wire(&log);
     let mut server = ScriptedServer::bind().await;
     let (handle, mut conn, _) = accepted(chain, &mut server, Duration::ZERO).await;
@@ -333,6 +333,7 @@ async fn a_replay_waits_for_a_slow_tool_as_the_caller_did() {
         conn.recv_json().await["toolResponse"]["functionResponses"][0]["response"]["status"],
         "completed"
     );
+    assert_eq!(handle.telemetry().tool_input_missed, 0);
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
     let heard = live_heard.lock().unwrap().clone();
@@ -343,7 +344,7 @@ async fn a_replay_waits_for_a_slow_tool_as_the_caller_did() {
     let replay_heard = Heard::default();
     let outcome = Live::builder()
         .text_only()
-        .input_streaming_tool(Slow(Arc::clone(&replay_heard)))
+        .input_streaming_tool(Slow(Arc::clone(&replay_heard), Duration::from_millis(30)))
         .replay(&log)
         .await
         .unwrap()
@@ -351,4 +352,44 @@ async fn a_replay_waits_for_a_slow_tool_as_the_caller_did() {
         .await;
     assert_eq!(outcome.divergences, vec![]);
     assert_eq!(*replay_heard.lock().unwrap(), heard);
+}
+
+/// Live input does not wait for a tool that falls behind: what does not fit its queue is
+/// dropped, the tool is told how much before the next piece, and telemetry counts it.
+#[tokio::test(start_paused = true)]
+async fn a_tool_that_falls_behind_is_told_what_it_missed() {
+    let heard = Heard::default();
+    let chain = Live::builder()
+        .text_only()
+        .input_streaming_tool(Slow(Arc::clone(&heard), Duration::from_millis(200)));
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(chain, &mut server, Duration::ZERO).await;
+    conn.send_json(
+        &json!({"toolCall": {"functionCalls": [{"id": "t1", "name": "transcribe", "args": {}}]}}),
+    )
+    .await;
+    conn.recv_json().await; // running
+    // Ten chunks 10 ms apart: the tool takes the first, two wait, seven find no room.
+    for _ in 0..10 {
+        handle.send_audio(vec![1u8; 320]).unwrap();
+        conn.recv_json().await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    handle.audio_stream_end().unwrap();
+    conn.recv_json().await;
+    assert_eq!(
+        conn.recv_json().await["toolResponse"]["functionResponses"][0]["response"]["status"],
+        "completed"
+    );
+    assert_eq!(handle.telemetry().tool_input_missed, 7);
+    let lines: Vec<String> = heard.lock().unwrap()[0]
+        .1
+        .iter()
+        .map(|line| line.split(' ').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(lines, ["audio", "audio", "audio", "Missed"]);
+    assert_eq!(heard.lock().unwrap()[0].1[3], "Missed { count: 7 }");
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
 }
