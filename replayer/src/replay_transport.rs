@@ -327,13 +327,19 @@ impl TapeReader {
                     previous_ts = Some(entry.ts_ms);
                     let is_setup_complete = !handshake_done
                         && decode_server(&entry.payload).is_ok_and(|m| m.setup_complete.is_some());
+                    // A call that may read input starts here: the input that follows goes to
+                    // it once the lane has started it (so the tape paces itself on it).
+                    let starts_calls = self.args.peers.tool_input.forwarded()
+                        && memchr::memmem::find(&entry.payload, b"\"toolCall\"").is_some();
                     self.deliver(entry).await;
                     if is_setup_complete && !handshake_done {
                         handshake_done = true;
                         self.shared.handshake.send_replace(true);
                     }
                     in_flight += 1;
-                    if self.options.pacing.waits_for_consumption() && in_flight >= CONSUMED_WINDOW {
+                    if self.options.pacing.waits_for_consumption()
+                        && (in_flight >= CONSUMED_WINDOW || starts_calls)
+                    {
                         self.barrier().await;
                         in_flight = 0;
                     }
