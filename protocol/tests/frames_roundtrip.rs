@@ -6,7 +6,7 @@ use reel_protocol::{
 };
 use serde_json::{Value, json};
 
-/// The client frames of `shared/reference/protocol.md`, verbatim.
+/// One client frame of each kind the Live API documents, verbatim.
 const CLIENT_FRAMES: &[&str] = &[
     r#"{"setup":{"model":"models/gemini-live-2.5-flash-native-audio","generationConfig":{"responseModalities":["AUDIO"],"speechConfig":{"voiceConfig":{"prebuiltVoiceConfig":{"voiceName":"Kore"}}}},"systemInstruction":{"parts":[{"text":"You are a helpful assistant."}]},"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Get weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"behavior":"NON_BLOCKING"}]}],"inputAudioTranscription":{},"outputAudioTranscription":{},"realtimeInputConfig":{"automaticActivityDetection":{"disabled":false}},"sessionResumption":{"handle":"optional-previous-handle"},"contextWindowCompression":{"slidingWindow":{"targetTokens":16000}}}}"#,
     r#"{"clientContent":{"turns":[{"role":"user","parts":[{"text":"Hello"}]}],"turnComplete":true}}"#,
@@ -19,7 +19,7 @@ const CLIENT_FRAMES: &[&str] = &[
     r#"{"toolResponse":{"functionResponses":[{"id":"call-1","name":"get_weather","response":{"temp_c":21},"scheduling":"WHEN_IDLE"}]}}"#,
 ];
 
-/// The server frames of `shared/reference/protocol.md`, verbatim.
+/// One server frame of each kind the Live API documents, verbatim.
 const SERVER_FRAMES: &[&str] = &[
     r#"{"setupComplete":{}}"#,
     r#"{"serverContent":{"modelTurn":{"parts":[{"text":"Hello!"}]},"turnComplete":true}}"#,
