@@ -108,6 +108,25 @@ impl ToolInput {
     }
 }
 
+/// A tool can read its input as a stream too (`StreamExt::next`, `filter_map`, …).
+impl futures_util::Stream for ToolInput {
+    type Item = InputEvent;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<InputEvent>> {
+        let Some(receiver) = self.receiver.as_mut() else {
+            return std::task::Poll::Ready(None);
+        };
+        let polled = receiver.poll_recv(cx);
+        if let std::task::Poll::Ready(Some(_)) = polled {
+            self.made_room();
+        }
+        polled
+    }
+}
+
 impl Drop for ToolInput {
     fn drop(&mut self) {
         // A replay waiting for this queue to drain goes on.
@@ -331,6 +350,28 @@ mod tests {
         assert!(!inputs.wait_for_room(Duration::ZERO).await);
         drop(input);
         assert!(inputs.wait_for_room(Duration::ZERO).await);
+    }
+
+    #[tokio::test]
+    async fn the_input_reads_as_a_stream() {
+        use futures_util::StreamExt;
+
+        let inputs = Arc::new(ToolInputs::default());
+        let (mut feed, input) = inputs.open(8, 0);
+        for seq in 1..=3 {
+            feed.deliver(&audio(seq));
+        }
+        drop(feed);
+        let seqs: Vec<u64> = input
+            .filter_map(|event| async move {
+                match event {
+                    InputEvent::Input(piece) => Some(piece.seq),
+                    InputEvent::Missed { .. } => None,
+                }
+            })
+            .collect()
+            .await;
+        assert_eq!(seqs, [1, 2, 3]);
     }
 
     #[tokio::test]
