@@ -197,8 +197,10 @@ pub(super) async fn accept(
                 "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
                 body.len()
             );
-            let _ = tcp.write_all(head.as_bytes()).await;
-            let _ = tcp.write_all(body.as_bytes()).await;
+            // One write: a WebSocket client reads the refusal's body only from what came
+            // with its head (tungstenite keeps what it read past the headers), so a body in
+            // a second segment would be lost.
+            let _ = tcp.write_all(format!("{head}{body}").as_bytes()).await;
             let _ = tcp.shutdown().await;
             return;
         }
