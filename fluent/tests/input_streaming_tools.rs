@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use reel_actors::Child;
 use reel_actors::fault::FaultHook;
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::{
     InputEvent, InputStreamingTool, ToolContext, ToolError, ToolInput, ToolStream,
 };
+use reel_actors::{Child, LiveEvent};
 use reel_fluent::Live;
 use reel_protocol::UserInput;
 use serde_json::{Value, json};
@@ -202,9 +202,15 @@ async fn a_call_hears_the_input_from_its_call_on_through_a_restart_and_it_replay
         conn.recv_json().await,
         response("c2", json!({"chunks": 1, "bytes": 32}), "WHEN_IDLE", true)
     );
+    let mut events = handle.events();
     conn.send_json(&json!({"toolCallCancellation": {"ids": ["c2"]}}))
         .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The next chunk goes out once the lane has cancelled the call.
+    while let Some(envelope) = events.recv().await {
+        if matches!(&envelope.event, LiveEvent::ToolCancelled { call_id, .. } if call_id == "c2") {
+            break;
+        }
+    }
     handle.send_audio(audio(32)).unwrap();
     assert_eq!(conn.recv_json().await, realtime_audio(32));
     assert!(
@@ -375,6 +381,8 @@ async fn a_tool_that_falls_behind_is_told_what_it_missed() {
         conn.recv_json().await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // The caller pauses for a second (session time): the tool works through its queue, so
+    // the end of the audio stream finds room.
     tokio::time::sleep(Duration::from_secs(1)).await;
     handle.audio_stream_end().unwrap();
     conn.recv_json().await;
