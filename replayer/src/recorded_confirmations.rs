@@ -14,7 +14,6 @@ use futures_util::future::{BoxFuture, FutureExt};
 use reel_actors::tools::{
     ConfirmationProvider, ConfirmationRequest, ToolConfirmation, recorded_decision,
 };
-use reel_protocol::FunctionCall;
 
 use crate::tape_scan::TapeScan;
 
@@ -42,20 +41,9 @@ impl ConfirmationProvider for RecordedConfirmations {
     fn confirm(&self, request: ConfirmationRequest) -> BoxFuture<'static, ToolConfirmation> {
         let scan = Arc::clone(&self.scan);
         async move {
-            let call = FunctionCall {
-                id: Some(request.call_id.clone()),
-                name: Some(request.tool.clone()),
-                args: Some(request.args.clone()),
-                ..FunctionCall::default()
-            };
             let recorded = scan
-                .answers(std::slice::from_ref(&call))
-                .await
-                .and_then(|responses| {
-                    responses
-                        .into_iter()
-                        .find(|response| response.id.as_deref() == Some(request.call_id.as_str()))
-                });
+                .answer(&request.call_id, &request.tool, Some(request.args.clone()))
+                .await;
             match recorded {
                 Some(response) => recorded_decision(&response.response.unwrap_or_default()),
                 None => ToolConfirmation::denied(format!(

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use futures_util::future::{BoxFuture, FutureExt};
 use reel_actors::tools::{ToolContext, ToolError, ToolFunction};
-use reel_protocol::{FunctionCall, FunctionDeclaration};
+use reel_protocol::FunctionDeclaration;
 use serde_json::Value;
 
 use crate::tape_scan::TapeScan;
@@ -67,19 +67,7 @@ impl ToolFunction for RecordedTool {
         let scan = Arc::clone(&self.scan);
         let name = self.name.clone();
         async move {
-            let call = FunctionCall {
-                id: Some(ctx.call_id.clone()),
-                name: Some(name.clone()),
-                ..FunctionCall::default()
-            };
-            let recorded = scan
-                .answers(std::slice::from_ref(&call))
-                .await
-                .and_then(|responses| {
-                    responses
-                        .into_iter()
-                        .find(|response| response.id.as_deref() == Some(ctx.call_id.as_str()))
-                });
+            let recorded = scan.answer(&ctx.call_id, &name, None).await;
             match recorded {
                 Some(response) => answer(name, response.response.unwrap_or(Value::Null)),
                 // Never answered in the recording: the recorded cancellation (or the end of

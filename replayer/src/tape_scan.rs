@@ -199,6 +199,26 @@ impl TapeScan {
         .await
     }
 
+    /// The recorded response to the one call `call_id` of the tool `name` (with `args`, by
+    /// which recorded responses may be matched), once the reader knows it.
+    pub async fn answer(
+        &self,
+        call_id: &str,
+        name: &str,
+        args: Option<serde_json::Value>,
+    ) -> Option<FunctionResponse> {
+        let call = FunctionCall {
+            id: Some(call_id.to_owned()),
+            name: Some(name.to_owned()),
+            args,
+            ..FunctionCall::default()
+        };
+        self.answers(std::slice::from_ref(&call))
+            .await?
+            .into_iter()
+            .find(|response| response.id.as_deref() == Some(call_id))
+    }
+
     /// Control callbacks whose `on_tool_call` answers with [`TapeScan::answers`].
     pub fn tool_callbacks(self: &Arc<Self>) -> ControlCallbacks {
         let scan = Arc::clone(self);
