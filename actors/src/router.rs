@@ -357,28 +357,18 @@ impl RouterState {
     async fn inbound(&mut self, conn: u32, stamp: Stamp, frame: LinkFrame) {
         let ts_ms = self.advance(Some(stamp.ts_ms));
         self.telemetry.frame_in(frame.bytes.len());
-        // The message is read and turned into events where it is, never moved: it is over
-        // a kilobyte.
-        let mut decoded = decode_server_partial_with(&frame.bytes, self.limits);
-        let message = match &mut decoded {
-            Ok(message) => message,
-            Err(error) => {
-                tracing::warn!(seq = stamp.seq, conn, %error, "skipping an inbound frame that does not decode");
-                // Cloned, not moved out: a frame that does not decode is rare.
-                let report = SessionEvent::Error(SessionError::Decode {
-                    seq: stamp.seq,
-                    error: error.clone(),
-                });
-                self.route([report], ts_ms).await;
-                return;
-            }
-        };
-        for error in &message.field_errors {
-            tracing::warn!(seq = stamp.seq, conn, %error, "an inbound frame has a field that does not decode; the rest of it is used");
-        }
         let mut events = std::mem::take(&mut self.events);
-        self.decoder
-            .decode_partial_in_place(stamp.seq, message, &mut events);
+        // The frames that stream (text, audio, transcription chunks) are read by the short
+        // reader; every other frame, and any it does not take, by the general decoder.
+        if !self
+            .decoder
+            .decode_streamed(&frame.bytes, self.limits, &mut events)
+            && let Err(report) = self.decode(conn, stamp.seq, &frame.bytes, &mut events)
+        {
+            self.events = events;
+            self.route([report], ts_ms).await;
+            return;
+        }
         if self.peers.tool_input.forwarded()
             && events
                 .iter()
@@ -416,6 +406,36 @@ impl RouterState {
         // Drained, not moved: the buffer keeps its capacity for the next frame.
         self.route(events.drain(..), ts_ms).await;
         self.events = events;
+    }
+
+    /// Appends the events of a frame read by the general decoder; the error event to report
+    /// when it does not decode.
+    fn decode(
+        &mut self,
+        conn: u32,
+        seq: u64,
+        bytes: &[u8],
+        events: &mut Vec<SessionEvent>,
+    ) -> Result<(), SessionEvent> {
+        // The message is read and turned into events where it is, never moved: it is over
+        // a kilobyte.
+        let mut decoded = decode_server_partial_with(bytes, self.limits);
+        let message = match &mut decoded {
+            Ok(message) => message,
+            Err(error) => {
+                tracing::warn!(seq, conn, %error, "skipping an inbound frame that does not decode");
+                // Cloned, not moved out: a frame that does not decode is rare.
+                return Err(SessionEvent::Error(SessionError::Decode {
+                    seq,
+                    error: error.clone(),
+                }));
+            }
+        };
+        for error in &message.field_errors {
+            tracing::warn!(seq, conn, %error, "an inbound frame has a field that does not decode; the rest of it is used");
+        }
+        self.decoder.decode_partial_in_place(seq, message, events);
+        Ok(())
     }
 
     async fn lifecycle(&mut self, step: Lifecycle, ts_ms: u64) {

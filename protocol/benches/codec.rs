@@ -21,8 +21,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use reel_protocol::{
-    Base64Data, CommandEncoder, EventDecoder, Platform, SessionCommand, SessionConfig,
-    SessionEvent, decode_server, decode_server_partial,
+    Base64Data, CommandEncoder, DecodeLimits, EventDecoder, Platform, SessionCommand,
+    SessionConfig, SessionEvent, decode_server, decode_server_partial,
 };
 
 /// The text frame of figure 1, as the server writes it (lowerCamelCase).
@@ -146,19 +146,47 @@ fn codec(c: &mut Criterion) {
     });
     group.finish();
 
+    // Frame to events, as the Router does it: `decode_events` through the general decoder,
+    // `decode_streamed` through the short reader of the frames that stream.
     let mut group = c.benchmark_group("decode_events");
-    group.throughput(Throughput::Bytes(audio.len() as u64));
-    group.bench_function("audio_100ms_24k", |b| {
-        let mut decoder = EventDecoder::new();
-        let mut events = Vec::with_capacity(4);
-        b.iter(|| {
-            events.clear();
-            if let Ok(message) = decode_server(black_box(&audio)) {
-                decoder.decode(message, &mut events);
-            }
-            black_box(&events);
-        })
-    });
+    for (id, frame) in [("text_camel", TEXT_FRAME), ("audio_100ms_24k", &audio[..])] {
+        group.throughput(Throughput::Bytes(frame.len() as u64));
+        group.bench_function(id, |b| {
+            let mut events = Vec::with_capacity(4);
+            b.iter(|| {
+                // A fresh decoder each time, or the turn's answer text would grow without
+                // end: its first push allocates, as a turn's first text frame does.
+                let mut decoder = EventDecoder::new();
+                events.clear();
+                if let Ok(message) = decode_server(black_box(frame)) {
+                    decoder.decode(message, &mut events);
+                }
+                black_box(&events);
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("decode_streamed");
+    for (id, frame) in [
+        ("text_camel", TEXT_FRAME),
+        ("text_snake", TEXT_FRAME_SNAKE),
+        ("audio_100ms_24k", &audio[..]),
+    ] {
+        group.throughput(Throughput::Bytes(frame.len() as u64));
+        group.bench_function(id, |b| {
+            let mut events = Vec::with_capacity(4);
+            let limits = DecodeLimits::default();
+            assert!(EventDecoder::new().decode_streamed(frame, limits, &mut events));
+            b.iter(|| {
+                // As above: a fresh decoder each time.
+                let mut decoder = EventDecoder::new();
+                events.clear();
+                black_box(decoder.decode_streamed(black_box(frame), limits, &mut events));
+                black_box(&events);
+            })
+        });
+    }
     group.finish();
 
     let mut group = c.benchmark_group("base64");

@@ -36,12 +36,13 @@
 //! `finished`, or else at turn complete. An interruption drops the output transcription and
 //! answer text gathered so far without a final: the model never finished saying them.
 
-use crate::codec::PartialServerMessage;
+use bytes::Bytes;
+
+use crate::codec::{DecodeLimits, PartialServerMessage};
 use crate::content::{Part, PartKind};
 use crate::event::{ResumeInfo, SessionError, SessionEvent};
-use crate::server::{
-    ServerContent, ServerMessage, Transcription, VadSignalType, VoiceActivityType,
-};
+use crate::server::{ServerContent, ServerMessage, VadSignalType, VoiceActivityType};
+use crate::stream_frame::{self, StreamFrame, StreamPart};
 
 /// Turns server frames into events, keeping what spans frames: the answer text and the
 /// transcriptions of the current turn.
@@ -61,18 +62,15 @@ struct Transcript {
 }
 
 impl Transcript {
-    /// Adds a chunk; returns the partial event's text and, if finished, the final text.
-    fn push(&mut self, chunk: Transcription) -> (Option<String>, Option<String>) {
-        let partial = chunk.text.filter(|t| !t.is_empty());
+    /// Adds a chunk's text; returns the partial event's text and, if `finished`, the final
+    /// text.
+    fn push(&mut self, text: Option<String>, finished: bool) -> (Option<String>, Option<String>) {
+        let partial = text.filter(|t| !t.is_empty());
         if let Some(text) = &partial {
             self.text.push_str(text);
             self.open = true;
         }
-        let last = if chunk.finished == Some(true) {
-            self.finish()
-        } else {
-            None
-        };
+        let last = if finished { self.finish() } else { None };
         (partial, last)
     }
 
@@ -223,10 +221,7 @@ impl EventDecoder {
             out.push(SessionEvent::Interrupted);
         }
         if let Some(chunk) = content.input_transcription.take() {
-            let (partial, last) = self.input_transcript.push(chunk);
-            push_transcript(out, partial, last, |text, is_final| {
-                SessionEvent::InputTranscription { text, is_final }
-            });
+            self.input_chunk(chunk.text, chunk.finished == Some(true), out);
         }
         if let Some(interim) = content
             .interim_input_transcription
@@ -241,10 +236,7 @@ impl EventDecoder {
             }
         }
         if let Some(chunk) = content.output_transcription.take() {
-            let (partial, last) = self.output_transcript.push(chunk);
-            push_transcript(out, partial, last, |text, is_final| {
-                SessionEvent::OutputTranscription { text, is_final }
-            });
+            self.output_chunk(chunk.text, chunk.finished == Some(true), out);
         }
         if let Some(grounding) = content.grounding_metadata.take() {
             out.push(SessionEvent::Grounding(grounding));
@@ -291,21 +283,12 @@ impl EventDecoder {
         // Classify by reference first, then take the data out: no copies of text or audio.
         let kind = PartTag::of(part.kind());
         let event = match kind {
-            PartTag::Text => {
-                let text = part.text.take().unwrap_or_default();
-                self.text.push_str(&text);
-                SessionEvent::TextDelta(text)
-            }
+            PartTag::Text => self.text_delta(part.text.take().unwrap_or_default()),
             PartTag::Thought => SessionEvent::Thought(part.text.take().unwrap_or_default()),
             PartTag::InlineData => {
                 let blob = part.inline_data.get_or_insert_default();
                 let mime_type = blob.mime_type.take().unwrap_or_default();
-                let data = blob.data.take().map(|d| d.0).unwrap_or_default();
-                if mime_type.starts_with("audio/") {
-                    SessionEvent::AudioData(data)
-                } else {
-                    SessionEvent::Media { mime_type, data }
-                }
+                blob_event(mime_type, blob.data.take().map(|d| d.0).unwrap_or_default())
             }
             PartTag::FileData => {
                 SessionEvent::File(Box::new(part.file_data.take().unwrap_or_default()))
@@ -325,6 +308,92 @@ impl EventDecoder {
             },
         };
         out.push(event);
+    }
+}
+
+impl EventDecoder {
+    /// A text part's event; the text also joins the turn's answer.
+    fn text_delta(&mut self, text: String) -> SessionEvent {
+        self.text.push_str(&text);
+        SessionEvent::TextDelta(text)
+    }
+
+    /// An input transcription chunk's events.
+    fn input_chunk(&mut self, text: Option<String>, finished: bool, out: &mut Vec<SessionEvent>) {
+        let (partial, last) = self.input_transcript.push(text, finished);
+        push_transcript(out, partial, last, |text, is_final| {
+            SessionEvent::InputTranscription { text, is_final }
+        });
+    }
+
+    /// An output transcription chunk's events.
+    fn output_chunk(&mut self, text: Option<String>, finished: bool, out: &mut Vec<SessionEvent>) {
+        let (partial, last) = self.output_transcript.push(text, finished);
+        push_transcript(out, partial, last, |text, is_final| {
+            SessionEvent::OutputTranscription { text, is_final }
+        });
+    }
+
+    /// Appends the events of `frame` if it is one of the frames that stream (a model turn
+    /// of text or inline-data parts, a transcription chunk) and returns `true`; otherwise
+    /// appends nothing, changes nothing and returns `false`, and the frame is for
+    /// [`decode_server_partial_with`](crate::decode_server_partial_with) and
+    /// [`EventDecoder::decode_partial_in_place`].
+    ///
+    /// The events are those the general decoder gives for the same frame, at a fraction of
+    /// its cost: the frame is read with a reader that knows only those shapes, and no
+    /// message is built. A frame larger than `limits` allows is never read here.
+    ///
+    /// ```
+    /// use reel_protocol::{DecodeLimits, EventDecoder, SessionEvent};
+    ///
+    /// let mut decoder = EventDecoder::new();
+    /// let mut events = Vec::new();
+    /// let frame = br#"{"serverContent":{"modelTurn":{"parts":[{"text":"Hi"}]}}}"#;
+    /// assert!(decoder.decode_streamed(frame, DecodeLimits::default(), &mut events));
+    /// assert_eq!(events, [SessionEvent::TextDelta("Hi".into())]);
+    ///
+    /// let frame = br#"{"serverContent":{"turnComplete":true}}"#;
+    /// assert!(!decoder.decode_streamed(frame, DecodeLimits::default(), &mut events));
+    /// assert_eq!(events.len(), 1);
+    /// ```
+    pub fn decode_streamed(
+        &mut self,
+        frame: &[u8],
+        limits: DecodeLimits,
+        out: &mut Vec<SessionEvent>,
+    ) -> bool {
+        if frame.len() > limits.max_frame_bytes {
+            return false;
+        }
+        let Some(read) = stream_frame::read(frame) else {
+            return false;
+        };
+        match read {
+            StreamFrame::ModelTurn { parts } => {
+                for part in parts.into_iter().flatten() {
+                    out.push(match part {
+                        StreamPart::Text(text) => self.text_delta(text),
+                        StreamPart::InlineData { mime_type, data } => blob_event(mime_type, data),
+                    });
+                }
+            }
+            StreamFrame::InputTranscription(text) => self.input_chunk(Some(text), false, out),
+            StreamFrame::OutputTranscription(text) => self.output_chunk(Some(text), false, out),
+        }
+        true
+    }
+}
+
+/// An inline-data part's event: audio, or media of another type.
+fn blob_event<S: AsRef<str> + Into<String>>(mime_type: S, data: Bytes) -> SessionEvent {
+    if mime_type.as_ref().starts_with("audio/") {
+        SessionEvent::AudioData(data)
+    } else {
+        SessionEvent::Media {
+            mime_type: mime_type.into(),
+            data,
+        }
     }
 }
 

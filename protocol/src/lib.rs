@@ -53,6 +53,7 @@ mod scalars;
 mod secret;
 mod server;
 mod setup;
+mod stream_frame;
 mod user_input;
 
 pub use client::{
