@@ -58,20 +58,26 @@ pub(crate) enum StreamPart<'a> {
 }
 
 /// Reads `frame` if it is one of the streaming shapes; `None` for anything else.
+///
+/// The frame is not checked for UTF-8 as a whole (audio frames are kilobytes): outside
+/// strings the grammar admits only ASCII, keys must equal ASCII names, every string that
+/// becomes text is checked on its own, and base64 that is not ASCII does not decode.
 pub(crate) fn read(frame: &[u8]) -> Option<StreamFrame<'_>> {
-    let text = std::str::from_utf8(frame).ok()?;
-    let mut reader = Reader { text, at: 0 };
+    let mut reader = Reader {
+        bytes: frame,
+        at: 0,
+    };
     reader.byte(b'{')?;
-    reader.key(&["serverContent", "server_content"])?;
+    reader.key(&[b"serverContent", b"server_content"])?;
     reader.byte(b'{')?;
-    let key = reader.plain_str()?;
+    let key = reader.plain()?;
     reader.byte(b':')?;
     let read = match key {
-        "modelTurn" | "model_turn" => reader.model_turn()?,
-        "outputTranscription" | "output_transcription" => {
+        b"modelTurn" | b"model_turn" => reader.model_turn()?,
+        b"outputTranscription" | b"output_transcription" => {
             StreamFrame::OutputTranscription(reader.transcription()?)
         }
-        "inputTranscription" | "input_transcription" => {
+        b"inputTranscription" | b"input_transcription" => {
             StreamFrame::InputTranscription(reader.transcription()?)
         }
         _ => return None,
@@ -79,18 +85,18 @@ pub(crate) fn read(frame: &[u8]) -> Option<StreamFrame<'_>> {
     reader.byte(b'}')?;
     reader.byte(b'}')?;
     reader.skip_whitespace();
-    (reader.at == text.len()).then_some(read)
+    (reader.at == frame.len()).then_some(read)
 }
 
-/// A cursor over a frame that is valid UTF-8.
+/// A cursor over a frame.
 struct Reader<'a> {
-    text: &'a str,
+    bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
     fn bytes(&self) -> &'a [u8] {
-        self.text.as_bytes()
+        self.bytes
     }
 
     /// Skips JSON whitespace (space, tab, line feed, carriage return).
@@ -112,8 +118,8 @@ impl<'a> Reader<'a> {
     }
 
     /// An object key that is one of `names`, and its colon.
-    fn key(&mut self, names: &[&str]) -> Option<()> {
-        let key = self.plain_str()?;
+    fn key(&mut self, names: &[&[u8]]) -> Option<()> {
+        let key = self.plain()?;
         names.contains(&key).then_some(())?;
         self.byte(b':')
     }
@@ -150,18 +156,35 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A string with no escapes, borrowed from the frame.
-    fn plain_str(&mut self) -> Option<&'a str> {
+    /// The bytes of a string with no escapes and no control characters, borrowed from the
+    /// frame (not checked for UTF-8).
+    fn plain(&mut self) -> Option<&'a [u8]> {
         self.byte(b'"')?;
         let start = self.at;
         self.run();
         if self.bytes().get(self.at) != Some(&b'"') {
             return None;
         }
-        // `start` follows a `"` and `at` is at one: both on character boundaries.
-        let text = self.text.get(start..self.at)?;
+        let text = self.bytes().get(start..self.at)?;
         self.at += 1;
         Some(text)
+    }
+
+    /// A string with no escapes, borrowed from the frame.
+    fn plain_str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.plain()?).ok()
+    }
+
+    /// A string of base64, decoded. Its end is the next `"`, found at the speed of
+    /// `memchr`; an escape or a control character before it is not base64 and fails the
+    /// decoding.
+    fn base64(&mut self) -> Option<Bytes> {
+        self.byte(b'"')?;
+        let rest = self.bytes().get(self.at..)?;
+        let len = memchr::memchr(b'"', rest)?;
+        let data = decode_base64(rest.get(..len)?).ok()?;
+        self.at += len + 1;
+        Some(Bytes::from(data))
     }
 
     /// A string, its short escapes (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`) read;
@@ -172,8 +195,7 @@ impl<'a> Reader<'a> {
         let mut out = String::new();
         loop {
             self.run();
-            // Every stop of `run` is at an ASCII byte: a character boundary.
-            out.push_str(self.text.get(start..self.at)?);
+            out.push_str(std::str::from_utf8(self.bytes().get(start..self.at)?).ok()?);
             match self.bytes().get(self.at)? {
                 b'"' => {
                     self.at += 1;
@@ -205,14 +227,14 @@ impl<'a> Reader<'a> {
         let mut role = false;
         self.byte(b'{')?;
         loop {
-            let key = self.plain_str()?;
+            let key = self.plain()?;
             self.byte(b':')?;
             match key {
-                "role" if !role => {
+                b"role" if !role => {
                     self.plain_str()?;
                     role = true;
                 }
-                "parts" if parts.is_none() => parts = Some(self.parts()?),
+                b"parts" if parts.is_none() => parts = Some(self.parts()?),
                 _ => return None,
             }
             if self.peek()? == b'}' {
@@ -251,11 +273,11 @@ impl<'a> Reader<'a> {
     /// `{"text": "…"}` or `{"inlineData": {…}}`.
     fn part(&mut self) -> Option<StreamPart<'a>> {
         self.byte(b'{')?;
-        let key = self.plain_str()?;
+        let key = self.plain()?;
         self.byte(b':')?;
         let part = match key {
-            "text" => StreamPart::Text(self.string()?),
-            "inlineData" | "inline_data" => self.inline_data()?,
+            b"text" => StreamPart::Text(self.string()?),
+            b"inlineData" | b"inline_data" => self.inline_data()?,
             _ => return None,
         };
         self.byte(b'}')?;
@@ -268,16 +290,13 @@ impl<'a> Reader<'a> {
         let mut data = None;
         self.byte(b'{')?;
         loop {
-            let key = self.plain_str()?;
+            let key = self.plain()?;
             self.byte(b':')?;
             match key {
-                "mimeType" | "mime_type" if mime_type.is_none() => {
+                b"mimeType" | b"mime_type" if mime_type.is_none() => {
                     mime_type = Some(self.plain_str()?)
                 }
-                "data" if data.is_none() => {
-                    let text = self.plain_str()?;
-                    data = Some(Bytes::from(decode_base64(text.as_bytes()).ok()?));
-                }
+                b"data" if data.is_none() => data = Some(self.base64()?),
                 _ => return None,
             }
             if self.peek()? == b'}' {
@@ -294,7 +313,7 @@ impl<'a> Reader<'a> {
     /// `{"text": "…"}`.
     fn transcription(&mut self) -> Option<String> {
         self.byte(b'{')?;
-        self.key(&["text"])?;
+        self.key(&[b"text"])?;
         let text = self.string()?;
         self.byte(b'}')?;
         Some(text)
@@ -373,9 +392,18 @@ mod tests {
         ] {
             assert!(texts(frame).is_none(), "read by the short reader: {frame}");
         }
-        assert!(
-            read(b"{\"serverContent\":{\"outputTranscription\":{\"text\":\"\xff\"}}}").is_none()
-        );
+        // Bytes that are not UTF-8, in each string the reader keeps or skips; base64 with an
+        // escape (the general decoder reads `\/` as `/`).
+        for frame in [
+            &b"{\"serverContent\":{\"outputTranscription\":{\"text\":\"a\xff\"}}}"[..],
+            b"{\"serverContent\":{\"modelTurn\":{\"role\":\"\xc3\",\"parts\":[]}}}",
+            b"{\"serverContent\":{\"modelTurn\":{\"parts\":[{\"text\":\"\\n\xe2\x82\"}]}}}",
+            b"{\"serverContent\":{\"modelTurn\":{\"parts\":[{\"inlineData\":{\"mimeType\":\"audio/\xff\",\"data\":\"AAE=\"}}]}}}",
+            b"{\"serverContent\":{\"modelTurn\":{\"parts\":[{\"inlineData\":{\"mimeType\":\"audio/pcm\",\"data\":\"AA\xc3\xa9\"}}]}}}",
+            b"{\"serverContent\":{\"modelTurn\":{\"parts\":[{\"inlineData\":{\"mimeType\":\"audio/pcm\",\"data\":\"QUJD\\/A==\"}}]}}}",
+        ] {
+            assert!(read(frame).is_none(), "{}", String::from_utf8_lossy(frame));
+        }
     }
 
     #[test]
@@ -385,12 +413,18 @@ mod tests {
                 // Bytes above 0x7f (é, 😀) and just above the stops (#, ], space) never stop it.
                 let before: String = "é😀#] a".chars().cycle().take(len).collect();
                 let text = format!("{before}{stop}x\"\"");
-                let mut reader = Reader { text: &text, at: 0 };
+                let mut reader = Reader {
+                    bytes: text.as_bytes(),
+                    at: 0,
+                };
                 reader.run();
                 assert_eq!(reader.at, before.len(), "{len} characters, then {stop:?}");
             }
             let text: String = "é😀#] a".chars().cycle().take(len).collect();
-            let mut reader = Reader { text: &text, at: 0 };
+            let mut reader = Reader {
+                bytes: text.as_bytes(),
+                at: 0,
+            };
             reader.run();
             assert_eq!(reader.at, text.len(), "{len} characters, no stop");
         }
