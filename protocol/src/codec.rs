@@ -14,7 +14,8 @@ use crate::client::{ClientMessage, ClientMessageKind};
 use crate::error::DecodeError;
 use crate::field_error::FieldError;
 use crate::lenient::Lenient;
-use crate::server::ServerMessage;
+use crate::server::{ServerMessage, ToolCall};
+use crate::tool_call_frame;
 use crate::wire::WireStruct;
 
 /// The default largest frame accepted: 16 MiB.
@@ -54,7 +55,10 @@ pub fn decode_server_with(
 ) -> Result<ServerMessage, DecodeError> {
     // The message stays in the `Result` it was read into: taking a 2 KB message out and
     // wrapping it again copies it twice.
-    let mut result: Result<ServerMessage, DecodeError> = decode_object(frame, limits);
+    let mut result: Result<ServerMessage, DecodeError> =
+        decode_object(frame, limits, |message: &mut ServerMessage| {
+            read_tool_call(frame, limits, &mut message.tool_call)
+        });
     if let Ok(message) = &result
         && !carries_a_message(message)
     {
@@ -131,6 +135,9 @@ fn read_partial(
     limits: DecodeLimits,
     partial: &mut PartialServerMessage,
 ) -> Result<(), DecodeError> {
+    if read_tool_call(frame, limits, &mut partial.message.tool_call) {
+        return Ok(());
+    }
     if let Err(error) = read_object(frame, limits, &mut partial.message)? {
         let object = well_formed_object(frame, &error)?;
         partial.message = ServerMessage::default();
@@ -147,6 +154,20 @@ fn read_partial(
         return Err(no_known_key(&partial.message));
     }
     Ok(())
+}
+
+/// Reads a `toolCall` frame of the common shape into `place` with its short reader (see
+/// [`crate::tool_call_frame`]); `false`, leaving `place` as it was, for every other frame
+/// and for one over the limit.
+fn read_tool_call(frame: &[u8], limits: DecodeLimits, place: &mut Option<ToolCall>) -> bool {
+    let read = (frame.len() <= limits.max_frame_bytes)
+        .then(|| tool_call_frame::read(frame))
+        .flatten();
+    let found = read.is_some();
+    if found {
+        *place = read;
+    }
+    found
 }
 
 /// Whether a server frame holds any message this version knows.
@@ -186,7 +207,7 @@ pub fn decode_client_with(
     frame: &[u8],
     limits: DecodeLimits,
 ) -> Result<ClientMessage, DecodeError> {
-    let message: ClientMessage = decode_object(frame, limits)?;
+    let message: ClientMessage = decode_object(frame, limits, |_: &mut ClientMessage| false)?;
     let kinds = message.kinds();
     match kinds.len() {
         1 => Ok(message),
@@ -211,14 +232,18 @@ pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 /// Parses `frame` into `T`, turning any failure into the precise [`DecodeError`].
 ///
 /// The message is read in place, in the `Result` that is returned (see [`WireStruct`]);
-/// otherwise this is `serde_json::from_slice`.
+/// otherwise this is `serde_json::from_slice`. `short` may read the frame first (into the
+/// default value, returning `true`) when it has a short reader for it.
 fn decode_object<T: WireStruct + DeserializeOwned>(
     frame: &[u8],
     limits: DecodeLimits,
+    short: impl FnOnce(&mut T) -> bool,
 ) -> Result<T, DecodeError> {
     let mut result: Result<T, DecodeError> = Ok(T::default());
     let mut failed = None;
-    if let Ok(value) = &mut result {
+    if let Ok(value) = &mut result
+        && !short(value)
+    {
         failed = match read_object(frame, limits, value) {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some(diagnose::<T>(frame, &error)),

@@ -53,7 +53,9 @@ mod scalars;
 mod secret;
 mod server;
 mod setup;
+mod short_reader;
 mod stream_frame;
+mod tool_call_frame;
 mod user_input;
 
 pub use client::{

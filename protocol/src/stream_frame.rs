@@ -23,7 +23,7 @@
 
 use bytes::Bytes;
 
-use crate::scalars::decode_base64;
+use crate::short_reader::Reader;
 
 /// The most parts a model turn may hold for this reader; a frame with more is read by the
 /// general decoder (Live sends one part per frame).
@@ -63,10 +63,7 @@ pub(crate) enum StreamPart<'a> {
 /// strings the grammar admits only ASCII, keys must equal ASCII names, every string that
 /// becomes text is checked on its own, and base64 that is not ASCII does not decode.
 pub(crate) fn read(frame: &[u8]) -> Option<StreamFrame<'_>> {
-    let mut reader = Reader {
-        bytes: frame,
-        at: 0,
-    };
+    let mut reader = Reader::new(frame);
     reader.byte(b'{')?;
     reader.key(&[b"serverContent", b"server_content"])?;
     reader.byte(b'{')?;
@@ -84,143 +81,11 @@ pub(crate) fn read(frame: &[u8]) -> Option<StreamFrame<'_>> {
     };
     reader.byte(b'}')?;
     reader.byte(b'}')?;
-    reader.skip_whitespace();
-    (reader.at == frame.len()).then_some(read)
+    reader.at_end().then_some(read)
 }
 
-/// A cursor over a frame.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
+/// The grammar of the three shapes.
 impl<'a> Reader<'a> {
-    fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-
-    /// Skips JSON whitespace (space, tab, line feed, carriage return).
-    fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes().get(self.at) {
-            self.at += 1;
-        }
-    }
-
-    /// After whitespace, the next byte, not consumed.
-    fn peek(&mut self) -> Option<u8> {
-        self.skip_whitespace();
-        self.bytes().get(self.at).copied()
-    }
-
-    /// After whitespace, `expected`.
-    fn byte(&mut self, expected: u8) -> Option<()> {
-        (self.peek()? == expected).then(|| self.at += 1)
-    }
-
-    /// An object key that is one of `names`, and its colon.
-    fn key(&mut self, names: &[&[u8]]) -> Option<()> {
-        let key = self.plain()?;
-        names.contains(&key).then_some(())?;
-        self.byte(b':')
-    }
-
-    /// Moves to the first `"`, `\` or control character from here (or the end).
-    fn run(&mut self) {
-        // Eight bytes at a time (audio is kilobytes of base64): a byte stops the run when
-        // it equals `"` or `\` (its XOR with them has a zero byte) or is below 0x20. Each
-        // test can flag a byte wrongly only above one it flags rightly (the borrow of a
-        // subtraction runs upwards), so the lowest flag is exact.
-        const ONES: u64 = u64::from_le_bytes([1; 8]);
-        const HIGHS: u64 = ONES << 7;
-        let below =
-            |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
-        while let Some(chunk) = self.bytes().get(self.at..self.at + 8) {
-            let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
-                break;
-            };
-            let word = u64::from_le_bytes(chunk);
-            let stops = below(word ^ (ONES * u64::from(b'"')), 1)
-                | below(word ^ (ONES * u64::from(b'\\')), 1)
-                | below(word, 0x20);
-            if stops != 0 {
-                self.at += (stops.trailing_zeros() / 8) as usize;
-                return;
-            }
-            self.at += 8;
-        }
-        while let Some(&byte) = self.bytes().get(self.at) {
-            if byte == b'"' || byte == b'\\' || byte < 0x20 {
-                return;
-            }
-            self.at += 1;
-        }
-    }
-
-    /// The bytes of a string with no escapes and no control characters, borrowed from the
-    /// frame (not checked for UTF-8).
-    fn plain(&mut self) -> Option<&'a [u8]> {
-        self.byte(b'"')?;
-        let start = self.at;
-        self.run();
-        if self.bytes().get(self.at) != Some(&b'"') {
-            return None;
-        }
-        let text = self.bytes().get(start..self.at)?;
-        self.at += 1;
-        Some(text)
-    }
-
-    /// A string with no escapes, borrowed from the frame.
-    fn plain_str(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.plain()?).ok()
-    }
-
-    /// A string of base64, decoded. Its end is the next `"`, found at the speed of
-    /// `memchr`; an escape or a control character before it is not base64 and fails the
-    /// decoding.
-    fn base64(&mut self) -> Option<Bytes> {
-        self.byte(b'"')?;
-        let rest = self.bytes().get(self.at..)?;
-        let len = memchr::memchr(b'"', rest)?;
-        let data = decode_base64(rest.get(..len)?).ok()?;
-        self.at += len + 1;
-        Some(Bytes::from(data))
-    }
-
-    /// A string, its short escapes (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`) read;
-    /// a `\u` escape is left to the general decoder (`None`).
-    fn string(&mut self) -> Option<String> {
-        self.byte(b'"')?;
-        let mut start = self.at;
-        let mut out = String::new();
-        loop {
-            self.run();
-            out.push_str(std::str::from_utf8(self.bytes().get(start..self.at)?).ok()?);
-            match self.bytes().get(self.at)? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(out);
-                }
-                b'\\' => {
-                    out.push(match self.bytes().get(self.at + 1)? {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        _ => return None,
-                    });
-                    self.at += 2;
-                    start = self.at;
-                }
-                _ => return None,
-            }
-        }
-    }
-
     /// `{"role": "…", "parts": […]}`, role optional, either order.
     fn model_turn(&mut self) -> Option<StreamFrame<'a>> {
         let mut parts = None;
@@ -238,7 +103,7 @@ impl<'a> Reader<'a> {
                 _ => return None,
             }
             if self.peek()? == b'}' {
-                self.at += 1;
+                self.advance();
                 return parts.map(|parts| StreamFrame::ModelTurn { parts });
             }
             self.byte(b',')?;
@@ -250,7 +115,7 @@ impl<'a> Reader<'a> {
         let mut parts = [None, None, None, None];
         self.byte(b'[')?;
         if self.peek()? == b']' {
-            self.at += 1;
+            self.advance();
             return Some(parts);
         }
         let mut len = 0;
@@ -261,10 +126,10 @@ impl<'a> Reader<'a> {
             len += 1;
             match self.peek()? {
                 b']' => {
-                    self.at += 1;
+                    self.advance();
                     return Some(parts);
                 }
-                b',' => self.at += 1,
+                b',' => self.advance(),
                 _ => return None,
             }
         }
@@ -300,7 +165,7 @@ impl<'a> Reader<'a> {
                 _ => return None,
             }
             if self.peek()? == b'}' {
-                self.at += 1;
+                self.advance();
                 return Some(StreamPart::InlineData {
                     mime_type: mime_type?,
                     data: data?,
@@ -403,30 +268,6 @@ mod tests {
             b"{\"serverContent\":{\"modelTurn\":{\"parts\":[{\"inlineData\":{\"mimeType\":\"audio/pcm\",\"data\":\"QUJD\\/A==\"}}]}}}",
         ] {
             assert!(read(frame).is_none(), "{}", String::from_utf8_lossy(frame));
-        }
-    }
-
-    #[test]
-    fn a_run_stops_at_the_first_quote_backslash_or_control_character() {
-        for len in 0..40 {
-            for stop in ["\"", "\\", "\u{0}", "\u{1f}", "\n"] {
-                // Bytes above 0x7f (é, 😀) and just above the stops (#, ], space) never stop it.
-                let before: String = "é😀#] a".chars().cycle().take(len).collect();
-                let text = format!("{before}{stop}x\"\"");
-                let mut reader = Reader {
-                    bytes: text.as_bytes(),
-                    at: 0,
-                };
-                reader.run();
-                assert_eq!(reader.at, before.len(), "{len} characters, then {stop:?}");
-            }
-            let text: String = "é😀#] a".chars().cycle().take(len).collect();
-            let mut reader = Reader {
-                bytes: text.as_bytes(),
-                at: 0,
-            };
-            reader.run();
-            assert_eq!(reader.at, text.len(), "{len} characters, no stop");
         }
     }
 
