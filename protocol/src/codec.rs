@@ -160,6 +160,14 @@ fn read_partial(
 /// [`crate::tool_call_frame`]); `false`, leaving `place` as it was, for every other frame
 /// and for one over the limit.
 fn read_tool_call(frame: &[u8], limits: DecodeLimits, place: &mut Option<ToolCall>) -> bool {
+    // Most frames are not tool calls, and their first key says so in a few instructions:
+    // every frame the short reader takes starts `{"t` once JSON whitespace is skipped.
+    let mut start = frame
+        .iter()
+        .filter(|byte| !matches!(byte, b' ' | b'\t' | b'\n' | b'\r'));
+    if (start.next(), start.next(), start.next()) != (Some(&b'{'), Some(&b'"'), Some(&b't')) {
+        return false;
+    }
     let read = (frame.len() <= limits.max_frame_bytes)
         .then(|| tool_call_frame::read(frame))
         .flatten();

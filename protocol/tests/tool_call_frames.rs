@@ -168,7 +168,8 @@ fn frame(rng: &mut Rng) -> Vec<u8> {
         "function_calls"
     };
     let mut text = format!(
-        "{}{{\"{outer}\":{}{{\"{inner}\":[{}]{}}}}}{}",
+        "{}{{{}\"{outer}\":{}{{\"{inner}\":[{}]{}}}}}{}",
+        ws(rng),
         ws(rng),
         ws(rng),
         calls.join(","),
