@@ -61,6 +61,26 @@ impl<'a> Reader<'a> {
         (self.peek()? == expected).then(|| self.at += 1)
     }
 
+    /// After `open` (`{` or `[`), whether the object or array is empty: its `close` is
+    /// next (and read).
+    pub(crate) fn empty(&mut self, close: u8) -> Option<bool> {
+        let empty = self.peek()? == close;
+        if empty {
+            self.advance();
+        }
+        Some(empty)
+    }
+
+    /// After a member or an item, whether another follows: `,` (read, `true`) or `close`
+    /// (read, `false`); anything else is `None`.
+    pub(crate) fn more(&mut self, close: u8) -> Option<bool> {
+        let next = self.peek()?;
+        (next == b',' || next == close).then(|| {
+            self.advance();
+            next == b','
+        })
+    }
+
     /// An object key that is one of `names`, and its colon.
     pub(crate) fn key(&mut self, names: &[&[u8]]) -> Option<()> {
         self.byte(b'"')?;

@@ -102,11 +102,9 @@ impl<'a> Reader<'a> {
                 b"parts" if parts.is_none() => parts = Some(self.parts()?),
                 _ => return None,
             }
-            if self.peek()? == b'}' {
-                self.advance();
+            if !self.more(b'}')? {
                 return parts.map(|parts| StreamFrame::ModelTurn { parts });
             }
-            self.byte(b',')?;
         }
     }
 
@@ -114,8 +112,7 @@ impl<'a> Reader<'a> {
     fn parts(&mut self) -> Option<[Option<StreamPart<'a>>; MAX_PARTS]> {
         let mut parts = [None, None, None, None];
         self.byte(b'[')?;
-        if self.peek()? == b']' {
-            self.advance();
+        if self.empty(b']')? {
             return Some(parts);
         }
         let mut len = 0;
@@ -124,13 +121,8 @@ impl<'a> Reader<'a> {
             // A fifth part finds no slot: the frame goes to the general decoder.
             *parts.get_mut(len)? = Some(part);
             len += 1;
-            match self.peek()? {
-                b']' => {
-                    self.advance();
-                    return Some(parts);
-                }
-                b',' => self.advance(),
-                _ => return None,
+            if !self.more(b']')? {
+                return Some(parts);
             }
         }
     }
@@ -164,14 +156,12 @@ impl<'a> Reader<'a> {
                 b"data" if data.is_none() => data = Some(self.base64()?),
                 _ => return None,
             }
-            if self.peek()? == b'}' {
-                self.advance();
+            if !self.more(b'}')? {
                 return Some(StreamPart::InlineData {
                     mime_type: mime_type?,
                     data: data?,
                 });
             }
-            self.byte(b',')?;
         }
     }
 

@@ -37,18 +37,11 @@ pub(crate) fn read(frame: &[u8]) -> Option<ToolCall> {
     reader.key(&[b"functionCalls", b"function_calls"])?;
     reader.byte(b'[')?;
     let mut calls = Vec::with_capacity(1);
-    if reader.peek()? == b']' {
-        reader.advance();
-    } else {
+    if !reader.empty(b']')? {
         loop {
             calls.push(reader.function_call()?);
-            match reader.peek()? {
-                b']' => {
-                    reader.advance();
-                    break;
-                }
-                b',' => reader.advance(),
-                _ => return None,
+            if !reader.more(b']')? {
+                break;
             }
         }
     }
@@ -66,8 +59,7 @@ impl Reader<'_> {
     fn function_call(&mut self) -> Option<FunctionCall> {
         let mut call = FunctionCall::default();
         self.byte(b'{')?;
-        if self.peek()? == b'}' {
-            self.advance();
+        if self.empty(b'}')? {
             return Some(call);
         }
         loop {
@@ -79,13 +71,8 @@ impl Reader<'_> {
                 b"args" if call.args.is_none() => call.args = Some(self.json_value()?),
                 _ => return None,
             }
-            match self.peek()? {
-                b'}' => {
-                    self.advance();
-                    return Some(call);
-                }
-                b',' => self.advance(),
-                _ => return None,
+            if !self.more(b'}')? {
+                return Some(call);
             }
         }
     }

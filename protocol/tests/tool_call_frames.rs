@@ -10,58 +10,14 @@
 
 use reel_protocol::{ServerMessage, decode_server, decode_server_partial, encode};
 
-/// A small deterministic generator (xorshift64*), one seed per frame.
-struct Rng(u64);
+mod support;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
-
-fn ws(rng: &mut Rng) -> &'static str {
-    if rng.chance(85) {
-        ""
-    } else {
-        rng.pick(&[" ", "\n", "\t", " \r\n "])
-    }
-}
+use support::{Rng, string_piece, ws};
 
 fn string(rng: &mut Rng) -> String {
     let mut out = String::from("\"");
     for _ in 0..rng.below(5) {
-        let surrogate = if rng.chance(10) { "\\ud800" } else { "x" };
-        let tab = if rng.chance(5) { "\t" } else { "y" };
-        out.push_str(rng.pick(&[
-            "London",
-            "call-1",
-            " ",
-            "é",
-            "😀",
-            "\\n",
-            "\\\"",
-            "\\\\",
-            "\\/",
-            "\\u00e9",
-            "\\ud83d\\ude00",
-            surrogate,
-            tab,
-        ]));
+        out.push_str(string_piece(rng));
     }
     out.push('"');
     out
@@ -197,7 +153,7 @@ fn frame(rng: &mut Rng) -> Vec<u8> {
 fn tool_call_frames_decode_as_the_general_decoder_reads_them() {
     let (mut decoded, mut refused) = (0, 0);
     for seed in 1..=20_000u64 {
-        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut rng = Rng::seeded(seed);
         let frame = frame(&mut rng);
         let shown = String::from_utf8_lossy(&frame);
         let general = serde_json::from_slice::<ServerMessage>(&frame);
