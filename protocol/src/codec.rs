@@ -168,14 +168,16 @@ fn read_tool_call(frame: &[u8], limits: DecodeLimits, place: &mut Option<ToolCal
     if (start.next(), start.next(), start.next()) != (Some(&b'{'), Some(&b'"'), Some(&b't')) {
         return false;
     }
-    let read = (frame.len() <= limits.max_frame_bytes)
-        .then(|| tool_call_frame::read(frame))
-        .flatten();
-    let found = read.is_some();
-    if found {
-        *place = read;
+    if frame.len() > limits.max_frame_bytes {
+        return false;
     }
-    found
+    match tool_call_frame::read(frame) {
+        Some(call) => {
+            *place = Some(call);
+            true
+        }
+        None => false,
+    }
 }
 
 /// Whether a server frame holds any message this version knows.

@@ -39,13 +39,9 @@ impl<'a> Reader<'a> {
         self.at = (self.at + len).min(self.bytes.len());
     }
 
-    fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-
     /// Skips JSON whitespace (space, tab, line feed, carriage return).
-    pub(crate) fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes().get(self.at) {
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
             self.at += 1;
         }
     }
@@ -53,7 +49,7 @@ impl<'a> Reader<'a> {
     /// After whitespace, the next byte, not consumed.
     pub(crate) fn peek(&mut self) -> Option<u8> {
         self.skip_whitespace();
-        self.bytes().get(self.at).copied()
+        self.bytes.get(self.at).copied()
     }
 
     /// After whitespace, `expected`.
@@ -104,7 +100,7 @@ impl<'a> Reader<'a> {
         const HIGHS: u64 = ONES << 7;
         let below =
             |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
-        while let Some(chunk) = self.bytes().get(self.at..self.at + 8) {
+        while let Some(chunk) = self.bytes.get(self.at..self.at + 8) {
             let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
                 break;
             };
@@ -118,7 +114,7 @@ impl<'a> Reader<'a> {
             }
             self.at += 8;
         }
-        while let Some(&byte) = self.bytes().get(self.at) {
+        while let Some(&byte) = self.bytes.get(self.at) {
             if byte == b'"' || byte == b'\\' || byte < 0x20 {
                 return;
             }
@@ -132,10 +128,10 @@ impl<'a> Reader<'a> {
         self.byte(b'"')?;
         let start = self.at;
         self.run();
-        if self.bytes().get(self.at) != Some(&b'"') {
+        if self.bytes.get(self.at) != Some(&b'"') {
             return None;
         }
-        let text = self.bytes().get(start..self.at)?;
+        let text = self.bytes.get(start..self.at)?;
         self.at += 1;
         Some(text)
     }
@@ -150,7 +146,7 @@ impl<'a> Reader<'a> {
     /// decoding.
     pub(crate) fn base64(&mut self) -> Option<Bytes> {
         self.byte(b'"')?;
-        let rest = self.bytes().get(self.at..)?;
+        let rest = self.bytes.get(self.at..)?;
         let len = memchr::memchr(b'"', rest)?;
         let data = decode_base64(rest.get(..len)?).ok()?;
         self.at += len + 1;
@@ -163,23 +159,23 @@ impl<'a> Reader<'a> {
         self.byte(b'"')?;
         let mut start = self.at;
         self.run();
-        if self.bytes().get(self.at) == Some(&b'"') {
+        if self.bytes.get(self.at) == Some(&b'"') {
             // No escapes, the common case: one check, one copy.
-            let text = std::str::from_utf8(self.bytes().get(start..self.at)?).ok()?;
+            let text = std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?;
             self.at += 1;
             return Some(text.to_owned());
         }
         let mut out = String::new();
         loop {
             self.run();
-            out.push_str(std::str::from_utf8(self.bytes().get(start..self.at)?).ok()?);
-            match self.bytes().get(self.at)? {
+            out.push_str(std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?);
+            match self.bytes.get(self.at)? {
                 b'"' => {
                     self.at += 1;
                     return Some(out);
                 }
                 b'\\' => {
-                    out.push(match self.bytes().get(self.at + 1)? {
+                    out.push(match self.bytes.get(self.at + 1)? {
                         b'"' => '"',
                         b'\\' => '\\',
                         b'/' => '/',
