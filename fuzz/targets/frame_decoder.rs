@@ -5,13 +5,17 @@
 //! - a frame the strict decoder refuses for anything but a bad field, the partial one
 //!   refuses the same way;
 //! - every message read re-encodes to a frame that reads back to it;
-//! - a partial frame gives one error event per field error.
+//! - a partial frame gives one error event per field error;
+//! - the short readers (decision 0021) agree with the general decoder: a `toolCall` frame
+//!   `decode_server` reads is what the wire structs' own `Deserialize` reads, and a frame
+//!   `EventDecoder::decode_streamed` takes gives the events the general decoder gives (and
+//!   it takes no frame the general decoder refuses).
 //!
 //! Shared by the fuzz target `frame_decoder` and the workspace test `tests/fuzz_seeds.rs`.
 
 use reel_protocol::{
-    DecodeError, EventDecoder, SessionEvent, decode_client, decode_server, decode_server_partial,
-    encode,
+    DecodeError, DecodeLimits, EventDecoder, ServerMessage, SessionEvent, decode_client,
+    decode_server, decode_server_partial, encode,
 };
 
 /// Checks one input.
@@ -29,7 +33,17 @@ pub fn run(data: &[u8]) {
     }
     if let Ok(message) = &strict {
         assert_eq!(decode_server(&encode(message)).as_ref(), Ok(message));
+        if message.tool_call.is_some() {
+            let general = serde_json::from_slice::<ServerMessage>(data);
+            assert_eq!(general.as_ref().ok(), Some(message));
+            assert_eq!(
+                general.map(|general| encode(&general)).ok(),
+                Some(encode(message))
+            );
+        }
     }
+    let mut streamed = Vec::new();
+    let taken = EventDecoder::new().decode_streamed(data, DecodeLimits::default(), &mut streamed);
     if let Ok(partial) = partial {
         let errors = partial.field_errors.len();
         for error in &partial.field_errors {
@@ -42,6 +56,17 @@ pub fn run(data: &[u8]) {
             .filter(|event| matches!(event, SessionEvent::Error(_)))
             .count();
         assert_eq!(reported, errors);
+        if taken {
+            assert_eq!(
+                streamed, events,
+                "the short reader's events are the general decoder's"
+            );
+        }
+    } else {
+        assert!(
+            !taken,
+            "the short reader took a frame the general decoder refuses"
+        );
     }
     if let Err(error) = &strict {
         let _ = error.to_string();
