@@ -447,6 +447,11 @@ impl SupervisorState {
         self.args
             .ended
             .send_replace(Some(SessionEnd { reason, failed }));
+        // Nothing is routed any more: the router's inbox refuses what is pushed from now on
+        // and drops what still waits, so that nobody waits on a router that is gone (a
+        // replay's last barrier, pushed after the recording's final close, waited for a
+        // reply for ever when the tree had stopped first).
+        drop(self.args.peers.router.close());
         // A lane that did not drain is killed, not stopped: stuck in a hung callback it
         // would never see a stop message, and nothing that must outlive it (state, inboxes,
         // recording) lives in it. The others stop and finish what they hold.
