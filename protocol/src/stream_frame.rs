@@ -32,7 +32,8 @@ pub(crate) const MAX_PARTS: usize = 4;
 /// A frame of one of the streaming shapes, with its strings taken out.
 #[derive(Debug)]
 pub(crate) enum StreamFrame<'a> {
-    /// `serverContent.modelTurn.parts`: the first `len` slots hold the parts in order.
+    /// `serverContent.modelTurn.parts`: the parts in order from the first slot, the
+    /// slots after the last part empty.
     ModelTurn {
         /// The parts.
         parts: [Option<StreamPart<'a>>; MAX_PARTS],
@@ -110,7 +111,7 @@ impl<'a> Reader<'a> {
 
     /// `[part, …]`, at most [`MAX_PARTS`].
     fn parts(&mut self) -> Option<[Option<StreamPart<'a>>; MAX_PARTS]> {
-        let mut parts = [None, None, None, None];
+        let mut parts = std::array::from_fn(|_| None);
         self.byte(b'[')?;
         if self.empty(b']')? {
             return Some(parts);
