@@ -155,6 +155,28 @@ impl ServerConn {
         self.write(Message::Text(Utf8Bytes::from(text))).await;
     }
 
+    /// Sends `texts` as text frames in one burst (queued, then flushed together, so the
+    /// client reads them in large batches) and returns how many were queued before the
+    /// client went away (the last ones queued may be lost with the connection): for tests
+    /// that end the session while a burst is in flight.
+    pub async fn send_burst(&mut self, texts: impl IntoIterator<Item = String>) -> usize {
+        let mut written = 0;
+        for text in texts {
+            if self
+                .stream
+                .feed(Message::Text(Utf8Bytes::from(text)))
+                .await
+                .is_err()
+            {
+                return written;
+            }
+            written += 1;
+        }
+        // A failed flush means the client went away, which is what such a test provokes.
+        let _ = self.stream.flush().await;
+        written
+    }
+
     /// Sends a binary frame (Vertex AI sends its JSON this way).
     ///
     /// # Panics
