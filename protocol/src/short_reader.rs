@@ -3,19 +3,57 @@
 //! the frame goes to the general decoder.
 
 use bytes::Bytes;
+use serde_json::{Map, Number, Value};
 
 use crate::scalars::decode_base64;
 
+/// How many arrays and objects a value [`Reader::value`] builds itself may sit inside;
+/// deeper ones go to serde_json.
+pub(crate) const MAX_VALUE_DEPTH: usize = 16;
+
 /// A cursor over a frame.
+#[derive(Clone)]
 pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
+    /// The same bytes, when the whole frame was checked for UTF-8 at once: strings are then
+    /// sliced from it instead of each being checked.
+    text: Option<&'a str>,
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    /// At the start of `bytes`.
+    /// At the start of `bytes`, whose strings are checked for UTF-8 one by one (a frame of
+    /// kilobytes of base64 is not scanned for a few short strings).
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Reader { bytes, at: 0 }
+        Reader {
+            bytes,
+            text: None,
+            at: 0,
+        }
+    }
+
+    /// At the start of `text` (a short frame, checked once: cheaper than checking each of
+    /// its strings).
+    pub(crate) fn of_text(text: &'a str) -> Self {
+        Reader {
+            bytes: text.as_bytes(),
+            text: Some(text),
+            at: 0,
+        }
+    }
+
+    /// The bytes from `start` to `end` as text: they end at an ASCII byte (a quote, a
+    /// backslash) and start after one, so they are whole characters of a checked frame.
+    fn str_between(&self, start: usize, end: usize) -> Option<&'a str> {
+        match self.text {
+            Some(text) => text.get(start..end),
+            None => std::str::from_utf8(self.bytes.get(start..end)?).ok(),
+        }
+    }
+
+    /// From here to the end of the frame, as text.
+    pub(crate) fn rest_str(&self) -> Option<&'a str> {
+        self.str_between(self.at, self.bytes.len())
     }
 
     /// After whitespace, at the end of the frame.
@@ -136,7 +174,7 @@ impl<'a> Reader<'a> {
         Some(text)
     }
 
-    /// A string with no escapes, borrowed from the frame.
+    /// A string with no escapes, borrowed from the frame and checked for UTF-8.
     pub(crate) fn plain_str(&mut self) -> Option<&'a str> {
         std::str::from_utf8(self.plain()?).ok()
     }
@@ -161,14 +199,14 @@ impl<'a> Reader<'a> {
         self.run();
         if self.bytes.get(self.at) == Some(&b'"') {
             // No escapes, the common case: one check, one copy.
-            let text = std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?;
+            let text = self.str_between(start, self.at)?;
             self.at += 1;
             return Some(text.to_owned());
         }
         let mut out = String::new();
         loop {
             self.run();
-            out.push_str(std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?);
+            out.push_str(self.str_between(start, self.at)?);
             match self.bytes.get(self.at)? {
                 b'"' => {
                     self.at += 1;
@@ -195,9 +233,146 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A JSON value of the kinds tool arguments are made of, built as serde_json builds it.
+impl Reader<'_> {
+    /// A value `depth` levels down (objects in member order, arrays, strings with short
+    /// escapes, integers that fit 64 bits, booleans, `null`), equal to what serde_json's
+    /// `Value` reader makes of the same bytes; `None` for a float, a wider integer, `-0`, a
+    /// leading zero, a `\u` escape, nesting past [`MAX_VALUE_DEPTH`] or bad JSON, which the
+    /// caller hands to serde_json.
+    pub(crate) fn value(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_VALUE_DEPTH {
+            return None;
+        }
+        Some(match self.peek()? {
+            b'"' => Value::String(self.string()?),
+            b'{' => {
+                self.advance();
+                let mut members = Map::new();
+                if !self.empty(b'}')? {
+                    members = Map::with_capacity(3);
+                    loop {
+                        let key = self.string()?;
+                        self.byte(b':')?;
+                        // A key given twice keeps its first place and its last value, as
+                        // serde_json's map does.
+                        members.insert(key, self.value(depth + 1)?);
+                        if !self.more(b'}')? {
+                            break;
+                        }
+                    }
+                }
+                Value::Object(members)
+            }
+            b'[' => {
+                self.advance();
+                let mut items = Vec::new();
+                if !self.empty(b']')? {
+                    loop {
+                        items.push(self.value(depth + 1)?);
+                        if !self.more(b']')? {
+                            break;
+                        }
+                    }
+                }
+                Value::Array(items)
+            }
+            b't' => self.literal(b"true", Value::Bool(true))?,
+            b'f' => self.literal(b"false", Value::Bool(false))?,
+            b'n' => self.literal(b"null", Value::Null)?,
+            _ => Value::Number(self.integer()?),
+        })
+    }
+
+    /// `word` (`true`, `false`, `null`), as `value`.
+    fn literal(&mut self, word: &[u8], value: Value) -> Option<Value> {
+        self.rest().starts_with(word).then(|| {
+            self.at += word.len();
+            value
+        })
+    }
+
+    /// An integer with no fraction or exponent that fits `u64` (or `i64` when negative):
+    /// serde_json's `PosInt` / `NegInt`. `-0` (serde_json's float `-0.0`), leading zeros
+    /// and anything wider are `None`.
+    fn integer(&mut self) -> Option<Number> {
+        let negative = self.bytes.get(self.at) == Some(&b'-');
+        let start = self.at + usize::from(negative);
+        let digits = self.bytes.get(start..)?;
+        let len = digits
+            .iter()
+            .position(|byte| !byte.is_ascii_digit())
+            .unwrap_or(digits.len());
+        let (first, next) = (digits.first()?, digits.get(len));
+        if len == 0
+            || (*first == b'0' && (len > 1 || negative))
+            || matches!(next, Some(b'.' | b'e' | b'E'))
+        {
+            return None;
+        }
+        let mut magnitude: u64 = 0;
+        for digit in digits.get(..len)? {
+            magnitude = magnitude
+                .checked_mul(10)?
+                .checked_add(u64::from(digit - b'0'))?;
+        }
+        self.at = start + len;
+        if negative {
+            // -magnitude fits i64 down to i64::MIN (magnitude 2^63).
+            let value = 0i64.checked_sub_unsigned(magnitude)?;
+            Some(Number::from(value))
+        } else {
+            Some(Number::from(magnitude))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_is_what_serde_json_makes_of_it_or_left_to_it() {
+        let built = [
+            r#"{"city": "London", "days": [1, -2, true, false, null], "o": {}}"#,
+            r#"{"a": 1, "b": 2, "a": 3}"#,
+            r#"["x\"y\n", "é😀", [], [[]]]"#,
+            "0",
+            "-1",
+            "18446744073709551615",
+            "-9223372036854775808",
+        ];
+        for text in built {
+            let expected: Value = serde_json::from_str(text).unwrap();
+            let mut reader = Reader::of_text(text);
+            let value = reader.value(0);
+            assert_eq!(value.as_ref(), Some(&expected), "{text}");
+            assert!(reader.at_end(), "{text}");
+            // Key order too.
+            assert_eq!(
+                serde_json::to_string(&value).unwrap(),
+                serde_json::to_string(&expected).unwrap()
+            );
+        }
+        let deep = format!("{}{}", "[".repeat(18), "]".repeat(18));
+        let left = [
+            "-0",
+            "01",
+            "1.5",
+            "1e3",
+            "18446744073709551616",
+            "-9223372036854775809",
+            r#""\u0041""#,
+            "nul",
+            "[1,]",
+            deep.as_str(),
+        ];
+        for text in left {
+            assert_eq!(Reader::of_text(text).value(0), None, "{text}");
+        }
+        // The innermost `[]` of 17 sits inside 16 arrays: the deepest built here.
+        assert!(Reader::of_text(&deep[1..deep.len() - 1]).value(0).is_some());
+    }
 
     #[test]
     fn a_run_stops_at_the_first_quote_backslash_or_control_character() {

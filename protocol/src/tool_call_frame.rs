@@ -9,8 +9,9 @@
 //! The general decoder reads it through four levels of wire structs, each key matched
 //! against every field's spellings, into a message of over a kilobyte. This reader accepts
 //! that shape (either key spelling, any whitespace, `id`, `name` and `args` in any order,
-//! each at most once) and builds the [`ToolCall`] directly; `args` is read by serde_json's
-//! own `Value` reader where it stands, so it is the same value, key order included.
+//! each at most once) and builds the [`ToolCall`] directly. `args` of the common kinds is
+//! built by the cursor ([`Reader::value`]) and anything else by serde_json's own `Value`
+//! reader where it stands: the same value either way, key order included.
 //! Anything else — another field (`partialArgs`, `willContinue`, an unknown one), a `null`,
 //! a `\u` escape in an id or name, `args` nested deeper than [`MAX_ARGS_DEPTH`] — makes it
 //! answer `None`, and the general decoder reads the frame (tested frame by frame against it
@@ -30,7 +31,8 @@ pub(crate) const MAX_ARGS_DEPTH: usize = 100;
 
 /// Reads `frame` if it is a `toolCall` frame of the common shape; `None` for anything else.
 pub(crate) fn read(frame: &[u8]) -> Option<ToolCall> {
-    let mut reader = Reader::new(frame);
+    // A tool call is a short frame of several strings: one UTF-8 check for all of them.
+    let mut reader = Reader::of_text(std::str::from_utf8(frame).ok()?);
     reader.byte(b'{')?;
     reader.key(&[b"toolCall", b"tool_call"])?;
     reader.byte(b'{')?;
@@ -83,9 +85,16 @@ impl Reader<'_> {
         if self.peek()? == b'n' {
             return None;
         }
-        // One UTF-8 check of the rest of the frame, then serde_json's reader that trusts it:
-        // its byte reader would check each string on its own, which costs more.
-        let rest = std::str::from_utf8(self.rest()).ok()?;
+        // Arguments of the common kinds are built here (no float, no `\u`, not deep); the
+        // rest by serde_json from the same place.
+        let start = self.clone();
+        if let Some(value) = self.value(0) {
+            return Some(value);
+        }
+        *self = start;
+        // serde_json's reader of text, which trusts the frame's check: its byte reader
+        // would check each string on its own, which costs more.
+        let rest = self.rest_str()?;
         let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
         let value = values.next()?.ok()?;
         let len = values.byte_offset();

@@ -4,7 +4,7 @@
 //! Generated frames — one to three calls, `id`, `name` and `args` in any order and either
 //! spelling, now and then `partialArgs`, `willContinue`, `null` or an unknown key; `args` of
 //! every JSON kind with escapes, `\u` escapes and lone surrogates, big and odd numbers,
-//! repeated keys, and nesting around the depth limit; damaged bytes — must decode to the
+//! repeated keys, and nesting around both depth limits; damaged bytes — must decode to the
 //! same message as the general decoder reads (and encode to the same bytes, so key order
 //! is the same), or fail where it fails.
 
@@ -44,6 +44,11 @@ fn value(rng: &mut Rng, depth: usize) -> String {
                 "-9223372036854775809",
                 "1.7976931348623157e309",
                 "01",
+                "-0",
+                "7",
+                "-9223372036854775808",
+                "18446744073709551615",
+                "18446744073709551616",
             ])
             .to_owned(),
         2 => rng.pick(&["true", "false", "null"]).to_owned(),
@@ -68,6 +73,11 @@ fn args(rng: &mut Rng) -> String {
     if rng.chance(3) {
         let levels = 95 + rng.below(40);
         format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    } else if rng.chance(3) {
+        // Around the depth the short reader builds itself (16).
+        let levels = 14 + rng.below(6);
+        let (open, close) = (r#"{"n":["#, "]}");
+        format!("{}1{}", open.repeat(levels / 2), close.repeat(levels / 2))
     } else if rng.chance(70) {
         // An object, as Live sends.
         let members: Vec<String> = (0..rng.below(4))
