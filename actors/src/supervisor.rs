@@ -389,8 +389,12 @@ impl SupervisorState {
         history.push_back(now);
         let restarts = history.len() as u32;
         if restarts > policy.max_restarts {
+            let failures = match restarts {
+                1 => "once".to_owned(),
+                n => format!("{n} times"),
+            };
             let reason = format!(
-                "the {child} failed {restarts} times within {:?}, over the limit of {}; last failure: {error}",
+                "the {child} failed {failures} within {:?}, over the limit of {}; last failure: {error}",
                 policy.within, policy.max_restarts
             );
             self.end(myself, reason, true).await;

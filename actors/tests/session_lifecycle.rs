@@ -971,7 +971,7 @@ async fn a_barrier_pushed_after_the_session_ended_mid_stream_is_refused_not_left
     assert!(end.failed);
     assert_eq!(
         end.reason,
-        "the fast_lane failed 1 times within 10s, over the limit of 0; last failure: on_text \
+        "the fast_lane failed once within 10s, over the limit of 0; last failure: on_text \
          failed on t300"
     );
     assert!(
