@@ -103,6 +103,9 @@ pub struct InboxStats {
     pub overshoot: u64,
     /// Items whose consumer failed while handling them.
     pub failed: u64,
+    /// Producers waiting for room now ([`Inbox::push_wait`], [`Inbox::room_for`]): the
+    /// backpressure reaching them (for the router's inbox, the socket's reader has stopped).
+    pub producers_waiting: usize,
 }
 
 /// An item taken from an inbox, with its number; hand the number back to
@@ -565,6 +568,7 @@ impl<T, L> Inbox<T, L> {
             dropped: queue.dropped,
             overshoot: queue.overshoot,
             failed: queue.failed,
+            producers_waiting: queue.room_waiters,
         }
     }
 }
@@ -763,9 +767,11 @@ mod tests {
             "the producer waits while the inbox is full"
         );
         assert_eq!(inbox.len(), 2);
+        assert_eq!(inbox.stats().producers_waiting, 1);
         let taken = inbox.take().unwrap();
         inbox.done(taken.seq);
         assert_eq!(producer.await.unwrap(), Ok(3));
+        assert_eq!(inbox.stats().producers_waiting, 0);
         assert_eq!(drain(&inbox), [2, 3]);
         assert_eq!(inbox.stats().overshoot, 0);
     }

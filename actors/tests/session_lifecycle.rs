@@ -649,10 +649,10 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
 /// large audio frames backs up into the socket after about `ROUTER_MAX_BYTES` of them,
 /// far fewer than `ROUTER_CAPACITY` frames, and every chunk still arrives, in order.
 ///
-/// The fast lane's first callback holds until the router's inbox has filled to its bound
-/// in bytes, so the overload happens however fast this machine drains it (with a merely
-/// slow callback, a loaded machine sometimes sent slower than the lane drank, and the
-/// router never backed up).
+/// The fast lane's first callback holds until the transport's reader waits for room in
+/// the router's inbox, so the overload happens however fast this machine drains it (with
+/// a merely slow callback, a loaded machine sometimes sent slower than the lane drank,
+/// and the router never backed up).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
     use reel_actors::router::{ROUTER_CAPACITY, ROUTER_MAX_BYTES};
@@ -671,13 +671,15 @@ async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
         "the bound in frames never came into it"
     );
     let mut server = ScriptedServer::bind().await;
-    let gate = Arc::new(AtomicBool::new(false));
+    // The first chunk waits for the gate to open (a message or its sender dropped).
+    let (open, gate) = std::sync::mpsc::channel::<()>();
+    let gate = Mutex::new(Some(gate));
     let heard = Arc::new(AtomicUsize::new(0));
-    let (held, sink) = (Arc::clone(&gate), Arc::clone(&heard));
+    let sink = Arc::clone(&heard);
     let callbacks = FastCallbacks {
         on_audio: Some(Arc::new(move |pcm: &bytes::Bytes| {
-            while !held.load(Ordering::Acquire) {
-                std::thread::sleep(Duration::from_millis(1));
+            if let Some(gate) = gate.lock().unwrap().take() {
+                let _ = gate.recv();
             }
             busy(pcm.len() as u64, 2_000);
             sink.fetch_add(1, Ordering::Relaxed);
@@ -694,25 +696,28 @@ async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
         }
         conn
     });
-    // The lane holds its first chunk, its inbox fills, then the router's up to its bytes,
-    // then the socket's buffers, until the server cannot send: held until the router is
-    // full and the server has sent nothing for 100 ms (a router taking more than its bytes
-    // would have taken them by then).
-    let stalled = tokio::time::timeout(Duration::from_secs(60), async {
+    // The lane holds its first chunk, its inbox fills, then the router's up to its bytes;
+    // then the transport's reader waits for room and stops reading the socket. Nothing
+    // moves after that until the gate opens: the router's figures are final.
+    let full = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
-            let before = sent.load(Ordering::Relaxed);
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            if handle.buffers().router.waiting >= by_bytes && sent.load(Ordering::Relaxed) == before
-            {
-                return before;
+            let router = handle.buffers().router;
+            if router.producers_waiting > 0 {
+                return router;
             }
+            tokio::task::yield_now().await;
         }
     })
     .await;
-    gate.store(true, Ordering::Release);
-    let Ok(stalled) = stalled else {
-        panic!("the server never stalled: {:?}", handle.buffers().router);
+    let stalled = sent.load(Ordering::Relaxed);
+    drop(open);
+    let Ok(full) = full else {
+        panic!(
+            "the reader never waited for room: {:?}",
+            handle.buffers().router
+        );
     };
+    assert!(full.waiting >= by_bytes, "{full:?}");
     assert!(stalled < FRAMES, "the overload backed up into the socket");
     let mut conn = sending.await.unwrap();
     let (done, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
