@@ -9,7 +9,7 @@
 //! ```
 //!
 //! By default the model is the bundled tape (`assets/tapes/phases.wire.jsonl`, recorded by
-//! reel from this very application; see `tests/example_phases.rs`), played by the tape
+//! reel from this very application; see `tests/it/example_phases.rs`), played by the tape
 //! server on loopback: no network, no key, the same call every time. With `--live` it is
 //! the real API, wherever the environment says (`GEMINI_API_KEY`, or the Vertex AI
 //! variables); the model then decides when to call the tools, so the call may go

@@ -39,7 +39,7 @@ use reel::replayer::server::{
 pub const GEMINI_LIVE_API: &str = "wss://generativelanguage.googleapis.com";
 
 /// The bundled tape: the session `proxy_client.py` has, recorded by reel against a scripted
-/// model (see `tests/example_proxy.rs`).
+/// model (see `tests/it/example_proxy.rs`).
 pub const PROXY_TAPE: &str = include_str!("../assets/tapes/proxy.wire.jsonl");
 
 /// A recording proxy, running.

@@ -11,7 +11,7 @@
 //!   `EventDecoder::decode_streamed` takes gives the events the general decoder gives (and
 //!   it takes no frame the general decoder refuses).
 //!
-//! Shared by the fuzz target `frame_decoder` and the workspace test `tests/fuzz_seeds.rs`.
+//! Shared by the fuzz target `frame_decoder` and the workspace test `tests/it/fuzz_seeds.rs`.
 
 use reel_protocol::{
     DecodeError, DecodeLimits, EventDecoder, ServerMessage, SessionEvent, decode_client,

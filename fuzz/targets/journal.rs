@@ -2,7 +2,7 @@
 //! that, a salvaging reader reads exactly the mutations a strict one reads before its first
 //! error, and every mutation read writes back to a line that reads back to it.
 //!
-//! Shared by the fuzz target `journal` and the workspace test `tests/fuzz_seeds.rs`.
+//! Shared by the fuzz target `journal` and the workspace test `tests/it/fuzz_seeds.rs`.
 
 use reel_recorder::journal::StateMutation;
 use reel_recorder::jsonl::JsonlReader;

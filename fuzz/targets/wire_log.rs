@@ -6,7 +6,7 @@
 //! - every entry read writes back (the hand-written line writer of the hot path) to a line
 //!   that reads back to it.
 //!
-//! Shared by the fuzz target `wire_log` and the workspace test `tests/fuzz_seeds.rs`.
+//! Shared by the fuzz target `wire_log` and the workspace test `tests/it/fuzz_seeds.rs`.
 
 use reel_recorder::jsonl::JsonlReader;
 use reel_recorder::wire_line::write_entry;

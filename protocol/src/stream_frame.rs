@@ -17,7 +17,7 @@
 //! character, base64 that does not decode, more than [`MAX_PARTS`] parts, bytes that are not
 //! UTF-8 — makes it answer `None`, and the caller reads the frame with the general decoder,
 //! which gives the same events for every frame this reader accepts (tested frame by frame
-//! against it in `tests/stream_frames.rs`) and the precise error for the rest.
+//! against it in `tests/it/stream_frames.rs`) and the precise error for the rest.
 //!
 //! [`ServerMessage`]: crate::ServerMessage
 

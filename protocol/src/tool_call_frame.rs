@@ -15,7 +15,7 @@
 //! Anything else — another field (`partialArgs`, `willContinue`, an unknown one), a `null`,
 //! a `\u` escape in an id or name, `args` nested deeper than [`MAX_ARGS_DEPTH`] — makes it
 //! answer `None`, and the general decoder reads the frame (tested frame by frame against it
-//! in `tests/tool_call_frames.rs`).
+//! in `tests/it/tool_call_frames.rs`).
 
 use serde_json::Value;
 

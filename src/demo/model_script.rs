@@ -1,6 +1,6 @@
 //! The model's side of the demo conversation, as a script: what a weather-savvy model says
 //! to each frame of the demo. It stands in for the API when the bundled tape is made (see
-//! `tests/demo_tape.rs`), so the tape is produced by reel itself, not written by hand.
+//! `tests/it/demo_tape.rs`), so the tape is produced by reel itself, not written by hand.
 
 use std::time::Duration;
 

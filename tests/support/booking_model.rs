@@ -1,6 +1,6 @@
 //! The model's side of the `phases` example's call, as a script: what a booking-savvy model
 //! says to each frame the assistant sends. It stands in for the API when the bundled tape
-//! is made (`tests/example_phases.rs`), so the tape is recorded by reel from the example's
+//! is made (`tests/it/example_phases.rs`), so the tape is recorded by reel from the example's
 //! own application, not written by hand.
 
 use std::time::Duration;

@@ -53,7 +53,7 @@ impl SeedReport {
     /// The one line that runs this seed again.
     pub fn reproducer(&self) -> String {
         format!(
-            "REEL_SIM_SEED={} cargo test -p reel-actors --test simulation -- --nocapture",
+            "REEL_SIM_SEED={} cargo test -p reel-actors --test it simulation:: -- --nocapture",
             self.plan.seed
         )
     }

@@ -1,6 +1,6 @@
 """The plugin against the real google-genai SDK: Live sessions through `reel serve`.
 
-reel's `cargo test` runs this file three times (tests/sdk_test_helpers.rs): in `once` mode
+reel's `cargo test` runs this file three times (tests/it/sdk_test_helpers.rs): in `once` mode
 through a stand-in API, which records each test's tape; then with `CI=true` and no reachable
 API, which replays them; then with a changed prompt, which must fail on the tape. The
 environment says what each run expects: `REEL_EXPECT` (`recorded` or `replayed`) and

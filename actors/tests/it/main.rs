@@ -1,0 +1,34 @@
+//! The crate's integration tests, gathered into one binary (one link, one process):
+//! each file beside this one is a module holding one area's tests; the support
+//! modules they share are declared here once.
+
+#[allow(dead_code)]
+#[path = "../sim/mod.rs"]
+mod sim;
+#[allow(dead_code)]
+#[path = "../speech/mod.rs"]
+mod speech;
+#[allow(dead_code)]
+#[path = "../support/mod.rs"]
+mod support;
+#[allow(dead_code)]
+#[path = "../turns_support/mod.rs"]
+mod turns_support;
+
+mod client_audio;
+mod client_vad_speech;
+mod interceptors;
+mod persistence;
+mod reconnect_instruction;
+mod session_lifecycle;
+mod session_reactive;
+mod session_recording;
+mod session_state;
+mod session_tools;
+mod session_tree;
+mod simulation;
+mod state_store;
+mod tool_limits;
+mod tools;
+mod transcript;
+mod websocket_link;

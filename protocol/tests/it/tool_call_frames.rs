@@ -1,0 +1,196 @@
+//! `toolCall` frames: the short reader inside `decode_server` and `decode_server_partial`
+//! against the general decoder (the wire structs' own `Deserialize`), frame by frame.
+//!
+//! Generated frames — one to three calls, `id`, `name` and `args` in any order and either
+//! spelling, now and then `partialArgs`, `willContinue`, `null` or an unknown key; `args` of
+//! every JSON kind with escapes, `\u` escapes and lone surrogates, big and odd numbers,
+//! repeated keys, and nesting around both depth limits; damaged bytes — must decode to the
+//! same message as the general decoder reads (and encode to the same bytes, so key order
+//! is the same), or fail where it fails.
+
+use reel_protocol::{ServerMessage, decode_server, decode_server_partial, encode};
+
+use crate::support;
+
+use support::{Rng, string_piece, ws};
+
+fn string(rng: &mut Rng) -> String {
+    let mut out = String::from("\"");
+    for _ in 0..rng.below(5) {
+        out.push_str(string_piece(rng));
+    }
+    out.push('"');
+    out
+}
+
+/// A JSON value of up to `depth` levels.
+fn value(rng: &mut Rng, depth: usize) -> String {
+    let kind = if depth == 0 {
+        rng.below(3)
+    } else {
+        rng.below(5)
+    };
+    match kind {
+        0 => string(rng),
+        1 => rng
+            .pick(&[
+                "0",
+                "-1",
+                "21.5",
+                "1e3",
+                "-0.0",
+                "1E-2",
+                "12345678901234567890",
+                "-9223372036854775809",
+                "1.7976931348623157e309",
+                "01",
+                "-0",
+                "7",
+                "-9223372036854775808",
+                "18446744073709551615",
+                "18446744073709551616",
+            ])
+            .to_owned(),
+        2 => rng.pick(&["true", "false", "null"]).to_owned(),
+        3 => {
+            let items: Vec<String> = (0..rng.below(4)).map(|_| value(rng, depth - 1)).collect();
+            format!("[{}{}]", items.join(","), ws(rng))
+        }
+        _ => {
+            let members: Vec<String> = (0..rng.below(4))
+                .map(|_| {
+                    let key = rng.pick(&["city", "unit", "n", "é", "city"]);
+                    format!("{}\"{key}\"{}:{}", ws(rng), ws(rng), value(rng, depth - 1))
+                })
+                .collect();
+            format!("{{{}{}}}", members.join(","), ws(rng))
+        }
+    }
+}
+
+/// `args` as the model sends it, or now and then nested around the depth limit.
+fn args(rng: &mut Rng) -> String {
+    if rng.chance(3) {
+        let levels = 95 + rng.below(40);
+        format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    } else if rng.chance(3) {
+        // Around the depth the short reader builds itself (16).
+        let levels = 14 + rng.below(6);
+        let (open, close) = (r#"{"n":["#, "]}");
+        format!("{}1{}", open.repeat(levels / 2), close.repeat(levels / 2))
+    } else if rng.chance(70) {
+        // An object, as Live sends.
+        let members: Vec<String> = (0..rng.below(4))
+            .map(|_| {
+                format!(
+                    "\"{}\":{}",
+                    rng.pick(&["city", "unit", "days"]),
+                    value(rng, 3)
+                )
+            })
+            .collect();
+        format!("{{{}}}", members.join(","))
+    } else {
+        value(rng, 3)
+    }
+}
+
+fn call(rng: &mut Rng) -> String {
+    let mut fields = Vec::new();
+    if rng.chance(90) {
+        fields.push(format!("\"id\":{}{}", ws(rng), string(rng)));
+    }
+    if rng.chance(90) {
+        fields.push(format!("\"name\":{}", string(rng)));
+    }
+    if rng.chance(85) {
+        fields.push(format!("\"args\":{}{}", ws(rng), args(rng)));
+    }
+    match rng.below(30) {
+        0 => fields.push("\"willContinue\":true".to_owned()),
+        1 => fields.push("\"partial_args\":{}".to_owned()),
+        2 => fields.push("\"args\":null".to_owned()),
+        3 => fields.push("\"id\":\"again\"".to_owned()),
+        4 => fields.push("\"id\":7".to_owned()),
+        _ => {}
+    }
+    for index in (1..fields.len()).rev() {
+        let other = rng.below(index + 1);
+        fields.swap(index, other);
+    }
+    format!("{{{}{}}}", fields.join(","), ws(rng))
+}
+
+fn frame(rng: &mut Rng) -> Vec<u8> {
+    let calls: Vec<String> = (0..rng.below(4)).map(|_| call(rng)).collect();
+    let outer = if rng.chance(80) {
+        "toolCall"
+    } else {
+        "tool_call"
+    };
+    let inner = if rng.chance(80) {
+        "functionCalls"
+    } else {
+        "function_calls"
+    };
+    let mut text = format!(
+        "{}{{{}\"{outer}\":{}{{\"{inner}\":[{}]{}}}}}{}",
+        ws(rng),
+        ws(rng),
+        ws(rng),
+        calls.join(","),
+        ws(rng),
+        ws(rng)
+    );
+    if rng.chance(3) {
+        text.insert_str(text.rfind('}').unwrap_or(0), ",\"usageMetadata\":{}");
+    }
+    let mut bytes = text.into_bytes();
+    if rng.chance(5) && !bytes.is_empty() {
+        let at = rng.below(bytes.len());
+        match rng.below(3) {
+            0 => {
+                bytes.remove(at);
+            }
+            1 => bytes[at] = 0xff,
+            _ => bytes.insert(at, b"{}[],:\"\\ 0"[rng.below(10)]),
+        }
+    }
+    bytes
+}
+
+#[test]
+fn tool_call_frames_decode_as_the_general_decoder_reads_them() {
+    let (mut decoded, mut refused) = (0, 0);
+    for seed in 1..=20_000u64 {
+        let mut rng = Rng::seeded(seed);
+        let frame = frame(&mut rng);
+        let shown = String::from_utf8_lossy(&frame);
+        let general = serde_json::from_slice::<ServerMessage>(&frame);
+        match decode_server(&frame) {
+            Ok(message) => {
+                decoded += 1;
+                let Ok(general) = &general else {
+                    panic!("seed {seed}: decoded, the general decoder refuses it: {shown}");
+                };
+                assert_eq!(&message, general, "seed {seed}: {shown}");
+                assert_eq!(encode(&message), encode(general), "seed {seed}: {shown}");
+                let partial = decode_server_partial(&frame).map(|partial| partial.message);
+                assert_eq!(partial.as_ref(), Ok(&message), "seed {seed}: {shown}");
+            }
+            Err(error) => {
+                refused += 1;
+                if let Ok(general) = &general {
+                    assert!(
+                        general.tool_call.is_none(),
+                        "seed {seed}: refused ({error}), the general decoder reads it: {shown}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        decoded > 8_000 && refused > 1_000,
+        "{decoded} decoded, {refused} refused"
+    );
+}

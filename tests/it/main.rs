@@ -1,0 +1,47 @@
+//! The crate's integration tests, gathered into one binary (one link, one process):
+//! each file beside this one is a module holding one area's tests; the support
+//! modules they share are declared here once.
+
+#[allow(dead_code)]
+#[path = "../support/bundled_tape.rs"]
+mod bundled_tape;
+#[allow(dead_code)]
+#[path = "../cli_support/mod.rs"]
+mod cli_support;
+#[allow(dead_code)]
+#[path = "../support/js_sdk.rs"]
+mod js_sdk;
+#[allow(dead_code)]
+#[path = "../support/python_sdk.rs"]
+mod python_sdk;
+#[allow(dead_code)]
+#[path = "../serve_support/mod.rs"]
+mod serve_support;
+
+mod cli_bad_input;
+mod cli_decode;
+mod cli_diff;
+mod cli_export;
+mod cli_export_cassette;
+mod cli_replay;
+mod cli_replay_farm;
+mod cli_salvage;
+mod cli_schema;
+mod cli_serve;
+mod cli_serve_json;
+mod cli_serve_signals;
+mod cli_show;
+mod cli_trace;
+mod demo_run;
+mod demo_tape;
+mod example_phases;
+mod example_proxy;
+mod example_replay_test;
+mod example_weather;
+mod fuzz_seeds;
+mod library_without_cli;
+mod partial_frame_session;
+mod sdk_interop;
+mod sdk_test_helpers;
+mod studio;
+mod studio_live;
