@@ -232,22 +232,97 @@ impl ApiEndpoint {
     ///   needs `GOOGLE_ACCESS_TOKEN`;
     /// - otherwise Google AI, with the first of `GEMINI_API_KEY`, `GOOGLE_GENAI_API_KEY`,
     ///   `GOOGLE_API_KEY` that is set.
+    ///
+    /// The host can be moved, as the official SDKs allow, with `GOOGLE_GEMINI_BASE_URL`
+    /// (Google AI) or `GOOGLE_VERTEX_BASE_URL` (Vertex AI): `http://`/`ws://` and
+    /// `https://`/`wss://` URLs, e.g. `http://127.0.0.1:9000` for a local `reel serve`. A
+    /// base URL on a loopback address needs no credential: without one the session
+    /// connects with none (a tape server replays without a key).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, EndpointError> {
         let get = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         let use_vertex = get("GOOGLE_GENAI_USE_VERTEXAI")
             .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
-        if use_vertex {
+        let base_var = if use_vertex {
+            VERTEX_BASE_URL_VAR
+        } else {
+            GEMINI_BASE_URL_VAR
+        };
+        let base = get(base_var)
+            .map(|url| websocket_base(base_var, url.trim()))
+            .transpose()?;
+        let local = base.as_deref().is_some_and(is_loopback_base);
+        let endpoint = if use_vertex {
             let project = get("GOOGLE_CLOUD_PROJECT").ok_or(EndpointError::MissingProject)?;
             let location = get("GOOGLE_CLOUD_LOCATION").unwrap_or_else(|| "us-central1".into());
-            let token = get("GOOGLE_ACCESS_TOKEN").ok_or(EndpointError::MissingAccessToken)?;
-            return Ok(ApiEndpoint::vertex(project, location, token));
-        }
-        ["GEMINI_API_KEY", "GOOGLE_GENAI_API_KEY", "GOOGLE_API_KEY"]
-            .into_iter()
-            .find_map(get)
-            .map(ApiEndpoint::google_ai)
-            .ok_or(EndpointError::MissingApiKey)
+            match get("GOOGLE_ACCESS_TOKEN") {
+                Some(token) => ApiEndpoint::vertex(project, location, token),
+                None if local => ApiEndpoint::vertex(project, location, "").without_credential(),
+                None => return Err(EndpointError::MissingAccessToken),
+            }
+        } else {
+            match ["GEMINI_API_KEY", "GOOGLE_GENAI_API_KEY", "GOOGLE_API_KEY"]
+                .into_iter()
+                .find_map(get)
+            {
+                Some(key) => ApiEndpoint::google_ai(key),
+                None if local => ApiEndpoint::google_ai("").without_credential(),
+                None => return Err(EndpointError::MissingApiKey),
+            }
+        };
+        Ok(match base {
+            Some(base) => endpoint.with_base_url(&base),
+            None => endpoint,
+        })
     }
+}
+
+/// The variable that moves the Google AI host (the official SDKs read the same name).
+pub const GEMINI_BASE_URL_VAR: &str = "GOOGLE_GEMINI_BASE_URL";
+/// The variable that moves the Vertex AI host (the official SDKs read the same name).
+pub const VERTEX_BASE_URL_VAR: &str = "GOOGLE_VERTEX_BASE_URL";
+
+/// `url` as a WebSocket base URL (`http` → `ws`, `https` → `wss`), without a path.
+fn websocket_base(var: &'static str, url: &str) -> Result<String, EndpointError> {
+    let bad = |reason: &str| EndpointError::BadBaseUrl {
+        var,
+        url: redact_url(url),
+        reason: reason.to_owned(),
+    };
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| bad("it has no scheme (use http://, https://, ws:// or wss://)"))?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "http" | "ws" => "ws",
+        "https" | "wss" => "wss",
+        _ => return Err(bad("the scheme is not http, https, ws or wss")),
+    };
+    let host = rest.trim_end_matches('/');
+    if host.is_empty() {
+        return Err(bad("it has no host"));
+    }
+    if host.contains(['/', '?', '#', '@']) {
+        return Err(bad(
+            "it must be scheme://host[:port] only: no path, query or user",
+        ));
+    }
+    Ok(format!("{scheme}://{host}"))
+}
+
+/// Whether a `ws[s]://host[:port]` base URL names this machine (127.0.0.0/8, `localhost`,
+/// `[::1]`).
+fn is_loopback_base(base: &str) -> bool {
+    let host_port = base.split_once("://").map_or(base, |(_, rest)| rest);
+    let host = if let Some(rest) = host_port.strip_prefix('[') {
+        rest.split_once(']').map_or(rest, |(host, _)| host)
+    } else {
+        host_port
+            .split_once(':')
+            .map_or(host_port, |(host, _)| host)
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// What a transport opens: URL and headers, both holding credentials.
@@ -331,7 +406,8 @@ pub enum EndpointError {
     #[error(
         "missing required environment variable: GEMINI_API_KEY (or GOOGLE_GENAI_API_KEY / GOOGLE_API_KEY). \
          For Google AI set GEMINI_API_KEY to a key from Google AI Studio; for Vertex AI set \
-         GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_ACCESS_TOKEN"
+         GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and GOOGLE_ACCESS_TOKEN; \
+         against a local `reel serve`, set GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT and no key"
     )]
     MissingApiKey,
     /// Vertex selected, no project.
@@ -346,4 +422,14 @@ pub enum EndpointError {
          `gcloud auth print-access-token`"
     )]
     MissingAccessToken,
+    /// `GOOGLE_GEMINI_BASE_URL` / `GOOGLE_VERTEX_BASE_URL` is not a usable base URL.
+    #[error("{var}={url} is not a usable base URL: {reason}")]
+    BadBaseUrl {
+        /// The variable.
+        var: &'static str,
+        /// Its value, credentials redacted.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
