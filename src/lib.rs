@@ -15,6 +15,9 @@ pub use reel_protocol as protocol;
 pub use reel_recorder as recorder;
 pub use reel_replayer as replayer;
 
+mod failure;
+pub use failure::Failure;
+
 /// The `reel demo` session (part of the command line: it plays the model with the
 /// `testing` feature's scripted server).
 #[cfg(feature = "cli")]
