@@ -16,6 +16,10 @@ pub enum LlmError {
         /// The environment variables that were looked at.
         variables: &'static str,
     },
+    /// A variable that moves the host (`GOOGLE_GEMINI_BASE_URL`, `GOOGLE_VERTEX_BASE_URL`)
+    /// is not a usable URL.
+    #[error("{0}")]
+    Endpoint(reel_protocol::EndpointError),
     /// The API answered with an error status.
     #[error("the model API answered {status} for {url}: {message}")]
     Http {

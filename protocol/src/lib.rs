@@ -76,7 +76,8 @@ pub use content::{
     Part, PartKind, Scheduling,
 };
 pub use endpoint::{
-    ApiEndpoint, ConnectRequest, Credential, EndpointError, FrameKind, Platform, percent_decode,
+    ApiEndpoint, ConnectRequest, Credential, EndpointError, FrameKind, GEMINI_BASE_URL_VAR,
+    Platform, VERTEX_BASE_URL_VAR, percent_decode,
 };
 pub use error::DecodeError;
 pub use event::{ResumeInfo, SessionError, SessionEvent};

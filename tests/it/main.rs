@@ -2,19 +2,20 @@
 //! each file beside this one is a module holding one area's tests; the support
 //! modules they share are declared here once.
 
+// The example_* modules include the examples' own files, each of which declares the
+// examples' shared support modules as the example binaries do: those files are compiled
+// once per example here, on purpose.
+#![allow(clippy::duplicate_mod)]
+
 #[allow(dead_code)]
 #[path = "../support/bundled_tape.rs"]
 mod bundled_tape;
-#[allow(dead_code)]
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
-#[allow(dead_code)]
 #[path = "../support/js_sdk.rs"]
 mod js_sdk;
-#[allow(dead_code)]
 #[path = "../support/python_sdk.rs"]
 mod python_sdk;
-#[allow(dead_code)]
 #[path = "../serve_support/mod.rs"]
 mod serve_support;
 

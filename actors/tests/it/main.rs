@@ -5,13 +5,10 @@
 #[allow(dead_code)]
 #[path = "../sim/mod.rs"]
 mod sim;
-#[allow(dead_code)]
 #[path = "../speech/mod.rs"]
 mod speech;
-#[allow(dead_code)]
 #[path = "../support/mod.rs"]
 mod support;
-#[allow(dead_code)]
 #[path = "../turns_support/mod.rs"]
 mod turns_support;
 

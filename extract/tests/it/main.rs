@@ -2,10 +2,8 @@
 //! each file beside this one is a module holding one area's tests; the support
 //! modules they share are declared here once.
 
-#[allow(dead_code)]
 #[path = "../../../actors/tests/support/mod.rs"]
 mod support;
-#[allow(dead_code)]
 #[path = "../../../actors/tests/turns_support/mod.rs"]
 mod turns_support;
 

@@ -2,13 +2,11 @@
 //! each file beside this one is a module holding one area's tests; the support
 //! modules they share are declared here once.
 
-#[allow(dead_code)]
 #[path = "../mcp_support/mod.rs"]
 mod mcp_support;
 #[allow(dead_code)]
 #[path = "../postgres_server/mod.rs"]
 mod postgres_server;
-#[allow(dead_code)]
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -53,7 +53,10 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use hyper::header::HeaderMap;
-use reel_protocol::{ApiEndpoint, Credential, EndpointError, Platform, Secret};
+use reel_protocol::{
+    ApiEndpoint, Credential, EndpointError, GEMINI_BASE_URL_VAR, Platform, Secret,
+    VERTEX_BASE_URL_VAR,
+};
 
 pub use builder::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_READ_TIMEOUT, GOOGLE_AI_BASE_URL,
@@ -147,20 +150,41 @@ impl GeminiLlm {
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<GeminiLlmBuilder, LlmError> {
         let missing = |variables| LlmError::MissingApiKey { variables };
-        let endpoint = ApiEndpoint::from_vars(var).map_err(|error| match error {
+        let endpoint = ApiEndpoint::from_vars(&var).map_err(|error| match error {
             EndpointError::MissingProject => missing("GOOGLE_CLOUD_PROJECT (for Vertex AI)"),
             EndpointError::MissingAccessToken => missing("GOOGLE_ACCESS_TOKEN (for Vertex AI)"),
             EndpointError::MissingApiKey => missing(API_KEY_VARIABLES),
+            other => LlmError::Endpoint(other),
         })?;
         let builder = GeminiLlm::builder(model);
-        match (endpoint.platform(), endpoint.credential()) {
+        let builder = match (endpoint.platform(), endpoint.credential()) {
             (Platform::Vertex { project, location }, Credential::BearerToken(token)) => {
-                Ok(builder.vertex(project, location, token.clone()))
+                builder.vertex(project, location, token.clone())
             }
-            (Platform::GoogleAi, Credential::ApiKey(key)) => Ok(builder.api_key(key.clone())),
-            // `from_vars` gives only the two pairs above.
-            _ => Err(missing(API_KEY_VARIABLES)),
-        }
+            (Platform::Vertex { project, location }, Credential::None) => {
+                builder.vertex(project, location, "").without_credential()
+            }
+            (Platform::GoogleAi, Credential::ApiKey(key)) => builder.api_key(key.clone()),
+            (Platform::GoogleAi, Credential::None) => builder.without_credential(),
+            // `from_vars` gives only the pairs above.
+            _ => return Err(missing(API_KEY_VARIABLES)),
+        };
+        // A base URL variable moved the host (`from_vars` checked it): the same host over
+        // HTTP.
+        let moved = [GEMINI_BASE_URL_VAR, VERTEX_BASE_URL_VAR]
+            .into_iter()
+            .any(|name| var(name).is_some_and(|v| !v.trim().is_empty()));
+        Ok(if moved {
+            let base = endpoint.base_url();
+            let http = match base.split_once("://") {
+                Some(("wss", rest)) => format!("https://{rest}"),
+                Some((_, rest)) => format!("http://{rest}"),
+                None => base.to_owned(),
+            };
+            builder.base_url(http)
+        } else {
+            builder
+        })
     }
 
     /// The base URL calls go to (scheme, host, port, any path prefix; no trailing `/`).

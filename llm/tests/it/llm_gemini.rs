@@ -540,6 +540,30 @@ async fn the_key_comes_from_the_first_variable_set() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn the_sdks_base_url_variable_points_calls_at_a_local_server_without_a_key() {
+    let standin = GeminiStandin::bind().await;
+    standin.push(Answer::json(&text_event("ok")));
+    let base = standin.base_url();
+    let vars = move |name: &str| (name == "GOOGLE_GEMINI_BASE_URL").then(|| base.clone());
+
+    let llm = GeminiLlm::from_vars(MODEL, vars).unwrap();
+    assert_eq!(llm.base_url(), standin.base_url());
+    llm.generate(request()).await.unwrap();
+
+    let requests = standin.requests();
+    assert_eq!(
+        requests[0].path,
+        "/v1beta/models/gemini-2.5-flash:generateContent"
+    );
+    assert_eq!(requests[0].header("x-goog-api-key"), None);
+    let bad = GeminiLlm::from_vars(MODEL, |name: &str| {
+        (name == "GOOGLE_GEMINI_BASE_URL").then(|| "localhost:1".to_owned())
+    })
+    .unwrap_err();
+    assert!(matches!(bad, LlmError::Endpoint(_)), "{bad:?}");
+}
+
 #[test]
 fn no_key_is_a_missing_api_key_error() {
     let error = GeminiLlm::from_vars(MODEL, |_| None).unwrap_err();

@@ -2,7 +2,6 @@
 //! each file beside this one is a module holding one area's tests; the support
 //! modules they share are declared here once.
 
-#[allow(dead_code)]
 #[path = "../llm_support/mod.rs"]
 mod llm_support;
 

@@ -2,10 +2,8 @@
 //! each file beside this one is a module holding one area's tests; the support
 //! modules they share are declared here once.
 
-#[allow(dead_code)]
 #[path = "../common/mod.rs"]
 mod common;
-#[allow(dead_code)]
 #[path = "../llm_support/mod.rs"]
 mod llm_support;
 

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reel_protocol::{ApiEndpoint, Credential, Secret, redact_url};
+use reel_protocol::{ApiEndpoint, Credential, EndpointError, Secret, redact_url};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use tokio::net::TcpStream;
@@ -97,6 +97,16 @@ impl Upstream {
     ) -> Result<Self, UpstreamError> {
         let upstream = Upstream::new(url)?;
         match ApiEndpoint::from_vars(var) {
+            // No credential because the variables point the SDKs at a local server (perhaps
+            // this one): an upstream elsewhere still needs one.
+            Ok(endpoint)
+                if endpoint.credential() == &Credential::None && !upstream.is_loopback() =>
+            {
+                Err(UpstreamError::MissingCredential {
+                    url: upstream.redacted_url(),
+                    message: EndpointError::MissingApiKey.to_string(),
+                })
+            }
             Ok(endpoint) => Ok(upstream.with_credential(endpoint.credential().clone())),
             Err(_) if upstream.is_loopback() => Ok(upstream),
             Err(error) => Err(UpstreamError::MissingCredential {
@@ -378,6 +388,16 @@ mod tests {
             "{error:?}"
         );
         assert!(error.to_string().starts_with("the upstream wss://example.com/ needs a credential: missing required environment variable: GEMINI_API_KEY"), "{error}");
+        // The SDKs pointed at a local server need no key; an upstream elsewhere still does.
+        let error = Upstream::from_vars(
+            "wss://example.com",
+            vars(&[("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9000")]),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, UpstreamError::MissingCredential { .. }),
+            "{error:?}"
+        );
         assert_eq!(
             Upstream::new("http://example.com").unwrap_err(),
             UpstreamError::InvalidUrl {

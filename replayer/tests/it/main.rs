@@ -2,10 +2,8 @@
 //! each file beside this one is a module holding one area's tests; the support
 //! modules they share are declared here once.
 
-#[allow(dead_code)]
 #[path = "../replay_support/mod.rs"]
 mod replay_support;
-#[allow(dead_code)]
 #[path = "../server_support/mod.rs"]
 mod server_support;
 
