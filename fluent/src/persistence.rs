@@ -53,12 +53,13 @@ pub(crate) struct Persisting {
 
 /// The file the sessions of a chain with an id and no backend are kept in, beside its
 /// wire log (feature `sqlite`, on by default).
+#[cfg(feature = "sqlite")]
 pub const DEFAULT_SESSIONS_DB: &str = "reel-sessions.sqlite3";
 
 impl PersistencePart {
     /// The backend and the id, `None` without persistence; a backend without an id, or an
     /// id no backend can store, is a mistake. An id without a backend gets the default one
-    /// when the chain records to a wire log file: [`DEFAULT_SESSIONS_DB`] beside it
+    /// when the chain records to a wire log file: `reel-sessions.sqlite3` beside it
     /// (opened when the session starts); otherwise it is a mistake too.
     pub(crate) fn checked(
         &self,

@@ -12,8 +12,8 @@
 //!   [`last_replay`]: that verdict kept beside the log (`X.replay.json`) for `reel studio`.
 //! - [`export`]: a wire log as an agent trace and as OpenTelemetry (OTLP/JSON)
 //!   spans.
-//! - [`server`]: the tape server ([`TapeServer`]): a Live WebSocket server that replays
-//!   tapes to any client, records through the real API, or both.
+//! - `server` (the `server` feature): the tape server (`TapeServer`): a Live WebSocket
+//!   server that replays tapes to any client, records through the real API, or both.
 
 // Library code never unwraps: bad input is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -33,6 +33,7 @@ pub mod recorded_confirmations;
 pub mod recorded_tool;
 pub mod recorded_tools;
 pub mod replay_transport;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod summary;
 pub mod tape;
@@ -47,6 +48,7 @@ pub use pacing::Pacing;
 pub use recorded_confirmations::RecordedConfirmations;
 pub use recorded_tool::RecordedTool;
 pub use replay_transport::ReplayOptions;
+#[cfg(feature = "server")]
 pub use server::{RunningServer, TapeLibrary, TapeServer};
 pub use tape::{ReadAhead, Tape, TapeItem};
 pub use tape_scan::TapeScan;

@@ -65,6 +65,59 @@ fn the_library_does_not_pull_in_the_command_lines_dependencies() {
     }
 }
 
+/// What a library built without defaults leaves out besides the command line: SQLite (the
+/// `sqlite` feature), the tape server's certificate generator (reel-replayer's `server`
+/// feature) and the scripted test servers (the crates' `testing` features).
+const NOT_IN_THE_LIBRARY: [&str; 3] = ["rusqlite", "libsqlite3-sys", "rcgen"];
+
+/// The features each package of `reel`'s normal dependency tree is built with.
+fn features(default_features: bool) -> Vec<(String, String)> {
+    let mut args = vec!["tree", "-p", "reel", "-e", "normal", "--prefix", "none"];
+    args.extend(["--offline", "--frozen", "--format", "{p}|{f}"]);
+    if !default_features {
+        args.push("--no-default-features");
+    }
+    cargo(&args)
+        .lines()
+        .filter_map(|line| line.split_once('|'))
+        .map(|(package, features)| {
+            let name = package.split_whitespace().next().unwrap_or_default();
+            (name.to_owned(), features.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn without_defaults_there_is_no_sqlite_no_certificate_generator_and_no_test_server() {
+    let with_defaults = dependencies(true);
+    let library = dependencies(false);
+    for name in NOT_IN_THE_LIBRARY {
+        assert!(
+            with_defaults.iter().any(|d| d == name),
+            "the defaults build {name}"
+        );
+        assert!(
+            !library.iter().any(|d| d == name),
+            "{name} is built for a library user"
+        );
+    }
+    let testing = |tree: &[(String, String)]| {
+        tree.iter()
+            .filter(|(_, features)| features.split(',').any(|f| f == "testing" || f == "server"))
+            .map(|(name, _)| name.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(
+        testing(&features(true)).into_iter().collect::<Vec<_>>(),
+        ["reel-actors", "reel-llm", "reel-replayer"]
+    );
+    assert!(
+        testing(&features(false)).is_empty(),
+        "test servers built for a library user: {:?}",
+        testing(&features(false))
+    );
+}
+
 #[test]
 fn the_library_builds_without_the_cli_feature() {
     // A target directory of its own: the test's cargo must not wait for the one running it.
