@@ -75,7 +75,10 @@ struct Outcome {
 
 #[test]
 fn the_detector_finds_each_synthesized_utterance_once_in_noise_down_to_5_db() {
-    speech::ensure_tools();
+    if let Err(why) = speech::ensure_tools() {
+        crate::system_packages::skip("client_vad_speech", &why);
+        return;
+    }
     let dir = work_dir();
     let config = VadConfig::default();
 

@@ -9,6 +9,8 @@ mod sim;
 mod speech;
 #[path = "../support/mod.rs"]
 mod support;
+#[path = "../../../tests/support/system_packages.rs"]
+mod system_packages;
 #[path = "../turns_support/mod.rs"]
 mod turns_support;
 

@@ -1,5 +1,5 @@
 //! Real speech for the client VAD test: Debian's `espeak-ng` and `sox`, installed by the
-//! test itself when missing (apt-get, then `apt-get update` and again if that fails),
+//! test itself when missing (`tests/support/system_packages.rs`; skipped where they cannot be),
 //! synthesize utterances, resample them to 16 kHz mono PCM16, generate noise and mix it in.
 //! Every file goes under `target/` (the test's `CARGO_TARGET_TMPDIR`).
 
@@ -19,46 +19,23 @@ pub fn work_dir() -> PathBuf {
     dir
 }
 
-/// Installs `espeak-ng` and `sox` once, when either is missing.
-pub fn ensure_tools() {
-    static READY: OnceLock<()> = OnceLock::new();
-    READY.get_or_init(|| {
-        let present = |tool: &str| {
-            Command::new(tool)
-                .arg("--version")
-                .output()
-                .is_ok_and(|out| out.status.success())
-        };
-        if present("espeak-ng") && present("sox") {
-            return;
-        }
-        let install = || {
-            Command::new("apt-get")
-                .args([
-                    "install",
-                    "-y",
-                    "--no-install-recommends",
-                    "espeak-ng",
-                    "sox",
-                ])
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .expect("apt-get runs")
-                .success()
-        };
-        if !install() {
-            let update = Command::new("apt-get")
-                .arg("update")
-                .status()
-                .expect("apt-get runs");
-            assert!(update.success(), "apt-get update failed");
-            assert!(install(), "apt-get install espeak-ng sox failed");
-        }
-        assert!(
-            present("espeak-ng") && present("sox"),
-            "espeak-ng and sox are installed"
-        );
-    });
+/// Installs `espeak-ng` and `sox` once, when either is missing; `Err` says why they
+/// cannot be had here (the test is then skipped).
+pub fn ensure_tools() -> Result<(), String> {
+    static READY: OnceLock<Result<(), String>> = OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let present = |tool: &str| {
+                Command::new(tool)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|out| out.status.success())
+            };
+            crate::system_packages::ensure(&["espeak-ng", "sox"], || {
+                present("espeak-ng") && present("sox")
+            })
+        })
+        .clone()
 }
 
 fn run(program: &str, args: &[&str]) {

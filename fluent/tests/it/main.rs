@@ -9,6 +9,8 @@ mod mcp_support;
 mod postgres_server;
 #[path = "../support/mod.rs"]
 mod support;
+#[path = "../../../tests/support/system_packages.rs"]
+mod system_packages;
 
 mod callbacks;
 mod client_audio;

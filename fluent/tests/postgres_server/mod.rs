@@ -18,9 +18,16 @@ pub struct Postgres {
 
 impl Postgres {
     /// Initializes and starts a cluster; the database `postgres`, user `reel`, no password
-    /// (trust on loopback).
-    pub fn start(name: &str) -> Postgres {
-        let bin = binaries();
+    /// (trust on loopback). `None` (after saying why) where PostgreSQL cannot be installed:
+    /// the calling test is skipped.
+    pub fn start(name: &str) -> Option<Postgres> {
+        let bin = match binaries() {
+            Ok(bin) => bin,
+            Err(why) => {
+                crate::system_packages::skip(name, &why);
+                return None;
+            }
+        };
         let dir = std::env::temp_dir().join(format!("reel-pg-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -68,7 +75,7 @@ impl Postgres {
             ],
             root,
         );
-        Postgres { dir, bin, port }
+        Some(Postgres { dir, bin, port })
     }
 
     /// `host=127.0.0.1 port=… user=reel dbname=postgres`.
@@ -94,27 +101,10 @@ impl Drop for Postgres {
 }
 
 /// The newest installed PostgreSQL's `bin` directory, installing the package when there
-/// is none.
-fn binaries() -> PathBuf {
-    if let Some(bin) = newest_installed() {
-        return bin;
-    }
-    let install = || {
-        Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends", "postgresql"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .expect("apt-get runs")
-    };
-    if !install().success() {
-        let update = Command::new("apt-get")
-            .arg("update")
-            .status()
-            .expect("apt-get runs");
-        assert!(update.success(), "apt-get update failed");
-        assert!(install().success(), "apt-get install postgresql failed");
-    }
-    newest_installed().expect("postgresql is installed")
+/// is none; `Err` says why it cannot be had here.
+fn binaries() -> Result<PathBuf, String> {
+    crate::system_packages::ensure(&["postgresql"], || newest_installed().is_some())?;
+    newest_installed().ok_or_else(|| "postgresql installed, but no initdb found".to_owned())
 }
 
 fn newest_installed() -> Option<PathBuf> {
