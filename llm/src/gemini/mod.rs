@@ -151,6 +151,10 @@ impl GeminiLlm {
             EndpointError::MissingProject => missing("GOOGLE_CLOUD_PROJECT (for Vertex AI)"),
             EndpointError::MissingAccessToken => missing("GOOGLE_ACCESS_TOKEN (for Vertex AI)"),
             EndpointError::MissingApiKey => missing(API_KEY_VARIABLES),
+            EndpointError::BadBaseUrl { var, url, reason } => LlmError::Transport {
+                url,
+                reason: format!("{var} is not a usable base URL: {reason}"),
+            },
         })?;
         let builder = GeminiLlm::builder(model);
         match (endpoint.platform(), endpoint.credential()) {
