@@ -9,8 +9,14 @@ mod bundled_tape;
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
 #[allow(dead_code)]
+#[path = "../support/doc_blocks.rs"]
+mod doc_blocks;
+#[allow(dead_code)]
 #[path = "../support/js_sdk.rs"]
 mod js_sdk;
+#[allow(dead_code)]
+#[path = "../support/markdown.rs"]
+mod markdown;
 #[allow(dead_code)]
 #[path = "../support/python_sdk.rs"]
 mod python_sdk;
@@ -39,6 +45,8 @@ mod example_proxy;
 mod example_replay_test;
 mod example_weather;
 mod fuzz_seeds;
+mod guide;
+mod guide_tape;
 mod library_without_cli;
 mod partial_frame_session;
 mod sdk_interop;

@@ -44,5 +44,7 @@ pub fn assistant() -> LiveBuilder {
                 "a city was looked up",
             )
         })
-        .phase("farewell", |p| p.instruction("Say a short goodbye.").terminal())
+        .phase("farewell", |p| {
+            p.instruction("Say a short goodbye.").terminal()
+        })
 }

@@ -49,7 +49,10 @@ pub fn blocks(markdown: &str) -> Vec<Block> {
         }
     }
     if let Some(block) = open {
-        panic!("the code block opened on line {} is never closed", block.line);
+        panic!(
+            "the code block opened on line {} is never closed",
+            block.line
+        );
     }
     found
 }
@@ -66,6 +69,9 @@ pub fn block_for_file(markdown: &str, file: &str) -> String {
         .collect();
     match named.as_slice() {
         [block] => block.text.clone(),
-        _ => panic!("expected one code block naming {file}, found {}", named.len()),
+        _ => panic!(
+            "expected one code block naming {file}, found {}",
+            named.len()
+        ),
     }
 }
