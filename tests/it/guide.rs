@@ -97,8 +97,28 @@ fn cargo(project: &Path, args: &[&str]) -> Command {
     for variable in KEY_VARIABLES {
         command.env_remove(variable);
     }
+    // What cargo set for this test process describes the reel package; build scripts that
+    // watch these variables (ring's) would otherwise build again, here and in the next
+    // workspace build, each time.
+    for (variable, _) in std::env::vars_os() {
+        let name = variable.to_string_lossy();
+        if CARGO_SET_FOR_TESTS.iter().any(|set| name.starts_with(set)) {
+            command.env_remove(&variable);
+        }
+    }
     command
 }
+
+/// The variables (prefixes) cargo sets for a test process, not for a build.
+const CARGO_SET_FOR_TESTS: [&str; 7] = [
+    "CARGO_PKG_",
+    "CARGO_MANIFEST_",
+    "CARGO_CRATE_",
+    "CARGO_BIN_",
+    "CARGO_TARGET_TMPDIR",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_RUSTC_CURRENT_DIR",
+];
 
 fn run(mut command: Command) -> Output {
     let output = command.output().unwrap();
