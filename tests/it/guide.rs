@@ -275,6 +275,11 @@ fn the_guide_builds_runs_against_the_bundled_tape_and_its_test_replays_clean() {
     // Step 5: the replay test passes on the recording just made...
     let tested = run(cargo(&project, &["test", "--quiet"]));
     assert!(tested.status.success(), "the guide's replay test failed");
+    let summary = String::from_utf8(tested.stdout).unwrap();
+    assert!(
+        summary.contains("test result: ok. 1 passed;"),
+        "the guide's replay test did not run"
+    );
 
     // ...and fails with the guide's report once `get_weather` answers otherwise.
     let lib = project.join("src/lib.rs");
