@@ -20,12 +20,14 @@ use std::sync::mpsc;
 /// The checkout, which the guide calls `../reel`.
 const CHECKOUT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The variables that would send the guide's program to the real API.
-const KEY_VARIABLES: [&str; 4] = [
+/// The variables that say where the guide's program connects: none is inherited.
+const ENDPOINT_VARIABLES: [&str; 6] = [
     "GEMINI_API_KEY",
     "GOOGLE_GENAI_API_KEY",
     "GOOGLE_API_KEY",
     "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_VERTEX_BASE_URL",
 ];
 
 /// The one `sh` block of the guide whose text contains `needle`, as its single command line.
@@ -94,7 +96,7 @@ fn cargo(project: &Path, args: &[&str]) -> Command {
         ])
         .env("CARGO_TARGET_DIR", target)
         .env_remove("RUST_BACKTRACE");
-    for variable in KEY_VARIABLES {
+    for variable in ENDPOINT_VARIABLES {
         command.env_remove(variable);
     }
     // What cargo set for this test process describes the reel package; build scripts that
@@ -239,6 +241,15 @@ fn the_guide_builds_runs_against_the_bundled_tape_and_its_test_replays_clean() {
     for name in examples {
         assert!(examples_dir.join(&name).is_file(), "{name} was not built");
     }
+
+    // Step 4 with nothing set: the program says what to set, as its message.
+    let unset = run(cargo(&project, &["run", "--quiet"]));
+    assert_eq!(unset.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(unset.stderr).unwrap(),
+        text_block("Error: "),
+        "the program's error is not what the guide shows"
+    );
 
     // Step 4 without a key: the program against `reel serve` of the bundled tape.
     let serve = command_line(" serve --tape ");
