@@ -12,6 +12,9 @@ mod cli_support;
 #[path = "../support/doc_blocks.rs"]
 mod doc_blocks;
 #[allow(dead_code)]
+#[path = "../support/guide_project.rs"]
+mod guide_project;
+#[allow(dead_code)]
 #[path = "../support/js_sdk.rs"]
 mod js_sdk;
 #[allow(dead_code)]
