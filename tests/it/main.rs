@@ -12,8 +12,17 @@
 mod bundled_tape;
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+#[allow(dead_code)]
+#[path = "../support/doc_blocks.rs"]
+mod doc_blocks;
+#[allow(dead_code)]
+#[path = "../support/guide_project.rs"]
+mod guide_project;
 #[path = "../support/js_sdk.rs"]
 mod js_sdk;
+#[allow(dead_code)]
+#[path = "../support/markdown.rs"]
+mod markdown;
 #[path = "../support/python_sdk.rs"]
 mod python_sdk;
 #[path = "../serve_support/mod.rs"]
@@ -40,6 +49,8 @@ mod example_proxy;
 mod example_replay_test;
 mod example_weather;
 mod fuzz_seeds;
+mod guide;
+mod guide_tape;
 mod library_without_cli;
 mod partial_frame_session;
 mod sdk_interop;

@@ -586,6 +586,22 @@ fn no_key_is_a_missing_api_key_error() {
     );
 }
 
+#[test]
+fn an_unusable_base_url_is_an_error_naming_the_variable() {
+    let vars = |name: &str| match name {
+        "GEMINI_API_KEY" => Some("k".to_owned()),
+        "GOOGLE_GEMINI_BASE_URL" => Some("ftp://h".to_owned()),
+        _ => None,
+    };
+    let error = GeminiLlm::from_vars(MODEL, vars).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "GOOGLE_GEMINI_BASE_URL=ftp://h is not a usable base URL: the scheme is not http, \
+         https, ws or wss"
+    );
+    assert!(matches!(error, LlmError::Endpoint(_)), "{error:?}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn vertex_calls_its_own_path_with_a_bearer_token() {
     let standin = GeminiStandin::bind().await;
