@@ -31,7 +31,9 @@ fn limited(blocks: u32, args: &[&str]) -> Command {
     let mut command = Command::new("bash");
     command
         .arg("-c")
-        .arg(format!("trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\""))
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\""
+        ))
         .arg(env!("CARGO_BIN_EXE_reel"))
         .args(args)
         .env("RUST_LOG", "off");
@@ -45,7 +47,7 @@ struct Served {
 }
 
 impl Served {
-    // The child is waited for in `stop`; a panic before it ends the test run.
+    // The child is waited for in `stop`, or killed and waited for when dropped.
     #[allow(clippy::zombie_processes)]
     fn start(mut command: Command) -> Served {
         command.stdout(Stdio::piped()).stderr(Stdio::null());
@@ -70,13 +72,21 @@ impl Served {
     }
 
     /// SIGTERM; the exit code.
-    fn stop(mut self) -> Option<i32> {
+    fn stop(&mut self) -> Option<i32> {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
         self.child.wait().unwrap().code()
+    }
+}
+
+impl Drop for Served {
+    /// A test that failed before `stop` leaves no server behind.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -97,7 +107,7 @@ async fn a_client_that_sends_only_the_setup_is_reported_incomplete_not_replayed(
     let tape = dir.join("hello.wire.jsonl");
     write_tape(&tape);
     let tape = tape.display().to_string();
-    let served = Served::start(serve(&["--tapes", dir.to_str().unwrap(), "--port", "0"]));
+    let mut served = Served::start(serve(&["--tapes", dir.to_str().unwrap(), "--port", "0"]));
     let ready = served.next_json();
     let base = ready["base_url"].as_str().unwrap().to_owned();
     let request = ApiEndpoint::google_ai("AIzaSECRET")
@@ -179,12 +189,13 @@ async fn a_recording_on_a_full_disk_is_reported_failed_and_leaves_no_empty_tape(
     let tapes = dir.join("tapes");
     std::fs::create_dir_all(&tapes).unwrap();
     write_tape(&tapes.join("hello.wire.jsonl"));
-    let mut upstream = TapeServer::replay(TapeLibrary::new().with_entries("upstream", hello_entries()))
-        .start()
-        .await
-        .unwrap();
+    let mut upstream =
+        TapeServer::replay(TapeLibrary::new().with_entries("upstream", hello_entries()))
+            .start()
+            .await
+            .unwrap();
     let tapes_arg = tapes.to_str().unwrap();
-    let served = Served::start(limited(
+    let mut served = Served::start(limited(
         0,
         &[
             "serve",
@@ -235,7 +246,7 @@ async fn a_recording_on_a_full_disk_is_reported_failed_and_leaves_no_empty_tape(
     upstream.shutdown().await;
     // No empty tape: the directory still serves.
     assert_eq!(files(&tapes), ["hello.wire.jsonl"]);
-    let served = Served::start(serve(&["--tapes", tapes_arg, "--port", "0"]));
+    let mut served = Served::start(serve(&["--tapes", tapes_arg, "--port", "0"]));
     assert_eq!(served.next_json()["recorded_connections"], json!(1));
     assert_eq!(served.stop(), Some(0));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -262,7 +273,11 @@ fn the_demo_on_a_full_disk_is_an_io_error_not_drift() {
         String::from_utf8(output.stdout).unwrap(),
         String::from_utf8(output.stderr).unwrap(),
     );
-    assert_eq!((output.status.code(), stdout.as_str()), (Some(2), ""), "{stderr}");
+    assert_eq!(
+        (output.status.code(), stdout.as_str()),
+        (Some(2), ""),
+        "{stderr}"
+    );
     let wire = files(&out)
         .into_iter()
         .find(|name| name.ends_with(".wire.jsonl"))

@@ -80,10 +80,7 @@ fn fifo_of(path: &Path, source: &Path) {
     let bytes = std::fs::read(source).unwrap();
     let path = path.to_owned();
     std::thread::spawn(move || {
-        let mut fifo = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .unwrap();
+        let mut fifo = std::fs::OpenOptions::new().write(true).open(path).unwrap();
         let _ = fifo.write_all(&bytes);
     });
 }

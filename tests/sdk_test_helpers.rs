@@ -477,7 +477,10 @@ async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
             .env("REEL_BIN", env!("CARGO_BIN_EXE_reel"))
             .env("REEL_TAPES", &tapes)
             .env("REEL_UPSTREAM", upstream)
-            .env("REEL_NODE_INDEX", root().join("packages/reel-node/index.mjs"))
+            .env(
+                "REEL_NODE_INDEX",
+                root().join("packages/reel-node/index.mjs"),
+            )
             .env("SDK_NODE_PREFIX", prefix)
             .env_remove("CI")
             .env_remove("REEL_FULL");

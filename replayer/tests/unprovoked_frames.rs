@@ -15,7 +15,10 @@ use reel_replayer::{DivergenceKind, Tape};
 
 /// The bundled tape of a session with three tool calls.
 fn phases_tape() -> Vec<WireEntry> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/tapes/phases.wire.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/tapes/phases.wire.jsonl"
+    );
     reel_recorder::read_wire_log(path).unwrap()
 }
 

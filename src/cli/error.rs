@@ -104,7 +104,9 @@ pub enum CliError {
         logs: usize,
     },
     /// Standard input (`-`) named for more than one input: it can be read once.
-    #[error("`-` (standard input) is given {count} times: standard input can be read once, name the other inputs as files")]
+    #[error(
+        "`-` (standard input) is given {count} times: standard input can be read once, name the other inputs as files"
+    )]
     StdinTwice {
         /// How many inputs were `-`.
         count: usize,

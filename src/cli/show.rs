@@ -148,10 +148,8 @@ struct Spooled(std::path::PathBuf);
 impl Spooled {
     /// Copies the input `log` (standard input for [`STDIN`]) into a scratch file.
     fn copy(log: &str) -> Result<Spooled, CliError> {
-        let path = std::env::temp_dir().join(format!(
-            "reel-show-input-{}.wire.jsonl",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("reel-show-input-{}.wire.jsonl", std::process::id()));
         let spooled = Spooled(path);
         let write_error = |error: std::io::Error| {
             CliError::Output(std::io::Error::new(
