@@ -252,6 +252,90 @@ async fn a_recording_on_a_full_disk_is_reported_failed_and_leaves_no_empty_tape(
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_cut_short_by_a_full_disk_is_kept_under_a_name_the_loader_skips() {
+    let dir = temp_dir("full-disk-partial");
+    let tapes = dir.join("tapes");
+    std::fs::create_dir_all(&tapes).unwrap();
+    // The upstream answers the setup with a whole turn in a frame of 4 KiB: the setup's
+    // line fits in the 1 KiB the file may hold, that one does not.
+    let long = format!(
+        r#"{{"serverContent":{{"modelTurn":{{"parts":[{{"text":"{}"}}]}},"turnComplete":true}}}}"#,
+        "x".repeat(4096)
+    );
+    let mut entries = hello_entries();
+    entries[1].payload = long.clone().into_bytes().into();
+    let mut upstream = TapeServer::replay(TapeLibrary::new().with_entries("upstream", entries))
+        .start()
+        .await
+        .unwrap();
+    let tapes_arg = tapes.to_str().unwrap();
+    let mut served = Served::start(limited(
+        1,
+        &[
+            "serve",
+            "--json",
+            "--upstream",
+            &upstream.base_url(),
+            "--record-dir",
+            tapes_arg,
+            "--port",
+            "0",
+        ],
+    ));
+    let base = served.next_json()["base_url"].as_str().unwrap().to_owned();
+    let request = ApiEndpoint::google_ai("AIzaSECRET")
+        .with_base_url(&base)
+        .connect_request();
+    let (mut sender, mut receiver) = WebSocketConnector::new()
+        .connect(&request, &LinkOptions::default())
+        .await
+        .unwrap();
+    sender.send(LinkFrame::text(SETUP)).await.unwrap();
+    assert_eq!(
+        receiver.recv().await,
+        Some(LinkEvent::Frame(LinkFrame::text(long)))
+    );
+    sender.close(1000, String::new()).await.unwrap();
+    let recording = tapes.join("gemini-live-2.5-flash-1.wire.jsonl");
+    let kept = tapes.join("gemini-live-2.5-flash-1.wire.jsonl.failed");
+    let report = served.next_json();
+    assert_eq!(
+        (
+            &report["outcome"],
+            &report["recording"],
+            &report["kept"],
+            &report["error"]
+        ),
+        (
+            &json!("record_failed"),
+            &json!(recording.display().to_string()),
+            &json!(kept.display().to_string()),
+            &json!("File too large (os error 27)"),
+        )
+    );
+    assert_eq!(
+        report["message"],
+        json!(format!(
+            "connection 1: recording {} failed (File too large (os error 27)): entries are missing; what was written is kept as {} (1 client frames, 1 server frames); the client closed 1000",
+            recording.display(),
+            kept.display()
+        ))
+    );
+    assert_eq!(served.stop(), Some(0));
+    upstream.shutdown().await;
+    // What was written is kept whole up to the limit: the setup's line, then a cut line.
+    let text = std::fs::read(&kept).unwrap();
+    assert_eq!(text.len(), 1024);
+    assert_eq!(files(&tapes), ["gemini-live-2.5-flash-1.wire.jsonl.failed"]);
+    // A directory with only the failed recording holds no tape: `--tapes` says so, by name.
+    let output = serve(&["--tapes", tapes_arg, "--port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The files in `dir`, sorted.
 fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
