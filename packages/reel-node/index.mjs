@@ -79,6 +79,32 @@ export class Reel {
     return this.reports.filter((report) => report.test === name);
   }
 
+  /**
+   * Throws unless every session of test `name` reported so far ran to the end of its tape:
+   * a session the server reports `incomplete` (the client closed or dropped before the
+   * recorded client had sent everything) fails the test, unless `allowIncomplete` says that
+   * is expected. Call it at the end of a test (after `waitForReports`), or in `afterEach`.
+   *
+   * @param {string} name the test's tape name (see `tapeName`)
+   * @param {{ allowIncomplete?: boolean }} [options]
+   */
+  checkComplete(name, { allowIncomplete = false } = {}) {
+    if (allowIncomplete) return;
+    const early = this.reportsOf(name).filter((report) => report.outcome === 'incomplete');
+    if (early.length > 0) {
+      throw new Error(
+        `reel-node: the Live session of test ${name} ended before its tape did ` +
+          `(pass { allowIncomplete: true } if that is expected):\n` +
+          early.map((report) => `  ${report.message}`).join('\n'),
+      );
+    }
+  }
+
+  /** The reports of sessions that ended before their tape did, of every test. */
+  incompleteReports() {
+    return this.reports.filter((report) => report.outcome === 'incomplete');
+  }
+
   /** Waits until test `name` has `count` reports (or `timeoutMs` passes); returns them. */
   async waitForReports(name, count = 1, timeoutMs = 10_000) {
     const deadline = Date.now() + timeoutMs;

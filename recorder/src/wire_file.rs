@@ -68,6 +68,10 @@ struct State {
     last_write: Instant,
     /// Whether the last attempt failed: a failing streak is logged once, not per entry.
     failing: bool,
+    /// The last failure, as the operating system (or the encoder) said it.
+    last_error: Option<String>,
+    /// Entries given up on (not encodable, or no room left in the buffer).
+    lost: u64,
 }
 
 impl FileWireRecorder {
@@ -84,6 +88,8 @@ impl FileWireRecorder {
                 line: Vec::new(),
                 last_write: Instant::now(),
                 failing: false,
+                last_error: None,
+                lost: 0,
             }),
             path: path.to_path_buf(),
             durability: Durability::default(),
@@ -107,6 +113,20 @@ impl FileWireRecorder {
         self.durability
     }
 
+    /// Why the file is not the whole recording, if it is not: after a
+    /// [`flush`](WireRecorder::flush), `Some` with the last error when an entry was given up
+    /// on or the last write failed (its bytes are still unwritten). Failed writes that a
+    /// later write made good do not count: the file then holds every entry.
+    pub fn incomplete(&self) -> Option<String> {
+        let state = self.lock();
+        (state.failing || state.lost > 0).then(|| {
+            state
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "a write failed".to_owned())
+        })
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding the lock; if something ever did, the buffer still
         // holds whole lines, so carry on rather than lose the recording.
@@ -116,6 +136,10 @@ impl FileWireRecorder {
     /// Counts a failure, and logs it if it starts a failing streak.
     fn failed(&self, state: &mut State, what: &str, error: &dyn std::fmt::Display) {
         let count = self.errors.fetch_add(1, Ordering::Relaxed) + 1;
+        // The buffer filling up follows a failing file: the file's error is the reason.
+        if what != "buffer" || state.last_error.is_none() {
+            state.last_error = Some(error.to_string());
+        }
         if !state.failing {
             state.failing = true;
             tracing::warn!(
@@ -162,6 +186,7 @@ impl WireRecorder for FileWireRecorder {
         state.line.clear();
         if let Err(error) = crate::wire_line::write_entry(&entry, &mut state.line) {
             self.failed(state, "encoding", &error);
+            state.lost += 1;
             return;
         }
         state.line.push(b'\n');
@@ -170,6 +195,7 @@ impl WireRecorder for FileWireRecorder {
             self.write_out(state, false);
             if state.out.push(&state.line).is_err() {
                 self.failed(state, "buffer", &"the buffer of unwritten entries is full");
+                state.lost += 1;
                 return;
             }
         }

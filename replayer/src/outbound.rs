@@ -69,6 +69,23 @@ impl OutboundMatcher {
         self.changed.notify_waiters();
     }
 
+    /// The tape reader reached a recorded runtime frame that nothing the tape delivered can
+    /// provoke (a tool response to a call the tape never made): it is reported missing at
+    /// once, counted as queued and given up, instead of waited for.
+    pub fn unprovoked(&self, entry: WireEntry) {
+        let mut state = lock(&self.state);
+        state.last_seq = state.last_seq.max(entry.seq);
+        state.queued += 1;
+        state.divergences.push(Divergence {
+            seq: entry.seq,
+            kind: DivergenceKind::Missing,
+            expected: Some(payload_json(&entry.payload)),
+            actual: None,
+        });
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
     /// The tape has no more frames.
     pub fn tape_done(&self) {
         lock(&self.state).tape_done = true;

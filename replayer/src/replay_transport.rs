@@ -10,6 +10,7 @@
 //! with the recorded ones; frames the application sent are recorded for audit only and not
 //! re-sent.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -30,11 +31,22 @@ use tokio::task::JoinHandle;
 use crate::outbound::OutboundMatcher;
 use crate::pacing::Pacing;
 use crate::tape::{Tape, TapeItem};
+use crate::tape_scan::{CallFrame, call_frame, response_ids};
 
 /// With [`Pacing::AsFastAsConsumed`] and [`Pacing::Causal`], how many frames may be handed
 /// to the tree before the tape waits for it to consume them: enough to keep every actor
 /// busy, few enough to keep memory bounded whatever the tape's length.
 pub const CONSUMED_WINDOW: usize = 128;
+
+/// With [`Pacing::Causal`], the least time a recorded runtime frame that the tape cannot
+/// tie to what provokes it (anything but a tool response with call ids) is waited for: a
+/// busy machine is slower than the recording was. See [`ReplayOptions::produce_timeout`].
+pub const MIN_PRODUCE_WAIT: Duration = Duration::from_secs(5);
+
+/// With [`Pacing::Causal`], how many times the recorded gap (from the inbound frame before
+/// a runtime frame to the frame) such a frame is waited for, at least [`MIN_PRODUCE_WAIT`]
+/// and at most [`ReplayOptions::produce_timeout`].
+pub const PRODUCE_GAP_FACTOR: u32 = 4;
 
 /// What a replay transport shares with the harness that drives it.
 #[derive(Debug)]
@@ -73,8 +85,12 @@ impl ReplayShared {
 pub struct ReplayOptions {
     /// Pacing of recorded frames.
     pub pacing: Pacing,
-    /// With causal pacing, how long to wait for the runtime to produce a recorded frame
-    /// before reporting it missing and going on.
+    /// With causal pacing, the longest wait for the runtime to produce a recorded frame
+    /// before reporting it missing and going on. The wait is decided from the recording
+    /// (decision 0023): a tool response to calls the tape delivered is waited for this
+    /// long; one to calls the tape never made cannot be produced and is reported missing at
+    /// once; any other runtime frame is waited for [`PRODUCE_GAP_FACTOR`] times its
+    /// recorded gap, at least [`MIN_PRODUCE_WAIT`], at most this.
     pub produce_timeout: Duration,
     /// The session runs without the application's phases and callbacks (the command line
     /// replays a log with no application code): runtime frames only they produce —
@@ -301,6 +317,10 @@ impl TapeReader {
         let mut handshake_done = false;
         let mut setup_seen = false;
         let mut previous_ts: Option<u64> = None;
+        // The last inbound frame's recorded time, and the calls delivered and not answered
+        // yet: what decides how long a recorded runtime frame is waited for.
+        let mut last_inbound_ts: Option<u64> = None;
+        let mut open_calls: HashSet<String> = HashSet::new();
         // Frames handed over since the tree was last seen to have consumed everything.
         let mut in_flight = 0usize;
         self.open_connection().await;
@@ -325,6 +345,10 @@ impl TapeReader {
                         tokio::time::sleep(Duration::from_secs_f64(gap / 1000.0)).await;
                     }
                     previous_ts = Some(entry.ts_ms);
+                    last_inbound_ts = Some(entry.ts_ms);
+                    if let Some(CallFrame::Calls(ids)) = call_frame(&entry.payload) {
+                        open_calls.extend(ids);
+                    }
                     let is_setup_complete = !handshake_done
                         && decode_server(&entry.payload).is_ok_and(|m| m.setup_complete.is_some());
                     // A call that may read input starts here: the input that follows goes to
@@ -354,14 +378,22 @@ impl TapeReader {
                         self.take_from_recording(&entry).await;
                         continue;
                     }
-                    self.shared.matcher.expect(entry);
-                    if self.options.pacing == Pacing::Causal {
-                        // The frames that followed it in the recording wait for it.
-                        self.shared
-                            .matcher
-                            .wait_all_paired(self.options.produce_timeout)
-                            .await;
+                    if self.options.pacing != Pacing::Causal {
+                        self.shared.matcher.expect(entry);
+                        continue;
                     }
+                    // The frames that followed it in the recording wait for it, as long as
+                    // the recording says it can take.
+                    let wait = match provoked(&entry.payload, &mut open_calls) {
+                        Some(false) => {
+                            self.shared.matcher.unprovoked(entry);
+                            continue;
+                        }
+                        Some(true) => self.options.produce_timeout,
+                        None => self.gap_wait(entry.ts_ms, last_inbound_ts),
+                    };
+                    self.shared.matcher.expect(entry);
+                    self.shared.matcher.wait_all_paired(wait).await;
                 }
                 TapeItem::AppOutbound(entry) => {
                     let handed = self.replay_app_frame(&entry).await;
@@ -540,6 +572,16 @@ impl TapeReader {
         self.shared.matcher.taken_from_recording(entry.seq);
     }
 
+    /// How long a runtime frame recorded at `ts_ms` is waited for when nothing on the tape
+    /// ties it to what provokes it: [`PRODUCE_GAP_FACTOR`] times its recorded gap from the
+    /// inbound frame before it, at least [`MIN_PRODUCE_WAIT`], at most the produce timeout.
+    fn gap_wait(&self, ts_ms: u64, last_inbound_ts: Option<u64>) -> Duration {
+        let gap = Duration::from_millis(ts_ms.saturating_sub(last_inbound_ts.unwrap_or(ts_ms)));
+        gap.saturating_mul(PRODUCE_GAP_FACTOR)
+            .max(MIN_PRODUCE_WAIT)
+            .min(self.options.produce_timeout)
+    }
+
     async fn wait_for_release(&self) {
         let mut release = self.shared.release.subscribe();
         let _ = release.wait_for(|released| *released).await;
@@ -570,6 +612,23 @@ impl TapeReader {
             tracing::warn!("a tool does not take its input: the replay reads on");
         }
     }
+}
+
+/// Whether a recorded runtime frame can be provoked by what the tape delivered: for a tool
+/// response with call ids, `Some(true)` when it answers a call the tape made and that was
+/// not answered yet (those calls are taken off `open_calls`), `Some(false)` when it answers
+/// none (a call deleted from the log: the runtime cannot produce it); `None` for any other
+/// frame.
+fn provoked(payload: &[u8], open_calls: &mut HashSet<String>) -> Option<bool> {
+    let answers = response_ids(payload);
+    if answers.is_empty() {
+        return None;
+    }
+    let mut any = false;
+    for id in &answers {
+        any |= open_calls.remove(id);
+    }
+    Some(any)
 }
 
 fn is_setup(payload: &[u8]) -> bool {

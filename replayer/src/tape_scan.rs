@@ -65,7 +65,7 @@ struct ScanState {
 }
 
 /// The calls a server frame makes, or cancels.
-enum CallFrame {
+pub(crate) enum CallFrame {
     Calls(Vec<String>),
     Cancelled(Vec<String>),
 }
@@ -234,7 +234,7 @@ impl TapeScan {
 
 /// The call ids a server frame makes or cancels; `None` for every other frame (checked
 /// for the key's name first, so an audio chunk is not decoded a second time).
-fn call_frame(payload: &[u8]) -> Option<CallFrame> {
+pub(crate) fn call_frame(payload: &[u8]) -> Option<CallFrame> {
     mentions(payload, &TOOL_CALL).then_some(())?;
     let message = decode_server(payload).ok()?;
     if let Some(call) = message.tool_call {
@@ -251,7 +251,7 @@ fn call_frame(payload: &[u8]) -> Option<CallFrame> {
 }
 
 /// The call ids a client's tool response frame answers.
-fn response_ids(payload: &[u8]) -> Vec<String> {
+pub(crate) fn response_ids(payload: &[u8]) -> Vec<String> {
     decode_client(payload)
         .ok()
         .and_then(|message| message.tool_response)

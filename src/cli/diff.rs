@@ -27,7 +27,7 @@ use reel_replayer::timeline::{describe, shorten};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::input::WireInput;
+use super::input::{WireInput, one_stdin};
 use super::progress::Progress;
 use super::{CliError, plural, print_stdout};
 
@@ -39,9 +39,9 @@ const WIDTH: usize = 120;
 /// Arguments of `reel diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The first wire log.
+    /// The first wire log (`-`: standard input, for one of the two).
     a: String,
-    /// The second wire log.
+    /// The second wire log (`-`: standard input, for one of the two).
     b: String,
     /// Print one JSON document instead of text.
     #[arg(long)]
@@ -54,6 +54,7 @@ pub struct DiffArgs {
 
 /// Compares the logs; exit 1 when they differ.
 pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
+    one_stdin([args.a.as_str(), args.b.as_str()])?;
     let progress = Progress::start("comparing");
     let a = WireInput::open(&args.a)?
         .salvaging(args.salvage)

@@ -103,6 +103,21 @@ pub enum CliError {
         /// How many logs were given.
         logs: usize,
     },
+    /// Standard input (`-`) named for more than one input: it can be read once.
+    #[error(
+        "`-` (standard input) is given {count} times: standard input can be read once, name the other inputs as files"
+    )]
+    StdinTwice {
+        /// How many inputs were `-`.
+        count: usize,
+    },
+    /// A directory given to `reel replay` that holds no wire log: zero recordings is not a
+    /// passing test suite.
+    #[error("{dir}: no wire logs (`*.wire.jsonl`) in this directory or below: nothing to replay")]
+    NoRecordings {
+        /// The directory.
+        dir: String,
+    },
     /// The JUnit report could not be written.
     #[error("cannot write the JUnit report {path}: {source}")]
     WriteJunit {

@@ -23,8 +23,8 @@ use super::{CliError, print_stdout};
 /// Arguments of `reel export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The wire log, or a cassette of out-of-band model calls (`X.cassette.json`: each
-    /// call becomes a request and a response, or a `chat` span).
+    /// The wire log (`-`: standard input), or a cassette of out-of-band model calls
+    /// (`X.cassette.json`: each call becomes a request and a response, or a `chat` span).
     log: String,
     /// What to write: an agent trace, or OpenTelemetry spans (OTLP/JSON,
     /// as an OTLP/HTTP collector takes them).

@@ -10,13 +10,17 @@
 //! With `--salvage`, a damaged file is read up to its first bad line (NUL-filled or
 //! corrupt), with a warning on stderr saying how many entries were read and where reading
 //! stopped.
+//!
+//! Every input is opened once and read once, front to back: the bytes looked at for binary
+//! data are the first bytes the reader then reads. So a pipe works as well as a file
+//! (`reel show <(cat log)`, a FIFO, `-` for standard input); see decision 0023.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Cursor, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use reel_recorder::journal::{StateMutation, open_journal};
+use reel_recorder::journal::StateMutation;
 use reel_recorder::jsonl::{JsonlReader, JsonlWarning};
 use reel_recorder::salvage::{Damage, Salvaged};
 use reel_recorder::wire_log::WireEntry;
@@ -49,16 +53,29 @@ fn warn_salvaged(salvaged: &Salvaged, path: &str) {
     );
 }
 
-/// Fails with [`CliError::Binary`] if the start of `path` is not text (NUL bytes are text
-/// here: a NUL-filled region is reported by the reader, with its line).
-fn check_text(path: &str, what: &'static str) -> Result<(), CliError> {
+/// The argument that names standard input where one file is read.
+pub const STDIN: &str = "-";
+
+/// The bytes of one input, read once: the sniffed head, then the rest of the stream.
+pub type InputReader = BufReader<Box<dyn Read + Send>>;
+
+/// Opens `path` (standard input for [`STDIN`]) once and checks that it starts as text:
+/// fails with [`CliError::Binary`] if it does not (NUL bytes are text here: a NUL-filled
+/// region is reported by the reader, with its line). The reader returned yields every
+/// byte of the input, the sniffed ones included.
+pub fn open_text(path: &str, what: &'static str) -> Result<InputReader, CliError> {
     let read_error = |source| CliError::Read {
         path: path.to_owned(),
         source,
     };
-    let file = File::open(path).map_err(read_error)?;
+    let mut source: Box<dyn Read + Send> = if path == STDIN {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(File::open(path).map_err(read_error)?)
+    };
     let mut head = Vec::with_capacity(SNIFF_BYTES);
-    file.take(SNIFF_BYTES as u64)
+    (&mut source)
+        .take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(read_error)?;
     let binary = match std::str::from_utf8(&head) {
@@ -72,6 +89,22 @@ fn check_text(path: &str, what: &'static str) -> Result<(), CliError> {
             what,
         });
     }
+    let whole: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(source));
+    Ok(BufReader::new(whole))
+}
+
+/// Whether `path` names a regular file (following symlinks), which can be read again;
+/// standard input, a pipe or a FIFO cannot.
+pub fn is_regular_file(path: &str) -> bool {
+    path != STDIN && std::fs::metadata(path).is_ok_and(|meta| meta.is_file())
+}
+
+/// Fails when more than one of `paths` is [`STDIN`]: standard input can be read once.
+pub fn one_stdin<'a>(paths: impl IntoIterator<Item = &'a str>) -> Result<(), CliError> {
+    let count = paths.into_iter().filter(|path| *path == STDIN).count();
+    if count > 1 {
+        return Err(CliError::StdinTwice { count });
+    }
     Ok(())
 }
 
@@ -79,18 +112,17 @@ fn check_text(path: &str, what: &'static str) -> Result<(), CliError> {
 /// entries read into a shared counter (for progress).
 pub struct WireInput {
     path: String,
-    reader: WireLogReader,
+    reader: WireLogReader<InputReader>,
     read: Arc<AtomicU64>,
     warned: usize,
     salvage_reported: bool,
 }
 
 impl WireInput {
-    /// Opens the wire log at `path`.
+    /// Opens the wire log at `path` (standard input for [`STDIN`]), once.
     pub fn open(path: &str) -> Result<WireInput, CliError> {
-        check_text(path, "wire log")?;
-        let reader = WireLogReader::open(path)
-            .map_err(|error| CliError::from_record(path, "wire log", error))?;
+        let lines = open_text(path, "wire log")?;
+        let reader = WireLogReader::new(JsonlReader::new(lines, path));
         Ok(WireInput {
             path: path.to_owned(),
             reader,
@@ -137,19 +169,31 @@ impl Iterator for WireInput {
     }
 }
 
+/// The journal at `path` (standard input for [`STDIN`]), opened once, line by line.
+pub fn open_journal(
+    path: &str,
+    salvage: bool,
+) -> Result<JsonlReader<StateMutation, InputReader>, CliError> {
+    let reader = JsonlReader::new(open_text(path, "journal")?, path);
+    Ok(if salvage { reader.salvaging() } else { reader })
+}
+
 /// Reads the whole journal at `path` into each key's final value; with `salvage`, up to its
 /// first bad line. A torn last line, and where salvaging stopped, are warned about on stderr.
-pub fn read_journal(path: &str, salvage: bool) -> Result<JournalFinal, CliError> {
-    check_text(path, "journal")?;
-    let mut reader: JsonlReader<StateMutation, BufReader<File>> =
-        open_journal(path).map_err(|error| CliError::from_record(path, "journal", error))?;
-    if salvage {
-        reader = reader.salvaging();
-    }
+/// With `keep`, the entries read are kept too (for an input that cannot be read twice).
+pub fn read_journal(
+    path: &str,
+    salvage: bool,
+    mut keep: Option<&mut Vec<StateMutation>>,
+) -> Result<JournalFinal, CliError> {
+    let mut reader = open_journal(path, salvage)?;
     let mut folded = JournalFinal::new();
     for mutation in reader.by_ref() {
         let mutation = mutation.map_err(|error| CliError::from_record(path, "journal", error))?;
         folded.apply(&mutation);
+        if let Some(kept) = keep.as_mut() {
+            kept.push(mutation);
+        }
     }
     for warning in reader.warnings() {
         warn(warning, path);

@@ -9,10 +9,11 @@
 //! the replay's journal is held in memory, so a session of any length replays in bounded
 //! memory; what the report keeps grows with its turns only.
 //!
-//! The journal is read twice: before the replay, to fold its final values; during it, to
-//! compare it with the replay's entry by entry as the replay writes
-//! ([`StreamingJournalMatch`]). That it belongs to the log is checked once the log's time
-//! span is known.
+//! A journal in a regular file is read twice: before the replay, to fold its final values;
+//! during it, to compare it with the replay's entry by entry as the replay writes
+//! ([`StreamingJournalMatch`]). A journal that cannot be read twice (standard input, a
+//! pipe such as `<(cat journal)`) is read once and its entries kept in memory. That it
+//! belongs to the log is checked once the log's time span is known.
 //!
 //! Exit codes: 0 CLEAN (no outbound divergence; the journal, if given, written again entry
 //! by entry), 1 DRIFT, 2 bad input. CLEAN is [`reel_replayer::verdict`]'s definition, the
@@ -21,13 +22,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use std::fs::File;
-use std::io::BufReader;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use reel_recorder::journal::{JournalSink, StateMutation, open_journal};
-use reel_recorder::jsonl::JsonlReader;
+use reel_recorder::journal::{JournalSink, StateMutation};
 use reel_recorder::wire_log::WireEntry;
 use reel_replayer::journal_diff::JournalFinal;
 use reel_replayer::journal_match::StreamingJournalMatch;
@@ -36,7 +34,7 @@ use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::{OfflineReplay, OfflineSinks, replay_offline};
 use reel_replayer::{Tape, TapeScan};
 
-use super::input::{WireInput, read_journal};
+use super::input::{WireInput, is_regular_file, one_stdin, open_journal, read_journal};
 use super::progress::Progress;
 use super::replay_report::{RecordedJournal, ReplayReport};
 use super::time::utc_range;
@@ -45,13 +43,15 @@ use super::{CliError, print_stdout};
 /// Arguments of `reel replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// The wire log (JSON lines, one entry per frame); or several, directories (every
-    /// `*.wire.jsonl` below them) and globs (`'recordings/**/*.wire.jsonl'`), replayed in
-    /// parallel with one line per session.
+    /// The wire log (JSON lines, one entry per frame; `-`: standard input); or several,
+    /// directories (every `*.wire.jsonl` below them; a directory with none is bad input)
+    /// and globs (`'recordings/**/*.wire.jsonl'`), replayed in parallel with one line per
+    /// session.
     #[arg(required = true, value_name = "LOG")]
     pub(super) logs: Vec<String>,
-    /// The session's recorded journal: compare it with the replay's, entry by entry, and
-    /// its final value of each key with the replay's final state (one log only).
+    /// The session's recorded journal (`-`: standard input): compare it with the replay's,
+    /// entry by entry, and its final value of each key with the replay's final state (one
+    /// log only).
     #[arg(long, value_name = "JOURNAL")]
     pub(super) journal: Option<String>,
     /// Print one JSON document instead of text.
@@ -79,16 +79,13 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         return super::replay_farm::run(args);
     }
     let log = args.logs[0].clone();
+    one_stdin([log.as_str()].into_iter().chain(args.journal.as_deref()))?;
     let progress = Progress::start("replaying");
     let journal = match &args.journal {
-        Some(path) => Some((
-            path.as_str(),
-            read_journal(path, args.salvage)?,
-            Arc::new(StreamingJournalMatch::new(recorded_journal(
-                path,
-                args.salvage,
-            )?)),
-        )),
+        Some(path) => {
+            let (finals, matcher) = recorded_journal(path, args.salvage)?;
+            Some((path.as_str(), finals, Arc::new(matcher)))
+        }
         None => None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -140,6 +137,10 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
 /// cannot be written (a read-only directory of checked-in tapes) is only logged: the
 /// replay's result is what it printed.
 pub(super) fn remember(log: &str, report: &ReplayReport<'_>, replay: &OfflineReplay) {
+    // Standard input or a pipe has no place beside it.
+    if !is_regular_file(log) {
+        return;
+    }
     let path = std::path::Path::new(log);
     let Ok(size) = std::fs::metadata(path).map(|m| m.len()) else {
         return;
@@ -283,19 +284,23 @@ impl Drop for ScannedInput {
     }
 }
 
-/// The recorded journal at `path`, entry by entry (read and checked once already: its
-/// torn last line, if any, was warned about then).
+/// The recorded journal at `path`: its final values, and a matcher that compares it entry
+/// by entry with the replay's. A regular file is read twice (the second read streams:
+/// memory holds one entry); anything else once, its entries kept for the matcher.
 fn recorded_journal(
     path: &str,
     salvage: bool,
-) -> Result<JsonlReader<StateMutation, BufReader<File>>, CliError> {
-    let mut reader =
-        open_journal(path).map_err(|error| CliError::from_record(path, "journal", error))?;
-    if salvage {
-        // The same entries the first read salvaged (it warned about them already).
-        reader = reader.salvaging();
+) -> Result<(JournalFinal, StreamingJournalMatch), CliError> {
+    if !is_regular_file(path) {
+        let mut kept = Vec::new();
+        let finals = read_journal(path, salvage, Some(&mut kept))?;
+        let matcher = StreamingJournalMatch::new(kept.into_iter().map(Ok));
+        return Ok((finals, matcher));
     }
-    Ok(reader)
+    let finals = read_journal(path, salvage, None)?;
+    // The same entries the first read checked (and salvaged, and warned about).
+    let reader = open_journal(path, salvage)?;
+    Ok((finals, StreamingJournalMatch::new(reader)))
 }
 
 /// Fails when the journal's mutations all fall outside the wire log's time span: it was

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::input::one_stdin;
 use super::junit::{self, Case, CaseOutcome};
 use super::progress::Progress;
 use super::replay::{ReplayArgs, replay_log};
@@ -74,7 +75,8 @@ struct Session {
 
 /// Replays every log `args` names, in parallel, and reports them (see the module docs).
 pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
-    let inputs = expand(&args.logs);
+    let inputs = expand(&args.logs)?;
+    one_stdin(inputs.iter().map(String::as_str))?;
     if args.journal.is_some() {
         return Err(CliError::JournalNeedsOneLog { logs: inputs.len() });
     }
@@ -105,14 +107,18 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
 }
 
 /// One entry per input: a file as it is, a directory as every wire log below it, a glob as
-/// every path it matches. An input that names nothing stays, and fails as bad input.
-fn expand(inputs: &[String]) -> Vec<String> {
+/// every path it matches. An input that names nothing stays, and fails as bad input; a
+/// directory with no wire log below it is bad input ([`CliError::NoRecordings`]).
+fn expand(inputs: &[String]) -> Result<Vec<String>, CliError> {
     let mut out = Vec::new();
     for input in inputs {
         let path = Path::new(input);
         if path.is_dir() {
             let mut found = Vec::new();
             wire_logs_below(path, &mut found);
+            if found.is_empty() {
+                return Err(CliError::NoRecordings { dir: input.clone() });
+            }
             found.sort();
             out.extend(found.into_iter().map(|p| p.display().to_string()));
         } else if !path.exists() && input.contains(['*', '?', '[']) {
@@ -134,10 +140,13 @@ fn expand(inputs: &[String]) -> Vec<String> {
             out.push(input.clone());
         }
     }
-    out
+    Ok(out)
 }
 
 /// Every `*.wire.jsonl` file below `dir`, at any depth (unreadable directories skipped).
+/// A wire log's name on something that is not a regular file (a FIFO, a socket, a device,
+/// a dangling symlink) is skipped with a warning on stderr: reading a FIFO with no writer
+/// would wait for ever.
 fn wire_logs_below(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -151,7 +160,14 @@ fn wire_logs_below(dir: &Path, out: &mut Vec<PathBuf>) {
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.ends_with(WIRE_LOG_SUFFIX))
         {
-            out.push(path);
+            if std::fs::metadata(&path).is_ok_and(|meta| meta.is_file()) {
+                out.push(path);
+            } else {
+                eprintln!(
+                    "reel: warning: {}: not a regular file (a FIFO, a socket, a device or a dangling link), skipped",
+                    path.display()
+                );
+            }
         }
     }
 }

@@ -20,13 +20,13 @@ use reel_recorder::wire_log::Direction;
 use reel_replayer::timeline::{Timeline, TimelineFilter, TimelineRow};
 
 use super::CliError;
-use super::input::WireInput;
+use super::input::{STDIN, WireInput, is_regular_file, open_text};
 use super::progress::Progress;
 
 /// Arguments of `reel show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The wire log.
+    /// The wire log (`-`: standard input).
     log: String,
     /// Only the frames of model turn N (1-based; a turn ends with its turnComplete).
     #[arg(long, value_name = "N")]
@@ -103,12 +103,25 @@ pub fn text_row(row: &TimelineRow) -> String {
     line.trim_end().to_owned()
 }
 
-/// `--html OUT`: the call as one self-contained page.
+/// `--html OUT`: the call as one self-contained page. The page is made in several passes
+/// over the log; an input that cannot be read twice (standard input, a pipe) is first
+/// copied, once, into a scratch file.
 fn html(log: &str, out: &str) -> Result<ExitCode, CliError> {
-    let path = std::path::Path::new(log);
-    let name = path
-        .file_name()
-        .map_or_else(|| log.to_owned(), |n| n.to_string_lossy().into_owned());
+    let name = if log == STDIN {
+        "stdin".to_owned()
+    } else {
+        std::path::Path::new(log)
+            .file_name()
+            .map_or_else(|| log.to_owned(), |n| n.to_string_lossy().into_owned())
+    };
+    let spooled = if is_regular_file(log) {
+        None
+    } else {
+        Some(Spooled::copy(log)?)
+    };
+    let path = spooled
+        .as_ref()
+        .map_or_else(|| std::path::Path::new(log), |spooled| spooled.0.as_path());
     match reel::studio::offline::write_page(path, &name, std::path::Path::new(out)) {
         Ok(summary) => {
             eprintln!(
@@ -126,5 +139,38 @@ fn html(log: &str, out: &str) -> Result<ExitCode, CliError> {
             eprintln!("reel show: {log}: {error}");
             Ok(ExitCode::from(2))
         }
+    }
+}
+
+/// An input that cannot be read twice, copied into a scratch file (removed when dropped).
+struct Spooled(std::path::PathBuf);
+
+impl Spooled {
+    /// Copies the input `log` (standard input for [`STDIN`]) into a scratch file.
+    fn copy(log: &str) -> Result<Spooled, CliError> {
+        let path =
+            std::env::temp_dir().join(format!("reel-show-input-{}.wire.jsonl", std::process::id()));
+        let spooled = Spooled(path);
+        let write_error = |error: std::io::Error| {
+            CliError::Output(std::io::Error::new(
+                error.kind(),
+                format!("{}: {error}", spooled.0.display()),
+            ))
+        };
+        let mut file = std::fs::File::create(&spooled.0).map_err(write_error)?;
+        let mut input = open_text(log, "wire log")?;
+        std::io::copy(&mut input, &mut file).map_err(|source| CliError::Read {
+            path: log.to_owned(),
+            source,
+        })?;
+        file.sync_all().map_err(write_error)?;
+        Ok(spooled)
+    }
+}
+
+impl Drop for Spooled {
+    fn drop(&mut self) {
+        // A scratch file left behind in the temporary directory is harmless.
+        let _ = std::fs::remove_file(&self.0);
     }
 }

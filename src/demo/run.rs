@@ -55,6 +55,19 @@ pub enum DemoError {
     /// The demo's tools or phases are invalid (a build problem).
     #[error("the demo assistant is misconfigured: {0}")]
     Assistant(String),
+    /// A recording file did not take every write (a full disk, a file size limit): the
+    /// recording is incomplete, and a replay of it would report drift that is not there.
+    #[error(
+        "{path}: the {what} is incomplete: {errors} write(s) failed (a full disk or a file size limit?); it is not replayed"
+    )]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// `wire log` or `journal`.
+        what: &'static str,
+        /// How many writes or flushes failed.
+        errors: u64,
+    },
 }
 
 /// The files a recorded session left.
@@ -130,12 +143,28 @@ pub async fn record_session(
     let wire = Arc::new(FileWireRecorder::create(&recording.wire)?);
     let journal = Arc::new(FileJournalSink::create(&recording.journal)?);
     let builder = builder(endpoint)?
-        .record_wire(wire as Arc<dyn WireRecorder>)
-        .journal_sink(journal as Arc<dyn JournalSink>);
+        .record_wire(Arc::clone(&wire) as Arc<dyn WireRecorder>)
+        .journal_sink(Arc::clone(&journal) as Arc<dyn JournalSink>);
     let mut events = builder.subscribe();
     let handle = builder.connect().await?;
     let talked = conversation::run(&handle, &mut events, TURN_TIMEOUT).await;
     handle.disconnect().await;
+    // Whatever the conversation did, a file that lost writes is the first thing to say:
+    // what was recorded is not the session.
+    WireRecorder::flush(wire.as_ref());
+    JournalSink::flush(journal.as_ref());
+    for (path, what, errors) in [
+        (&recording.wire, "wire log", wire.error_count()),
+        (&recording.journal, "journal", journal.error_count()),
+    ] {
+        if errors > 0 {
+            return Err(DemoError::Write {
+                path: path.clone(),
+                what,
+                errors,
+            });
+        }
+    }
     talked?;
     Ok(recording)
 }

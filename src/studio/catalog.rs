@@ -68,13 +68,25 @@ pub fn is_recording_name(name: &str) -> bool {
         && name.len() > LOG_SUFFIX.len()
 }
 
-/// Every recording in `dir`, by file name.
+/// The file of recording `name`, if it is one of `dir`'s own: a recording's name (not a
+/// path), a regular file, and not a link out of the directory. The list and every page of a
+/// call apply this one rule.
+pub fn own_recording(dir: &Path, name: &str) -> Option<PathBuf> {
+    if !is_recording_name(name) {
+        return None;
+    }
+    let file = dir.join(name).canonicalize().ok()?;
+    let dir = dir.canonicalize().ok()?;
+    (file.parent() == Some(dir.as_path()) && file.is_file()).then_some(file)
+}
+
+/// Every recording in `dir`, by file name: its own (see [`own_recording`]); a FIFO, a
+/// device or a link out of the directory is left out.
 pub fn list(dir: &Path) -> std::io::Result<Vec<Listed>> {
     let mut names: Vec<String> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
-        .filter(|entry| entry.path().is_file())
         .filter_map(|entry| entry.file_name().into_string().ok())
-        .filter(|name| is_recording_name(name))
+        .filter(|name| own_recording(dir, name).is_some())
         .collect();
     names.sort();
     Ok(names

@@ -308,12 +308,7 @@ fn route(dir: &Path, live: &LiveCalls, seeks: &Arc<SeekCache>, target: &str) -> 
 /// The file of recording `name`, if it is one of the directory's own (not a path, not a
 /// link out of it).
 fn recording(dir: &Path, name: &str) -> Option<PathBuf> {
-    if !catalog::is_recording_name(name) {
-        return None;
-    }
-    let file = dir.join(name).canonicalize().ok()?;
-    let dir = dir.canonicalize().ok()?;
-    (file.parent() == Some(dir.as_path()) && file.is_file()).then_some(file)
+    catalog::own_recording(dir, name)
 }
 
 /// `%XX` escapes decoded (a name with spaces, say); a bad escape is kept as it is.

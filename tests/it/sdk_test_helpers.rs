@@ -158,27 +158,36 @@ fn pytest(python: &Path, tapes: &Path, upstream: &str) -> Command {
     command
 }
 
+/// The venv's Python with packages/pytest-reel installed as a user installs it, with its
+/// pytest11 entry point; from a copy, so the build leaves nothing in the checkout. Once per
+/// test run (the tests of this file share the venv).
+fn python_with_pytest_reel() -> &'static Path {
+    static INSTALLED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let python = python_with_pytest().to_owned();
+        let package = copy_package("pytest-reel", &["pyproject.toml", "README.md", "src"]);
+        run(
+            Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--no-deps",
+                    "--no-build-isolation",
+                    "--force-reinstall",
+                ])
+                .arg(&package),
+            "pip install packages/pytest-reel",
+        );
+        python
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
-    let python = python_with_pytest().to_owned();
-    // Installed as a user installs it, with its pytest11 entry point; from a copy, so the
-    // build leaves nothing in the checkout.
-    let package = copy_package("pytest-reel", &["pyproject.toml", "README.md", "src"]);
-    run(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--no-build-isolation",
-                "--force-reinstall",
-            ])
-            .arg(&package),
-        "pip install packages/pytest-reel",
-    );
+    let python = python_with_pytest_reel().to_owned();
     let tapes = tempdir("pytest-reel-tapes");
     let api = stand_in_api().await;
 
@@ -220,6 +229,96 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
         .env("REEL_PROMPT", "What's the weather in Rome?")
         .args(["-k", "test_a_text_turn"]);
     fails_on_its_tape(output_of(third).await, &tapes);
+}
+
+/// A pytest file whose two tests open a Live session: with `REEL_FULL=1` they send a text
+/// turn and read the answer, else they only wait for the setup's answer and leave. The
+/// second is marked as expecting to end early.
+const EARLY_PY: &str = r#"
+import asyncio
+import os
+
+import pytest
+from google.genai import types
+
+FULL = os.environ.get("REEL_FULL") == "1"
+
+
+async def session(client):
+    config = types.LiveConnectConfig(response_modalities=[types.Modality.TEXT])
+    async with client.aio.live.connect(model="gemini-live-2.5-flash", config=config) as live:
+        if not FULL:
+            return
+        await live.send_client_content(
+            turns=types.Content(role="user", parts=[types.Part(text="Hi")]), turn_complete=True
+        )
+        async for message in live.receive():
+            if message.server_content and message.server_content.turn_complete:
+                break
+
+
+def test_ends_early(reel_server):
+    asyncio.run(asyncio.wait_for(session(reel_server.client()), 30))
+    reel_server.wait_for_reports(1)
+
+
+@pytest.mark.reel_incomplete_ok
+def test_ends_early_on_purpose(reel_server):
+    asyncio.run(asyncio.wait_for(session(reel_server.client()), 30))
+    reel_server.wait_for_reports(1)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pytest_reel_fails_a_test_whose_session_ended_early_unless_it_is_marked() {
+    let python = python_with_pytest_reel().to_owned();
+    let project = tempdir("pytest-reel-early");
+    std::fs::create_dir_all(project.join("tests")).unwrap();
+    std::fs::write(project.join("tests/test_early.py"), EARLY_PY).unwrap();
+    let tapes = project.join("tests/tapes");
+    let api = stand_in_api().await;
+    let pytest = |upstream: &str| {
+        let mut command = Command::new(&python);
+        command
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+            .arg(format!("--reel-bin={}", env!("CARGO_BIN_EXE_reel")))
+            .arg(format!("--reel-upstream={upstream}"))
+            .current_dir(&project)
+            .env_remove("CI")
+            .env_remove("REEL_FULL");
+        command
+    };
+
+    // Recorded whole, through the stand-in API.
+    let mut first = pytest(&api.live_url());
+    first.env("REEL_FULL", "1");
+    let output = output_of(first).await;
+    assert!(
+        output.status.success(),
+        "recording run:
+{}",
+        output_text(&output)
+    );
+    drop(api);
+
+    // Replayed, each session leaving after the setup: the unmarked test fails.
+    let mut second = pytest("ws://127.0.0.1:9");
+    second.env("CI", "true");
+    let output = output_of(second).await;
+    let text = output_text(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let tape = tapes.join("tests_test_early.py__test_ends_early.wire.jsonl");
+    assert!(
+        text.contains(&format!(
+            "pytest-reel: the Live session of test tests_test_early.py__test_ends_early ended before its tape did (mark the test @pytest.mark.reel_incomplete_ok if that is expected):\n  connection 1 (test tests_test_early.py__test_ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed 1000",
+            tape.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAILED tests/test_early.py::test_ends_early"),
+        "{text}"
+    );
+    assert!(text.contains("1 failed, 1 passed"), "{text}");
 }
 
 fn node_test(prefix: &Path, tapes: &Path, upstream: &str, options: &[&str]) -> Command {
@@ -284,6 +383,139 @@ async fn reel_node_records_each_test_once_then_replays_it_in_ci() {
         .env("CI", "true")
         .env("REEL_PROMPT", "What's the weather in Rome?");
     fails_on_its_tape(output_of(third).await, &tapes);
+}
+
+/// A node:test file whose two tests open a Live session: with `REEL_FULL=1` they send a
+/// text turn and read the answer, else they leave once the setup is answered. The second
+/// says it expects to end early.
+const EARLY_MJS: &str = r#"
+import { after, before, describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const { startReel, tapeName } = await import(pathToFileURL(process.env.REEL_NODE_INDEX).href);
+const sdkDir = join(process.env.SDK_NODE_PREFIX, 'node_modules', '@google', 'genai');
+const sdkPackage = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8'));
+const { GoogleGenAI, Modality } = await import(
+  pathToFileURL(join(sdkDir, sdkPackage.exports['.'].node.import)).href
+);
+const FULL = process.env.REEL_FULL === '1';
+
+function session(ai) {
+  return new Promise((resolve, reject) => {
+    let live;
+    let setUp = false;
+    ai.live
+      .connect({
+        model: 'gemini-live-2.5-flash',
+        config: { responseModalities: [Modality.TEXT] },
+        callbacks: {
+          onmessage: (message) => {
+            // The setup's answer can come before `connect` resolves.
+            if (!FULL && !setUp && message.setupComplete) {
+              setUp = true;
+              live?.close();
+            }
+            if (message.serverContent?.turnComplete) live.close();
+          },
+          onerror: (event) => reject(new Error(`socket error: ${event.message ?? event}`)),
+          onclose: () => resolve(),
+        },
+      })
+      .then((opened) => {
+        live = opened;
+        if (FULL) {
+          live.sendClientContent({ turns: [{ role: 'user', parts: [{ text: 'Hi' }] }], turnComplete: true });
+        } else if (setUp) {
+          live.close();
+        }
+      }, reject);
+  });
+}
+
+describe('early', () => {
+  let reel;
+  before(async () => {
+    reel = await startReel();
+  });
+  after(async () => {
+    await reel.stop();
+  });
+
+  test('ends early', async (t) => {
+    const name = tapeName(t);
+    await session(new GoogleGenAI(reel.genaiOptions(name)));
+    await reel.waitForReports(name, 1);
+    reel.checkComplete(name);
+  });
+
+  test('ends early on purpose', async (t) => {
+    const name = tapeName(t);
+    await session(new GoogleGenAI(reel.genaiOptions(name)));
+    await reel.waitForReports(name, 1);
+    reel.checkComplete(name, { allowIncomplete: true });
+  });
+});
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
+    let prefix = node_prefix();
+    let project = tempdir("reel-node-early");
+    let file = project.join("early.test.mjs");
+    std::fs::write(&file, EARLY_MJS).unwrap();
+    let tapes = project.join("tapes");
+    let api = stand_in_api().await;
+    let node = |upstream: &str| {
+        let mut command = Command::new("node");
+        command
+            .args(["--test", "--test-concurrency=1"])
+            .arg(&file)
+            .env("REEL_BIN", env!("CARGO_BIN_EXE_reel"))
+            .env("REEL_TAPES", &tapes)
+            .env("REEL_UPSTREAM", upstream)
+            .env(
+                "REEL_NODE_INDEX",
+                root().join("packages/reel-node/index.mjs"),
+            )
+            .env("SDK_NODE_PREFIX", prefix)
+            .env_remove("CI")
+            .env_remove("REEL_FULL");
+        command
+    };
+
+    let mut first = node(&api.live_url());
+    first.env("REEL_FULL", "1");
+    let output = output_of(first).await;
+    assert!(
+        output.status.success(),
+        "recording run:\n{}",
+        output_text(&output)
+    );
+    drop(api);
+
+    let mut second = node("ws://127.0.0.1:9");
+    second.env("CI", "true");
+    let output = output_of(second).await;
+    let text = output_text(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let tape = tapes.join("early.ends_early.wire.jsonl");
+    // The message's lines, as the TAP output indents them (the SDK closes with no code).
+    assert!(
+        text.contains(
+            "reel-node: the Live session of test early.ends_early ended before its tape did (pass { allowIncomplete: true } if that is expected):\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "  connection 1 (test early.ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed (no code)\n",
+            tape.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("# pass 1\n# fail 1"), "{text}");
 }
 
 /// The fenced blocks of `language` in the markdown `text`.

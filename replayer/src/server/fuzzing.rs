@@ -18,7 +18,7 @@ use reel_recorder::wire_log::WireEntry;
 use super::client_socket::{MAX_CLOSE_REASON_BYTES, truncate_utf8};
 use super::live_path::{LivePath, RequestHead, not_found_body};
 use super::matching::{FrameMatcher, Matching};
-use super::replay_session::{match_step, mismatch_reason, sendable};
+use super::replay_session::{ended, match_step, mismatch_reason, sendable};
 use super::report::{End, Outcome};
 use super::tape_index::{Reply, Selection, TapeConn, TapeIndex, TapeLibrary};
 
@@ -119,7 +119,7 @@ fn replay(matching: &Matching, entries: Vec<WireEntry>, frames: &[Bytes]) -> Opt
                 code: Some(1000),
                 reason: None,
             };
-            return Some(replayed(&primary, number, end));
+            return Some(ended(&primary, number, end));
         };
         number += 1;
         let actual = match index.matcher().prepare(frame) {

@@ -105,7 +105,7 @@ pub use live_path::{
 pub use matching::{Matching, canonical};
 pub use recording::recording_stem;
 pub use replay_session::Pace;
-pub use report::{ConnectionReport, End, Expected, Mismatch, Outcome};
+pub use report::{ConnectionReport, End, Expected, Incomplete, Mismatch, Outcome, RecordFailed};
 pub use rest_cassettes::{CASSETTE_SUFFIX, CassetteLibrary, CassetteLoadError, NO_TEST_CASSETTE};
 pub use rest_path::{RestMethod, RestPath};
 pub use rest_session::{RestReport, RestResult};

@@ -28,7 +28,7 @@ use super::client_socket::{ClientEvent, ClientFrame, ClientSocket, truncate_utf8
 use super::live_path::LivePath;
 use super::recording::{Naming, Recording, recording_stem};
 use super::replay_session::sendable;
-use super::report::{End, Outcome};
+use super::report::{End, Outcome, RecordFailed};
 use super::test_name::TestName;
 use super::turn_tracker::{Owed, TurnTracker};
 use super::upstream::Upstream;
@@ -231,12 +231,22 @@ impl Kept {
     fn finish(self, end: End) -> Outcome {
         match self.recording {
             Some(recording) => {
-                let (path, frames_out, frames_in) = recording.finish();
-                Outcome::Recorded {
-                    path,
-                    frames_out,
-                    frames_in,
-                    end,
+                let finished = recording.finish();
+                match finished.failure {
+                    None => Outcome::Recorded {
+                        path: finished.path,
+                        frames_out: finished.frames_out,
+                        frames_in: finished.frames_in,
+                        end,
+                    },
+                    Some(failure) => Outcome::RecordFailed(RecordFailed {
+                        path: finished.path,
+                        kept: failure.kept,
+                        error: failure.error,
+                        frames_out: finished.frames_out,
+                        frames_in: finished.frames_in,
+                        end,
+                    }),
                 }
             }
             None => Outcome::Forwarded {

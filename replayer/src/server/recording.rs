@@ -12,6 +12,11 @@
 //! anchor advanced by tokio time. Each entry is handed to the operating system as it is
 //! recorded, so a recording can be followed while it grows. With a [`Redactor`], each payload
 //! is redacted on its way to the file (the counts are of frames, redacted or not).
+//!
+//! A recording whose file did not take every entry (a full disk, a file size limit) is not
+//! left as a tape: [`Recording::finish`] removes it when nothing reached it, or else renames
+//! it `X.wire.jsonl.failed` (the tape loader skips it), and the connection is reported
+//! [`Outcome::RecordFailed`](super::Outcome::RecordFailed) with the error.
 
 use std::fs::OpenOptions;
 use std::io::ErrorKind;
@@ -157,22 +162,80 @@ impl Recording {
             .record(WireEntry::close_mark(seq, self.clock.now_ms(), None, mark));
     }
 
-    /// Flushes and closes the file; returns its path and the frame counts (out, in).
-    pub(crate) fn finish(self) -> (PathBuf, u32, u32) {
+    /// Flushes and closes the file; returns its path, the frame counts, and, when entries
+    /// are missing from it, why and where what was written is kept (see [`Failure`]).
+    pub(crate) fn finish(self) -> Finished {
         self.recorder.flush();
-        let errors = self.recorder.error_count();
-        if errors > 0 {
+        let path = self.recorder.path().to_path_buf();
+        let failure = self.recorder.incomplete();
+        drop(self.recorder);
+        let failure = failure.map(|error| {
             tracing::warn!(
-                path = %self.recorder.path().display(),
-                errors,
+                path = %path.display(),
+                %error,
                 "the recording is missing entries: writes failed"
             );
+            Failure {
+                kept: set_aside(&path),
+                error,
+            }
+        });
+        Finished {
+            path,
+            frames_out: self.frames_out,
+            frames_in: self.frames_in,
+            failure,
         }
-        (
-            self.recorder.path().to_path_buf(),
-            self.frames_out,
-            self.frames_in,
-        )
+    }
+}
+
+/// A finished recording.
+pub(crate) struct Finished {
+    /// The wire log written to.
+    pub path: PathBuf,
+    /// Client frames recorded.
+    pub frames_out: u32,
+    /// Upstream frames recorded.
+    pub frames_in: u32,
+    /// Set when entries are missing from the file.
+    pub failure: Option<Failure>,
+}
+
+/// Why a recording is not whole, and what became of its file.
+pub(crate) struct Failure {
+    /// The last write error.
+    pub error: String,
+    /// Where what was written is kept, or `None` when the file was empty and removed.
+    pub kept: Option<PathBuf>,
+}
+
+/// The suffix a failed recording is renamed with: not a tape's (`.wire.jsonl`), so a tape
+/// directory with a failed recording in it still loads.
+pub const FAILED_SUFFIX: &str = ".failed";
+
+/// Takes a failed recording at `path` out of the tapes: removed when empty, else renamed
+/// to `X.wire.jsonl.failed`; where it is now, if anywhere. If neither can be done, it stays
+/// where it is, said in the log.
+fn set_aside(path: &Path) -> Option<PathBuf> {
+    let empty = std::fs::metadata(path).is_ok_and(|meta| meta.len() == 0);
+    if empty {
+        match std::fs::remove_file(path) {
+            Ok(()) => return None,
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "the empty failed recording could not be removed");
+                return Some(path.to_path_buf());
+            }
+        }
+    }
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(FAILED_SUFFIX);
+    let aside = PathBuf::from(aside);
+    match std::fs::rename(path, &aside) {
+        Ok(()) => Some(aside),
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "the failed recording could not be renamed");
+            Some(path.to_path_buf())
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client_socket::{ClientEvent, ClientSocket};
 use super::matching::FrameMatcher;
-use super::report::{End, Expected, Mismatch, Outcome};
+use super::report::{End, Expected, Incomplete, Mismatch, Outcome};
 use super::tape_index::{Reply, TapeConn};
 use super::{CLOSE_INVALID_FRAME, CLOSE_MISMATCH, CLOSE_SHUTDOWN, CLOSE_TOO_LARGE};
 
@@ -97,6 +97,8 @@ pub(crate) async fn replay(
             frames: matched,
             end,
         };
+        // The client left: a pass only if the recorded client had nothing more to send.
+        let left = |end| ended(&primary, matched, end);
         let event = tokio::select! {
             event = socket.next() => event,
             () = context.shutdown.cancelled() => {
@@ -107,9 +109,9 @@ pub(crate) async fn replay(
         let frame = match event {
             ClientEvent::Frame(frame) => frame,
             ClientEvent::Closed { code, reason } => {
-                return replayed(End::ClientClosed { code, reason });
+                return left(End::ClientClosed { code, reason });
             }
-            ClientEvent::Gone { message } => return replayed(End::ClientGone { message }),
+            ClientEvent::Gone { message } => return left(End::ClientGone { message }),
             ClientEvent::TooLarge { size, limit } => {
                 let reason = format!("reel: frame over the {limit}-byte limit");
                 socket.close(CLOSE_TOO_LARGE, &reason).await;
@@ -201,7 +203,12 @@ async fn send_replies(
                 payload, binary, ..
             } => {
                 if let Err(message) = socket.send(payload.clone(), *binary).await {
-                    return done(End::ClientGone { message });
+                    // Replies were left unsent: the session did not run to its end.
+                    return Sent::Done(Outcome::Incomplete(incomplete(
+                        conn,
+                        matched,
+                        End::ClientGone { message },
+                    )));
                 }
             }
             // The recorded client closed here: wait for this one to.
@@ -222,6 +229,36 @@ async fn send_replies(
         }
     }
     Sent::Continue
+}
+
+/// The outcome of a session whose client left after `matched` frames, all matching
+/// `conn`: replayed when the recorded client sent no more, incomplete when it did.
+pub(crate) fn ended(conn: &TapeConn, matched: u32, end: End) -> Outcome {
+    if usize::try_from(matched).is_ok_and(|matched| matched >= conn.steps.len()) {
+        return Outcome::Replayed {
+            tape: conn.tape.to_string(),
+            tape_conn: conn.conn,
+            frames: matched,
+            end,
+        };
+    }
+    Outcome::Incomplete(incomplete(conn, matched, end))
+}
+
+/// How far a session on `conn` got: `matched` client frames (at least the setup).
+fn incomplete(conn: &TapeConn, matched: u32, end: End) -> Incomplete {
+    let last = usize::try_from(matched)
+        .ok()
+        .and_then(|matched| matched.checked_sub(1))
+        .and_then(|index| conn.steps.get(index));
+    Incomplete {
+        tape: conn.tape.to_string(),
+        tape_conn: conn.conn,
+        frames: matched,
+        total: u32::try_from(conn.steps.len()).unwrap_or(u32::MAX),
+        last_matched_seq: last.map_or(0, |step| step.seq),
+        end,
+    }
 }
 
 /// Whether a close frame may carry `code` (RFC 6455 section 7.4).

@@ -41,6 +41,11 @@ pub enum Outcome {
         /// How the connection ended.
         end: End,
     },
+    /// Every frame the client sent matched the tape, but the client left before the
+    /// recorded client had finished: the session ended early (a client that sent only the
+    /// setup, then closed or dropped). Not a pass: a test runner fails the test unless it
+    /// expected this.
+    Incomplete(Incomplete),
     /// A client frame did not match the tape; the connection was closed with
     /// [`CLOSE_MISMATCH`](super::CLOSE_MISMATCH).
     Diverged(Mismatch),
@@ -61,6 +66,10 @@ pub enum Outcome {
         /// How the connection ended.
         end: End,
     },
+    /// The session went through the upstream, but its recording failed (a full disk, a
+    /// file size limit): entries are missing. The file is not left as a tape: it is removed
+    /// when nothing reached it, or else kept under a name the tape loader skips.
+    RecordFailed(RecordFailed),
     /// The session was forwarded to the upstream and not recorded (passthrough).
     Forwarded {
         /// Client frames forwarded.
@@ -128,6 +137,71 @@ pub enum End {
     },
     /// The server shut down.
     Shutdown,
+}
+
+/// How far a session that ended early got ([`Outcome::Incomplete`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incomplete {
+    /// The tape.
+    pub tape: String,
+    /// The connection in the tape (1-based).
+    pub tape_conn: u32,
+    /// Client frames matched (the setup is the first).
+    pub frames: u32,
+    /// Client frames the recorded connection has.
+    pub total: u32,
+    /// The tape's sequence number of the last client frame matched.
+    pub last_matched_seq: u64,
+    /// How the connection ended.
+    pub end: End,
+}
+
+/// A recording that failed ([`Outcome::RecordFailed`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordFailed {
+    /// The wire log the recording was written to.
+    pub path: PathBuf,
+    /// Where what reached the file is kept (`X.wire.jsonl.failed`, which the tape loader
+    /// skips), or `None` when nothing did and the file was removed.
+    pub kept: Option<PathBuf>,
+    /// Why: the operating system's last error.
+    pub error: String,
+    /// Client frames seen.
+    pub frames_out: u32,
+    /// Upstream frames seen.
+    pub frames_in: u32,
+    /// How the connection ended.
+    pub end: End,
+}
+
+impl fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "incomplete: {} (connection {}): the session ended after {} of {} client frames (the last matched is seq {}); {}",
+            self.tape, self.tape_conn, self.frames, self.total, self.last_matched_seq, self.end
+        )
+    }
+}
+
+impl fmt::Display for RecordFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "recording {} failed ({}): entries are missing; ",
+            self.path.display(),
+            self.error
+        )?;
+        match &self.kept {
+            Some(kept) => write!(f, "what was written is kept as {}", kept.display())?,
+            None => write!(f, "nothing was written, the file is removed")?,
+        }
+        write!(
+            f,
+            " ({} client frames, {} server frames); {}",
+            self.frames_out, self.frames_in, self.end
+        )
+    }
 }
 
 /// A client frame that does not match the tape.
@@ -261,6 +335,8 @@ impl fmt::Display for Outcome {
                 f,
                 "replayed {tape} (connection {tape_conn}): {frames} client frames matched; {end}"
             ),
+            Outcome::Incomplete(incomplete) => incomplete.fmt(f),
+            Outcome::RecordFailed(failed) => failed.fmt(f),
             Outcome::Diverged(mismatch) => mismatch.fmt(f),
             Outcome::NoTape { closest: None } => write!(f, "no tape matches this setup (no tapes)"),
             Outcome::NoTape {

@@ -9,6 +9,8 @@
 //! | `outcome` | also |
 //! |---|---|
 //! | `replayed` | `tape`, `tape_conn`, `frames_matched` |
+//! | `incomplete` | `tape`, `tape_conn`, `frames_matched`, `frames_total` (the recorded client's), `last_matched_seq` |
+//! | `record_failed` | `recording` (the file written to), `kept` (`X.wire.jsonl.failed`, or `null`: nothing was written, the file is removed), `error`, `frames_out`, `frames_in` |
 //! | `diverged` | `tape`, `tape_conn`, `frames_matched` (before the mismatch), `first_mismatch`: `{frame, seq, path, expected, actual}` (`path` `null` past the end of the tape) |
 //! | `no_tape` | `closest`: `{tape, tape_conn, first_mismatch: {path, expected, actual}}` or `null` |
 //! | `recorded` | `recording`, `frames_out`, `frames_in` |
@@ -69,6 +71,25 @@ impl ConnectionReport {
                 put("tape_conn", json!(tape_conn));
                 put("frames_matched", json!(frames));
                 end_close(end)
+            }
+            Outcome::Incomplete(incomplete) => {
+                put("tape", json!(incomplete.tape));
+                put("tape_conn", json!(incomplete.tape_conn));
+                put("frames_matched", json!(incomplete.frames));
+                put("frames_total", json!(incomplete.total));
+                put("last_matched_seq", json!(incomplete.last_matched_seq));
+                end_close(&incomplete.end)
+            }
+            Outcome::RecordFailed(failed) => {
+                put("recording", json!(failed.path.display().to_string()));
+                put(
+                    "kept",
+                    json!(failed.kept.as_ref().map(|kept| kept.display().to_string())),
+                );
+                put("error", json!(failed.error));
+                put("frames_out", json!(failed.frames_out));
+                put("frames_in", json!(failed.frames_in));
+                end_close(&failed.end)
             }
             Outcome::Diverged(mismatch) => {
                 put("tape", json!(mismatch.tape));
@@ -189,6 +210,8 @@ impl ConnectionReport {
 fn kind(outcome: &Outcome) -> &'static str {
     match outcome {
         Outcome::Replayed { .. } => "replayed",
+        Outcome::Incomplete(_) => "incomplete",
+        Outcome::RecordFailed(_) => "record_failed",
         Outcome::Diverged(_) => "diverged",
         Outcome::NoTape { .. } => "no_tape",
         Outcome::Recorded { .. } => "recorded",
