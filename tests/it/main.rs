@@ -33,6 +33,8 @@ mod cli_decode;
 mod cli_diff;
 mod cli_export;
 mod cli_export_cassette;
+mod cli_honest_reports;
+mod cli_inputs_once;
 mod cli_replay;
 mod cli_replay_farm;
 mod cli_salvage;

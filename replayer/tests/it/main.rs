@@ -24,3 +24,4 @@ mod server_secrets;
 mod server_test_fixture;
 mod server_tls;
 mod trace_export;
+mod unprovoked_frames;

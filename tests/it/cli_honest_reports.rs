@@ -6,7 +6,7 @@
 //! starts; and `reel demo` whose recording files are cut short by the same limit ends with
 //! an I/O error (exit 2), not DRIFT.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! is killed after [`HANG`] and fails the test: the bound is a safety net, nothing waits
 //! on it.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::io::Write;
 use std::path::Path;
