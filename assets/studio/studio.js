@@ -2,6 +2,8 @@
 //
 // Plain ES module, no dependencies. The page talks to the studio's JSON API (see
 // src/studio/http.rs); `window.studio` exposes the view's state for tests and the curious.
+// Recorded strings reach the page only as `textContent`, attribute properties and canvas
+// text, never as markup (no `innerHTML`): a recording cannot inject anything into the page.
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -153,7 +155,10 @@ async function openCall(name) {
   state.name = name;
   state.selected = null;
   state.peaks = null;
-  $('#detail').innerHTML = '<p class="hint">Click a frame, a tool call or a state change to see it in full.</p>';
+  // Built as elements, like every text on the page: no markup is ever parsed from a string.
+  const hint = paragraph('Click a frame, a tool call or a state change to see it in full.');
+  hint.className = 'hint';
+  $('#detail').replaceChildren(hint);
   const overview = await getJson(`/api/recordings/${encodeURIComponent(name)}`);
   state.overview = overview;
   $('#where').textContent = name;

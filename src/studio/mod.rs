@@ -16,6 +16,7 @@ pub mod diff;
 pub mod http;
 pub mod live;
 pub mod offline;
+pub mod script_json;
 pub mod seek;
 
 pub use http::RunningStudio;

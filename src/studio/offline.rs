@@ -18,6 +18,7 @@ use serde_json::json;
 use super::assets::{INDEX, SCRIPT, STYLE};
 use super::call::{self, FrameDetail, RAW_LIMIT};
 use super::catalog;
+use super::script_json::script_safe_json;
 
 /// The longest call whose audio is embedded: ten minutes (about 77 MB of base64 WAV).
 pub const MAX_AUDIO_MS: u64 = 10 * 60 * 1000;
@@ -54,9 +55,9 @@ pub fn write_page(log: &Path, name: &str, out: &Path) -> Result<OfflineSummary, 
         "{head}<style>\n{STYLE}</style>{body}<script>\nwindow.REEL_OFFLINE = "
     )
     .map_err(io)?;
-    // The data, as one JSON object written piece by piece: `</` is escaped so no string in
-    // it can close the script element.
-    let safe = |value: &serde_json::Value| value.to_string().replace("</", "<\\/");
+    // The data, as one JSON object written piece by piece, every piece escaped for the
+    // script-data state: no recorded string can end the element or swallow the page.
+    let safe = script_safe_json;
     write!(
         file,
         "{{\"recording\": {}, \"overview\": {}, \"peaks\": {}, \"frames\": [",

@@ -134,7 +134,9 @@ impl SessionSignals {
     /// The writes due at `ts_ms`: everything changed, plus the time-derived keys, if the
     /// debounce interval has passed (or `force`). Marks them written.
     pub fn flush(&mut self, ts_ms: u64, force: bool) -> Vec<(String, Value)> {
-        if !force && ts_ms < self.last_flush_ms + DEBOUNCE_MS {
+        // Saturating: a recorded time near `u64::MAX` (a hostile or damaged log replayed)
+        // must not overflow.
+        if !force && ts_ms < self.last_flush_ms.saturating_add(DEBOUNCE_MS) {
             return Vec::new();
         }
         if let Some(started) = self.started_ms {
@@ -202,6 +204,18 @@ mod tests {
         assert!(
             !writes.iter().any(|(k, _)| k == "session:is_user_speaking"),
             "unchanged"
+        );
+    }
+
+    #[test]
+    fn a_time_at_the_end_of_the_clock_does_not_overflow() {
+        let mut signals = SessionSignals::new(900_000);
+        signals.observe(&SessionEvent::Connected { session_id: None }, u64::MAX);
+        assert_eq!(signals.flush(u64::MAX, true).len(), 4);
+        signals.observe(&SessionEvent::VoiceActivityStart, u64::MAX);
+        assert_eq!(
+            signals.flush(u64::MAX, false),
+            vec![("session:is_user_speaking".to_owned(), json!(true))]
         );
     }
 }
