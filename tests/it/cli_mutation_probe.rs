@@ -8,7 +8,7 @@
 //! limit is killed).
 //!
 //! A seed names a run exactly (the tape, the command, the mutations): a seed that fails
-//! prints a one-line reproducer, `REEL_PROBE_SEED=N cargo test --test cli_mutation_probe`,
+//! prints a one-line reproducer, `REEL_PROBE_SEED=N cargo test --test it cli_mutation_probe::`,
 //! which re-runs that seed alone, keeps its files and prints where they are.
 //!
 //! The mutations: lines deleted, duplicated, swapped; bytes replaced, inserted, deleted; the
@@ -19,7 +19,7 @@
 //! frames inserted (so the WAV export and the page's audio have something to render). The
 //! runs go in parallel, one worker per core.
 
-#[path = "../actors/tests/sim/rng.rs"]
+#[path = "../../actors/tests/sim/rng.rs"]
 mod rng;
 
 use std::collections::BTreeMap;
@@ -692,7 +692,7 @@ fn run(case: &Case) -> Result<i32, String> {
 
 /// The one-line reproducer of `seed`.
 fn reproducer(seed: u64) -> String {
-    format!("REEL_PROBE_SEED={seed} cargo test --test cli_mutation_probe -- --nocapture")
+    format!("REEL_PROBE_SEED={seed} cargo test --test it cli_mutation_probe:: -- --nocapture")
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! text where it belongs (the list, the call's head, a tool call, a state change, a frame, a
 //! close, a diff).
 
-#[path = "support/chromium.rs"]
+#[path = "../support/chromium.rs"]
 mod chromium;
 
 use std::path::{Path, PathBuf};
