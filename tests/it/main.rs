@@ -10,6 +10,8 @@
 #[allow(dead_code)]
 #[path = "../support/bundled_tape.rs"]
 mod bundled_tape;
+#[path = "../support/chromium.rs"]
+mod chromium;
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
 #[allow(dead_code)]
@@ -27,6 +29,8 @@ mod markdown;
 mod python_sdk;
 #[path = "../serve_support/mod.rs"]
 mod serve_support;
+#[path = "../support/system_packages.rs"]
+mod system_packages;
 
 mod cli_bad_input;
 mod cli_decode;

@@ -4,8 +4,7 @@
 //! list and its search, opens a call, clicks a tool bar and reads its arguments, plays a
 //! call's audio and sees the cursor move. Screenshots land in `target/studio-screenshots/`.
 
-#[path = "../support/chromium.rs"]
-mod chromium;
+use crate::chromium;
 
 use std::path::{Path, PathBuf};
 
@@ -350,6 +349,11 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_audio() {
+    if !chromium::available(
+        "in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_audio",
+    ) {
+        return;
+    }
     let dir = studio_dir("browser");
     let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
     let shots = root().join("target/studio-screenshots");
@@ -478,6 +482,9 @@ async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio() {
+    if !chromium::available("a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio") {
+        return;
+    }
     let dir = studio_dir("html");
     let weather_html = dir.join("weather.html");
     let voice_html = dir.join("voice.html");
@@ -556,6 +563,9 @@ async fn a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
+    if !chromium::available("in_a_browser_a_live_session_shows_its_events_as_they_arrive") {
+        return;
+    }
     let dir = fresh_dir("live");
     let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
     let mut server = reel_actors::testing::ScriptedServer::bind().await;
@@ -644,6 +654,9 @@ async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_shows_its_phases_and_what_happened_to_the_session_itself() {
+    if !chromium::available("a_call_shows_its_phases_and_what_happened_to_the_session_itself") {
+        return;
+    }
     let dir = fresh_dir("supervisor");
     let t0 = 1_718_000_000_000;
     let frame = |seq: u64, ts: u64, dir: Direction, conn: Option<u32>, payload: &str| {

@@ -1,6 +1,6 @@
 //! Headless Chromium for tests, driven over the DevTools protocol (a WebSocket of JSON
 //! commands): Debian's `chromium` package, installed by the test itself when missing (CI
-//! reaches Debian's mirrors), started on a loopback debugging port with a profile of its
+//! reaches Debian's mirrors; skipped with a message where it cannot be installed), started on a loopback debugging port with a profile of its
 //! own.
 
 #![allow(dead_code)] // each test file uses its own subset
@@ -17,35 +17,45 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-/// The Chromium binary, installed once with apt-get when it is not there.
-pub fn chromium_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+/// Where Debian's package puts the browser.
+const CANDIDATES: [&str; 2] = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
+
+fn installed() -> Option<PathBuf> {
+    CANDIDATES
+        .iter()
+        .map(PathBuf::from)
+        .find(|candidate| candidate.exists())
+}
+
+/// The Chromium binary, installed once with apt-get when it is not there; `Err` says why it
+/// cannot be had here.
+fn chromium() -> &'static Result<PathBuf, String> {
+    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BINARY.get_or_init(|| {
-        for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
-            if Path::new(candidate).exists() {
-                return PathBuf::from(candidate);
-            }
-        }
-        let status = Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends", "chromium"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .expect("apt-get runs");
-        if !status.success() {
-            let update = Command::new("apt-get")
-                .arg("update")
-                .status()
-                .expect("apt-get runs");
-            assert!(update.success(), "apt-get update failed");
-            let status = Command::new("apt-get")
-                .args(["install", "-y", "--no-install-recommends", "chromium"])
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .expect("apt-get runs");
-            assert!(status.success(), "apt-get install chromium failed");
-        }
-        PathBuf::from("/usr/bin/chromium")
+        crate::system_packages::ensure(&["chromium"], || installed().is_some())?;
+        installed().ok_or_else(|| "chromium installed, but not found".to_owned())
     })
+}
+
+/// Whether headless Chromium can run here; where it cannot (not installed and not
+/// installable: no root, no apt-get), says so for `test` and returns false, and the test
+/// returns early (skipped).
+pub fn available(test: &str) -> bool {
+    match chromium() {
+        Ok(_) => true,
+        Err(why) => {
+            crate::system_packages::skip(test, why);
+            false
+        }
+    }
+}
+
+/// The Chromium binary (the test has checked [`available`]).
+pub fn chromium_binary() -> &'static Path {
+    match chromium() {
+        Ok(path) => path,
+        Err(why) => panic!("chromium: {why}"),
+    }
 }
 
 /// A headless Chromium and one page of it.
