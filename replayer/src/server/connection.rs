@@ -215,7 +215,7 @@ async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>
 /// The close reason of a client that sent no frame within `timeout`.
 fn setup_timeout_reason(timeout: std::time::Duration) -> String {
     let millis = timeout.as_millis();
-    if millis % 1000 == 0 {
+    if millis.is_multiple_of(1000) {
         format!("reel: no setup frame within {} s", millis / 1000)
     } else {
         format!("reel: no setup frame within {millis} ms")

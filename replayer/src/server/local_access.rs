@@ -96,7 +96,7 @@ impl LocalAccess {
                 let host = host.trim().to_ascii_lowercase();
                 normal == format!("http://{host}") || normal == format!("https://{host}")
             });
-        if own || self.origins.iter().any(|allowed| *allowed == normal) {
+        if own || self.origins.contains(&normal) {
             Ok(())
         } else {
             Err(AccessRefusal::ForeignOrigin {
