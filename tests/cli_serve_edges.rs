@@ -125,6 +125,14 @@ impl Served {
     }
 }
 
+impl Drop for Served {
+    /// A test that failed half-way leaves no server behind (the child is this test's own).
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// `host:port` of a `ws://` base URL.
 fn authority(base: &str) -> String {
     base.strip_prefix("ws://").unwrap().to_owned()
@@ -436,7 +444,7 @@ async fn a_second_signal_while_draining_stops_at_once_and_names_the_unfinished_r
             "--record-dir",
             &record_dir,
             "--drain-timeout",
-            "600",
+            "60",
         ])
         .env_remove("RUST_LOG")
         .env_remove("CI")
@@ -476,7 +484,7 @@ async fn a_second_signal_while_draining_stops_at_once_and_names_the_unfinished_r
         served.next_stderr(),
         "reel serve: stopping; finishing open sessions"
     );
-    // It drains (up to 600 s); the user asks again.
+    // It drains (up to 60 s); the user asks again.
     served.signal("TERM");
     let recording = dir.join("gemini-live-2.5-flash-1.wire.jsonl");
     let (_, stderr, code) = served.wait_for_text();
