@@ -350,6 +350,8 @@ async fn a_silent_client_and_text_that_is_not_utf8_are_closed_with_a_reason() {
         (close.code, close.reason.as_str()),
         (CloseCode::from(4408), "reel: no setup frame within 200 ms")
     );
+    // Reading on sends the answering close.
+    while socket.next().await.is_some() {}
     let report = served.next_json();
     assert_eq!(
         (&report["outcome"], &report["close"]),
@@ -388,6 +390,7 @@ async fn a_silent_client_and_text_that_is_not_utf8_are_closed_with_a_reason() {
             (close.code, close.reason.as_str()),
             (CloseCode::Invalid, reason.as_str())
         );
+        while socket.next().await.is_some() {}
         let report = served.next_json();
         assert_eq!(
             (&report["outcome"], &report["frame"], &report["error"]),
@@ -398,6 +401,33 @@ async fn a_silent_client_and_text_that_is_not_utf8_are_closed_with_a_reason() {
             )
         );
     }
+    served.signal("TERM");
+    let (rest, _, code) = served.wait();
+    assert_eq!((rest, code), (vec![json!({"event": "stopped"})], Some(0)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bind_off_loopback_says_so() {
+    let dir = temp_dir("open");
+    write_tape(&dir.join("hello.wire.jsonl"));
+    let (served, ready) = Served::start(
+        &["--tapes", dir.to_str().unwrap(), "--host", "0.0.0.0"],
+        None,
+    );
+    let port = ready["base_url"]
+        .as_str()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        served.next_stderr(),
+        format!(
+            "reel serve: warning: listening on 0.0.0.0:{port}, not loopback: anyone who can reach this port can use the server; Host is not checked there"
+        )
+    );
     served.signal("TERM");
     let (rest, _, code) = served.wait();
     assert_eq!((rest, code), (vec![json!({"event": "stopped"})], Some(0)));
