@@ -15,7 +15,8 @@
 //! the socket with code 1007 and a reason naming the message's number and what was wrong;
 //! what came before it stays recorded.
 //!
-//! A feed writes at most its cap ([`Feed::max_bytes`], `--max-feed-bytes`, 256 MiB by
+//! A feed writes at most its cap (`--max-feed-bytes`,
+//! [`StudioOptions::max_feed_bytes`](super::StudioOptions::max_feed_bytes), 256 MiB by
 //! default) across its files: the line that would pass it is not written, and the socket is
 //! closed with [`CLOSE_FEED_FULL`] and a reason saying so. What was written is whole lines,
 //! a recording like any other. Only a session presenting the studio's token gets here
