@@ -348,3 +348,27 @@ async fn off_loopback_the_studio_warns_and_wants_the_token_for_everything() {
         Some(0)
     );
 }
+
+#[test]
+fn sighup_stops_the_studio_like_sigterm() {
+    let dir = fresh_dir("hup");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(["studio", dir.to_str().unwrap()])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("Ctrl-C") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0);
+    }
+    let status = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
