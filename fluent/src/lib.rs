@@ -112,7 +112,7 @@ pub use llm_drift::LlmDrift;
 pub use phase::PhaseBuilder;
 pub use replay::{TapeSource, default_replay_options};
 pub use replayed::{ReplayOutcome, ReplayedSession};
-pub use studio_link::StudioLink;
+pub use studio_link::{STUDIO_TOKEN_ENV, StudioLink};
 pub use watch::LiveWatch;
 
 /// MCP servers for [`LiveBuilder::mcp`] (the `mcp` feature): `reel_actors::tools::mcp`.

@@ -40,6 +40,8 @@ pub(crate) struct RecordingPart {
     journal: Option<JournalTarget>,
     /// Where the session streams to, live ([`LiveBuilder::studio`]).
     pub(crate) studio: Option<StudioTarget>,
+    /// A studio token given before the studio ([`LiveBuilder::studio_token`]).
+    pub(crate) studio_token: Option<reel_protocol::Secret>,
 }
 
 impl fmt::Debug for RecordingPart {
@@ -146,7 +148,7 @@ impl RecordingPart {
                 .unwrap_or_else(|| "session".to_owned())
         });
         Ok(Some(Arc::new(
-            StudioLink::connect(&target.addr, &name).await?,
+            StudioLink::connect_with_token(&target.addr, &name, target.token.as_ref()).await?,
         )))
     }
 }

@@ -9,6 +9,10 @@
 //! messages (counted, and told to the studio, which shows the gap), the session never
 //! waits for it. The studio going away mid-call is logged once and costs the session
 //! nothing.
+//!
+//! The studio writes a feed only for a session presenting the token it printed at start
+//! ([`LiveBuilder::studio_token`], or [`STUDIO_TOKEN_ENV`]), sent as `Authorization:
+//! Bearer` so it never appears in a URL or a log line.
 
 use std::fmt;
 use std::sync::Arc;
@@ -16,11 +20,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::SinkExt;
 use reel_actors::{EventStream, LiveEvent};
+use reel_protocol::Secret;
 use reel_recorder::journal::{JournalSink, StateMutation};
 use reel_recorder::live_feed::{LIVE_FEED_PATH, LiveMessage, SessionNote, is_live_name};
 use reel_recorder::wire_log::{WireEntry, WireRecorder};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::http::header::AUTHORIZATION;
 
 use crate::builder::LiveBuilder;
 use crate::error::ConnectError;
@@ -31,11 +39,17 @@ pub const STUDIO_QUEUE: usize = 16_384;
 /// The most messages sent before the socket is flushed.
 const BATCH: usize = 256;
 
-/// Where a session streams to: the studio's address and the recording's name there.
+/// The environment variable a session reads the studio's token from when the builder was
+/// given none ([`LiveBuilder::studio_token`]).
+pub const STUDIO_TOKEN_ENV: &str = "REEL_STUDIO_TOKEN";
+
+/// Where a session streams to: the studio's address, the recording's name there, and the
+/// studio's token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StudioTarget {
     pub(crate) addr: String,
     pub(crate) name: Option<String>,
+    pub(crate) token: Option<Secret>,
 }
 
 /// The sending end of a live feed: a [`WireRecorder`] and a [`JournalSink`] that queue
@@ -56,9 +70,21 @@ impl fmt::Debug for StudioLink {
 
 impl StudioLink {
     /// Connects to the studio at `addr` (`host:port`, or a `ws://` URL) and starts sending
-    /// in a task of its own; the recording is called `name` there. Fails when `name` is not
-    /// a plain file stem or the studio does not answer.
+    /// in a task of its own; the recording is called `name` there. The studio's token is
+    /// taken from [`STUDIO_TOKEN_ENV`]. Fails when `name` is not a plain file stem or the
+    /// studio does not answer or refuses.
     pub async fn connect(addr: &str, name: &str) -> Result<StudioLink, ConnectError> {
+        StudioLink::connect_with_token(addr, name, None).await
+    }
+
+    /// [`connect`](StudioLink::connect), presenting `token` (the one `reel studio` printed;
+    /// `None`: [`STUDIO_TOKEN_ENV`], if set) as `Authorization: Bearer`: never in the URL,
+    /// which may be logged.
+    pub async fn connect_with_token(
+        addr: &str,
+        name: &str,
+        token: Option<&Secret>,
+    ) -> Result<StudioLink, ConnectError> {
         if !is_live_name(name) {
             return Err(ConnectError::Studio {
                 addr: addr.to_owned(),
@@ -76,14 +102,43 @@ impl StudioLink {
         } else {
             format!("ws://{base}{LIVE_FEED_PATH}?name={name}")
         };
-        let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
-            .await
-            .map_err(|error| ConnectError::Studio {
-                addr: addr.to_owned(),
-                reason: format!(
+        let fail = |reason: String| ConnectError::Studio {
+            addr: addr.to_owned(),
+            reason,
+        };
+        let mut request = url
+            .as_str()
+            .into_client_request()
+            .map_err(|error| fail(format!("{url} is not a WebSocket address: {error}")))?;
+        let token = token
+            .cloned()
+            .or_else(|| std::env::var(STUDIO_TOKEN_ENV).ok().map(Secret::new));
+        if let Some(token) = token {
+            let value = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+                .map_err(|_| fail("the studio token cannot go in a header".to_owned()))?;
+            request.headers_mut().insert(AUTHORIZATION, value);
+        }
+        let (socket, _) = match tokio_tungstenite::connect_async(request).await {
+            Ok(connected) => connected,
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+                let body = response
+                    .body()
+                    .as_deref()
+                    .map(String::from_utf8_lossy)
+                    .unwrap_or_default()
+                    .into_owned();
+                return Err(fail(format!(
+                    "{url} refused the feed with HTTP {}: {}",
+                    response.status().as_u16(),
+                    body.trim()
+                )));
+            }
+            Err(error) => {
+                return Err(fail(format!(
                     "{url} did not answer as a studio: {error}; is `reel studio` running there?"
-                ),
-            })?;
+                )));
+            }
+        };
         let (queue, receiver) = mpsc::channel(STUDIO_QUEUE);
         let dropped = Arc::new(AtomicU64::new(0));
         tokio::spawn(send_all(socket, receiver, Arc::clone(&dropped), url));
@@ -274,6 +329,8 @@ impl LiveBuilder {
     /// file (`calls/support.wire.jsonl` → `support`), else `session`; the studio adds
     /// `.2`, `.3`, … when the name is taken.
     ///
+    /// The studio's token goes with [`studio_token`](LiveBuilder::studio_token) (or the
+    /// `REEL_STUDIO_TOKEN` environment variable): without it the studio refuses the feed.
     /// The studio must answer when the session starts ([`ConnectError::Studio`] otherwise);
     /// after that it is best effort: the session never waits for it (a bounded queue of
     /// [`STUDIO_QUEUE`] messages; what overflows is dropped and the studio shows how much),
@@ -285,19 +342,51 @@ impl LiveBuilder {
     /// # drop(builder);
     /// ```
     pub fn studio(mut self, addr: impl Into<String>) -> Self {
+        let token = self.studio_token_given();
         self.recording.studio = Some(StudioTarget {
             addr: addr.into(),
             name: None,
+            token,
         });
         self
     }
 
     /// [`studio`](LiveBuilder::studio), with the name the recording gets in the studio.
     pub fn studio_as(mut self, addr: impl Into<String>, name: impl Into<String>) -> Self {
+        let token = self.studio_token_given();
         self.recording.studio = Some(StudioTarget {
             addr: addr.into(),
             name: Some(name.into()),
+            token,
         });
         self
+    }
+
+    /// The token `reel studio` printed when it started: a live feed is written only for a
+    /// session that presents it (sent as `Authorization: Bearer`, never logged). Without
+    /// it, the session reads [`STUDIO_TOKEN_ENV`] (`REEL_STUDIO_TOKEN`). Given before or
+    /// after [`studio`](LiveBuilder::studio), alike.
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder().studio("127.0.0.1:7878").studio_token("3f9a…");
+    /// # drop(builder);
+    /// ```
+    pub fn studio_token(mut self, token: impl Into<String>) -> Self {
+        let token = Secret::new(token.into());
+        match &mut self.recording.studio {
+            Some(target) => target.token = Some(token),
+            None => self.recording.studio_token = Some(token),
+        }
+        self
+    }
+
+    /// A token given before the studio's address.
+    fn studio_token_given(&mut self) -> Option<Secret> {
+        self.recording
+            .studio
+            .as_ref()
+            .and_then(|target| target.token.clone())
+            .or_else(|| self.recording.studio_token.take())
     }
 }

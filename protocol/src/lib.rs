@@ -85,7 +85,7 @@ pub use events_from_frame::{EventDecoder, events_from_frame};
 pub use field_error::{FieldError, Found};
 pub use phase::{PhaseInput, PhaseTracker, SessionPhase};
 pub use scalars::{Base64Data, Base64Error, DurationError, Int64, Int64Number, ProtoDuration};
-pub use secret::{SECRET_QUERY_PARAMS, Secret, redact_url};
+pub use secret::{SECRET_QUERY_PARAMS, Secret, is_secret_query_name, redact_url};
 pub use server::{
     GoAway, InteractionStatus, ModalityTokenCount, ServerContent, ServerMessage,
     SessionResumptionUpdate, SetupComplete, ToolCall, ToolCallCancellation, Transcription,

@@ -111,6 +111,14 @@ pub struct ServeArgs {
     /// its client left.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     drain_timeout: f64,
+    /// Seconds a client has, after the WebSocket upgrade, to send its first frame (then it
+    /// is closed with 4408).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    setup_timeout: f64,
+    /// Also serve web pages of this origin (`https://app.example`); repeat for several. A
+    /// request with any other `Origin` header is refused with 403 (the SDKs send none).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -155,10 +163,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
         };
         let json = args.json;
         match start(args).await {
-            Ok(server) => {
-                serve_until_stopped(server, stop, json).await;
-                Ok(ExitCode::SUCCESS)
-            }
+            Ok(server) => Ok(serve_until_stopped(server, stop, json).await),
             Err(failure) => {
                 eprintln!("reel serve: {failure}");
                 Ok(ExitCode::from(2))
@@ -268,6 +273,12 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
             args.drain_timeout
         )));
     }
+    if !(args.setup_timeout.is_finite() && args.setup_timeout > 0.0) {
+        return Err(usage(format!(
+            "--setup-timeout must be a positive number of seconds, not {}",
+            args.setup_timeout
+        )));
+    }
     let redactor = match &args.redact {
         Some(path) => Some(read_redactor(path)?),
         None => None,
@@ -329,7 +340,11 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         .port(args.port)
         .matching(matching.clone())
         .pace(pace)
-        .drain_timeout(Duration::from_secs_f64(args.drain_timeout));
+        .drain_timeout(Duration::from_secs_f64(args.drain_timeout))
+        .setup_timeout(Duration::from_secs_f64(args.setup_timeout));
+    for origin in &args.allow_origins {
+        config = config.allow_origin(origin);
+    }
     if let Some(redactor) = redactor {
         config = config.redact(redactor);
     }
@@ -360,6 +375,17 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
     }
 
     let server = config.start().await?;
+    if !server.is_loopback() {
+        let spends = if mode == Mode::Replay {
+            ""
+        } else {
+            ", and spend the upstream's credential through it"
+        };
+        eprintln!(
+            "reel serve: warning: listening on {}, not loopback: anyone who can reach this port can use the server{spends}; Host is not checked there",
+            server.local_addr()
+        );
+    }
     let http_base = server
         .base_url()
         .replacen("wss://", "https://", 1)
@@ -462,9 +488,15 @@ fn read_redactor(path: &std::path::Path) -> Result<Redactor, ServeFailure> {
     })
 }
 
-/// Prints each connection's end on standard error until Ctrl-C or SIGTERM, then shuts down:
-/// open sessions are finished (recordings flushed and closed) and their reports printed.
-async fn serve_until_stopped(mut server: RunningServer, mut stop: StopSignal, json: bool) {
+/// Prints each connection's end on standard error until Ctrl-C, SIGTERM or SIGHUP, then
+/// shuts down: open sessions are finished (recordings flushed and closed) and their reports
+/// printed. A second signal while they finish exits at once (exit 1), naming the recordings
+/// it leaves unfinished.
+async fn serve_until_stopped(
+    mut server: RunningServer,
+    mut stop: StopSignal,
+    json: bool,
+) -> ExitCode {
     let print = |report: &reel_replayer::server::ConnectionReport| {
         if json {
             println!("{}", report.to_json());
@@ -491,7 +523,40 @@ async fn serve_until_stopped(mut server: RunningServer, mut stop: StopSignal, js
     if !json {
         eprintln!("reel serve: stopping; finishing open sessions");
     }
-    server.shutdown().await;
+    let again = tokio::select! {
+        () = server.shutdown() => None,
+        signal = stop.recv() => Some(signal.unwrap_or("a second signal")),
+    };
+    if let Some(signal) = again {
+        // The user asked twice: what is not finished stays as it is on disk (every frame
+        // recorded so far is there, line by line), without the rest of its turn or its close.
+        let unfinished: Vec<String> = server
+            .open_recordings()
+            .iter()
+            .map(|path| path.display().to_string())
+            .collect();
+        while let Some(report) = server.try_next_report() {
+            print(&report);
+        }
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({"event": "stopped", "forced": true, "unfinished": unfinished})
+            );
+        } else if unfinished.is_empty() {
+            eprintln!("reel serve: {signal} again: stopped at once; no recording was open");
+        } else {
+            eprintln!(
+                "reel serve: {signal} again: stopped at once; {} recording(s) not finished (no rest of the turn, no close marker): {}",
+                unfinished.len(),
+                unfinished.join(", ")
+            );
+        }
+        // At once: not even the runtime's shutdown, which would wait for the sessions.
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        std::process::exit(1);
+    }
     while let Some(report) = server.try_next_report() {
         print(&report);
     }
@@ -500,4 +565,5 @@ async fn serve_until_stopped(mut server: RunningServer, mut stop: StopSignal, js
     } else {
         eprintln!("reel serve: stopped");
     }
+    ExitCode::SUCCESS
 }

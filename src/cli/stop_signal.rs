@@ -1,15 +1,19 @@
 //! What stops a long-running command: Ctrl-C (SIGINT) and, on Unix, SIGTERM — what a
-//! service manager, a container runtime or `kill` sends — handled alike.
+//! service manager, a container runtime or `kill` sends — and SIGHUP — what a closed
+//! terminal or SSH session sends — handled alike.
 
 use std::io;
 
 /// The signals that stop the command, listened for from the moment it is made: one that
 /// arrives before [`StopSignal::recv`] is awaited, or while the command is busy, is kept.
+/// A second one, while the command winds down, is for the caller to read as "now".
 pub struct StopSignal {
     #[cfg(unix)]
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
     terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    hangup: tokio::signal::unix::Signal,
 }
 
 impl StopSignal {
@@ -21,6 +25,7 @@ impl StopSignal {
             Ok(StopSignal {
                 interrupt: signal(SignalKind::interrupt())?,
                 terminate: signal(SignalKind::terminate())?,
+                hangup: signal(SignalKind::hangup())?,
             })
         }
         #[cfg(not(unix))]
@@ -29,13 +34,14 @@ impl StopSignal {
         }
     }
 
-    /// Waits for the first stop signal; returns its name (`Ctrl-C`, `SIGTERM`).
+    /// Waits for the next stop signal; returns its name (`Ctrl-C`, `SIGTERM`, `SIGHUP`).
     pub async fn recv(&mut self) -> io::Result<&'static str> {
         #[cfg(unix)]
         {
             tokio::select! {
                 _ = self.interrupt.recv() => Ok("Ctrl-C"),
                 _ = self.terminate.recv() => Ok("SIGTERM"),
+                _ = self.hangup.recv() => Ok("SIGHUP"),
             }
         }
         #[cfg(not(unix))]

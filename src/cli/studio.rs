@@ -1,9 +1,10 @@
 //! `reel studio [DIR]`: the recordings of a directory in a local web page
-//! (`reel::studio`), until Ctrl-C or SIGTERM.
+//! (`reel::studio`), until Ctrl-C, SIGTERM or SIGHUP.
 //!
 //! Listens on `127.0.0.1` (any free port unless `--port`); another address only when
-//! `--host` names it. Exit 0 when stopped, 2 when the directory cannot be read or the
-//! address cannot be bound.
+//! `--host` names it, with a warning, and then every request needs the token. Prints the
+//! address and the run's token (a live feed presents it). Exit 0 when stopped, 2 when the
+//! directory cannot be read or the address cannot be bound.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,8 +13,8 @@ use clap::Args;
 
 use super::CliError;
 use super::stop_signal::StopSignal;
-use reel::studio::RunningStudio;
 use reel::studio::catalog;
+use reel::studio::{DEFAULT_MAX_FEED_BYTES, RunningStudio, StudioOptions};
 
 /// Arguments of `reel studio`.
 #[derive(Debug, Args)]
@@ -28,6 +29,14 @@ pub struct StudioArgs {
     /// asked for by name.
     #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
     host: String,
+    /// Also let web pages of this origin use the studio (`https://app.example`); repeat for
+    /// several. Any other `Origin` but the studio's own is refused.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    /// The most bytes one live feed may write; then it is closed and its recording ends
+    /// there.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FEED_BYTES)]
+    max_feed_bytes: u64,
 }
 
 /// Serves the studio until Ctrl-C or SIGTERM.
@@ -56,7 +65,13 @@ pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
         } else {
             args.host.clone()
         };
-        let studio = match RunningStudio::start(&format!("{host}:{}", args.port), &args.dir).await {
+        let options = StudioOptions {
+            allowed_origins: args.allow_origins.clone(),
+            max_feed_bytes: args.max_feed_bytes,
+            token: None,
+        };
+        let addr = format!("{host}:{}", args.port);
+        let studio = match RunningStudio::start_with(&addr, &args.dir, options).await {
             Ok(studio) => studio,
             Err(error) => {
                 eprintln!(
@@ -66,14 +81,29 @@ pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
                 return Ok(ExitCode::from(2));
             }
         };
+        let token = studio.token();
+        if studio.token_for_everything() {
+            eprintln!(
+                "reel studio: warning: listening on {}, not loopback: anyone who can reach this port can try it; every request needs the token",
+                studio.local_addr()
+            );
+            println!(
+                "reel studio: {}?token={token} ({} recording(s) in {})",
+                studio.url(),
+                listed.len(),
+                args.dir.display()
+            );
+        } else {
+            println!(
+                "reel studio: {} ({} recording(s) in {})",
+                studio.url(),
+                listed.len(),
+                args.dir.display()
+            );
+        }
+        println!("token: {token}");
         println!(
-            "reel studio: {} ({} recording(s) in {})",
-            studio.url(),
-            listed.len(),
-            args.dir.display()
-        );
-        println!(
-            "A session streams in live with Live::builder()….studio(\"{}\").",
+            "A session streams in live with Live::builder()….studio(\"{}\").studio_token(\"{token}\") (or REEL_STUDIO_TOKEN={token}).",
             studio.local_addr()
         );
         println!("Ctrl-C or SIGTERM to stop.");

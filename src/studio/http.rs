@@ -16,6 +16,10 @@
 //!
 //! `NAME` is a `*.wire.jsonl` file directly in the directory; anything else (a path, `..`,
 //! a link leading out of the directory) is answered 404.
+//!
+//! Before any of that, every request is checked ([`access`](super::access)): a foreign
+//! `Host` or `Origin` is answered 403, a live feed without the studio's token (and, off
+//! loopback, any request without it) 401.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -27,6 +31,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
+use super::access::{Presented, StudioAccess, TOKEN_COOKIE, fresh_token};
 use super::assets;
 use super::call;
 use super::catalog;
@@ -39,22 +44,76 @@ const MAX_HEAD: usize = 16 * 1024;
 /// The most frames one window answers.
 pub const MAX_WINDOW_EVENTS: usize = 20_000;
 
+/// The default cap on what one live feed may write: 256 MiB.
+pub const DEFAULT_MAX_FEED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// How a studio is run, besides its address and directory.
+#[derive(Debug, Clone)]
+pub struct StudioOptions {
+    /// Origins whose pages may use the studio besides its own (`--allow-origin`).
+    pub allowed_origins: Vec<String>,
+    /// The most bytes one live feed writes; then it is closed (1008) and the recording
+    /// ends there, whole ([`DEFAULT_MAX_FEED_BYTES`]).
+    pub max_feed_bytes: u64,
+    /// The token (`None`: a fresh random one).
+    pub token: Option<String>,
+}
+
+impl Default for StudioOptions {
+    fn default() -> Self {
+        StudioOptions {
+            allowed_origins: Vec::new(),
+            max_feed_bytes: DEFAULT_MAX_FEED_BYTES,
+            token: None,
+        }
+    }
+}
+
+/// What every connection of a studio shares.
+struct Studio {
+    dir: Arc<PathBuf>,
+    live: Arc<LiveCalls>,
+    seeks: Arc<SeekCache>,
+    access: StudioAccess,
+    max_feed_bytes: u64,
+}
+
 /// A running studio server.
 #[derive(Debug)]
 pub struct RunningStudio {
     addr: SocketAddr,
+    access: StudioAccess,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl RunningStudio {
-    /// Binds `addr` and serves the recordings in `dir`.
+    /// Binds `addr` and serves the recordings in `dir`, with the default options (a fresh
+    /// token: [`RunningStudio::token`]).
     pub async fn start(addr: &str, dir: impl Into<PathBuf>) -> std::io::Result<RunningStudio> {
+        RunningStudio::start_with(addr, dir, StudioOptions::default()).await
+    }
+
+    /// Binds `addr` and serves the recordings in `dir` with `options`.
+    pub async fn start_with(
+        addr: &str,
+        dir: impl Into<PathBuf>,
+        options: StudioOptions,
+    ) -> std::io::Result<RunningStudio> {
+        let token = match options.token {
+            Some(token) => token,
+            None => fresh_token()?,
+        };
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let dir = Arc::new(dir.into());
-        let live = Arc::new(LiveCalls::default());
-        let seeks = Arc::new(SeekCache::default());
+        let access = StudioAccess::new(addr.ip(), token, &options.allowed_origins);
+        let studio = Arc::new(Studio {
+            dir: Arc::new(dir.into()),
+            live: Arc::new(LiveCalls::default()),
+            seeks: Arc::new(SeekCache::default()),
+            access: access.clone(),
+            max_feed_bytes: options.max_feed_bytes,
+        });
         let shutdown = CancellationToken::new();
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
@@ -62,7 +121,7 @@ impl RunningStudio {
                 tokio::select! {
                     accepted = listener.accept() => {
                         if let Ok((tcp, _)) = accepted {
-                            tokio::spawn(serve(tcp, dir.clone(), live.clone(), seeks.clone()));
+                            tokio::spawn(serve(tcp, studio.clone()));
                         }
                     }
                     () = stop.cancelled() => break,
@@ -71,6 +130,7 @@ impl RunningStudio {
         });
         Ok(RunningStudio {
             addr,
+            access,
             shutdown,
             task,
         })
@@ -79,6 +139,17 @@ impl RunningStudio {
     /// The address it listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The token a live feed presents (and, off loopback, every request): fresh at each
+    /// start unless [`StudioOptions::token`] gave one. A secret: never log it.
+    pub fn token(&self) -> &str {
+        self.access.token()
+    }
+
+    /// Whether every request needs the token (the studio is not on loopback).
+    pub fn token_for_everything(&self) -> bool {
+        self.access.token_for_everything()
     }
 
     /// `http://ADDR/`.
@@ -118,7 +189,7 @@ impl Answer {
     }
 }
 
-async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>, live: Arc<LiveCalls>, seeks: Arc<SeekCache>) {
+async fn serve(mut tcp: TcpStream, studio: Arc<Studio>) {
     let mut head = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
@@ -129,32 +200,61 @@ async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>, live: Arc<LiveCalls>, seek
     }
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut request = httparse::Request::new(&mut headers);
-    let answer = match (request.parse(&head), request.method, request.path) {
-        (Ok(httparse::Status::Complete(len)), Some("GET"), Some(target))
-            if target.split('?').next() == Some(LIVE_FEED_PATH) =>
-        {
+    let parsed = request.parse(&head);
+    let header = |name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value)
+    };
+    let target = request.path.unwrap_or_default();
+    let is_feed = target.split('?').next() == Some(LIVE_FEED_PATH);
+    let presented = Presented {
+        host: header("host"),
+        origin: header("origin"),
+        authorization: header("authorization"),
+        cookie: header("cookie"),
+        query: target.split_once('?').map(|(_, query)| query),
+    };
+    // Before anything is read or written for the request.
+    let checked = match parsed {
+        Ok(httparse::Status::Complete(_)) => Some(studio.access.check(&presented, is_feed)),
+        _ => None,
+    };
+    let mut set_cookie = false;
+    let answer = match (parsed, request.method, checked) {
+        (_, _, Some(Err(refusal))) => Answer::error(refusal.status(), &refusal.to_string()),
+        (Ok(httparse::Status::Complete(len)), Some("GET"), Some(Ok(_))) if is_feed => {
             let name = live::requested_name(target);
-            let upgrade = request.headers.iter().any(|h| {
-                h.name.eq_ignore_ascii_case("upgrade")
-                    && String::from_utf8_lossy(h.value).eq_ignore_ascii_case("websocket")
+            let upgrade = header("upgrade").is_some_and(|value| {
+                String::from_utf8_lossy(value).eq_ignore_ascii_case("websocket")
             });
-            let key = request
-                .headers
-                .iter()
-                .find(|h| h.name.eq_ignore_ascii_case("sec-websocket-key"))
+            let key = header("sec-websocket-key")
                 .filter(|_| upgrade)
-                .map(|h| h.value.to_vec());
+                .map(<[u8]>::to_vec);
             let rest = head[len..].to_vec();
-            live::accept(tcp, dir, live, name, key, rest).await;
+            let feed = live::Feed {
+                dir: studio.dir.clone(),
+                live: studio.live.clone(),
+                max_bytes: studio.max_feed_bytes,
+            };
+            live::accept(tcp, feed, name, key, rest).await;
             return;
         }
-        (Ok(httparse::Status::Complete(_)), Some("GET"), Some(target)) => {
+        (Ok(httparse::Status::Complete(_)), Some("GET"), Some(Ok(token_in_query))) => {
+            // Off loopback, the page came with its token in the address: it keeps it in a
+            // cookie for its own requests.
+            set_cookie = token_in_query && studio.access.token_for_everything();
             let target = target.to_owned();
-            tokio::task::spawn_blocking(move || route(&dir, &live, &seeks, &target))
-                .await
-                .unwrap_or_else(|_| Answer::error(500, "the request failed"))
+            let shared = studio.clone();
+            tokio::task::spawn_blocking(move || {
+                route(&shared.dir, &shared.live, &shared.seeks, &target)
+            })
+            .await
+            .unwrap_or_else(|_| Answer::error(500, "the request failed"))
         }
-        (Ok(httparse::Status::Complete(_)), Some(_), Some(_)) => {
+        (Ok(httparse::Status::Complete(_)), Some(_), _) => {
             Answer::error(405, "the studio answers GET only")
         }
         _ => Answer::error(400, "not an HTTP request"),
@@ -162,18 +262,31 @@ async fn serve(mut tcp: TcpStream, dir: Arc<PathBuf>, live: Arc<LiveCalls>, seek
     let reason = match answer.status {
         200 => "OK",
         400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         _ => "Internal Server Error",
     };
+    let cookie = if set_cookie {
+        format!(
+            "set-cookie: {TOKEN_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/\r\n",
+            studio.access.token()
+        )
+    } else {
+        String::new()
+    };
     let head = format!(
-        "HTTP/1.1 {} {reason}\r\ncontent-type: {}\r\ncontent-length: {}\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n",
+        "HTTP/1.1 {} {reason}\r\ncontent-type: {}\r\ncontent-length: {}\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\n{cookie}connection: close\r\n\r\n",
         answer.status,
         answer.content_type,
         answer.body.len()
     );
-    let _ = tcp.write_all(head.as_bytes()).await;
-    let _ = tcp.write_all(&answer.body).await;
+    // One write: a WebSocket client refused here reads the body only from what came with
+    // the head.
+    let mut response = head.into_bytes();
+    response.extend_from_slice(&answer.body);
+    let _ = tcp.write_all(&response).await;
     let _ = tcp.shutdown().await;
 }
 

@@ -14,6 +14,13 @@
 //! Bad input ends the feed, not the studio: a message that is not a [`LiveMessage`] closes
 //! the socket with code 1007 and a reason naming the message's number and what was wrong;
 //! what came before it stays recorded.
+//!
+//! A feed writes at most its cap (`--max-feed-bytes`,
+//! [`StudioOptions::max_feed_bytes`](super::StudioOptions::max_feed_bytes), 256 MiB by
+//! default) across its files: the line that would pass it is not written, and the socket is
+//! closed with [`CLOSE_FEED_FULL`] and a reason saying so. What was written is whole lines,
+//! a recording like any other. Only a session presenting the studio's token gets here
+//! ([`access`](super::access)).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -34,6 +41,22 @@ pub use reel_recorder::live_feed::LIVE_FEED_PATH;
 
 /// The most recordings one name may take (`NAME`, `NAME.2`, … `NAME.999`).
 const MAX_SUFFIX: u32 = 999;
+
+/// How long a feed closed at its cap waits for the session's answering close.
+const CLOSE_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Close code of a feed that reached its cap (RFC 6455 "policy violation").
+pub const CLOSE_FEED_FULL: u16 = 1008;
+
+/// Where a live feed goes, and how much it may write.
+pub(super) struct Feed {
+    /// The studio's directory.
+    pub(super) dir: Arc<PathBuf>,
+    /// The calls streaming in now.
+    pub(super) live: Arc<LiveCalls>,
+    /// The most bytes the feed writes, across its files.
+    pub(super) max_bytes: u64,
+}
 
 /// What the studio knows of a call in progress.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -165,13 +188,17 @@ pub fn requested_name(target: &str) -> Option<String> {
 /// handshake, then records what arrives until the session closes the socket.
 pub(super) async fn accept(
     mut tcp: TcpStream,
-    dir: Arc<PathBuf>,
-    live: Arc<LiveCalls>,
+    feed: Feed,
     name: Option<String>,
     key: Option<Vec<u8>>,
     rest: Vec<u8>,
 ) {
     use tokio::io::AsyncWriteExt;
+    let Feed {
+        dir,
+        live,
+        max_bytes,
+    } = feed;
     let files = match (name, key) {
         (_, None) => Err(LiveRefusal::NotWebSocket),
         (Some(name), Some(_)) if !is_live_name(&name) => Err(LiveRefusal::BadName(name)),
@@ -219,7 +246,7 @@ pub(super) async fn accept(
     let wire_name = files.wire_name.clone();
     let paths = [files.wire_path.clone(), files.journal_path.clone()];
     live.lock().insert(wire_name.clone(), LiveStatus::default());
-    let lines = record(socket, files, &live).await;
+    let lines = record(socket, files, &live, max_bytes).await;
     if lines == 0 {
         // A feed that carried nothing (its session failed to start) leaves no recording.
         for path in paths {
@@ -237,11 +264,18 @@ enum Sink {
     Notes,
 }
 
-/// Appends what arrives to the files, one whole line at a time; returns how many lines.
-async fn record(mut socket: WebSocketStream<TcpStream>, files: LiveFiles, live: &LiveCalls) -> u64 {
+/// Appends what arrives to the files, one whole line at a time, up to `max_bytes` in all;
+/// returns how many lines.
+async fn record(
+    mut socket: WebSocketStream<TcpStream>,
+    files: LiveFiles,
+    live: &LiveCalls,
+    max_bytes: u64,
+) -> u64 {
     let files = Arc::new(Mutex::new(files));
     let mut number = 0u64;
     let mut lines = 0u64;
+    let mut feed_bytes = 0u64;
     while let Some(message) = socket.next().await {
         let text = match message {
             Ok(Message::Text(text)) => text,
@@ -282,6 +316,30 @@ async fn record(mut socket: WebSocketStream<TcpStream>, files: LiveFiles, live: 
         };
         let Ok(Some(sink)) = target else { continue };
         line.push(b'\n');
+        let size = u64::try_from(line.len()).unwrap_or(u64::MAX);
+        if feed_bytes.saturating_add(size) > max_bytes {
+            let reason = format!(
+                "reel studio: the feed reached its {max_bytes}-byte cap (--max-feed-bytes); the recording ends here"
+            );
+            let reason: String = reason.chars().take(120).collect();
+            let _ = socket
+                .send(Message::Close(Some(CloseFrame {
+                    code: CloseCode::from(CLOSE_FEED_FULL),
+                    reason: reason.into(),
+                })))
+                .await;
+            tracing::warn!(
+                recording = %lock(&files).wire_name,
+                max_bytes,
+                "a live feed reached its cap; the recording ends there"
+            );
+            // Read (and drop) what the session still sends until it answers the close, so
+            // the socket is not reset under the reason before the session reads it.
+            let answered = async { while let Some(Ok(_)) = socket.next().await {} };
+            let _ = tokio::time::timeout(CLOSE_ANSWER_WAIT, answered).await;
+            break;
+        }
+        feed_bytes += size;
         let shared = Arc::clone(&files);
         let written = tokio::task::spawn_blocking(move || {
             let mut files = lock(&shared);

@@ -9,6 +9,7 @@
 //! ([`offline`], `reel show LOG --html`). A running session streams into it as it happens
 //! ([`live`], `Live::builder().studio(addr)`).
 
+pub mod access;
 pub mod assets;
 pub mod call;
 pub mod catalog;
@@ -19,4 +20,4 @@ pub mod offline;
 pub mod script_json;
 pub mod seek;
 
-pub use http::RunningStudio;
+pub use http::{DEFAULT_MAX_FEED_BYTES, RunningStudio, StudioOptions};

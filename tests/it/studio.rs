@@ -152,7 +152,7 @@ async fn cursor_passes(browser: &mut Browser, ms: f64) {
 /// `GET target`: the status and the body.
 async fn get(studio: &RunningStudio, target: &str) -> (u16, Vec<u8>) {
     let mut tcp = TcpStream::connect(studio.local_addr()).await.unwrap();
-    tcp.write_all(format!("GET {target} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+    tcp.write_all(format!("GET {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").as_bytes())
         .await
         .unwrap();
     let mut answer = Vec::new();
@@ -572,7 +572,8 @@ async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
     let endpoint = server.endpoint();
     let builder = reel_fluent::Live::builder()
         .text_only()
-        .studio_as(studio.local_addr().to_string(), "on-air");
+        .studio_as(studio.local_addr().to_string(), "on-air")
+        .studio_token(studio.token());
     let script = async {
         let mut conn = server.accept().await;
         conn.recv().await.unwrap();

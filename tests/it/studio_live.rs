@@ -27,7 +27,7 @@ fn fresh_dir(name: &str) -> PathBuf {
 
 async fn get_json(studio: &RunningStudio, target: &str) -> Value {
     let mut tcp = TcpStream::connect(studio.local_addr()).await.unwrap();
-    tcp.write_all(format!("GET {target} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+    tcp.write_all(format!("GET {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").as_bytes())
         .await
         .unwrap();
     let mut answer = Vec::new();
@@ -73,7 +73,8 @@ async fn a_session_streams_into_the_studio_while_it_runs_and_stays_there_as_its_
         .journal(local.join("support.journal.jsonl"))
         // A callback that fails on one text: the fast lane restarts mid-turn.
         .on_text(|text| assert!(!text.contains("crash"), "the callback failed on {text:?}"))
-        .studio(studio.local_addr().to_string());
+        .studio(studio.local_addr().to_string())
+        .studio_token(studio.token());
     let script = async {
         let mut conn = server.accept().await;
         conn.recv().await.unwrap();
@@ -174,7 +175,8 @@ async fn a_session_streams_into_the_studio_while_it_runs_and_stays_there_as_its_
     let builder = Live::builder()
         .text_only()
         .record_wire(local.join("support.wire.jsonl"))
-        .studio(studio.local_addr().to_string());
+        .studio(studio.local_addr().to_string())
+        .studio_token(studio.token());
     let script = async {
         let mut conn = server.accept().await;
         conn.recv().await.unwrap();
@@ -247,9 +249,10 @@ async fn the_studio_refuses_bad_feeds_and_keeps_what_came_before_the_garbage() {
     std::fs::write(dir.join("keep.wire.jsonl"), "").unwrap();
     let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
     let base = format!("ws://{}/api/live", studio.local_addr());
+    let token = studio.token().to_owned();
 
     // A name that leads out of the directory: refused before the upgrade.
-    let refused = tokio_tungstenite::connect_async(format!("{base}?name=..%2Fout"))
+    let refused = tokio_tungstenite::connect_async(format!("{base}?name=..%2Fout&token={token}"))
         .await
         .unwrap_err();
     let tokio_tungstenite::tungstenite::Error::Http(response) = refused else {
@@ -264,7 +267,7 @@ async fn the_studio_refuses_bad_feeds_and_keeps_what_came_before_the_garbage() {
     assert!(!dir.parent().unwrap().join("out.wire.jsonl").exists());
 
     // Without a WebSocket: refused.
-    let plain = get_json(&studio, "/api/live?name=x").await;
+    let plain = get_json(&studio, &format!("/api/live?name=x&token={token}")).await;
     assert_eq!(
         plain["error"],
         "/api/live takes a WebSocket (Upgrade: websocket with a Sec-WebSocket-Key)"
@@ -272,9 +275,10 @@ async fn the_studio_refuses_bad_feeds_and_keeps_what_came_before_the_garbage() {
 
     // One good entry, then garbage: closed 1007 naming the message; the entry stays, in a
     // new file beside the existing one.
-    let (mut socket, _) = tokio_tungstenite::connect_async(format!("{base}?name=keep"))
-        .await
-        .unwrap();
+    let (mut socket, _) =
+        tokio_tungstenite::connect_async(format!("{base}?name=keep&token={token}"))
+            .await
+            .unwrap();
     let entry = r#"{"seq":1,"dir":"out","ts_ms":1718000000000,"payload_b64":"e30="}"#;
     socket
         .send(Message::text(format!(r#"{{"wire":{entry}}}"#)))
@@ -307,9 +311,10 @@ async fn the_studio_refuses_bad_feeds_and_keeps_what_came_before_the_garbage() {
     );
 
     // A feed that carries nothing leaves nothing.
-    let (mut socket, _) = tokio_tungstenite::connect_async(format!("{base}?name=empty"))
-        .await
-        .unwrap();
+    let (mut socket, _) =
+        tokio_tungstenite::connect_async(format!("{base}?name=empty&token={token}"))
+            .await
+            .unwrap();
     socket.close(None).await.unwrap();
     while socket.next().await.is_some() {}
     until(&studio, "/api/recordings", |list| {

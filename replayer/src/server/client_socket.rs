@@ -56,6 +56,13 @@ pub(crate) enum ClientEvent {
         /// The limit.
         limit: usize,
     },
+    /// A text frame that is not UTF-8; the socket was closed with 1007 (RFC 6455 8.1).
+    NotUtf8 {
+        /// Its number among the client's data frames.
+        number: u32,
+        /// The close reason sent.
+        reason: String,
+    },
     /// The connection ended without a close frame, or broke the protocol.
     Gone {
         /// What happened.
@@ -110,6 +117,14 @@ impl ClientSocket {
                         size,
                         limit: max_size,
                     }
+                }
+                Some(Err(WsError::Utf8(_))) => {
+                    self.frames = self.frames.saturating_add(1);
+                    let number = self.frames;
+                    let reason = format!("reel: frame {number} is not valid UTF-8 text");
+                    self.close(super::CLOSE_INVALID_FRAME, &reason).await;
+                    self.ended = true;
+                    ClientEvent::NotUtf8 { number, reason }
                 }
                 Some(Err(error)) => {
                     self.ended = true;

@@ -14,7 +14,9 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use super::client_socket::{ClientEvent, ClientFrame, ClientSocket, ClientWs, ServerStream};
 use super::error::ConnectionError;
-use super::http_head::{FirstLook, PlainRequest, Prefixed, answer_plain, first_look};
+use super::http_head::{
+    FirstLook, PlainRequest, Prefixed, answer_plain, answer_refusal, first_look,
+};
 use super::listener::Shared;
 use super::live_path::{RequestHead, not_found, not_found_body};
 use super::proxy_session::{ProxyContext, proxy};
@@ -26,8 +28,8 @@ use super::tape_index::{LoadedTape, Selection};
 use super::test_name::TestName;
 use super::test_name::requested_test;
 use super::{
-    CLOSE_BAD_REQUEST, CLOSE_INVALID_FRAME, CLOSE_NO_TAPE, CLOSE_SHUTDOWN, CLOSE_TOO_LARGE,
-    CLOSE_UPSTREAM, Mode,
+    CLOSE_BAD_REQUEST, CLOSE_INVALID_FRAME, CLOSE_NO_TAPE, CLOSE_SETUP_TIMEOUT, CLOSE_SHUTDOWN,
+    CLOSE_TOO_LARGE, CLOSE_UPSTREAM, Mode,
 };
 
 /// Serves connection number `conn`, then logs and reports how it ended.
@@ -114,6 +116,16 @@ async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>
             socket.close(CLOSE_SHUTDOWN, "reel: the server is shutting down").await;
             return Outcome::NoSetup { end: End::Shutdown };
         }
+        () = tokio::time::sleep(shared.setup_timeout) => {
+            let reason = setup_timeout_reason(shared.setup_timeout);
+            socket.close(CLOSE_SETUP_TIMEOUT, &reason).await;
+            return Outcome::NoSetup {
+                end: End::ServerClosed {
+                    code: Some(CLOSE_SETUP_TIMEOUT),
+                    reason: Some(reason),
+                },
+            };
+        }
     };
     let first = match first {
         ClientEvent::Frame(frame) => frame,
@@ -132,6 +144,7 @@ async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>
             socket.close(CLOSE_TOO_LARGE, &reason).await;
             return Outcome::TooLarge { size, limit };
         }
+        ClientEvent::NotUtf8 { number, .. } => return not_utf8(number),
     };
     let live_path = head.as_ref().and_then(|h| h.live_path.as_ref());
     let test = match head.as_ref().map(|h| &h.test) {
@@ -199,6 +212,25 @@ async fn run(tcp: TcpStream, shared: &Shared, head_out: &mut Option<RequestHead>
     }
 }
 
+/// The close reason of a client that sent no frame within `timeout`.
+fn setup_timeout_reason(timeout: std::time::Duration) -> String {
+    let millis = timeout.as_millis();
+    if millis.is_multiple_of(1000) {
+        format!("reel: no setup frame within {} s", millis / 1000)
+    } else {
+        format!("reel: no setup frame within {millis} ms")
+    }
+}
+
+/// The report of a client whose frame `number` was a text frame that is not UTF-8 (the
+/// socket was closed with 1007).
+pub(crate) fn not_utf8(number: u32) -> Outcome {
+    Outcome::InvalidFrame {
+        frame: number,
+        error: "a text frame that is not valid UTF-8".to_owned(),
+    }
+}
+
 /// What the handshake opened.
 enum Handshaken {
     /// A Live WebSocket.
@@ -239,12 +271,34 @@ async fn handshake(
         })
     };
     let (read, look) = first_look(&mut stream).await.map_err(io_failure)?;
+    let guard = match &look {
+        FirstLook::Bad { reason } => {
+            let _ = answer_refusal(&mut stream, 400, reason).await;
+            return Err(Outcome::Refused {
+                status: 400,
+                reason: reason.clone(),
+            });
+        }
+        FirstLook::Upgrade(guard) => guard,
+        FirstLook::Plain(plain) => &plain.guard,
+    };
+    // Before anything is done for the request: no upstream opened, nothing written.
+    if let Err(refusal) = shared
+        .access
+        .check(guard.host.as_deref(), guard.origin.as_deref())
+    {
+        let (path, query) = split_target(&guard.target);
+        *head_out = Some(RequestHead::from_target(path, query));
+        let reason = format!("reel: {refusal}");
+        let _ = answer_refusal(&mut stream, 403, &reason).await;
+        return Err(Outcome::Refused {
+            status: 403,
+            reason,
+        });
+    }
     if let FirstLook::Plain(plain) = look {
         let target = plain.target.as_str();
-        let (path, query) = match target.split_once('?') {
-            Some((path, query)) => (path, Some(query)),
-            None => (target, None),
-        };
+        let (path, query) = split_target(target);
         let mut head = RequestHead::from_target(path, query);
         if plain.method == "POST"
             && let Some(rest_path) = RestPath::parse(target)
@@ -309,6 +363,14 @@ async fn handshake(
         Err(error) => Err(Outcome::Failed(ConnectionError::Handshake {
             message: error.to_string(),
         })),
+    }
+}
+
+/// A request target's path and query.
+fn split_target(target: &str) -> (&str, Option<&str>) {
+    match target.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (target, None),
     }
 }
 
@@ -412,6 +474,7 @@ async fn record(
         drain_timeout: shared.drain_timeout,
         max_frame_bytes: shared.max_frame_bytes,
         shutdown: &shared.shutdown,
+        open: &shared.open_recordings,
     };
     let outcome = proxy(socket, first, context).await;
     if shared.mode == Mode::Auto

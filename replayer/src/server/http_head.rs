@@ -1,7 +1,10 @@
 //! A first look at the HTTP request, before the WebSocket handshake: a plain HTTP request
 //! (no `Upgrade: websocket`, e.g. `curl` or a browser) gets a clear answer of its own,
-//! HTTP 404 on a path that is not a Live path and 426 on a Live path, where tungstenite
-//! would only drop the connection. The bytes read are handed back to the handshake
+//! HTTP 404 on a path that is not a Live path and 426 on a Live path, and a request that is
+//! not HTTP or an upgrade the handshake would refuse (no `Sec-WebSocket-Key`, a version
+//! other than 13) gets HTTP 400 with the reason, where tungstenite would only drop the
+//! connection. The `Host` and `Origin` headers are kept for the access check
+//! ([`LocalAccess`](super::LocalAccess)). The bytes read are handed back to the handshake
 //! unchanged ([`Prefixed`]).
 
 use std::io;
@@ -20,11 +23,27 @@ pub(crate) const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// What the first look found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum FirstLook {
-    /// A WebSocket upgrade request (or something the handshake will judge): hand it on.
-    Upgrade,
+    /// A WebSocket upgrade request the handshake will accept as one: hand it on.
+    Upgrade(Guard),
     /// A plain HTTP request: its method, target (path and query), the headers the REST
     /// side needs, and where its body starts in the bytes read.
     Plain(PlainRequest),
+    /// Not a request the server can answer but with HTTP 400: why.
+    Bad {
+        /// The reason, for the answer's body and the report.
+        reason: String,
+    },
+}
+
+/// The headers the access check reads, and the request's target (for the report).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Guard {
+    /// The path and query.
+    pub target: String,
+    /// The `Host` header's value.
+    pub host: Option<Vec<u8>>,
+    /// The `Origin` header's value.
+    pub origin: Option<Vec<u8>>,
 }
 
 /// What the first look keeps of a plain HTTP request.
@@ -42,6 +61,8 @@ pub(crate) struct PlainRequest {
     pub test_header: Option<Vec<u8>>,
     /// How many of the bytes read are the head; the body's first bytes follow.
     pub head_len: usize,
+    /// The `Host` and `Origin` headers.
+    pub guard: Guard,
 }
 
 /// Reads from `stream` until the end of the request head (or [`MAX_HEAD_BYTES`], or the end
@@ -70,11 +91,36 @@ const MAX_HEADERS: usize = 64;
 fn inspect(head: &[u8]) -> FirstLook {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
-    // Not HTTP, a head cut short, too many headers: the handshake judges and reports it.
-    let (Ok(httparse::Status::Complete(head_len)), Some(target)) =
-        (request.parse(head), request.path)
-    else {
-        return FirstLook::Upgrade;
+    let bad = |reason: String| FirstLook::Bad { reason };
+    let head_len = match request.parse(head) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if head.len() >= MAX_HEAD_BYTES => {
+            return bad(format!(
+                "reel: the request head is over {MAX_HEAD_BYTES} bytes"
+            ));
+        }
+        Ok(httparse::Status::Partial) => {
+            return bad("reel: the request head ended before its blank line".to_owned());
+        }
+        Err(httparse::Error::TooManyHeaders) => {
+            return bad(format!("reel: a request of over {MAX_HEADERS} headers"));
+        }
+        Err(error) => return bad(format!("reel: not an HTTP request ({error})")),
+    };
+    let Some(target) = request.path else {
+        return bad("reel: the request line has no target".to_owned());
+    };
+    let header = |name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|header| header.name.eq_ignore_ascii_case(name))
+            .map(|header| header.value)
+    };
+    let guard = Guard {
+        target: target.to_owned(),
+        host: header("host").map(<[u8]>::to_vec),
+        origin: header("origin").map(<[u8]>::to_vec),
     };
     let upgrade = request.headers.iter().any(|header| {
         header.name.eq_ignore_ascii_case("upgrade")
@@ -85,15 +131,27 @@ fn inspect(head: &[u8]) -> FirstLook {
             })
     });
     if upgrade {
-        return FirstLook::Upgrade;
+        return match (
+            request.method,
+            header("sec-websocket-key"),
+            header("sec-websocket-version"),
+        ) {
+            (Some(method), _, _) if method != "GET" => bad(format!(
+                "reel: a WebSocket upgrade is a GET request, not {method}"
+            )),
+            (_, None, _) => {
+                bad("reel: a WebSocket upgrade needs a Sec-WebSocket-Key header".to_owned())
+            }
+            (_, _, Some(b"13")) => FirstLook::Upgrade(guard),
+            (_, _, Some(version)) => bad(format!(
+                "reel: WebSocket version {:?} is not served: Sec-WebSocket-Version must be 13",
+                String::from_utf8_lossy(&version[..version.len().min(20)])
+            )),
+            (_, _, None) => {
+                bad("reel: a WebSocket upgrade needs Sec-WebSocket-Version: 13".to_owned())
+            }
+        };
     }
-    let header = |name: &str| {
-        request
-            .headers
-            .iter()
-            .find(|header| header.name.eq_ignore_ascii_case(name))
-            .map(|header| header.value)
-    };
     let content_length = header("content-length")
         .and_then(|value| std::str::from_utf8(value).ok())
         .and_then(|value| value.trim().parse().ok());
@@ -107,7 +165,36 @@ fn inspect(head: &[u8]) -> FirstLook {
         chunked,
         test_header: header(super::test_name::TEST_HEADER).map(<[u8]>::to_vec),
         head_len,
+        guard,
     })
+}
+
+/// Answers `status` with `message` as a plain-text body, and closes: a request refused
+/// before any session (HTTP 400 for what is not a request the server reads, 403 for a
+/// foreign host or origin).
+pub(crate) async fn answer_refusal<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    status: u16,
+    message: &str,
+) -> io::Result<()> {
+    let reason = match status {
+        400 => "Bad Request",
+        403 => "Forbidden",
+        _ => "Error",
+    };
+    let version = if status == 400 {
+        // RFC 6455 4.2.2: the versions the server speaks, for a client to retry with.
+        "sec-websocket-version: 13\r\n"
+    } else {
+        ""
+    };
+    let body = format!("{message}\n");
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\n{version}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await
 }
 
 /// The path a plain `GET` asks whether the server is up on.
@@ -219,6 +306,11 @@ mod tests {
                 method: "GET".into(),
                 target: "/x?key=1".into(),
                 head_len: 34,
+                guard: Guard {
+                    target: "/x?key=1".into(),
+                    host: Some(b"h".to_vec()),
+                    origin: None,
+                },
                 ..PlainRequest::default()
             })
         );
@@ -231,18 +323,41 @@ mod tests {
                 chunked: false,
                 test_header: Some(b"t1".to_vec()),
                 head_len: 86,
+                guard: Guard {
+                    target: "/v1beta/models/m:generateContent".into(),
+                    host: None,
+                    origin: None,
+                },
             })
         );
         assert_eq!(
             inspect(
-                b"GET /x HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUPGRADE: WebSocket\r\n\r\n"
+                b"GET /x HTTP/1.1\r\nHost: h\r\nOrigin: https://o\r\nConnection: Upgrade\r\nUPGRADE: WebSocket\r\nSec-WebSocket-Key: k\r\nSec-WebSocket-Version: 13\r\n\r\n"
             ),
-            FirstLook::Upgrade
+            FirstLook::Upgrade(Guard {
+                target: "/x".into(),
+                host: Some(b"h".to_vec()),
+                origin: Some(b"https://o".to_vec()),
+            })
         );
-        assert_eq!(inspect(b"\x16\x03\x01garbage"), FirstLook::Upgrade);
+        let bad = |reason: &str| FirstLook::Bad {
+            reason: reason.to_owned(),
+        };
+        assert_eq!(
+            inspect(b"GET /x HTTP/1.1\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n"),
+            bad("reel: a WebSocket upgrade needs a Sec-WebSocket-Key header")
+        );
+        assert_eq!(
+            inspect(b"GET /x HTTP/1.1\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k\r\nSec-WebSocket-Version: 8\r\n\r\n"),
+            bad("reel: WebSocket version \"8\" is not served: Sec-WebSocket-Version must be 13")
+        );
+        assert_eq!(
+            inspect(b"\x16\x03\x01garbage\r\n\r\n"),
+            bad("reel: not an HTTP request (invalid token)")
+        );
         assert_eq!(
             inspect(b"GET /x HTTP/1.1\r\nHost: h\r\n"),
-            FirstLook::Upgrade
+            bad("reel: the request head ended before its blank line")
         );
     }
 

@@ -20,7 +20,9 @@ use tracing::Instrument;
 
 use super::error::ServeError;
 use super::live_path::{GOOGLE_AI_LIVE_PATH, VERTEX_LIVE_PATH};
+use super::local_access::LocalAccess;
 use super::matching::FrameMatcher;
+use super::open_recordings::OpenRecordings;
 use super::replay_session::Pace;
 use super::report::ConnectionReport;
 use super::rest_cassettes::RestIndex;
@@ -41,7 +43,12 @@ pub(crate) struct Shared {
     pub pace: Pace,
     pub drain_timeout: Duration,
     pub handshake_timeout: Duration,
+    pub setup_timeout: Duration,
     pub max_frame_bytes: usize,
+    /// Who may connect.
+    pub access: LocalAccess,
+    /// The recordings being written.
+    pub open_recordings: OpenRecordings,
     pub tls: Option<TlsAcceptor>,
     pub shutdown: CancellationToken,
     pub reports: mpsc::Sender<ConnectionReport>,
@@ -63,6 +70,7 @@ pub struct RunningServer {
     shutdown: CancellationToken,
     accept_loop: Option<JoinHandle<()>>,
     reports: mpsc::Receiver<ConnectionReport>,
+    open_recordings: OpenRecordings,
 }
 
 pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeError> {
@@ -98,7 +106,9 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
     let shutdown = CancellationToken::new();
     let tapes = index.len();
     let is_tls = tls.is_some();
+    let open_recordings = OpenRecordings::default();
     let shared = Arc::new(Shared {
+        open_recordings: open_recordings.clone(),
         mode: config.mode,
         index,
         upstream: config.upstream,
@@ -106,7 +116,14 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
         pace: config.pace,
         drain_timeout: config.drain_timeout,
         handshake_timeout: config.handshake_timeout,
+        setup_timeout: config.setup_timeout,
         max_frame_bytes: config.max_frame_bytes,
+        access: config
+            .allowed_origins
+            .iter()
+            .fold(LocalAccess::for_bind(local_addr.ip()), |access, origin| {
+                access.allow_origin(origin)
+            }),
         tls,
         shutdown: shutdown.clone(),
         reports: report_sender,
@@ -130,6 +147,7 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
         shutdown,
         accept_loop: Some(accept_loop),
         reports,
+        open_recordings,
     })
 }
 
@@ -193,6 +211,12 @@ impl RunningServer {
         self.local_addr
     }
 
+    /// Whether the server listens on a loopback address only (when not, it checks no
+    /// `Host` header, and anyone who can reach the port can use it).
+    pub fn is_loopback(&self) -> bool {
+        self.local_addr.ip().is_loopback()
+    }
+
     /// Whether the server speaks TLS (`wss://`).
     pub fn is_tls(&self) -> bool {
         self.tls
@@ -236,6 +260,13 @@ impl RunningServer {
     /// has stopped and every report was read.
     pub async fn next_report(&mut self) -> Option<ConnectionReport> {
         self.reports.recv().await
+    }
+
+    /// The recordings being written now (a recording proxy's sessions in progress), in
+    /// path order: what a server stopped at once, without [`RunningServer::shutdown`],
+    /// leaves unfinished.
+    pub fn open_recordings(&self) -> Vec<PathBuf> {
+        self.open_recordings.paths()
     }
 
     /// A report if one is waiting.

@@ -161,10 +161,16 @@ impl RequestHead {
             Some(query) => redact_url(&format!("{path}?{query}")),
             None => path.to_owned(),
         };
+        // The name as a server would decode it (`%6Bey` is `key`), `&` or `;` between pairs.
         let has_param = |name: &str| {
             query.is_some_and(|q| {
-                q.split('&')
-                    .any(|pair| pair.split('=').next().is_some_and(|key| key == name))
+                q.split(['&', ';']).any(|pair| {
+                    let key = pair.split('=').next().unwrap_or_default();
+                    let decoded = reel_protocol::percent_decode(key);
+                    String::from_utf8_lossy(&decoded)
+                        .trim()
+                        .eq_ignore_ascii_case(name)
+                })
             })
         };
         RequestHead {

@@ -57,12 +57,25 @@
 //! | [`CLOSE_TOO_LARGE`] 1009 | `reel: frame over the L-byte limit` | a frame over [`TapeServer::max_frame_bytes`] |
 //! | [`CLOSE_UPSTREAM`] 1011 | `reel: the upstream could not be reached` | record mode, upstream connect failed |
 //! | [`CLOSE_UPSTREAM`] 1011 | `reel: cannot create the recording` | record mode, the recording file cannot be created |
+//! | [`CLOSE_INVALID_FRAME`] 1007 | `reel: frame N is not valid UTF-8 text` | a text frame that is not UTF-8 (every mode) |
+//! | [`CLOSE_SETUP_TIMEOUT`] 4408 | `reel: no setup frame within N s` | the client sent no frame within [`TapeServer::setup_timeout`] of the upgrade |
 //! | [`CLOSE_SHUTDOWN`] 1001 | `reel: the server is shutting down` | [`RunningServer::shutdown`] |
 //!
 //! A path that is not a Live path is refused before the upgrade with HTTP 404 and a body
 //! listing the served paths ([`LivePath`]); a plain HTTP request (no upgrade) gets the same
-//! 404, or 426 on a Live path. Credentials in the query or headers are accepted
-//! and never recorded or logged; logs carry the redacted URL only.
+//! 404, or 426 on a Live path. A request that is not HTTP, or an upgrade without
+//! `Sec-WebSocket-Key` or with a version other than 13, gets HTTP 400 with the reason.
+//! Credentials in the query or headers are accepted and never recorded or logged; logs
+//! carry the redacted URL only.
+//!
+//! ## Who may connect
+//!
+//! The server serves the user of this machine, not the web pages they have open
+//! ([`LocalAccess`]): a request with an `Origin` header not allowed by
+//! [`TapeServer::allow_origin`] is refused with HTTP 403, and so is, on a loopback bind, a
+//! `Host` that is not a loopback name or address (DNS rebinding). The refusal comes before
+//! anything is done for the request: no upstream is opened, no file written
+//! ([`Outcome::Refused`]).
 
 mod client_socket;
 mod connection;
@@ -72,7 +85,9 @@ pub mod fuzzing;
 mod http_head;
 mod listener;
 mod live_path;
+mod local_access;
 mod matching;
+mod open_recordings;
 mod proxy_session;
 mod recording;
 mod replay_session;
@@ -102,6 +117,7 @@ pub use listener::RunningServer;
 pub use live_path::{
     GOOGLE_AI_LIVE_PATH, LiveApi, LivePath, PresentedCredentials, RequestHead, VERTEX_LIVE_PATH,
 };
+pub use local_access::{AccessRefusal, LocalAccess};
 pub use matching::{Matching, canonical};
 pub use recording::recording_stem;
 pub use replay_session::Pace;
@@ -132,6 +148,12 @@ pub const CLOSE_UPSTREAM: u16 = 1011;
 pub const CLOSE_BAD_REQUEST: u16 = 4400;
 /// Close code: the server is shutting down (RFC 6455 "going away").
 pub const CLOSE_SHUTDOWN: u16 = 1001;
+/// Close code: the client sent no frame within the setup timeout (HTTP's 408, as 4400 is
+/// HTTP's 400).
+pub const CLOSE_SETUP_TIMEOUT: u16 = 4408;
+
+/// The default time a client has, after the upgrade, to send its first (setup) frame.
+pub const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The default time a recording proxy keeps reading the upstream after its client left.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -188,9 +210,11 @@ pub struct TapeServer {
     pace: Pace,
     drain_timeout: Duration,
     handshake_timeout: Duration,
+    setup_timeout: Duration,
     max_frame_bytes: usize,
     redactor: Option<Redactor>,
     cassettes: CassetteLibrary,
+    allowed_origins: Vec<String>,
 }
 
 impl TapeServer {
@@ -207,9 +231,11 @@ impl TapeServer {
             pace: Pace::AtOnce,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            setup_timeout: DEFAULT_SETUP_TIMEOUT,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             redactor: None,
             cassettes: CassetteLibrary::new(),
+            allowed_origins: Vec::new(),
         }
     }
 
@@ -331,6 +357,22 @@ impl TapeServer {
     /// [`DEFAULT_HANDSHAKE_TIMEOUT`]).
     pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
         self.handshake_timeout = timeout;
+        self
+    }
+
+    /// How long a client has, after the upgrade, to send its first frame (default
+    /// [`DEFAULT_SETUP_TIMEOUT`]); then it is closed with [`CLOSE_SETUP_TIMEOUT`].
+    pub fn setup_timeout(mut self, timeout: Duration) -> Self {
+        self.setup_timeout = timeout;
+        self
+    }
+
+    /// Also serves requests whose `Origin` header is `origin` (`https://app.example`): a
+    /// web page of that origin may then use the server. Without it, a request carrying an
+    /// `Origin` is refused with HTTP 403 ([`LocalAccess`]); one without (the SDKs, test
+    /// runners) is served.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
         self
     }
 

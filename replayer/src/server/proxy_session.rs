@@ -26,13 +26,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::client_socket::{ClientEvent, ClientFrame, ClientSocket, truncate_utf8};
 use super::live_path::LivePath;
+use super::open_recordings::OpenRecordings;
 use super::recording::{Naming, Recording, recording_stem};
 use super::replay_session::sendable;
 use super::report::{End, Outcome, RecordFailed};
 use super::test_name::TestName;
 use super::turn_tracker::{Owed, TurnTracker};
 use super::upstream::Upstream;
-use super::{CLOSE_SHUTDOWN, CLOSE_TOO_LARGE, CLOSE_UPSTREAM};
+use super::{CLOSE_INVALID_FRAME, CLOSE_SHUTDOWN, CLOSE_TOO_LARGE, CLOSE_UPSTREAM};
 use reel_recorder::redact::Redactor;
 
 /// What a proxy session needs besides the socket.
@@ -47,6 +48,8 @@ pub(crate) struct ProxyContext<'a> {
     pub drain_timeout: Duration,
     pub max_frame_bytes: usize,
     pub shutdown: &'a CancellationToken,
+    /// The recordings in progress, this one among them while it is written.
+    pub open: &'a OpenRecordings,
 }
 
 /// How the client side ended, for the upstream close and the recording.
@@ -98,6 +101,10 @@ pub(crate) async fn proxy(
             }
         }
     };
+    // The recording is in progress until this function returns.
+    let _held = recording
+        .as_ref()
+        .map(|recording| context.open.hold(recording.path()));
     let mut recording = Kept {
         recording,
         frames_out: 0,
@@ -128,6 +135,13 @@ pub(crate) async fn proxy(
                 }
                 ClientEvent::Gone { message } => {
                     break ClientLeft { end: End::ClientGone { message }, code: None, reason: None };
+                }
+                ClientEvent::NotUtf8 { number, reason } => {
+                    break ClientLeft {
+                        end: End::ClientGone { message: format!("frame {number} was a text frame that is not valid UTF-8") },
+                        code: Some(CLOSE_INVALID_FRAME),
+                        reason: Some(reason),
+                    };
                 }
                 ClientEvent::TooLarge { size: _, limit } => {
                     let reason = format!("reel: frame over the {limit}-byte limit");

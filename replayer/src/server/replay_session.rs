@@ -117,6 +117,7 @@ pub(crate) async fn replay(
                 socket.close(CLOSE_TOO_LARGE, &reason).await;
                 return Outcome::TooLarge { size, limit };
             }
+            ClientEvent::NotUtf8 { number, .. } => return super::connection::not_utf8(number),
         };
         let actual = match context.matcher.prepare(&frame.payload) {
             Ok(actual) => actual,

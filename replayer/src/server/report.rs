@@ -111,6 +111,15 @@ pub enum Outcome {
     },
     /// The connection failed before or outside a session.
     Failed(ConnectionError),
+    /// The request was refused with an HTTP error before any session: 400 when it is not
+    /// HTTP or not an upgrade the server can accept, 403 for a foreign `Host` or `Origin`
+    /// ([`LocalAccess`](super::LocalAccess)); nothing was opened or written for it.
+    Refused {
+        /// The HTTP status answered.
+        status: u16,
+        /// Why (the answer's body).
+        reason: String,
+    },
 }
 
 /// How a session's connection ended.
@@ -388,6 +397,9 @@ impl fmt::Display for Outcome {
                 )
             }
             Outcome::Failed(error) => error.fmt(f),
+            Outcome::Refused { status, reason } => {
+                write!(f, "refused with HTTP {status}: {reason}")
+            }
         }
     }
 }

@@ -17,6 +17,7 @@
 //! | `forwarded` | `frames_out`, `frames_in` |
 //! | `bad_test_name`, `failed`, `invalid_frame` | `error` (and `frame` for `invalid_frame`) |
 //! | `too_large` | `size`, `limit` |
+//! | `refused` | `status` (400, 403), `error` (the reason answered) |
 //! | `not_found`, `not_websocket`, `no_setup` | — |
 //! | `rest_replayed` | `method`, `model`, `cassette`, `call` (1-based), `chunks` |
 //! | `rest_recorded` | `method`, `model`, `recording`, `call`, `chunks` |
@@ -157,6 +158,11 @@ impl ConnectionReport {
                 }
             }
             Outcome::NoSetup { end } => end_close(end),
+            Outcome::Refused { status, reason } => {
+                put("status", json!(status));
+                put("error", json!(reason));
+                Value::Null
+            }
             Outcome::Rest(report) => {
                 put("method", json!(report.method.as_str()));
                 put("model", json!(report.model));
@@ -224,6 +230,7 @@ fn kind(outcome: &Outcome) -> &'static str {
         Outcome::InvalidFrame { .. } => "invalid_frame",
         Outcome::TooLarge { .. } => "too_large",
         Outcome::Failed(_) => "failed",
+        Outcome::Refused { .. } => "refused",
         Outcome::Rest(report) => match report.result {
             RestResult::Replayed { .. } => "rest_replayed",
             RestResult::Recorded { .. } => "rest_recorded",

@@ -7,8 +7,7 @@ use crate::server_support;
 use std::sync::Arc;
 
 use reel_replayer::server::{
-    CLOSE_INVALID_FRAME, CLOSE_TOO_LARGE, ConnectionError, Incomplete, Outcome, TapeLibrary,
-    TapeServer,
+    CLOSE_INVALID_FRAME, CLOSE_TOO_LARGE, Incomplete, Outcome, TapeLibrary, TapeServer,
 };
 use server_support::*;
 use tokio::io::AsyncWriteExt;
@@ -122,7 +121,11 @@ async fn twenty_concurrent_clients_get_their_exact_frames_despite_a_bad_one() {
                 size: 102_400,
                 limit: 65_536,
             } => too_large += 1,
-            Outcome::Failed(ConnectionError::Handshake { .. }) => handshake_failed += 1,
+            // Not HTTP: answered 400 with the reason, before any handshake.
+            Outcome::Refused {
+                status: 400,
+                ref reason,
+            } if reason == "reel: not an HTTP request (invalid token)" => handshake_failed += 1,
             other => panic!("unexpected outcome {other:?}"),
         }
     }

@@ -319,7 +319,7 @@ async fn bodies_that_cannot_be_a_call_are_refused_with_a_reason() {
     // A chunked body: no length to read.
     let mut tcp = TcpStream::connect(server.local_addr()).await.unwrap();
     tcp.write_all(
-        format!("POST {GENERATE} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{{}}\r\n0\r\n\r\n")
+        format!("POST {GENERATE} HTTP/1.1\r\nhost: localhost\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{{}}\r\n0\r\n\r\n")
             .as_bytes(),
     )
     .await

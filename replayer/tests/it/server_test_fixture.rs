@@ -322,7 +322,7 @@ async fn healthz_answers_200_with_the_mode_and_makes_no_report() {
     let addr = server.local_addr();
     let answer = tokio::task::spawn_blocking(move || {
         let mut tcp = std::net::TcpStream::connect(addr).unwrap();
-        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
             .unwrap();
         let mut text = String::new();
         tcp.read_to_string(&mut text).unwrap();
