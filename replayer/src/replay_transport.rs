@@ -31,7 +31,7 @@ use tokio::task::JoinHandle;
 use crate::outbound::OutboundMatcher;
 use crate::pacing::Pacing;
 use crate::tape::{Tape, TapeItem};
-use crate::tape_scan::{CallFrame, call_frame, response_ids};
+use crate::tape_scan::{CallFrame, call_frame, response_answers};
 
 /// With [`Pacing::AsFastAsConsumed`] and [`Pacing::Causal`], how many frames may be handed
 /// to the tree before the tape waits for it to consume them: enough to keep every actor
@@ -616,17 +616,22 @@ impl TapeReader {
 
 /// Whether a recorded runtime frame can be provoked by what the tape delivered: for a tool
 /// response with call ids, `Some(true)` when it answers a call the tape made and that was
-/// not answered yet (those calls are taken off `open_calls`), `Some(false)` when it answers
-/// none (a call deleted from the log: the runtime cannot produce it); `None` for any other
-/// frame.
+/// not closed yet (a call's last answer takes it off `open_calls`; a streaming tool's
+/// partial results, `willContinue`, leave it open), `Some(false)` when it answers none (a
+/// call deleted from the log: the runtime cannot produce it); `None` for any other frame.
 fn provoked(payload: &[u8], open_calls: &mut HashSet<String>) -> Option<bool> {
-    let answers = response_ids(payload);
+    let answers = response_answers(payload);
     if answers.is_empty() {
         return None;
     }
     let mut any = false;
-    for id in &answers {
-        any |= open_calls.remove(id);
+    for (id, last) in &answers {
+        let open = if *last {
+            open_calls.remove(id)
+        } else {
+            open_calls.contains(id)
+        };
+        any |= open;
     }
     Some(any)
 }

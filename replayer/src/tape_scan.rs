@@ -262,6 +262,23 @@ pub(crate) fn response_ids(payload: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// The calls a client's tool response frame answers, each with whether the answer is its
+/// last (a streaming tool's partial results carry `willContinue`; only the last one closes
+/// the call).
+pub(crate) fn response_answers(payload: &[u8]) -> Vec<(String, bool)> {
+    decode_client(payload)
+        .ok()
+        .and_then(|message| message.tool_response)
+        .and_then(|response| response.function_responses)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|response| {
+            let last = response.will_continue != Some(true);
+            response.id.map(|id| (id, last))
+        })
+        .collect()
+}
+
 /// A key's two spellings (the wire's camelCase, and snake_case), each searched for with a
 /// searcher built once: building one per frame was a tenth of the tape reader's time.
 type Spellings = LazyLock<[memmem::Finder<'static>; 2]>;
