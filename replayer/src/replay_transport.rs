@@ -376,10 +376,12 @@ impl TapeReader {
                     }
                 }
                 TapeItem::Close(entry) => {
-                    if self.options.pacing.waits_for_consumption() {
-                        self.barrier().await;
-                        in_flight = 0;
-                    }
+                    // Live, the connection ended after the tree had handled every frame
+                    // before the marker and sent every runtime frame recorded before it
+                    // (a terminal phase's instruction right after the last turnComplete):
+                    // at any pacing, the marker waits for both.
+                    self.settle().await;
+                    in_flight = 0;
                     self.shared.clock.set(entry.ts_ms);
                     let Some(mark) = entry.close.clone() else {
                         continue; // `TapeItem::Close` always carries a mark
@@ -416,10 +418,9 @@ impl TapeReader {
                 }
             }
         }
+        // A tape cut without a close marker: what it recorded is still owed.
+        self.settle().await;
         self.shared.matcher.tape_done();
-        if self.options.pacing.waits_for_consumption() {
-            self.barrier().await;
-        }
         self.shared.matcher.report_missing();
         self.shared.drained.send_replace(true);
     }
@@ -543,6 +544,17 @@ impl TapeReader {
     async fn wait_for_release(&self) {
         let mut release = self.shared.release.subscribe();
         let _ = release.wait_for(|released| *released).await;
+    }
+
+    /// Waits until the tree has handled every frame handed over so far and produced every
+    /// recorded runtime frame the tape has reached (those it does not produce within
+    /// `produce_timeout` are reported missing).
+    async fn settle(&self) {
+        self.barrier().await;
+        self.shared
+            .matcher
+            .wait_all_paired(self.options.produce_timeout)
+            .await;
     }
 
     /// Waits until every lane has handled everything routed so far.
