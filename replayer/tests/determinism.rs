@@ -207,3 +207,72 @@ async fn a_changed_tool_is_reported_as_the_first_divergence() {
     );
     assert_eq!(divergences.len(), 1, "only the tool's response differs");
 }
+
+/// A session whose only oddity is a slow `on_turn_complete` (3 s against a 2 s callback
+/// timeout), while the model goes on talking.
+fn slow_callbacks() -> reel_actors::callbacks::ControlCallbacks {
+    use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
+    ControlCallbacks {
+        on_turn_complete: Some(AsyncCallback::new(CallbackMode::Blocking, |()| async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        })),
+        ..ControlCallbacks::default()
+    }
+}
+
+fn slow_builder(endpoint: ApiEndpoint) -> LiveSessionBuilder {
+    LiveSessionBuilder::new(SessionConfig::default(), endpoint)
+        .control_callbacks(slow_callbacks())
+        .callback_timeout(Duration::from_secs(2))
+}
+
+/// Issue 26, promise 4: the report of a callback that timed out lands at the same place of
+/// the journal in the replay as in the recording (its `session:error_count` and
+/// `session:last_error` writes included), however the frames around it are paced.
+#[tokio::test(start_paused = true)]
+async fn a_callback_timeout_replays_at_the_same_place_of_the_journal() {
+    let mut server = ScriptedServer::bind().await;
+    let recorder = Arc::new(MemoryWireRecorder::new());
+    let journal = Arc::new(MemoryJournalSink::new());
+    let builder = slow_builder(server.endpoint())
+        .clock(Arc::new(TokioClock::anchored_at(T0)))
+        .record_wire(recorder.clone() as Arc<dyn WireRecorder>)
+        .journal_sink(journal.clone() as Arc<dyn JournalSink>);
+    let mut events = builder.subscribe();
+    let (handle, mut conn) = connect(builder, &mut server, 40).await;
+    conn.send_json(&text("One.")).await;
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    // The model talks on while the callback runs, past its timeout and after it.
+    for (i, wait_ms) in [500u64, 1_000, 1_000, 1_000].into_iter().enumerate() {
+        tokio::time::advance(Duration::from_millis(wait_ms)).await;
+        conn.send_json(&text(&format!("more {i}"))).await;
+    }
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let early = events
+        .collect_until_idle(Duration::from_secs(5), Duration::from_secs(60))
+        .await;
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let mut all = early;
+    all.extend(drain(&mut events).await);
+    let live = Outcome::of(all, &handle, &journal);
+    assert_eq!(handle.telemetry().callback_timeouts, 2);
+    let errors: Vec<_> = live
+        .journal
+        .iter()
+        .filter(|m| m.key == "session:error_count")
+        .map(|m| m.new.clone())
+        .collect();
+    assert_eq!(errors, [json!(1), json!(2)]);
+
+    let builder = slow_builder(ApiEndpoint::offline());
+    let (replayed, replay) = replay_outcome(builder, recorder.entries()).await;
+    assert_eq!(replay.divergences(), vec![]);
+    assert_eq!(replayed.journal, live.journal, "journal, entry by entry");
+    assert_eq!(
+        lane(&replayed.events, Lane::Control),
+        lane(&live.events, Lane::Control)
+    );
+}

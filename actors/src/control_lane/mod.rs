@@ -76,6 +76,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::SessionEvent;
 
+use crate::callback_guard::CallbackGuard;
 use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
@@ -158,7 +159,8 @@ pub struct ControlLaneState {
     pub(crate) state: State,
     pub(crate) writer: SessionWriter,
     pub(crate) telemetry: Arc<TelemetryShared>,
-    pub(crate) callback_timeout: Duration,
+    /// Awaits application code for at most the callback timeout; keeps the reports.
+    pub(crate) guard: CallbackGuard,
     pub(crate) peers: Arc<Peers>,
     pub(crate) extractors: Arc<ExtractorSet>,
     pub(crate) interceptor: Arc<dyn LlmInterceptor>,
@@ -197,8 +199,8 @@ impl ControlLaneState {
             reactive,
             state,
             writer,
+            guard: CallbackGuard::new(callback_timeout, Arc::clone(&telemetry)),
             telemetry,
-            callback_timeout,
             peers,
             extractors,
             interceptor,
@@ -235,6 +237,7 @@ impl Actor for ControlLane {
             let data = Arc::clone(&state.data);
             let mut data = data.lock().await;
             state.settle_failed(&mut data, &failed).await;
+            state.report_timeouts(&mut data).await;
         }
         // Whatever waited while no instance was in place.
         let _ = myself.cast(ControlMsg::Wake);
@@ -280,6 +283,7 @@ impl Actor for ControlLane {
                 LaneItem::FrameSeq(seq) => data.tool_input.frame(seq),
                 LaneItem::End => lane.shutdown(&mut data).await,
             }
+            lane.report_timeouts(&mut data).await;
             inbox.done(taken.seq);
         }
         let _ = myself.cast(ControlMsg::Wake);
