@@ -18,22 +18,34 @@ use reel_protocol::{SessionError, SessionEvent};
 use crate::events::lock;
 use crate::telemetry::TelemetryShared;
 
+/// The reports of the callbacks that timed out, kept until the control lane handles them.
+/// Shared by every instance of the lane: a report outlives the instance that made it (a
+/// lane that fails later in the same item leaves it to its successor, which handles it
+/// when it starts).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct TimedOut(Arc<Mutex<Vec<SessionEvent>>>);
+
 /// Awaits application code for at most the callback timeout, and keeps the reports of those
 /// that took longer until the control lane handles them.
 #[derive(Debug)]
 pub(crate) struct CallbackGuard {
     timeout: Duration,
     telemetry: Arc<TelemetryShared>,
-    timed_out: Mutex<Vec<SessionEvent>>,
+    timed_out: TimedOut,
 }
 
 impl CallbackGuard {
-    /// A guard cutting callbacks off after `timeout`, counting them in `telemetry`.
-    pub(crate) fn new(timeout: Duration, telemetry: Arc<TelemetryShared>) -> Self {
+    /// A guard cutting callbacks off after `timeout`, counting them in `telemetry` and
+    /// keeping their reports in `timed_out`.
+    pub(crate) fn new(
+        timeout: Duration,
+        telemetry: Arc<TelemetryShared>,
+        timed_out: TimedOut,
+    ) -> Self {
         CallbackGuard {
             timeout,
             telemetry,
-            timed_out: Mutex::new(Vec::new()),
+            timed_out,
         }
     }
 
@@ -54,7 +66,7 @@ impl CallbackGuard {
                 tracing::warn!(callback = name, what, ?after, "a callback did not return in time");
                 self.telemetry.callback_timed_out();
                 if name != "on_error" {
-                    lock(&self.timed_out).push(SessionEvent::Error(
+                    lock(&self.timed_out.0).push(SessionEvent::Error(
                         SessionError::CallbackTimeout {
                             callback: name,
                             after,
@@ -68,6 +80,6 @@ impl CallbackGuard {
 
     /// The reports of the callbacks that timed out since the last call, oldest first.
     pub(crate) fn take_reports(&self) -> Vec<SessionEvent> {
-        std::mem::take(&mut *lock(&self.timed_out))
+        std::mem::take(&mut *lock(&self.timed_out.0))
     }
 }

@@ -719,3 +719,68 @@ async fn hung_watcher_and_temporal_actions_time_out_and_the_session_goes_on() {
         before.elapsed()
     );
 }
+
+/// A watcher that timed out in a turn's pipeline is reported even when the lane fails later
+/// in the same item (`on_turn_complete` panics after it): the successor handles the report
+/// its predecessor kept (found by the fault simulator, seed 1257).
+#[tokio::test(start_paused = true)]
+async fn a_timeout_kept_by_a_lane_that_then_fails_is_reported_by_its_successor() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let count = Arc::clone(&calls);
+    let callbacks = ControlCallbacks {
+        on_turn_complete: Some(AsyncCallback::new(
+            CallbackMode::Blocking,
+            move |()| {
+                let count = Arc::clone(&count);
+                async move {
+                    let call = {
+                        let mut calls = count.lock().unwrap();
+                        *calls += 1;
+                        *calls
+                    };
+                    assert!(call != 2, "on_turn_complete fails on call 2 on purpose");
+                }
+            },
+        )),
+        ..ControlCallbacks::default()
+    };
+    let reactive = ReactiveConfig::new().watch(
+        Watcher::on("session:turn_count")
+            .changed_to(1)
+            .blocking()
+            .then(|_, _, _| std::future::pending::<()>()),
+    );
+    let mut server = ScriptedServer::bind().await;
+    let mut rig = Rig::start(&mut server, |b| {
+        b.reactive(reactive)
+            .control_callbacks(callbacks)
+            .callback_timeout(Duration::from_secs(2))
+    })
+    .await;
+    let mut all = rig.handle.events();
+    rig.turn().await;
+    // Turn 2's pipeline: the watcher (turn count 1) hangs and is cut off, then
+    // `on_turn_complete` panics: the lane fails and restarts.
+    rig.conn
+        .send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let seen = all
+        .collect_until_idle(Duration::from_secs(5), Duration::from_secs(60))
+        .await;
+    let errors: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::Error(error)) => Some(error.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "callback `watch action` did not return within 2s; the session went on without it",
+            "control_lane callback panicked while handling turn_complete: the lane failed \
+             while handling it and was restarted"
+        ]
+    );
+    assert_eq!(*calls.lock().unwrap(), 2);
+}

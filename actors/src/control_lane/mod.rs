@@ -76,7 +76,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::SessionEvent;
 
-use crate::callback_guard::CallbackGuard;
+use crate::callback_guard::{CallbackGuard, TimedOut};
 use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
@@ -144,6 +144,8 @@ pub struct ControlLaneArgs {
     pub(crate) saver: Option<SnapshotSaver>,
     /// Where the finished turns are shown to the application.
     pub(crate) transcript_view: Arc<tokio::sync::watch::Sender<Arc<[TranscriptTurn]>>>,
+    /// The reports of callbacks that timed out, not handled yet (survive restarts).
+    pub(crate) timed_out: TimedOut,
 }
 
 /// The control lane itself: what it was given, and the behaviour of the lane (tool calls,
@@ -189,6 +191,7 @@ impl ControlLaneState {
             interceptor,
             saver,
             transcript_view,
+            timed_out,
         } = args;
         ControlLaneState {
             data,
@@ -199,7 +202,7 @@ impl ControlLaneState {
             reactive,
             state,
             writer,
-            guard: CallbackGuard::new(callback_timeout, Arc::clone(&telemetry)),
+            guard: CallbackGuard::new(callback_timeout, Arc::clone(&telemetry), timed_out),
             telemetry,
             peers,
             extractors,
@@ -233,12 +236,14 @@ impl Actor for ControlLane {
         myself: ActorRef<ControlMsg>,
         state: &mut ControlLaneState,
     ) -> Result<(), ActorProcessingErr> {
+        let data = Arc::clone(&state.data);
+        let mut data = data.lock().await;
         if let Some(failed) = state.failed.take() {
-            let data = Arc::clone(&state.data);
-            let mut data = data.lock().await;
             state.settle_failed(&mut data, &failed).await;
-            state.report_timeouts(&mut data).await;
         }
+        // What a failed predecessor's callbacks timed out on, after the item it failed on.
+        state.report_timeouts(&mut data).await;
+        drop(data);
         // Whatever waited while no instance was in place.
         let _ = myself.cast(ControlMsg::Wake);
         Ok(())

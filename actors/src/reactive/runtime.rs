@@ -167,7 +167,11 @@ mod tests {
         for i in 0..RECENT_MUTATIONS {
             state.set("app:noise", i).await.unwrap();
         }
-        let guard = CallbackGuard::new(std::time::Duration::from_secs(10), Arc::default());
+        let guard = CallbackGuard::new(
+            std::time::Duration::from_secs(10),
+            Arc::default(),
+            Default::default(),
+        );
         reactive.watch(&mut data, &state, &guard).await;
         reactive.watch(&mut data, &state, &guard).await; // nothing new
         assert_eq!(*seen.lock().unwrap(), vec![(json!(1), json!(2))]);

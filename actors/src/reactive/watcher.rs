@@ -285,7 +285,11 @@ mod tests {
             change("app:score", json!(7), json!(11)),
             change("app:tier", json!("silver"), json!("gold")),
         ]);
-        let guard = CallbackGuard::new(std::time::Duration::from_secs(10), Arc::default());
+        let guard = CallbackGuard::new(
+            std::time::Duration::from_secs(10),
+            Arc::default(),
+            Default::default(),
+        );
         let fired = watchers.fire(&changes, &State::new(), &guard).await;
         assert_eq!(fired, 2);
         assert_eq!(
