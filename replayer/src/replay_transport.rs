@@ -355,13 +355,15 @@ impl TapeReader {
                         continue;
                     }
                     self.shared.matcher.expect(entry);
-                    if self.options.pacing == Pacing::Causal {
-                        // The frames that followed it in the recording wait for it.
-                        self.shared
-                            .matcher
-                            .wait_all_paired(self.options.produce_timeout)
-                            .await;
-                    }
+                    // The frames that followed it in the recording wait for it, at every
+                    // pacing: handed over before it, they would change what the runtime
+                    // does (a goAway routed ahead of a turn's end defers the instruction
+                    // that turn sent to the next connection). Recorded gaps are no
+                    // guarantee on a busy machine.
+                    self.shared
+                        .matcher
+                        .wait_all_paired(self.options.produce_timeout)
+                        .await;
                 }
                 TapeItem::AppOutbound(entry) => {
                     let handed = self.replay_app_frame(&entry).await;

@@ -17,8 +17,8 @@ use reel_actors::{Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
-use reel_replayer::{DivergenceKind, PathDiff};
-use replay_support::{Outcome, connect, drain, lane, replay_outcome};
+use reel_replayer::{DivergenceKind, Pacing, PathDiff};
+use replay_support::{Outcome, connect, drain, lane, replay_outcome, replay_paced};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -181,6 +181,33 @@ async fn a_recorded_session_replays_exactly() {
     // all byte-identical.
     assert_eq!(runtime_frames.len(), 5);
     assert!(runtime_frames.iter().all(|f| f.identical));
+}
+
+/// "CLEAN at any speed": the same recording (tools, phases, a reconnect) replays with no
+/// divergence at every pacing, and ends as it did.
+#[tokio::test(start_paused = true)]
+async fn a_recorded_session_replays_clean_at_every_pacing() {
+    let (live, entries) = record().await;
+    for pacing in [
+        Pacing::AsFastAsConsumed,
+        Pacing::Recorded { speed: 1.0 },
+        Pacing::Recorded { speed: 4.0 },
+    ] {
+        let builder = LiveSessionBuilder::new(config(), ApiEndpoint::offline())
+            .dispatcher(dispatcher(21))
+            .phases(phases());
+        let (replay, events, end) = replay_paced(builder, entries.clone(), pacing).await;
+        assert_eq!(replay.divergences(), vec![], "{pacing:?}: no divergence");
+        assert_eq!(
+            end.reason, "closed with code 1000: client disconnect",
+            "{pacing:?}"
+        );
+        assert_eq!(
+            lane(&events, Lane::Fast),
+            lane(&live.events, Lane::Fast),
+            "{pacing:?}: the fast lane"
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]
