@@ -63,7 +63,12 @@ impl CallbackGuard {
             Ok(value) => Some(value),
             Err(_) => {
                 let after = self.timeout;
-                tracing::warn!(callback = name, what, ?after, "a callback did not return in time");
+                tracing::warn!(
+                    callback = name,
+                    what,
+                    ?after,
+                    "a callback did not return in time"
+                );
                 self.telemetry.callback_timed_out();
                 if name != "on_error" {
                     lock(&self.timed_out.0).push(SessionEvent::Error(

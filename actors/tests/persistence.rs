@@ -657,7 +657,8 @@ impl SessionPersistence for Exclusive {
             Ok(Box::new(ExclusiveClaim {
                 backend: self,
                 id: session_id,
-            }) as Box<dyn reel_actors::persistence::SessionClaim>)
+            })
+                as Box<dyn reel_actors::persistence::SessionClaim>)
         })
     }
 }

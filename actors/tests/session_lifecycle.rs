@@ -1033,7 +1033,10 @@ async fn a_stream_read_only_after_the_end_says_what_it_missed_and_how_the_sessio
         read.push(event);
     }
     assert_eq!(read.len(), SUBSCRIBER_CAPACITY + 2);
-    let tail: Vec<&LiveEvent> = read[SUBSCRIBER_CAPACITY..].iter().map(|e| &e.event).collect();
+    let tail: Vec<&LiveEvent> = read[SUBSCRIBER_CAPACITY..]
+        .iter()
+        .map(|e| &e.event)
+        .collect();
     assert_eq!(
         tail,
         [

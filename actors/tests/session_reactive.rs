@@ -694,7 +694,9 @@ async fn hung_watcher_and_temporal_actions_time_out_and_the_session_goes_on() {
     tokio::time::timeout(bounded, rig.turn())
         .await
         .expect("the turn completes past a hung temporal action");
-    let seen = all.collect_until_idle(Duration::from_secs(5), bounded).await;
+    let seen = all
+        .collect_until_idle(Duration::from_secs(5), bounded)
+        .await;
     let errors: Vec<String> = seen
         .iter()
         .filter_map(|e| match &e.event {
@@ -728,20 +730,17 @@ async fn a_timeout_kept_by_a_lane_that_then_fails_is_reported_by_its_successor()
     let calls = Arc::new(Mutex::new(0u32));
     let count = Arc::clone(&calls);
     let callbacks = ControlCallbacks {
-        on_turn_complete: Some(AsyncCallback::new(
-            CallbackMode::Blocking,
-            move |()| {
-                let count = Arc::clone(&count);
-                async move {
-                    let call = {
-                        let mut calls = count.lock().unwrap();
-                        *calls += 1;
-                        *calls
-                    };
-                    assert!(call != 2, "on_turn_complete fails on call 2 on purpose");
-                }
-            },
-        )),
+        on_turn_complete: Some(AsyncCallback::new(CallbackMode::Blocking, move |()| {
+            let count = Arc::clone(&count);
+            async move {
+                let call = {
+                    let mut calls = count.lock().unwrap();
+                    *calls += 1;
+                    *calls
+                };
+                assert!(call != 2, "on_turn_complete fails on call 2 on purpose");
+            }
+        })),
         ..ControlCallbacks::default()
     };
     let reactive = ReactiveConfig::new().watch(

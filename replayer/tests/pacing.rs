@@ -11,9 +11,9 @@ use reel_actors::clock::TokioClock;
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::{Lane, LiveSessionBuilder};
-use reel_recorder::wire_log::{MemoryWireRecorder, WireRecorder};
 use reel_protocol::{ApiEndpoint, Platform, SessionConfig};
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
+use reel_recorder::wire_log::{MemoryWireRecorder, WireRecorder};
 use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
 use serde_json::json;
 

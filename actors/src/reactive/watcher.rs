@@ -209,7 +209,12 @@ impl WatcherRegistry {
     /// Runs, in registration order, every watcher whose key `changes` holds with a change
     /// its predicate accepts: blocking ones awaited (for at most the callback timeout, by
     /// `guard`), concurrent ones spawned. Returns how many fired.
-    pub(crate) async fn fire(&self, changes: &Changes, state: &State, guard: &CallbackGuard) -> usize {
+    pub(crate) async fn fire(
+        &self,
+        changes: &Changes,
+        state: &State,
+        guard: &CallbackGuard,
+    ) -> usize {
         let mut fired = 0;
         for watcher in &self.watchers {
             let Some(change) = changes.get(&watcher.key) else {

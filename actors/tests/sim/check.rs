@@ -338,14 +338,12 @@ impl<'a> Checker<'a> {
             return None;
         }
         let published = StalledRead::published(&o.events);
-        (read.held + read.lagged != published || !read.ended).then_some(
-            Violation::StreamCutShort {
-                held: read.held,
-                lagged: read.lagged,
-                published,
-                ended: read.ended,
-            },
-        )
+        (read.held + read.lagged != published || !read.ended).then_some(Violation::StreamCutShort {
+            held: read.held,
+            lagged: read.lagged,
+            published,
+            ended: read.ended,
+        })
     }
 
     /// The session's id could be claimed again the moment its end was announced.
@@ -396,7 +394,8 @@ impl<'a> Checker<'a> {
         for fault in &self.plan.faults {
             if let Fault::HangingWatcher { turn } = fault {
                 planned += 1;
-                if written.contains(format!("app:turn:{turn}").as_str()) && o.observed.turns > *turn {
+                if written.contains(format!("app:turn:{turn}").as_str()) && o.observed.turns > *turn
+                {
                     due += 1;
                 }
             }

@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
+use reel_actors::persistence::SessionPersistence;
 use reel_actors::session::DEFAULT_CALLBACK_TIMEOUT;
 use reel_actors::telemetry::TelemetrySnapshot;
 use reel_actors::testing::ScriptedServer;
-use reel_actors::persistence::SessionPersistence;
 use reel_actors::{EventEnvelope, EventStream, LiveEvent, LiveSessionBuilder, SessionEnd};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::StateMutation;
@@ -184,8 +184,7 @@ async fn run_on_runtime(plan: &Plan, wire: Wire) -> Outcome {
     let handle = lock(&shared.handle).clone();
     let stalled_read = lock(&shared.stalled).as_mut().map(StalledRead::of);
     // The events it held, its end and notices aside (they wait beside the stream).
-    let stalled_backlog =
-        stalled_read.map(|read| (read.held - u64::from(read.ended)) as usize);
+    let stalled_backlog = stalled_read.map(|read| (read.held - u64::from(read.ended)) as usize);
     let start_error = lock(&shared.start_error).clone();
     Outcome {
         model: lock(&shared.model).clone(),

@@ -361,7 +361,10 @@ impl fmt::Display for Violation {
                 "{expected} timeouts of `{callback}` expected, {reported} reported"
             ),
             Violation::IdStillClaimed { error } => {
-                write!(f, "the session's id was still claimed after its end: {error}")
+                write!(
+                    f,
+                    "the session's id was still claimed after its end: {error}"
+                )
             }
             Violation::InBaseline(inner) => write!(f, "in the fault-free run: {inner}"),
         }
