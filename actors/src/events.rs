@@ -13,7 +13,8 @@
 //!
 //! A stream always ends the same way, however far behind it is when the session ends: the
 //! events it holds, then a `Lagged` notice for those that did not fit (if any), then
-//! [`LiveEvent::SessionEnded`]. The two markers wait beside the full stream, not in it.
+//! [`LiveEvent::SessionEnded`]. The two markers wait beside the full stream, not in it. A
+//! stream subscribed after the end yields the end alone.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -279,6 +280,8 @@ pub struct EventHub {
     control_seq: AtomicU64,
     supervisor_seq: AtomicU64,
     closed: std::sync::atomic::AtomicBool,
+    /// The end of the session once published, for the streams subscribed after it.
+    end: Mutex<Option<EventEnvelope>>,
 }
 
 impl EventHub {
@@ -294,12 +297,16 @@ impl EventHub {
     }
 
     /// A stream of every event published from now on, holding up to `capacity` unread
-    /// events (at least 2: one event and the `Lagged` marker before it).
+    /// events (at least 2: one event and the `Lagged` marker before it). Subscribed after
+    /// the session ended, it yields the end (`SessionEnded`) alone.
     pub fn subscribe_with_capacity(&self, capacity: usize) -> EventStream {
         let (tx, rx) = mpsc::channel(capacity.max(2));
         let tail = Tail::default();
         let mut subscribers = lock(&self.subscribers);
-        if !self.closed.load(Ordering::Acquire) {
+        if self.closed.load(Ordering::Acquire) {
+            // Too late for any event but the end, which every stream gets.
+            lock(&tail).extend(lock(&self.end).clone());
+        } else {
             subscribers.push(Subscriber {
                 tx,
                 missed: 0,
@@ -314,12 +321,21 @@ impl EventHub {
 
     /// Publishes `event` from `lane`, numbering it in that lane's sequence.
     pub fn publish(&self, lane: Lane, event: LiveEvent) {
-        self.publish_with(lane, || event);
+        let end = matches!(event, LiveEvent::SessionEnded { .. }).then(|| event.clone());
+        let seq = self.publish_numbered(lane, || event);
+        if let Some(event) = end {
+            *lock(&self.end) = Some(EventEnvelope { lane, seq, event });
+        }
     }
 
     /// Like [`EventHub::publish`], but makes the event only if someone is listening: the
     /// lane's sequence advances either way.
     pub fn publish_with(&self, lane: Lane, make: impl FnOnce() -> LiveEvent) {
+        self.publish_numbered(lane, make);
+    }
+
+    /// [`EventHub::publish_with`], returning the event's number in its lane.
+    fn publish_numbered(&self, lane: Lane, make: impl FnOnce() -> LiveEvent) -> u64 {
         let counter = match lane {
             Lane::Fast => &self.fast_seq,
             Lane::Control => &self.control_seq,
@@ -327,7 +343,7 @@ impl EventHub {
         };
         let seq = counter.fetch_add(1, Ordering::AcqRel) + 1;
         if self.subscriber_count.load(Ordering::Acquire) == 0 {
-            return;
+            return seq;
         }
         let envelope = EventEnvelope {
             lane,
@@ -352,6 +368,7 @@ impl EventHub {
         if dropped > 0 {
             self.lagged.fetch_add(dropped, Ordering::Relaxed);
         }
+        seq
     }
 
     /// Events dropped for lagging subscribers so far, over all of them.

@@ -1024,6 +1024,15 @@ async fn a_stream_read_only_after_the_end_says_what_it_missed_and_how_the_sessio
     assert_eq!(conn.send_burst(frames).await, deltas);
     handled.wait_for(|n| *n == deltas).await.unwrap();
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    // A stream subscribed after the end gets the end alone.
+    let mut after = handle.events();
+    assert_eq!(
+        after.recv().await.map(|e| e.event),
+        Some(LiveEvent::SessionEnded {
+            reason: end.reason.clone()
+        })
+    );
+    assert_eq!(after.recv().await, None);
     // The only subscriber is `late`: the session's count of events dropped is its own.
     let missed = handle.telemetry().events_lagged;
     assert!(missed >= 1_000, "the stream overflowed: {missed}");
