@@ -10,10 +10,16 @@
 //! than its capacity does not hold the session's memory hostage: the events that do not fit
 //! are dropped for it alone, and where they are missing its stream carries one
 //! [`LiveEvent::Lagged`] saying how many. The lanes never wait for a subscriber.
+//!
+//! A stream always ends the same way, however far behind it is when the session ends: the
+//! events it holds, then a `Lagged` notice for those that did not fit (if any), then
+//! [`LiveEvent::SessionEnded`]. The two markers wait beside the full stream, not in it. A
+//! stream subscribed after the end yields the end alone.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -177,22 +183,38 @@ pub struct EventEnvelope {
 /// How many events a stream holds before the ones that do not fit are dropped for it.
 pub const SUBSCRIBER_CAPACITY: usize = 4096;
 
-/// One subscriber: where its events go, and how many it missed since its last delivered one.
+/// What a stream reads after its channel has ended: the markers that did not fit in it when
+/// the session ended.
+type Tail = Arc<Mutex<VecDeque<EventEnvelope>>>;
+
+/// One subscriber: where its events go, how many it missed since its last delivered one,
+/// and the end of the session if it did not fit.
 #[derive(Debug)]
 struct Subscriber {
     tx: mpsc::Sender<EventEnvelope>,
     missed: u64,
+    /// `SessionEnded`, kept when the stream was full: it is never dropped.
+    held_end: Option<EventEnvelope>,
+    tail: Tail,
 }
 
 /// What a send to one subscriber did.
 enum Delivery {
     Sent,
     Full,
+    /// Full, and the event is the end of the session, kept for the stream's tail.
+    Held,
     Gone,
 }
 
 impl Subscriber {
     fn send(&mut self, envelope: &EventEnvelope) -> Delivery {
+        if self.held_end.is_some() {
+            // Nothing follows the end (the hub closes right after it), but if something
+            // did, it must not overtake the held end.
+            self.missed += 1;
+            return Delivery::Full;
+        }
         if self.missed > 0 {
             let lagged = EventEnvelope {
                 lane: Lane::Supervisor,
@@ -203,21 +225,46 @@ impl Subscriber {
             };
             match self.tx.try_send(lagged) {
                 Ok(()) => self.missed = 0,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    self.missed += 1;
-                    return Delivery::Full;
-                }
+                Err(mpsc::error::TrySendError::Full(_)) => return self.not_sent(envelope),
                 Err(mpsc::error::TrySendError::Closed(_)) => return Delivery::Gone,
             }
         }
         match self.tx.try_send(envelope.clone()) {
             Ok(()) => Delivery::Sent,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.missed += 1;
-                Delivery::Full
-            }
+            Err(mpsc::error::TrySendError::Full(_)) => self.not_sent(envelope),
             Err(mpsc::error::TrySendError::Closed(_)) => Delivery::Gone,
         }
+    }
+
+    /// `envelope` did not fit: the end of the session is kept, anything else is missed.
+    fn not_sent(&mut self, envelope: &EventEnvelope) -> Delivery {
+        if matches!(envelope.event, LiveEvent::SessionEnded { .. }) {
+            self.held_end = Some(envelope.clone());
+            Delivery::Held
+        } else {
+            self.missed += 1;
+            Delivery::Full
+        }
+    }
+
+    /// The hub closed: what did not fit goes to the stream's tail — a `Lagged` notice for
+    /// the events missed since the last one delivered, then the held end — and the channel
+    /// ends (the sender is dropped after the tail is written, so a reader that sees the
+    /// channel end finds the tail complete).
+    fn finish(self) {
+        let mut tail = lock(&self.tail);
+        if self.missed > 0 {
+            tail.push_back(EventEnvelope {
+                lane: Lane::Supervisor,
+                seq: 0,
+                event: LiveEvent::Lagged {
+                    missed: self.missed,
+                },
+            });
+        }
+        tail.extend(self.held_end);
+        drop(tail);
+        drop(self.tx);
     }
 }
 
@@ -233,6 +280,8 @@ pub struct EventHub {
     control_seq: AtomicU64,
     supervisor_seq: AtomicU64,
     closed: std::sync::atomic::AtomicBool,
+    /// The end of the session once published, for the streams subscribed after it.
+    end: Mutex<Option<EventEnvelope>>,
 }
 
 impl EventHub {
@@ -248,26 +297,45 @@ impl EventHub {
     }
 
     /// A stream of every event published from now on, holding up to `capacity` unread
-    /// events (at least 2: one event and the `Lagged` marker before it).
+    /// events (at least 2: one event and the `Lagged` marker before it). Subscribed after
+    /// the session ended, it yields the end (`SessionEnded`) alone.
     pub fn subscribe_with_capacity(&self, capacity: usize) -> EventStream {
         let (tx, rx) = mpsc::channel(capacity.max(2));
+        let tail = Tail::default();
         let mut subscribers = lock(&self.subscribers);
-        if !self.closed.load(Ordering::Acquire) {
-            subscribers.push(Subscriber { tx, missed: 0 });
+        if self.closed.load(Ordering::Acquire) {
+            // Too late for any event but the end, which every stream gets.
+            lock(&tail).extend(lock(&self.end).clone());
+        } else {
+            subscribers.push(Subscriber {
+                tx,
+                missed: 0,
+                held_end: None,
+                tail: Arc::clone(&tail),
+            });
             self.subscriber_count
                 .store(subscribers.len(), Ordering::Release);
         }
-        EventStream { rx }
+        EventStream { rx, tail }
     }
 
     /// Publishes `event` from `lane`, numbering it in that lane's sequence.
     pub fn publish(&self, lane: Lane, event: LiveEvent) {
-        self.publish_with(lane, || event);
+        let end = matches!(event, LiveEvent::SessionEnded { .. }).then(|| event.clone());
+        let seq = self.publish_numbered(lane, || event);
+        if let Some(event) = end {
+            *lock(&self.end) = Some(EventEnvelope { lane, seq, event });
+        }
     }
 
     /// Like [`EventHub::publish`], but makes the event only if someone is listening: the
     /// lane's sequence advances either way.
     pub fn publish_with(&self, lane: Lane, make: impl FnOnce() -> LiveEvent) {
+        self.publish_numbered(lane, make);
+    }
+
+    /// [`EventHub::publish_with`], returning the event's number in its lane.
+    fn publish_numbered(&self, lane: Lane, make: impl FnOnce() -> LiveEvent) -> u64 {
         let counter = match lane {
             Lane::Fast => &self.fast_seq,
             Lane::Control => &self.control_seq,
@@ -275,7 +343,7 @@ impl EventHub {
         };
         let seq = counter.fetch_add(1, Ordering::AcqRel) + 1;
         if self.subscriber_count.load(Ordering::Acquire) == 0 {
-            return;
+            return seq;
         }
         let envelope = EventEnvelope {
             lane,
@@ -291,6 +359,7 @@ impl EventHub {
                 dropped += 1;
                 true
             }
+            Delivery::Held => true,
             Delivery::Gone => false,
         });
         self.subscriber_count
@@ -299,6 +368,7 @@ impl EventHub {
         if dropped > 0 {
             self.lagged.fetch_add(dropped, Ordering::Relaxed);
         }
+        seq
     }
 
     /// Events dropped for lagging subscribers so far, over all of them.
@@ -315,11 +385,14 @@ impl EventHub {
         }
     }
 
-    /// Ends every stream (after the events already published) and refuses new subscribers.
+    /// Ends every stream (after the events already published, and the `Lagged` notice and
+    /// end of the session that did not fit in it) and refuses new subscribers.
     pub fn close(&self) {
         let mut subscribers = lock(&self.subscribers);
         self.closed.store(true, Ordering::Release);
-        subscribers.clear();
+        for subscriber in subscribers.drain(..) {
+            subscriber.finish();
+        }
         self.subscriber_count.store(0, Ordering::Release);
     }
 }
@@ -336,17 +409,30 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Debug)]
 pub struct EventStream {
     rx: mpsc::Receiver<EventEnvelope>,
+    /// Read once `rx` has ended: the markers that did not fit in it.
+    tail: Tail,
 }
 
 impl EventStream {
     /// The next event, or `None` once the session has ended and every event was read.
     pub async fn recv(&mut self) -> Option<EventEnvelope> {
-        self.rx.recv().await
+        match self.rx.recv().await {
+            Some(event) => Some(event),
+            None => self.next_of_tail(),
+        }
     }
 
     /// The next event if one is ready now.
     pub fn try_recv(&mut self) -> Option<EventEnvelope> {
-        self.rx.try_recv().ok()
+        match self.rx.try_recv() {
+            Ok(event) => Some(event),
+            Err(mpsc::error::TryRecvError::Empty) => None,
+            Err(mpsc::error::TryRecvError::Disconnected) => self.next_of_tail(),
+        }
+    }
+
+    fn next_of_tail(&self) -> Option<EventEnvelope> {
+        lock(&self.tail).pop_front()
     }
 
     /// Events until none arrives for `idle` (or `max` has passed, or the stream ends).
@@ -361,7 +447,7 @@ impl EventStream {
         let mut events = Vec::new();
         loop {
             let wait = idle.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
-            match tokio::time::timeout(wait, self.rx.recv()).await {
+            match tokio::time::timeout(wait, self.recv()).await {
                 Ok(Some(event)) => events.push(event),
                 Ok(None) | Err(_) => return events,
             }
@@ -372,6 +458,9 @@ impl EventStream {
 impl futures_util::Stream for EventStream {
     type Item = EventEnvelope;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<EventEnvelope>> {
-        self.rx.poll_recv(cx)
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(None) => Poll::Ready(self.next_of_tail()),
+            other => other,
+        }
     }
 }

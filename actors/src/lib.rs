@@ -21,6 +21,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod audio;
+mod callback_guard;
 pub mod callbacks;
 pub mod child;
 pub mod control_lane;

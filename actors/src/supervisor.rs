@@ -448,6 +448,11 @@ impl SupervisorState {
             Ok(None) => {}
             Err(error) => tracing::warn!(%error, "the recording could not be finished"),
         }
+        // The session's id is given up before the end is announced: when `disconnect` (or
+        // a failed `connect`) returns, a new session may claim it at once.
+        if let Some(saver) = &self.args.control.saver {
+            saver.finish(self.args.shutdown_timeout).await;
+        }
         self.args
             .ended
             .send_replace(Some(SessionEnd { reason, failed }));

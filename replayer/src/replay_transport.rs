@@ -38,12 +38,12 @@ use crate::tape_scan::{CallFrame, call_frame, response_answers};
 /// busy, few enough to keep memory bounded whatever the tape's length.
 pub const CONSUMED_WINDOW: usize = 128;
 
-/// With [`Pacing::Causal`], the least time a recorded runtime frame that the tape cannot
+/// The least time a recorded runtime frame that the tape cannot
 /// tie to what provokes it (anything but a tool response with call ids) is waited for: a
 /// busy machine is slower than the recording was. See [`ReplayOptions::produce_timeout`].
 pub const MIN_PRODUCE_WAIT: Duration = Duration::from_secs(5);
 
-/// With [`Pacing::Causal`], how many times the recorded gap (from the inbound frame before
+/// How many times the recorded gap (from the inbound frame before
 /// a runtime frame to the frame) such a frame is waited for, at least [`MIN_PRODUCE_WAIT`]
 /// and at most [`ReplayOptions::produce_timeout`].
 pub const PRODUCE_GAP_FACTOR: u32 = 4;
@@ -85,7 +85,7 @@ impl ReplayShared {
 pub struct ReplayOptions {
     /// Pacing of recorded frames.
     pub pacing: Pacing,
-    /// With causal pacing, the longest wait for the runtime to produce a recorded frame
+    /// At every pacing, the longest wait for the runtime to produce a recorded frame
     /// before reporting it missing and going on. The wait is decided from the recording
     /// (decision 0023): a tool response to calls the tape delivered is waited for this
     /// long; one to calls the tape never made cannot be produced and is reported missing at
@@ -378,12 +378,12 @@ impl TapeReader {
                         self.take_from_recording(&entry).await;
                         continue;
                     }
-                    if self.options.pacing != Pacing::Causal {
-                        self.shared.matcher.expect(entry);
-                        continue;
-                    }
-                    // The frames that followed it in the recording wait for it, as long as
-                    // the recording says it can take.
+                    // The frames that followed it in the recording wait for it, at every
+                    // pacing: handed over before it, they would change what the runtime
+                    // does (a goAway routed ahead of a turn's end defers the instruction
+                    // that turn sent to the next connection). Recorded gaps are no
+                    // guarantee on a busy machine; how long it is waited for is decided
+                    // from the recording (decision 0023).
                     let wait = match provoked(&entry.payload, &mut open_calls) {
                         Some(false) => {
                             self.shared.matcher.unprovoked(entry);
@@ -408,10 +408,12 @@ impl TapeReader {
                     }
                 }
                 TapeItem::Close(entry) => {
-                    if self.options.pacing.waits_for_consumption() {
-                        self.barrier().await;
-                        in_flight = 0;
-                    }
+                    // Live, the connection ended after the tree had handled every frame
+                    // before the marker and sent every runtime frame recorded before it
+                    // (a terminal phase's instruction right after the last turnComplete):
+                    // at any pacing, the marker waits for both.
+                    self.settle().await;
+                    in_flight = 0;
                     self.shared.clock.set(entry.ts_ms);
                     let Some(mark) = entry.close.clone() else {
                         continue; // `TapeItem::Close` always carries a mark
@@ -448,10 +450,9 @@ impl TapeReader {
                 }
             }
         }
+        // A tape cut without a close marker: what it recorded is still owed.
+        self.settle().await;
         self.shared.matcher.tape_done();
-        if self.options.pacing.waits_for_consumption() {
-            self.barrier().await;
-        }
         self.shared.matcher.report_missing();
         self.shared.drained.send_replace(true);
     }
@@ -585,6 +586,17 @@ impl TapeReader {
     async fn wait_for_release(&self) {
         let mut release = self.shared.release.subscribe();
         let _ = release.wait_for(|released| *released).await;
+    }
+
+    /// Waits until the tree has handled every frame handed over so far and produced every
+    /// recorded runtime frame the tape has reached (those it does not produce within
+    /// `produce_timeout` are reported missing).
+    async fn settle(&self) {
+        self.barrier().await;
+        self.shared
+            .matcher
+            .wait_all_paired(self.options.produce_timeout)
+            .await;
     }
 
     /// Waits until every lane has handled everything routed so far.

@@ -113,6 +113,7 @@ impl ControlLaneState {
             state: &self.state,
             writer: &self.writer,
             now_ms,
+            guard: &self.guard,
         }
     }
 

@@ -76,6 +76,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use reel_protocol::SessionEvent;
 
+use crate::callback_guard::{CallbackGuard, TimedOut};
 use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
@@ -143,6 +144,8 @@ pub struct ControlLaneArgs {
     pub(crate) saver: Option<SnapshotSaver>,
     /// Where the finished turns are shown to the application.
     pub(crate) transcript_view: Arc<tokio::sync::watch::Sender<Arc<[TranscriptTurn]>>>,
+    /// The reports of callbacks that timed out, not handled yet (survive restarts).
+    pub(crate) timed_out: TimedOut,
 }
 
 /// The control lane itself: what it was given, and the behaviour of the lane (tool calls,
@@ -158,7 +161,8 @@ pub struct ControlLaneState {
     pub(crate) state: State,
     pub(crate) writer: SessionWriter,
     pub(crate) telemetry: Arc<TelemetryShared>,
-    pub(crate) callback_timeout: Duration,
+    /// Awaits application code for at most the callback timeout; keeps the reports.
+    pub(crate) guard: CallbackGuard,
     pub(crate) peers: Arc<Peers>,
     pub(crate) extractors: Arc<ExtractorSet>,
     pub(crate) interceptor: Arc<dyn LlmInterceptor>,
@@ -187,6 +191,7 @@ impl ControlLaneState {
             interceptor,
             saver,
             transcript_view,
+            timed_out,
         } = args;
         ControlLaneState {
             data,
@@ -197,8 +202,8 @@ impl ControlLaneState {
             reactive,
             state,
             writer,
+            guard: CallbackGuard::new(callback_timeout, Arc::clone(&telemetry), timed_out),
             telemetry,
-            callback_timeout,
             peers,
             extractors,
             interceptor,
@@ -231,11 +236,14 @@ impl Actor for ControlLane {
         myself: ActorRef<ControlMsg>,
         state: &mut ControlLaneState,
     ) -> Result<(), ActorProcessingErr> {
+        let data = Arc::clone(&state.data);
+        let mut data = data.lock().await;
         if let Some(failed) = state.failed.take() {
-            let data = Arc::clone(&state.data);
-            let mut data = data.lock().await;
             state.settle_failed(&mut data, &failed).await;
         }
+        // What a failed predecessor's callbacks timed out on, after the item it failed on.
+        state.report_timeouts(&mut data).await;
+        drop(data);
         // Whatever waited while no instance was in place.
         let _ = myself.cast(ControlMsg::Wake);
         Ok(())
@@ -280,6 +288,7 @@ impl Actor for ControlLane {
                 LaneItem::FrameSeq(seq) => data.tool_input.frame(seq),
                 LaneItem::End => lane.shutdown(&mut data).await,
             }
+            lane.report_timeouts(&mut data).await;
             inbox.done(taken.seq);
         }
         let _ = myself.cast(ControlMsg::Wake);

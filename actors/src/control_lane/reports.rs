@@ -3,37 +3,38 @@
 
 use reel_protocol::SessionEvent;
 
-use super::ControlLaneState;
+use super::{ControlData, ControlLaneState};
+use crate::clock::Clock;
 
 impl ControlLaneState {
     /// Awaits `callback` (an application callback or hook named `name`) for at most the
     /// session's callback timeout. Past it the callback is dropped, a
-    /// [`reel_protocol::SessionError::CallbackTimeout`] is reported (except for `on_error`
-    /// itself, which is only logged: its report would call it again) and `None` is
-    /// returned: the lane goes on, so a hung callback cannot hang the session.
+    /// [`reel_protocol::SessionError::CallbackTimeout`] is kept for
+    /// [`ControlLaneState::report_timeouts`] (except for `on_error` itself, which is only
+    /// logged: its report would call it again) and `None` is returned: the lane goes on,
+    /// so a hung callback cannot hang the session.
     pub(crate) async fn within<T>(
         &self,
         name: &'static str,
         callback: impl std::future::Future<Output = T>,
     ) -> Option<T> {
-        match tokio::time::timeout(self.callback_timeout, callback).await {
-            Ok(value) => Some(value),
-            Err(_) => {
-                let after = self.callback_timeout;
-                tracing::warn!(callback = name, ?after, "a callback did not return in time");
-                self.telemetry.callback_timed_out();
-                if name != "on_error" {
-                    let report =
-                        SessionEvent::Error(reel_protocol::SessionError::CallbackTimeout {
-                            callback: name,
-                            after,
-                        });
-                    let _ = self
-                        .peers
-                        .router
-                        .push(crate::router::RouterMsg::Report(Box::new(report)));
-                }
-                None
+        self.guard.within(name, name, callback).await
+    }
+
+    /// Handles the reports of the callbacks that timed out while the lane handled its last
+    /// item, as events right after that item, at the event time it left (so a replay puts
+    /// them, and the `session:` keys they write, at the same place; see
+    /// [`crate::callback_guard`]). A report's own handling may time out in turn (a hung
+    /// watcher on `session:error_count`): those follow.
+    pub(crate) async fn report_timeouts(&self, data: &mut ControlData) {
+        loop {
+            let reports = self.guard.take_reports();
+            if reports.is_empty() {
+                return;
+            }
+            let now_ms = self.peers.clock().now_ms();
+            for report in &reports {
+                self.event(data, report, now_ms).await;
             }
         }
     }

@@ -13,10 +13,15 @@ enum Job {
     Save(SessionSnapshot),
     /// Answer once every snapshot handed over before this is written.
     Flush(oneshot::Sender<()>),
+    /// Write what waits, give the claim up, answer, and take no more jobs: the session has
+    /// ended.
+    Finish(oneshot::Sender<()>),
 }
 
 /// The control lane's end of a session's writer task. Cheap to clone (each lane instance
-/// gets one); the task ends when the last clone is dropped, after the jobs it was given.
+/// gets one); the task ends when the session ends ([`SnapshotSaver::finish`], which gives
+/// the claim up before the end is announced), or when the last clone is dropped, after the
+/// jobs it was given.
 #[derive(Clone)]
 pub(crate) struct SnapshotSaver {
     session_id: Arc<str>,
@@ -65,6 +70,24 @@ impl SnapshotSaver {
             }
         }
     }
+
+    /// The session has ended: writes what waits, gives the claim up and stops the writer
+    /// task, waiting (at most `timeout`) until the claim is released — so that when the
+    /// end is announced, the id is free for the next session. Snapshots handed over after
+    /// this are not saved (logged). Returns whether the claim was released in time.
+    pub(crate) async fn finish(&self, timeout: Duration) -> bool {
+        let (done, released) = oneshot::channel();
+        if self.jobs.send(Job::Finish(done)).is_err() {
+            return true; // the writer task already ended and gave the claim up
+        }
+        match tokio::time::timeout(timeout, released).await {
+            Ok(_) => true,
+            Err(_) => {
+                tracing::warn!(session_id = %self.session_id, ?timeout, "the session's claim was not released in time");
+                false
+            }
+        }
+    }
 }
 
 /// Saves snapshots in the order they come. When several wait, only the latest is saved:
@@ -75,6 +98,7 @@ async fn write_loop(
     session_id: Arc<str>,
     mut jobs: mpsc::UnboundedReceiver<Job>,
 ) {
+    let mut finished = None;
     while let Some(first) = jobs.recv().await {
         let mut latest = None;
         let mut waiting = Vec::new();
@@ -83,6 +107,10 @@ async fn write_loop(
             match job {
                 Job::Save(snapshot) => latest = Some(snapshot),
                 Job::Flush(done) => waiting.push(done),
+                Job::Finish(done) => {
+                    finished = Some(done);
+                    break;
+                }
             }
             next = jobs.try_recv().ok();
         }
@@ -94,8 +122,16 @@ async fn write_loop(
         for done in waiting {
             let _ = done.send(());
         }
+        if finished.is_some() {
+            break;
+        }
     }
+    // No job is taken from now on: a save handed over after the end finds the task gone.
+    drop(jobs);
     claim.release().await;
+    if let Some(done) = finished {
+        let _ = done.send(());
+    }
 }
 
 #[cfg(test)]
@@ -167,5 +203,41 @@ mod tests {
         );
         // 2 and 3 waited behind 1 with 4: only the latest of them is written.
         assert_eq!(*backend.saved.lock().unwrap(), [1, 4]);
+    }
+
+    /// Counts releases of its claims.
+    #[derive(Default)]
+    struct Owned {
+        released: std::sync::atomic::AtomicU32,
+    }
+
+    impl SessionClaim for Arc<Owned> {
+        fn save<'a>(
+            &'a self,
+            _snapshot: &'a SessionSnapshot,
+        ) -> BoxFuture<'a, Result<(), PersistenceError>> {
+            Box::pin(async { Ok(()) })
+        }
+        fn generation(&self) -> u64 {
+            1
+        }
+        fn release(self: Box<Self>) -> BoxFuture<'static, ()> {
+            self.released
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async {})
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn finish_releases_the_claim_before_it_returns_while_clones_live_on() {
+        let owned = Arc::new(Owned::default());
+        let saver = SnapshotSaver::start(Box::new(Arc::clone(&owned)), "s".into());
+        let lane_clone = saver.clone();
+        assert!(saver.finish(Duration::from_secs(1)).await);
+        assert_eq!(owned.released.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // Later saves find the writer gone; a second finish has nothing to do.
+        lane_clone.save(snapshot(9));
+        assert!(lane_clone.finish(Duration::from_secs(1)).await);
+        assert_eq!(owned.released.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }

@@ -6,6 +6,7 @@ use reel_protocol::SessionEvent;
 use super::changes::Changes;
 use super::config::Reactive;
 use super::temporal::{Ctx, TemporalData};
+use crate::callback_guard::CallbackGuard;
 use crate::state::{State, StateSnapshot};
 use crate::writer::SessionWriter;
 
@@ -42,6 +43,8 @@ pub(crate) struct Scope<'a> {
     pub(crate) writer: &'a SessionWriter,
     /// Event time now.
     pub(crate) now_ms: u64,
+    /// Cuts a hung action off at the callback timeout.
+    pub(crate) guard: &'a CallbackGuard,
 }
 
 impl Scope<'_> {
@@ -49,6 +52,7 @@ impl Scope<'_> {
         Ctx {
             state: self.state,
             writer: self.writer,
+            guard: self.guard,
         }
     }
 }
@@ -77,7 +81,7 @@ impl Reactive {
     /// After tool writes were committed: watchers on the changes since their last
     /// evaluation, then the sustained patterns.
     pub(crate) async fn after_commit(&self, data: &mut ReactiveData, scope: &Scope<'_>) {
-        self.watch(data, scope.state).await;
+        self.watch(data, scope.state, scope.guard).await;
         self.after_batch(data, scope).await;
     }
 
@@ -89,7 +93,7 @@ impl Reactive {
     /// Turn complete, steps 4 and 5: watchers on the changes since their last evaluation,
     /// then the temporal patterns (sustained at this time, turn streaks).
     pub(crate) async fn at_turn_complete(&self, data: &mut ReactiveData, scope: &Scope<'_>) {
-        self.watch(data, scope.state).await;
+        self.watch(data, scope.state, scope.guard).await;
         self.temporal
             .on_turn(&mut data.temporal, scope.now_ms, &scope.ctx())
             .await;
@@ -97,7 +101,7 @@ impl Reactive {
 
     /// Runs the watchers on every change since the last evaluation, and moves the cursor
     /// past them. What the actions write is seen by the next evaluation.
-    async fn watch(&self, data: &mut ReactiveData, state: &State) {
+    async fn watch(&self, data: &mut ReactiveData, state: &State, guard: &CallbackGuard) {
         if self.watchers.is_empty() {
             return;
         }
@@ -126,7 +130,7 @@ impl Reactive {
         data.cursor = upto;
         data.baseline = now;
         if !changes.is_empty() {
-            self.watchers.fire(&changes, state).await;
+            self.watchers.fire(&changes, state, guard).await;
         }
     }
 }
@@ -163,8 +167,13 @@ mod tests {
         for i in 0..RECENT_MUTATIONS {
             state.set("app:noise", i).await.unwrap();
         }
-        reactive.watch(&mut data, &state).await;
-        reactive.watch(&mut data, &state).await; // nothing new
+        let guard = CallbackGuard::new(
+            std::time::Duration::from_secs(10),
+            Arc::default(),
+            Default::default(),
+        );
+        reactive.watch(&mut data, &state, &guard).await;
+        reactive.watch(&mut data, &state, &guard).await; // nothing new
         assert_eq!(*seen.lock().unwrap(), vec![(json!(1), json!(2))]);
         assert_eq!(data.cursor, state.mutation_cursor());
     }

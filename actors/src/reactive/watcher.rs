@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::changes::Changes;
 use super::predicate::Predicate;
+use crate::callback_guard::CallbackGuard;
 use crate::callbacks::CallbackMode;
 use crate::state::State;
 
@@ -22,7 +23,10 @@ pub type WatchAction = Arc<dyn Fn(Value, Value, State) -> BoxFuture<'static, ()>
 ///
 /// Actions are spawned by default ([`CallbackMode::Concurrent`]): the control lane moves on
 /// at once. [`WatchBuilder::blocking`] makes the lane await the action before it goes on,
-/// so its writes land at a fixed place in the journal (and a replay puts them there too).
+/// so its writes land at a fixed place in the journal (and a replay puts them there too);
+/// like every awaited callback, a blocking action still running at the session's callback
+/// timeout is dropped and reported (`SessionError::CallbackTimeout` for `watch action`, the
+/// key named in the log), and the lane goes on.
 ///
 /// ```
 /// use reel_actors::reactive::Watcher;
@@ -203,9 +207,14 @@ impl WatcherRegistry {
     }
 
     /// Runs, in registration order, every watcher whose key `changes` holds with a change
-    /// its predicate accepts: blocking ones awaited, concurrent ones spawned. Returns how
-    /// many fired.
-    pub(crate) async fn fire(&self, changes: &Changes, state: &State) -> usize {
+    /// its predicate accepts: blocking ones awaited (for at most the callback timeout, by
+    /// `guard`), concurrent ones spawned. Returns how many fired.
+    pub(crate) async fn fire(
+        &self,
+        changes: &Changes,
+        state: &State,
+        guard: &CallbackGuard,
+    ) -> usize {
         let mut fired = 0;
         for watcher in &self.watchers {
             let Some(change) = changes.get(&watcher.key) else {
@@ -217,7 +226,9 @@ impl WatcherRegistry {
             fired += 1;
             let action = (watcher.action)(change.old.clone(), change.new.clone(), state.clone());
             match watcher.mode {
-                CallbackMode::Blocking => action.await,
+                CallbackMode::Blocking => {
+                    guard.within("watch action", &watcher.key, action).await;
+                }
                 CallbackMode::Concurrent => {
                     tokio::spawn(action);
                 }
@@ -279,7 +290,12 @@ mod tests {
             change("app:score", json!(7), json!(11)),
             change("app:tier", json!("silver"), json!("gold")),
         ]);
-        let fired = watchers.fire(&changes, &State::new()).await;
+        let guard = CallbackGuard::new(
+            std::time::Duration::from_secs(10),
+            Arc::default(),
+            Default::default(),
+        );
+        let fired = watchers.fire(&changes, &State::new(), &guard).await;
         assert_eq!(fired, 2);
         assert_eq!(
             *log.lock().unwrap(),

@@ -207,6 +207,7 @@ impl LiveSessionBuilder {
                 interceptor: Arc::clone(&interceptor),
                 saver,
                 transcript_view: Arc::new(transcript_tx),
+                timed_out: Default::default(),
             },
             telemetry: Arc::new(move || TelemetryArgs {
                 shared: Arc::clone(&telemetry_shared),

@@ -592,3 +592,121 @@ async fn the_builder_says_what_is_wrong_with_its_persistence() {
     ));
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// A backend that tells owners apart, like SQLite and PostgreSQL: one claim per id at a
+/// time, given up by `release` on the blocking pool (as closing a lock file is).
+#[derive(Default)]
+struct Exclusive {
+    snapshots: MemoryPersistence,
+    held: Arc<Mutex<std::collections::BTreeSet<String>>>,
+}
+
+struct ExclusiveClaim {
+    backend: Arc<Exclusive>,
+    id: String,
+}
+
+impl reel_actors::persistence::SessionClaim for ExclusiveClaim {
+    fn save<'a>(
+        &'a self,
+        snapshot: &'a SessionSnapshot,
+    ) -> BoxFuture<'a, Result<(), PersistenceError>> {
+        self.backend.snapshots.save(&self.id, snapshot)
+    }
+    fn generation(&self) -> u64 {
+        1
+    }
+    fn release(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let held = Arc::clone(&self.backend.held);
+            let id = self.id.clone();
+            let _ = tokio::task::spawn_blocking(move || held.lock().unwrap().remove(&id)).await;
+        })
+    }
+}
+
+impl SessionPersistence for Exclusive {
+    fn save<'a>(
+        &'a self,
+        session_id: &'a str,
+        snapshot: &'a SessionSnapshot,
+    ) -> BoxFuture<'a, Result<(), PersistenceError>> {
+        self.snapshots.save(session_id, snapshot)
+    }
+    fn load<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SessionSnapshot>, PersistenceError>> {
+        self.snapshots.load(session_id)
+    }
+    fn delete<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), PersistenceError>> {
+        self.snapshots.delete(session_id)
+    }
+    fn claim(
+        self: Arc<Self>,
+        session_id: String,
+    ) -> BoxFuture<'static, Result<Box<dyn reel_actors::persistence::SessionClaim>, PersistenceError>>
+    {
+        Box::pin(async move {
+            if !self.held.lock().unwrap().insert(session_id.clone()) {
+                return Err(PersistenceError::Claimed {
+                    session_id,
+                    holder: "a session of this test".into(),
+                });
+            }
+            Ok(Box::new(ExclusiveClaim {
+                backend: self,
+                id: session_id,
+            })
+                as Box<dyn reel_actors::persistence::SessionClaim>)
+        })
+    }
+}
+
+/// Issue 26, promise 5: when `disconnect()` returns, and when a failed `connect()` returns,
+/// the session's id is free: a new session with it is not refused `Claimed`.
+#[tokio::test]
+async fn the_id_is_free_when_disconnect_or_a_failed_connect_returns() {
+    let backend = Arc::new(Exclusive::default());
+    let mut server = ScriptedServer::bind().await;
+    let endpoint = server.endpoint();
+    let builder = || {
+        LiveSessionBuilder::new(SessionConfig::default(), endpoint.clone())
+            .persistence(Arc::clone(&backend) as Arc<dyn SessionPersistence>)
+            .session_id(ID)
+    };
+    for round in 0..3 {
+        let first = builder();
+        let script = async {
+            let mut conn = server.accept().await;
+            conn.recv_json().await;
+            conn.send_json(&json!({"setupComplete": {}})).await;
+            conn
+        };
+        let (handle, mut conn) = tokio::join!(first.connect(), script);
+        let handle = handle.unwrap();
+        let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+        assert!(!end.failed, "round {round}: {end:?}");
+        // At once: no wait, no retry.
+        let claim = Arc::clone(&backend)
+            .claim(ID.into())
+            .await
+            .unwrap_or_else(|e| panic!("round {round}, after disconnect: {e}"));
+        claim.release().await;
+
+        // A connect the server refuses: the setup is answered with a close.
+        let refused = builder();
+        let script = async {
+            let mut conn = server.accept().await;
+            conn.recv_json().await;
+            conn.close(1008, "not allowed").await;
+        };
+        let (connected, ()) = tokio::join!(refused.connect(), script);
+        assert!(connected.is_err(), "round {round}: the connect failed");
+        let claim = Arc::clone(&backend)
+            .claim(ID.into())
+            .await
+            .unwrap_or_else(|e| panic!("round {round}, after a failed connect: {e}"));
+        claim.release().await;
+    }
+}

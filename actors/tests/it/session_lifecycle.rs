@@ -1001,3 +1001,60 @@ async fn a_barrier_pushed_after_the_session_ended_mid_stream_is_refused_not_left
         "the barrier's waiter is woken with no answer: {answer:?}"
     );
 }
+
+/// Issue 26, promise 2: a stream left unread through a long session and read only after
+/// the end still says where events are missing and still ends with the end marker, however
+/// full it was when the session ended.
+#[tokio::test(start_paused = true)]
+async fn a_stream_read_only_after_the_end_says_what_it_missed_and_how_the_session_ended() {
+    use reel_actors::events::SUBSCRIBER_CAPACITY;
+    let mut server = ScriptedServer::bind().await;
+    // The fast lane counts the deltas it handled: the test waits on that, not on time.
+    let (handled_tx, mut handled) = tokio::sync::watch::channel(0usize);
+    let callbacks = FastCallbacks {
+        on_text: Some(Arc::new(move |_: &str| {
+            handled_tx.send_modify(|n| *n += 1);
+        })),
+        ..Default::default()
+    };
+    let (handle, mut conn, _, mut late) = start_fast(&mut server, callbacks).await;
+    // Well past the stream's capacity (one fast-lane event per delta).
+    let deltas = SUBSCRIBER_CAPACITY + 1_000;
+    let frames = (0..deltas).map(|i| text(&format!("d{i}")).to_string());
+    assert_eq!(conn.send_burst(frames).await, deltas);
+    handled.wait_for(|n| *n == deltas).await.unwrap();
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    // A stream subscribed after the end gets the end alone.
+    let mut after = handle.events();
+    assert_eq!(
+        after.recv().await.map(|e| e.event),
+        Some(LiveEvent::SessionEnded {
+            reason: end.reason.clone()
+        })
+    );
+    assert_eq!(after.recv().await, None);
+    // The only subscriber is `late`: the session's count of events dropped is its own.
+    let missed = handle.telemetry().events_lagged;
+    assert!(missed >= 1_000, "the stream overflowed: {missed}");
+
+    let mut read = Vec::new();
+    while let Some(event) = late.recv().await {
+        read.push(event);
+    }
+    assert_eq!(read.len(), SUBSCRIBER_CAPACITY + 2);
+    let tail: Vec<&LiveEvent> = read[SUBSCRIBER_CAPACITY..]
+        .iter()
+        .map(|e| &e.event)
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            &LiveEvent::Lagged { missed },
+            &LiveEvent::SessionEnded { reason: end.reason }
+        ]
+    );
+    assert!(read[..SUBSCRIBER_CAPACITY].iter().all(|e| !matches!(
+        e.event,
+        LiveEvent::Lagged { .. } | LiveEvent::SessionEnded { .. }
+    )));
+}

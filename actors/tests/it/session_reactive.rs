@@ -654,3 +654,132 @@ async fn temporal_progress_survives_a_restart_of_the_control_lane() {
     rig.settle().await;
     assert_eq!(entries(&fired), ["two_barge_ins", "two_turns"]);
 }
+
+/// Issue 26, promise 3: a blocking watcher action and a temporal pattern's action that hang
+/// are cut off at the callback timeout and reported like any awaited callback; the lane goes
+/// on (the next tool call is answered, the turn completes) and `disconnect` returns without
+/// waiting for the shutdown timeout.
+#[tokio::test(start_paused = true)]
+async fn hung_watcher_and_temporal_actions_time_out_and_the_session_goes_on() {
+    let hung = |_: reel_actors::state::State| std::future::pending::<()>();
+    let reactive = ReactiveConfig::new()
+        .watch(
+            Watcher::on("app:go")
+                .became_true()
+                .blocking()
+                .then(move |_old, _new, state| hung(state)),
+        )
+        .temporal(TemporalRegistry::new().when_turns(
+            "every_turn",
+            |_| true,
+            1,
+            move |state, _writer| hung(state),
+        ));
+    let mut server = ScriptedServer::bind().await;
+    let mut rig = Rig::start(&mut server, |b| {
+        b.reactive(reactive)
+            .callback_timeout(Duration::from_secs(2))
+            .shutdown_timeout(Duration::from_secs(30))
+    })
+    .await;
+    let mut all = rig.handle.events();
+    let bounded = Duration::from_secs(60);
+    tokio::time::timeout(bounded, rig.write(json!([["app:go", true]])))
+        .await
+        .expect("the first call is answered");
+    // The watcher hangs on that commit; the next call is answered once it is cut off.
+    tokio::time::timeout(bounded, rig.write(json!([["app:later", 7]])))
+        .await
+        .expect("the call after a hung watcher is answered");
+    tokio::time::timeout(bounded, rig.turn())
+        .await
+        .expect("the turn completes past a hung temporal action");
+    let seen = all
+        .collect_until_idle(Duration::from_secs(5), bounded)
+        .await;
+    let errors: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::Error(error)) => Some(error.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "callback `watch action` did not return within 2s; the session went on without it",
+            "callback `temporal action` did not return within 2s; the session went on without it"
+        ]
+    );
+    assert_eq!(rig.handle.telemetry().callback_timeouts, 2);
+    let before = Instant::now();
+    let (end, _) = tokio::join!(rig.handle.disconnect(), rig.conn.expect_closed());
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    assert!(
+        before.elapsed() < Duration::from_secs(30),
+        "disconnect waited {:?}, the shutdown timeout",
+        before.elapsed()
+    );
+}
+
+/// A watcher that timed out in a turn's pipeline is reported even when the lane fails later
+/// in the same item (`on_turn_complete` panics after it): the successor handles the report
+/// its predecessor kept (found by the fault simulator, seed 1257).
+#[tokio::test(start_paused = true)]
+async fn a_timeout_kept_by_a_lane_that_then_fails_is_reported_by_its_successor() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let count = Arc::clone(&calls);
+    let callbacks = ControlCallbacks {
+        on_turn_complete: Some(AsyncCallback::new(CallbackMode::Blocking, move |()| {
+            let count = Arc::clone(&count);
+            async move {
+                let call = {
+                    let mut calls = count.lock().unwrap();
+                    *calls += 1;
+                    *calls
+                };
+                assert!(call != 2, "on_turn_complete fails on call 2 on purpose");
+            }
+        })),
+        ..ControlCallbacks::default()
+    };
+    let reactive = ReactiveConfig::new().watch(
+        Watcher::on("session:turn_count")
+            .changed_to(1)
+            .blocking()
+            .then(|_, _, _| std::future::pending::<()>()),
+    );
+    let mut server = ScriptedServer::bind().await;
+    let mut rig = Rig::start(&mut server, |b| {
+        b.reactive(reactive)
+            .control_callbacks(callbacks)
+            .callback_timeout(Duration::from_secs(2))
+    })
+    .await;
+    let mut all = rig.handle.events();
+    rig.turn().await;
+    // Turn 2's pipeline: the watcher (turn count 1) hangs and is cut off, then
+    // `on_turn_complete` panics: the lane fails and restarts.
+    rig.conn
+        .send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let seen = all
+        .collect_until_idle(Duration::from_secs(5), Duration::from_secs(60))
+        .await;
+    let errors: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::Session(SessionEvent::Error(error)) => Some(error.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "callback `watch action` did not return within 2s; the session went on without it",
+            "control_lane callback panicked while handling turn_complete: the lane failed \
+             while handling it and was restarted"
+        ]
+    );
+    assert_eq!(*calls.lock().unwrap(), 2);
+}

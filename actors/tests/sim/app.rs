@@ -98,6 +98,7 @@ struct Faults {
     turn_panic: BTreeSet<u32>,
     turn_slow: BTreeMap<u32, u64>,
     turn_hang: BTreeSet<u32>,
+    watch_hang: BTreeSet<u32>,
     modify_panic: BTreeSet<u32>,
     tool_callback: BTreeSet<String>,
     tool_panic: BTreeSet<String>,
@@ -127,6 +128,9 @@ impl Faults {
                 }
                 Fault::HangingCallback { turn } => {
                     faults.turn_hang.insert(turn);
+                }
+                Fault::HangingWatcher { turn } => {
+                    faults.watch_hang.insert(turn);
                 }
                 Fault::ModifyPanic { turn } => {
                     faults.modify_panic.insert(turn);
@@ -218,6 +222,10 @@ impl App {
             Some(hook) => builder.fault_hook(hook.clone()),
             None => builder,
         };
+        let builder = match self.watchers() {
+            Some(reactive) => builder.reactive(reactive),
+            None => builder,
+        };
         builder
             .with_state(self.state.clone())
             .record_wire(self.wire.clone())
@@ -225,6 +233,23 @@ impl App {
             .control_callbacks(self.control())
             .telemetry_callbacks(self.telemetry())
             .dispatcher(self.tools())
+    }
+
+    /// A blocking watcher that hangs, for each `Fault::HangingWatcher` (none without).
+    fn watchers(&self) -> Option<reel_actors::reactive::ReactiveConfig> {
+        use reel_actors::reactive::{ReactiveConfig, Watcher};
+        if self.faults.watch_hang.is_empty() {
+            return None;
+        }
+        let mut reactive = ReactiveConfig::new();
+        for turn in &self.faults.watch_hang {
+            reactive = reactive.watch(
+                Watcher::on(format!("app:turn:{turn}"))
+                    .blocking()
+                    .then(|_old, _new, _state| std::future::pending::<()>()),
+            );
+        }
+        Some(reactive)
     }
 
     fn fast(&self) -> FastCallbacks {

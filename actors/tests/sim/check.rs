@@ -16,7 +16,7 @@ use super::app::Heard;
 use super::generate::RESTART_LIMIT;
 use super::hook::Struck;
 use super::plan::{Fault, Plan, Step};
-use super::run::Outcome;
+use super::run::{Outcome, StalledRead};
 use super::violation::{Violation, ranges};
 
 /// How many events a never-read `EventStream` may hold (the "bounded buffers":
@@ -213,6 +213,7 @@ impl<'a> Checker<'a> {
                     error: error.clone(),
                 });
             }
+            found.extend(self.id_reclaimed());
             return found;
         }
         if let Some(hang) = &o.hang {
@@ -318,6 +319,93 @@ impl<'a> Checker<'a> {
                 what: "a never-read EventStream",
                 buffered: backlog,
                 bound: STALL_BOUND,
+            });
+        }
+        found.extend(self.stream_read_after_the_end());
+        found.extend(self.id_reclaimed());
+        if control {
+            found.extend(self.timeouts());
+        }
+        found
+    }
+
+    /// A stream read only after the end accounts for every event published — held, or
+    /// counted by a `Lagged` notice — and ends with `SessionEnded`.
+    fn stream_read_after_the_end(&self) -> Option<Violation> {
+        let o = self.outcome;
+        let read = o.stalled_read?;
+        if o.end.is_none() || o.hang.is_some() {
+            return None;
+        }
+        let published = StalledRead::published(&o.events);
+        (read.held + read.lagged != published || !read.ended).then_some(Violation::StreamCutShort {
+            held: read.held,
+            lagged: read.lagged,
+            published,
+            ended: read.ended,
+        })
+    }
+
+    /// The session's id could be claimed again the moment its end was announced.
+    fn id_reclaimed(&self) -> Option<Violation> {
+        match &self.outcome.id_reclaimed {
+            Some(Err(error)) => Some(Violation::IdStillClaimed {
+                error: error.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Each `on_turn_complete` call that ran past the callback timeout (hanging, or slower
+    /// than it) is reported once as a `CallbackTimeout`; each hanging watcher whose key was
+    /// written before a later turn's watcher step is reported once, and no more than were
+    /// planned.
+    fn timeouts(&self) -> Vec<Violation> {
+        let o = self.outcome;
+        let timeout_ms = reel_actors::session::DEFAULT_CALLBACK_TIMEOUT.as_millis() as u64;
+        let reported = |name: &str| {
+            self.published(Lane::Control)
+                .filter(|e| {
+                    matches!(e, SessionEvent::Error(SessionError::CallbackTimeout { callback, .. }) if *callback == name)
+                })
+                .count()
+        };
+        let mut found = Vec::new();
+        let turn_timeouts = self
+            .plan
+            .faults
+            .iter()
+            .filter(|f| match f {
+                Fault::HangingCallback { turn } => *turn <= o.observed.turns,
+                Fault::SlowCallback { turn, ms } => *ms >= timeout_ms && *turn <= o.observed.turns,
+                _ => false,
+            })
+            .count();
+        let got = reported("on_turn_complete");
+        if got != turn_timeouts {
+            found.push(Violation::TimeoutNotReported {
+                callback: "on_turn_complete",
+                expected: turn_timeouts,
+                reported: got,
+            });
+        }
+        let written: BTreeSet<&str> = o.journal.iter().map(|m| m.key.as_str()).collect();
+        let (mut due, mut planned) = (0, 0);
+        for fault in &self.plan.faults {
+            if let Fault::HangingWatcher { turn } = fault {
+                planned += 1;
+                if written.contains(format!("app:turn:{turn}").as_str()) && o.observed.turns > *turn
+                {
+                    due += 1;
+                }
+            }
+        }
+        let got = reported("watch action");
+        if got < due || got > planned {
+            found.push(Violation::TimeoutNotReported {
+                callback: "watch action",
+                expected: due,
+                reported: got,
             });
         }
         found
@@ -782,6 +870,12 @@ impl<'a> Checker<'a> {
                 Fault::TurnCompletePanic { turn }
                 | Fault::ModifyPanic { turn }
                 | Fault::HangingCallback { turn } => {
+                    keys.insert(format!("app:turn:{turn}"));
+                }
+                // Past the callback timeout: dropped before its write.
+                Fault::SlowCallback { turn, ms }
+                    if *ms >= reel_actors::session::DEFAULT_CALLBACK_TIMEOUT.as_millis() as u64 =>
+                {
                     keys.insert(format!("app:turn:{turn}"));
                 }
                 Fault::UsagePanic { usage } => {

@@ -354,6 +354,24 @@ fn faults(rng: &mut Rng, script: &[Step]) -> Vec<Fault> {
             }
         }
     }
+    // Issue 26's shapes, drawn last so that the faults above stay what they were for every
+    // seed: `on_turn_complete` slower than the callback timeout (cut off, reported), and a
+    // blocking watcher whose action hangs.
+    let turns = u64::from(targets.turns) + 1;
+    if rng.chance(6) {
+        let turn = rng.range(1, turns) as u32;
+        let timeout = reel_actors::session::DEFAULT_CALLBACK_TIMEOUT.as_millis() as u64;
+        let ms = rng.range(timeout + 500, timeout + 5_000);
+        if taken.insert(format!("turn:{turn}")) {
+            faults.push(Fault::SlowCallback { turn, ms });
+        }
+    }
+    if rng.chance(6) {
+        let turn = rng.range(1, turns) as u32;
+        if taken.insert(format!("watch:{turn}")) {
+            faults.push(Fault::HangingWatcher { turn });
+        }
+    }
     faults
 }
 

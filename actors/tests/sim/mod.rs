@@ -9,10 +9,12 @@
 //! - [`app`]: the application and its faulty callbacks; [`faulty_io`]: failing disks.
 //! - [`run`]: one run; [`seed`]: one seed and its report; [`scenarios`]: hand-written plans; [`check`]: the invariants; [`violation`]: what breaks them;
 //!   [`tally`]: the figures over many seeds; [`quiet`]: keeping planned panics off stderr;
-//!   [`hook`]: the faults injected inside the tree, through its fault hook.
+//!   [`hook`]: the faults injected inside the tree, through its fault hook; [`claims`]: a
+//!   session store with one owner per id.
 
 pub mod app;
 pub mod check;
+pub mod claims;
 pub mod faulty_io;
 pub mod frames;
 pub mod generate;

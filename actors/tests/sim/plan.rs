@@ -112,7 +112,13 @@ pub enum Fault {
         /// 1-based call of `on_turn_complete`.
         turn: u32,
     },
-    /// An `EventStream` subscribed before the start and never read.
+    /// A blocking watcher of `app:turn:{turn}` (written by `on_turn_complete`'s call
+    /// `turn`) whose action never returns: the callback timeout cuts it off.
+    HangingWatcher {
+        /// 1-based call of `on_turn_complete` whose write it watches.
+        turn: u32,
+    },
+    /// An `EventStream` subscribed before the start and read only after the session ended.
     StalledSubscriber,
     /// The wire log's writes fail for `count` entries from sequence number `from`.
     FailingWireLog {
@@ -179,8 +185,14 @@ impl Fault {
             Fault::SlowTool { .. } => "slow_tool",
             Fault::HangingTool { .. } => "hanging_tool",
             Fault::ModifyPanic { .. } => "modify_panic (state store)",
+            Fault::SlowCallback { ms, .. }
+                if *ms >= reel_actors::session::DEFAULT_CALLBACK_TIMEOUT.as_millis() as u64 =>
+            {
+                "slow_callback (past the callback timeout)"
+            }
             Fault::SlowCallback { .. } => "slow_callback",
             Fault::HangingCallback { .. } => "hanging_callback",
+            Fault::HangingWatcher { .. } => "hanging_watcher",
             Fault::StalledSubscriber => "stalled_subscriber",
             Fault::FailingWireLog { .. } => "failing_wire_log",
             Fault::FailingJournal { .. } => "failing_journal",
@@ -223,7 +235,12 @@ impl fmt::Display for Fault {
                 write!(f, "on_turn_complete takes {ms} ms on call {turn}")
             }
             Fault::HangingCallback { turn } => write!(f, "on_turn_complete hangs on call {turn}"),
-            Fault::StalledSubscriber => write!(f, "an EventStream is never read"),
+            Fault::HangingWatcher { turn } => {
+                write!(f, "a blocking watcher of app:turn:{turn} hangs")
+            }
+            Fault::StalledSubscriber => {
+                write!(f, "an EventStream is read only after the session ended")
+            }
             Fault::FailingWireLog { from, count } => write!(
                 f,
                 "wire log writes fail for entries {from}..{}",

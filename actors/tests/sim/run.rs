@@ -10,16 +10,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
+use reel_actors::persistence::SessionPersistence;
 use reel_actors::session::DEFAULT_CALLBACK_TIMEOUT;
 use reel_actors::telemetry::TelemetrySnapshot;
 use reel_actors::testing::ScriptedServer;
-use reel_actors::{EventEnvelope, EventStream, LiveSessionBuilder, SessionEnd};
+use reel_actors::{EventEnvelope, EventStream, LiveEvent, LiveSessionBuilder, SessionEnd};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::StateMutation;
 use tokio::sync::oneshot;
 use tokio::time::{Instant, sleep, timeout};
 
 use super::app::{App, Observed};
+use super::claims::{Claims, SESSION_ID};
 use super::memory_link;
 use super::model::{self, ModelLog};
 use super::model_link::Listener;
@@ -72,6 +74,11 @@ pub struct Outcome {
     pub start_error: Option<String>,
     /// Events waiting in the never-read stream at the end, if the plan stalls one.
     pub stalled_backlog: Option<usize>,
+    /// The stalled stream, read to its end once the session ended, if the plan stalls one.
+    pub stalled_read: Option<StalledRead>,
+    /// Whether the session's id could be claimed again the moment `disconnect` (or a failed
+    /// `connect`) returned (`None`: not tried, the session ended on its own or hung).
+    pub id_reclaimed: Option<Result<(), String>>,
     /// Every state mutation, in order.
     pub journal: Vec<StateMutation>,
     /// Failed writes of the journal file.
@@ -86,6 +93,47 @@ pub struct Outcome {
     pub telemetry: Option<TelemetrySnapshot>,
     /// Virtual time the run took.
     pub took: Duration,
+}
+
+/// What a stream read only after the session ended yielded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StalledRead {
+    /// Events other than `Lagged` notices.
+    pub held: u64,
+    /// What its `Lagged` notices say it missed.
+    pub lagged: u64,
+    /// Whether its last event was `SessionEnded`.
+    pub ended: bool,
+}
+
+impl StalledRead {
+    /// Reads what `stream` holds now, to its end if the session has ended.
+    fn of(stream: &mut EventStream) -> Self {
+        let mut read = StalledRead {
+            held: 0,
+            lagged: 0,
+            ended: false,
+        };
+        while let Some(envelope) = stream.try_recv() {
+            read.ended = matches!(envelope.event, LiveEvent::SessionEnded { .. });
+            match envelope.event {
+                LiveEvent::Lagged { missed } => read.lagged += missed,
+                _ => read.held += 1,
+            }
+        }
+        read
+    }
+
+    /// Events published, as a stream that yielded `events` accounts for them.
+    pub fn published(events: &[EventEnvelope]) -> u64 {
+        events
+            .iter()
+            .map(|e| match e.event {
+                LiveEvent::Lagged { missed } => missed,
+                _ => 1,
+            })
+            .sum()
+    }
 }
 
 /// Runs `plan` over `wire`.
@@ -110,6 +158,8 @@ struct Shared {
     handle: Mutex<Option<reel_actors::LiveHandle>>,
     stalled: Mutex<Option<EventStream>>,
     start_error: Mutex<Option<String>>,
+    claims: Arc<Claims>,
+    id_reclaimed: Mutex<Option<Result<(), String>>>,
 }
 
 async fn run_on_runtime(plan: &Plan, wire: Wire) -> Outcome {
@@ -121,6 +171,8 @@ async fn run_on_runtime(plan: &Plan, wire: Wire) -> Outcome {
         handle: Mutex::default(),
         stalled: Mutex::default(),
         start_error: Mutex::default(),
+        claims: Arc::default(),
+        id_reclaimed: Mutex::default(),
     });
     let hang = match timeout(RUN_BOUND, drive(plan, wire, &shared)).await {
         Ok(hang) => hang,
@@ -130,13 +182,9 @@ async fn run_on_runtime(plan: &Plan, wire: Wire) -> Outcome {
         }),
     };
     let handle = lock(&shared.handle).clone();
-    let stalled_backlog = lock(&shared.stalled).as_mut().map(|stream| {
-        let mut backlog = 0;
-        while stream.try_recv().is_some() {
-            backlog += 1;
-        }
-        backlog
-    });
+    let stalled_read = lock(&shared.stalled).as_mut().map(StalledRead::of);
+    // The events it held, its end and notices aside (they wait beside the stream).
+    let stalled_backlog = stalled_read.map(|read| (read.held - u64::from(read.ended)) as usize);
     let start_error = lock(&shared.start_error).clone();
     Outcome {
         model: lock(&shared.model).clone(),
@@ -146,6 +194,8 @@ async fn run_on_runtime(plan: &Plan, wire: Wire) -> Outcome {
         hang,
         start_error,
         stalled_backlog,
+        stalled_read,
+        id_reclaimed: lock(&shared.id_reclaimed).clone(),
         journal: shared.app.journal.memory.entries(),
         journal_file_errors: shared.app.journal.file_errors(),
         wire_stored: shared.app.wire.stored(),
@@ -179,7 +229,9 @@ async fn drive(plan: &Plan, wire: Wire, shared: &Arc<Shared>) -> Option<Hang> {
     };
     let builder = shared
         .app
-        .install(builder.clock(Arc::new(TokioClock::anchored_at(T0))));
+        .install(builder.clock(Arc::new(TokioClock::anchored_at(T0))))
+        .persistence(Arc::clone(&shared.claims) as Arc<dyn SessionPersistence>)
+        .session_id(SESSION_ID);
     let mut events = builder.subscribe();
     if plan.has(|f| matches!(f, Fault::StalledSubscriber)) {
         *lock(&shared.stalled) = Some(builder.subscribe());
@@ -202,6 +254,8 @@ async fn drive(plan: &Plan, wire: Wire, shared: &Arc<Shared>) -> Option<Hang> {
         Ok(handle) => handle,
         Err(error) => {
             *lock(&shared.start_error) = Some(error.to_string());
+            // The id is free the moment a failed connect returns.
+            *lock(&shared.id_reclaimed) = Some(shared.claims.reclaim().await);
             return None;
         }
     };
@@ -238,6 +292,8 @@ async fn drive(plan: &Plan, wire: Wire, shared: &Arc<Shared>) -> Option<Hang> {
                 waited: DISCONNECT_BOUND,
             });
         }
+        // The id is free the moment `disconnect` returns.
+        *lock(&shared.id_reclaimed) = Some(shared.claims.reclaim().await);
     }
     // The children stop after the end is announced: let them (the recorder reports its
     // errors to telemetry as it stops).

@@ -163,6 +163,35 @@ pub enum Violation {
         /// The bound.
         bound: usize,
     },
+    /// A stream read only after the end does not account for every event: what it holds,
+    /// plus what its `Lagged` notices say it missed, is not what was published; or it does
+    /// not end with `SessionEnded`.
+    StreamCutShort {
+        /// Events the stream yielded (its notices aside).
+        held: u64,
+        /// What its `Lagged` notices say it missed.
+        lagged: u64,
+        /// Events published (as a stream that always read saw them).
+        published: u64,
+        /// Whether its last event was `SessionEnded`.
+        ended: bool,
+    },
+    /// Awaited application code that ran past the callback timeout was not reported once
+    /// as `SessionError::CallbackTimeout` for that callback.
+    TimeoutNotReported {
+        /// The callback (`on_turn_complete`, `watch action`).
+        callback: &'static str,
+        /// Timeouts the plan implies (of the calls that were made).
+        expected: usize,
+        /// Reports published.
+        reported: usize,
+    },
+    /// Right after the session ended (`disconnect` returned, or `connect` failed), its id
+    /// could not be claimed again.
+    IdStillClaimed {
+        /// Why the claim was refused.
+        error: String,
+    },
     /// A violation of the plan's fault-free run (the baseline), which should have none.
     InBaseline(Box<Violation>),
 }
@@ -193,6 +222,11 @@ impl Violation {
             Violation::WireLogDuplicated { .. } => "wire_log_duplicated",
             Violation::RecordingErrorsNotReported { .. } => "recording_errors_not_reported",
             Violation::UnboundedBuffer { what, .. } => return format!("unbounded_buffer ({what})"),
+            Violation::StreamCutShort { .. } => "stream_cut_short",
+            Violation::TimeoutNotReported { callback, .. } => {
+                return format!("timeout_not_reported ({callback})");
+            }
+            Violation::IdStillClaimed { .. } => "id_still_claimed",
             Violation::InBaseline(inner) => return format!("baseline: {}", inner.kind()),
         };
         kind.to_owned()
@@ -301,6 +335,35 @@ impl fmt::Display for Violation {
                 write!(
                     f,
                     "unbounded: {what} holds {buffered} events (bound {bound})"
+                )
+            }
+            Violation::StreamCutShort {
+                held,
+                lagged,
+                published,
+                ended,
+            } => write!(
+                f,
+                "a stream read after the end held {held} events and was told of {lagged} missed, \
+                 of {published} published; {}",
+                if *ended {
+                    "it ended with SessionEnded"
+                } else {
+                    "it did not end with SessionEnded"
+                }
+            ),
+            Violation::TimeoutNotReported {
+                callback,
+                expected,
+                reported,
+            } => write!(
+                f,
+                "{expected} timeouts of `{callback}` expected, {reported} reported"
+            ),
+            Violation::IdStillClaimed { error } => {
+                write!(
+                    f,
+                    "the session's id was still claimed after its end: {error}"
                 )
             }
             Violation::InBaseline(inner) => write!(f, "in the fault-free run: {inner}"),

@@ -213,3 +213,71 @@ async fn the_same_chain_replays_its_rules_exactly() {
     assert_eq!(*log.lock().unwrap(), recorded.log, "the same firings");
     assert_eq!(outcome.journal, recorded.journal, "journal, entry by entry");
 }
+
+/// Issue 26, promise 3, through the chain: a `.watch(..).blocking()` action that hangs is cut
+/// off at the session's callback timeout (set with `customize`) and reported; the next tool
+/// call is answered and the turn completes.
+#[tokio::test(start_paused = true)]
+async fn a_hung_blocking_watch_action_times_out_and_the_next_call_is_answered() {
+    let mut server = ScriptedServer::bind().await;
+    let builder = Live::builder()
+        .model("gemini-live-2.5-flash-preview")
+        .text_only()
+        .tool(SimpleTool::new(
+            "add_item",
+            "Adds an item to the basket.",
+            None,
+            |_args, ctx| async move {
+                let count: u32 = ctx.state.get("app:count").unwrap_or_default();
+                ctx.state
+                    .set("app:count", count + 1)
+                    .map_err(|e| ctx.fail(e))?;
+                Ok(json!({"count": count + 1}))
+            },
+        ))
+        .watch("app:count")
+        .changed_to(1)
+        .blocking()
+        .then(|_, _, _| std::future::pending::<()>())
+        .customize(|session| session.callback_timeout(Duration::from_secs(2)));
+    let mut events = builder.subscribe();
+    let endpoint = server.endpoint();
+    let script = async {
+        let mut conn = server.accept().await;
+        conn.recv().await.unwrap();
+        conn.send_json(&json!({"setupComplete": {}})).await;
+        conn
+    };
+    let (handle, mut conn) = tokio::join!(builder.connect(endpoint), script);
+    let handle = handle.unwrap();
+    for id in ["c-1", "c-2"] {
+        conn.send_json(&json!({"toolCall": {"functionCalls": [
+            {"id": id, "name": "add_item", "args": {}}
+        ]}}))
+        .await;
+        let answer = tokio::time::timeout(Duration::from_secs(60), conn.recv_json())
+            .await
+            .unwrap_or_else(|_| panic!("{id} is answered"));
+        assert_eq!(
+            answer["toolResponse"]["functionResponses"][0]["id"],
+            json!(id)
+        );
+    }
+    conn.send_json(&turn_complete()).await;
+    let seen = tokio::time::timeout(Duration::from_secs(60), until_turn_complete(&mut events))
+        .await
+        .expect("the turn completes");
+    let errors: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match &e.event {
+            reel_actors::LiveEvent::Session(SessionEvent::Error(error)) => Some(error.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        ["callback `watch action` did not return within 2s; the session went on without it"]
+    );
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+}

@@ -17,8 +17,8 @@ use reel_actors::{Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
-use reel_replayer::{DivergenceKind, PathDiff};
-use replay_support::{Outcome, connect, drain, lane, replay_outcome};
+use reel_replayer::{DivergenceKind, Pacing, PathDiff};
+use replay_support::{Outcome, connect, drain, lane, replay_outcome, replay_paced};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -183,6 +183,33 @@ async fn a_recorded_session_replays_exactly() {
     assert!(runtime_frames.iter().all(|f| f.identical));
 }
 
+/// "CLEAN at any speed": the same recording (tools, phases, a reconnect) replays with no
+/// divergence at every pacing, and ends as it did.
+#[tokio::test(start_paused = true)]
+async fn a_recorded_session_replays_clean_at_every_pacing() {
+    let (live, entries) = record().await;
+    for pacing in [
+        Pacing::AsFastAsConsumed,
+        Pacing::Recorded { speed: 1.0 },
+        Pacing::Recorded { speed: 4.0 },
+    ] {
+        let builder = LiveSessionBuilder::new(config(), ApiEndpoint::offline())
+            .dispatcher(dispatcher(21))
+            .phases(phases());
+        let (replay, events, end) = replay_paced(builder, entries.clone(), pacing).await;
+        assert_eq!(replay.divergences(), vec![], "{pacing:?}: no divergence");
+        assert_eq!(
+            end.reason, "closed with code 1000: client disconnect",
+            "{pacing:?}"
+        );
+        assert_eq!(
+            lane(&events, Lane::Fast),
+            lane(&live.events, Lane::Fast),
+            "{pacing:?}: the fast lane"
+        );
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_changed_tool_is_reported_as_the_first_divergence() {
     let (_, entries) = record().await;
@@ -206,4 +233,73 @@ async fn a_changed_tool_is_reported_as_the_first_divergence() {
         }
     );
     assert_eq!(divergences.len(), 1, "only the tool's response differs");
+}
+
+/// A session whose only oddity is a slow `on_turn_complete` (3 s against a 2 s callback
+/// timeout), while the model goes on talking.
+fn slow_callbacks() -> reel_actors::callbacks::ControlCallbacks {
+    use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
+    ControlCallbacks {
+        on_turn_complete: Some(AsyncCallback::new(CallbackMode::Blocking, |()| async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        })),
+        ..ControlCallbacks::default()
+    }
+}
+
+fn slow_builder(endpoint: ApiEndpoint) -> LiveSessionBuilder {
+    LiveSessionBuilder::new(SessionConfig::default(), endpoint)
+        .control_callbacks(slow_callbacks())
+        .callback_timeout(Duration::from_secs(2))
+}
+
+/// Issue 26, promise 4: the report of a callback that timed out lands at the same place of
+/// the journal in the replay as in the recording (its `session:error_count` and
+/// `session:last_error` writes included), however the frames around it are paced.
+#[tokio::test(start_paused = true)]
+async fn a_callback_timeout_replays_at_the_same_place_of_the_journal() {
+    let mut server = ScriptedServer::bind().await;
+    let recorder = Arc::new(MemoryWireRecorder::new());
+    let journal = Arc::new(MemoryJournalSink::new());
+    let builder = slow_builder(server.endpoint())
+        .clock(Arc::new(TokioClock::anchored_at(T0)))
+        .record_wire(recorder.clone() as Arc<dyn WireRecorder>)
+        .journal_sink(journal.clone() as Arc<dyn JournalSink>);
+    let mut events = builder.subscribe();
+    let (handle, mut conn) = connect(builder, &mut server, 40).await;
+    conn.send_json(&text("One.")).await;
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    // The model talks on while the callback runs, past its timeout and after it.
+    for (i, wait_ms) in [500u64, 1_000, 1_000, 1_000].into_iter().enumerate() {
+        tokio::time::advance(Duration::from_millis(wait_ms)).await;
+        conn.send_json(&text(&format!("more {i}"))).await;
+    }
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let early = events
+        .collect_until_idle(Duration::from_secs(5), Duration::from_secs(60))
+        .await;
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let mut all = early;
+    all.extend(drain(&mut events).await);
+    let live = Outcome::of(all, &handle, &journal);
+    assert_eq!(handle.telemetry().callback_timeouts, 2);
+    let errors: Vec<_> = live
+        .journal
+        .iter()
+        .filter(|m| m.key == "session:error_count")
+        .map(|m| m.new.clone())
+        .collect();
+    assert_eq!(errors, [json!(1), json!(2)]);
+
+    let builder = slow_builder(ApiEndpoint::offline());
+    let (replayed, replay) = replay_outcome(builder, recorder.entries()).await;
+    assert_eq!(replay.divergences(), vec![]);
+    assert_eq!(replayed.journal, live.journal, "journal, entry by entry");
+    assert_eq!(
+        lane(&replayed.events, Lane::Control),
+        lane(&live.events, Lane::Control)
+    );
 }

@@ -82,8 +82,17 @@ pub async fn replay_to_end(
     builder: LiveSessionBuilder,
     entries: Vec<WireEntry>,
 ) -> (Replay, Vec<EventEnvelope>, SessionEnd) {
+    replay_paced(builder, entries, Pacing::Causal).await
+}
+
+/// Like [`replay_to_end`], at `pacing`.
+pub async fn replay_paced(
+    builder: LiveSessionBuilder,
+    entries: Vec<WireEntry>,
+    pacing: Pacing,
+) -> (Replay, Vec<EventEnvelope>, SessionEnd) {
     let options = ReplayOptions {
-        pacing: Pacing::Causal,
+        pacing,
         ..ReplayOptions::default()
     };
     let mut replay = replay_session(builder, Tape::from_entries(entries), options)

@@ -14,6 +14,7 @@ use futures_util::future::BoxFuture;
 use reel_protocol::SessionEvent;
 
 use super::error::ReactiveError;
+use crate::callback_guard::CallbackGuard;
 use crate::state::State;
 use crate::writer::SessionWriter;
 
@@ -69,7 +70,9 @@ struct Pattern {
 ///
 /// Actions are awaited by the control lane (like a blocking callback), so what they write
 /// lands at a fixed place in the journal; one that must not hold the lane up spawns its own
-/// task.
+/// task. Like every awaited callback, an action still running at the session's callback
+/// timeout is dropped and reported (`SessionError::CallbackTimeout` for `temporal action`,
+/// the pattern named in the log).
 ///
 /// ```
 /// use std::time::Duration;
@@ -307,12 +310,17 @@ impl fmt::Debug for TemporalRegistry {
 pub(crate) struct Ctx<'a> {
     pub(crate) state: &'a State,
     pub(crate) writer: &'a SessionWriter,
+    /// Cuts a hung action off at the callback timeout.
+    pub(crate) guard: &'a CallbackGuard,
 }
 
 impl Ctx<'_> {
     async fn fire(&self, pattern: &Pattern) {
         tracing::debug!(pattern = pattern.name, "temporal pattern fired");
-        (pattern.action)(self.state.clone(), self.writer.clone()).await;
+        let action = (pattern.action)(self.state.clone(), self.writer.clone());
+        self.guard
+            .within("temporal action", &pattern.name, action)
+            .await;
     }
 }
 
