@@ -125,7 +125,8 @@ def _binary(config: pytest.Config) -> str:
     found = shutil.which("reel")
     if found is None:
         raise pytest.UsageError(
-            "pytest-reel: no `reel` binary: install it (cargo install reel), put it on PATH, "
+            "pytest-reel: no `reel` binary: build it from reel's repository "
+            "(`cargo install --locked --path .` in a checkout), put it on PATH, "
             "or name it with --reel-bin or REEL_BIN"
         )
     return found
