@@ -35,6 +35,9 @@ const HEADER_BYTES: u64 = 44;
 /// The bytes of one stereo 16-bit frame.
 const FRAME_BYTES: u64 = 4;
 
+/// How many frames are written at a time (1 MiB).
+const BLOCK_FRAMES: usize = 1 << 18;
+
 /// The longest silence between an entry and every entry before it that a WAV renders by
 /// default: 30 minutes, twice the longest audio session the Live API holds. A longer jump
 /// is a damaged timestamp.
@@ -125,6 +128,8 @@ pub struct WavExporter<W: Write + Seek> {
     /// deque: writing takes from its front, in time linear in what is written, however much
     /// audio waits behind it.
     pending: [VecDeque<i16>; 2],
+    /// The bytes being written, kept between writes.
+    block: Vec<u8>,
     limits: WavLimits,
     /// Per channel: the first frame after its last chunk.
     cursor: [u64; 2],
@@ -148,6 +153,7 @@ impl<W: Write + Seek> WavExporter<W> {
             latest_ms: 0,
             flushed: 0,
             pending: [VecDeque::new(), VecDeque::new()],
+            block: Vec::new(),
             limits: WavLimits {
                 max_data_bytes: limits.max_data_bytes.min(MAX_WAV_DATA_BYTES),
                 ..limits
@@ -197,9 +203,7 @@ impl<W: Write + Seek> WavExporter<W> {
             if pending.len() < offset + samples.len() {
                 pending.resize(offset + samples.len(), 0);
             }
-            for (slot, sample) in pending.range_mut(offset..).zip(samples) {
-                *slot = sample;
-            }
+            copy_into(pending, offset, &samples);
             self.cursor[channel] = end;
             self.chunks[channel] += 1;
         }
@@ -219,26 +223,29 @@ impl<W: Write + Seek> WavExporter<W> {
         Ok(())
     }
 
-    /// Writes the frames before `frame` (within the limit: the callers checked).
+    /// Writes the frames before `frame` (within the limit: the callers checked), a block
+    /// at a time: the block starts as silence and each channel's waiting samples are laid
+    /// into it, so a gap costs a zeroed buffer, not a loop over its frames.
     fn flush_until(&mut self, frame: u64) -> Result<(), WavError> {
         if frame <= self.flushed {
             return Ok(());
         }
         let count = usize::try_from(frame - self.flushed).unwrap_or(usize::MAX);
-        let mut bytes = Vec::with_capacity(count.min(1 << 18) * FRAME_BYTES as usize);
-        let [user, model] = &self.pending;
-        let mut user = user.iter().copied();
-        let mut model = model.iter().copied();
-        for _ in 0..count {
-            for sample in [user.next(), model.next()] {
-                bytes.extend_from_slice(&sample.unwrap_or(0).to_le_bytes());
+        let mut done = 0;
+        while done < count {
+            let frames = (count - done).min(BLOCK_FRAMES);
+            self.block.clear();
+            self.block.resize(frames * FRAME_BYTES as usize, 0);
+            for (channel, pending) in self.pending.iter().enumerate() {
+                let waiting = done.min(pending.len())..(done + frames).min(pending.len());
+                let at = channel * 2;
+                for (slot, sample) in self.block.chunks_exact_mut(4).zip(pending.range(waiting)) {
+                    slot[at..at + 2].copy_from_slice(&sample.to_le_bytes());
+                }
             }
-            if bytes.len() >= 1 << 20 {
-                self.out.write_all(&bytes)?;
-                bytes.clear();
-            }
+            self.out.write_all(&self.block)?;
+            done += frames;
         }
-        self.out.write_all(&bytes)?;
         for channel in &mut self.pending {
             channel.drain(..count.min(channel.len()));
         }
@@ -402,6 +409,21 @@ impl PeakMeter {
             }
         }
         peaks
+    }
+}
+
+/// Copies `samples` into `deque` from `offset` on (the deque holds them: the caller grew
+/// it), slice by slice rather than sample by sample.
+fn copy_into(deque: &mut VecDeque<i16>, offset: usize, samples: &[i16]) {
+    let (front, back) = deque.as_mut_slices();
+    let in_front = front.len().saturating_sub(offset).min(samples.len());
+    if in_front > 0 {
+        front[offset..offset + in_front].copy_from_slice(&samples[..in_front]);
+    }
+    let rest = &samples[in_front..];
+    if !rest.is_empty() {
+        let at = (offset + in_front) - front.len();
+        back[at..at + rest.len()].copy_from_slice(rest);
     }
 }
 
