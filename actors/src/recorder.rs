@@ -3,11 +3,11 @@
 //! The transport's [`crate::transport::WireTap`] stamps each frame and pushes its entry onto
 //! a [`RecordQueue`] — an [`Inbox`] of entries: a push under a short lock, and a doorbell
 //! when the Recorder is not already on its way. The Recorder hands queued entries to the
-//! application's [`WireRecorder`] (the file writer, by default) in order, flushes it
-//! [`FLUSH_INTERVAL`] after anything was recorded, right after a frame that ends a model
-//! turn, and on stop, and reports write errors to telemetry. A `kill -9` therefore loses at
-//! most the last [`FLUSH_INTERVAL`] of frames (plus the time the process was not scheduled),
-//! and nothing from before the last finished turn.
+//! application's [`WireRecorder`] (the file writer, by default) in order, flushes it once
+//! the queue is empty, every [`FLUSH_INTERVAL`] while entries keep coming, right after a
+//! frame that ends a model turn, and on stop, and reports write errors to telemetry. A
+//! `kill -9` therefore loses at most the last [`FLUSH_INTERVAL`] of frames (plus the time
+//! the process was not scheduled), and nothing from before the last finished turn.
 //!
 //! Writing happens on tokio's blocking pool, never on a worker thread: a slow disk does
 //! not stall the session's actors. Draining is exclusive: the Recorder, its successor and
@@ -32,8 +32,8 @@ use crate::peers::doorbell;
 use crate::slot::Slot;
 use crate::telemetry::TelemetryShared;
 
-/// How often the recorder is flushed while frames are being recorded (an idle session's
-/// tick does nothing). Half the 100 ms a crash may lose at most, so a late tick still
+/// How often the recorder is flushed while frames are being recorded, however long the
+/// queue stays busy (an idle session's tick does nothing). Half the 100 ms a crash may lose at most, so a late tick still
 /// keeps the promise.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 
@@ -299,7 +299,16 @@ impl Actor for Recorder {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             RecorderMsg::Wake => {
-                if off_worker(&args.queue, |queue| queue.drain(RECORD_CHUNK)).await? {
+                let more = off_worker(&args.queue, |queue| {
+                    let more = queue.drain(RECORD_CHUNK);
+                    if !more {
+                        // Nothing more waits: write it out now, not at the next tick.
+                        queue.recorder.flush();
+                    }
+                    more
+                })
+                .await?;
+                if more {
                     let _ = myself.cast(RecorderMsg::Wake);
                 }
             }

@@ -171,8 +171,9 @@ impl Recorders {
 
 impl LiveBuilder {
     /// Records every frame of the session, both directions, to a wire log at `path`
-    /// (JSONL, created or truncated when the session starts; buffered, flushed 50 ms after
-    /// a frame, after each model turn and when the session ends, so a crash loses at most
+    /// (JSONL, created or truncated when the session starts; buffered, flushed once the
+    /// frames waiting are written (at least every 50 ms), after each model turn and when
+    /// the session ends, so a crash loses at most
     /// the last 100 ms). Replay it with [`replay`](LiveBuilder::replay).
     ///
     /// With [`persistence`](LiveBuilder::persistence), a session that resumes from a saved
@@ -209,8 +210,8 @@ impl LiveBuilder {
     }
 
     /// Writes every state mutation to a journal at `path` (JSONL, created or truncated
-    /// when the session starts; written on a thread of its own and flushed 50 ms after a
-    /// mutation, so a crash loses at most the last 100 ms).
+    /// when the session starts; written on a thread of its own and flushed once the
+    /// mutations waiting are written (at least every 50 ms), so a crash loses at most the last 100 ms).
     ///
     /// ```
     /// use reel_fluent::Live;

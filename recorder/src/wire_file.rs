@@ -32,7 +32,8 @@ pub enum Durability {
     /// Buffered: written once [`WRITE_THRESHOLD_BYTES`] are buffered, when a record finds
     /// [`DEFAULT_FLUSH_INTERVAL`] passed since the last write, on flush and on drop. Alone,
     /// a crash loses what came since the last write; in a session, the Recorder flushes it
-    /// 50 ms after each entry, so a crash loses at most the last 100 ms.
+    /// once its queue is empty (at least every 50 ms), so a crash loses at most the last
+    /// 100 ms.
     #[default]
     Buffered,
     /// Every entry is handed to the operating system before `record` returns: a crash of

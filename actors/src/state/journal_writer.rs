@@ -8,12 +8,12 @@
 //! lock. When the queue is full (a disk far slower than the session), the write path waits
 //! for room: the journal is never dropped.
 //!
-//! The thread flushes the sink [`JOURNAL_FLUSH_INTERVAL`] after the first mutation it wrote
-//! since its last flush, whether more follow or not: a `kill -9` loses at most that much of
-//! the journal (plus the time the process was not scheduled), never a tail that waits in a
-//! buffer for the next write.
+//! The thread flushes the sink as soon as no mutation waits for it, and at least every
+//! [`JOURNAL_FLUSH_INTERVAL`] while mutations keep coming: a `kill -9` loses at most what
+//! was not yet written and that interval (plus the time the process was not scheduled),
+//! never a tail that waits in a buffer for the next write.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -25,8 +25,9 @@ use crate::events::lock;
 /// How many mutations may wait for the writer thread before the write path waits.
 pub const JOURNAL_CAPACITY: usize = 4096;
 
-/// How long a written mutation may sit in the sink's buffer before the writer thread
-/// flushes it: half the 100 ms a crash may lose at most.
+/// How long a written mutation may sit in the sink's buffer, at most, while more keep
+/// coming (the writer flushes at once when none waits): half the 100 ms a crash may lose
+/// at most.
 pub const JOURNAL_FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 
 enum Job {
@@ -72,44 +73,35 @@ impl JournalWriter {
 }
 
 /// The writer thread: every job in order, until the writer is dropped; then a last flush.
-/// What it wrote is flushed at most [`JOURNAL_FLUSH_INTERVAL`] later.
+/// It flushes as soon as no job waits, and at least every [`JOURNAL_FLUSH_INTERVAL`] while
+/// mutations keep coming.
 fn write_all(queue: Receiver<Job>, sink: &dyn JournalSink) {
     // When the oldest mutation not yet flushed was written, if any.
     let mut unflushed_since: Option<Instant> = None;
-    loop {
-        let job = match unflushed_since {
-            None => match queue.recv() {
-                Ok(job) => job,
-                Err(_) => break,
-            },
-            Some(since) => {
-                let wait = JOURNAL_FLUSH_INTERVAL.saturating_sub(since.elapsed());
-                match queue.recv_timeout(wait) {
-                    Ok(job) => job,
-                    Err(RecvTimeoutError::Timeout) => {
+    while let Ok(first) = queue.recv() {
+        let mut next = Some(first);
+        while let Some(job) = next.take() {
+            match job {
+                Job::Record(mutation) => {
+                    sink.record(&mutation);
+                    let since = *unflushed_since.get_or_insert_with(Instant::now);
+                    // A steady stream of writes never leaves the queue empty.
+                    if since.elapsed() >= JOURNAL_FLUSH_INTERVAL {
                         sink.flush();
                         unflushed_since = None;
-                        continue;
                     }
-                    Err(RecvTimeoutError::Disconnected) => break,
                 }
-            }
-        };
-        match job {
-            Job::Record(mutation) => {
-                sink.record(&mutation);
-                let since = *unflushed_since.get_or_insert_with(Instant::now);
-                // A steady stream of writes never lets the wait above time out.
-                if since.elapsed() >= JOURNAL_FLUSH_INTERVAL {
+                Job::Flush(done) => {
                     sink.flush();
                     unflushed_since = None;
+                    let _ = done.send(());
                 }
             }
-            Job::Flush(done) => {
-                sink.flush();
-                unflushed_since = None;
-                let _ = done.send(());
-            }
+            next = queue.try_recv().ok();
+        }
+        // Nothing waits: what was written goes out now, not with the next mutation.
+        if unflushed_since.take().is_some() {
+            sink.flush();
         }
     }
     sink.flush();
