@@ -20,7 +20,8 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("reel: {error}");
+            // Error messages quote file names and recorded text: shown, never obeyed.
+            eprintln!("reel: {}", cli::terminal::visible(&error.to_string()));
             ExitCode::from(2)
         }
     }

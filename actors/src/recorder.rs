@@ -3,8 +3,11 @@
 //! The transport's [`crate::transport::WireTap`] stamps each frame and pushes its entry onto
 //! a [`RecordQueue`] — an [`Inbox`] of entries: a push under a short lock, and a doorbell
 //! when the Recorder is not already on its way. The Recorder hands queued entries to the
-//! application's [`WireRecorder`] (the file writer, by default) in order, flushes it every
-//! second and on stop, and reports write errors to telemetry.
+//! application's [`WireRecorder`] (the file writer, by default) in order, flushes it once
+//! the queue is empty, every [`FLUSH_INTERVAL`] while entries keep coming, right after a
+//! frame that ends a model turn, and on stop, and reports write errors to telemetry. A
+//! `kill -9` therefore loses at most the last [`FLUSH_INTERVAL`] of frames (plus the time
+//! the process was not scheduled), and nothing from before the last finished turn.
 //!
 //! Writing happens on tokio's blocking pool, never on a worker thread: a slow disk does
 //! not stall the session's actors. Draining is exclusive: the Recorder, its successor and
@@ -16,11 +19,12 @@
 //! recorder fails on every time is then counted as a recording error and left out, rather
 //! than ending the session through the restart limit.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use reel_recorder::wire_log::{WireEntry, WireRecorder};
+use reel_recorder::wire_log::{Direction, WireEntry, WireRecorder};
 
 use crate::events::lock;
 use crate::inbox::{Bound, Inbox};
@@ -28,8 +32,10 @@ use crate::peers::doorbell;
 use crate::slot::Slot;
 use crate::telemetry::TelemetryShared;
 
-/// How often the recorder is flushed.
-pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+/// How often the recorder is flushed while frames are being recorded, however long the
+/// queue stays busy (an idle session's tick does nothing). Half the 100 ms a crash may lose at most, so a late tick still
+/// keeps the promise.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 
 /// How many entries may wait for the Recorder before the transport waits for room
 /// (backpressure: recorded frames are never dropped).
@@ -65,6 +71,9 @@ pub struct RecordQueue {
     lost: std::sync::atomic::AtomicU64,
     /// The entry a failed Recorder left, and how many successors have tried to write it.
     rewrite: Mutex<Option<(WireEntry, u32)>>,
+    /// Set when an entry is queued, cleared by the flush tick that writes it out: an idle
+    /// session's tick costs no trip to the blocking pool.
+    unflushed: AtomicBool,
 }
 
 impl std::fmt::Debug for RecordQueue {
@@ -91,6 +100,7 @@ impl RecordQueue {
             draining: Mutex::new(()),
             lost: std::sync::atomic::AtomicU64::new(0),
             rewrite: Mutex::new(None),
+            unflushed: AtomicBool::new(false),
         }
     }
 
@@ -160,10 +170,20 @@ impl RecordQueue {
             let Some(taken) = self.entries.take() else {
                 return false;
             };
+            let turn_ended = taken.item.dir == Direction::In && ends_a_turn(&taken.item.payload);
             self.recorder.record(taken.item);
+            if turn_ended {
+                // A turn boundary: what the model said is on disk before the next turn.
+                self.recorder.flush();
+            }
             self.entries.done(taken.seq);
         }
         true
+    }
+
+    /// Whether anything was queued since the last call (which clears it).
+    fn take_unflushed(&self) -> bool {
+        self.unflushed.swap(false, Ordering::AcqRel)
     }
 
     /// Write errors so far: the recorder's own, and entries lost to a recorder that panicked.
@@ -178,6 +198,8 @@ impl WireRecorder for RecordQueue {
         if let Err(closed) = self.entries.push(entry) {
             self.recorder.record(closed.0);
         }
+        // After the push: a tick that clears the mark drains this entry too.
+        self.unflushed.store(true, Ordering::Release);
     }
 
     fn flush(&self) {
@@ -187,6 +209,14 @@ impl WireRecorder for RecordQueue {
     fn error_count(&self) -> u64 {
         self.errors()
     }
+}
+
+/// Whether an inbound frame ends a model turn (`turnComplete`, in either spelling the
+/// protocol accepts). A frame that only mentions the word costs one flush more, never a
+/// frame less.
+fn ends_a_turn(payload: &[u8]) -> bool {
+    memchr::memmem::find(payload, b"turnComplete").is_some()
+        || memchr::memmem::find(payload, b"turn_complete").is_some()
 }
 
 /// Runs `work` on the queue on tokio's blocking pool; a panic in the recorder comes back as
@@ -269,16 +299,27 @@ impl Actor for Recorder {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             RecorderMsg::Wake => {
-                if off_worker(&args.queue, |queue| queue.drain(RECORD_CHUNK)).await? {
+                let more = off_worker(&args.queue, |queue| {
+                    let more = queue.drain(RECORD_CHUNK);
+                    if !more {
+                        // Nothing more waits: write it out now, not at the next tick.
+                        queue.recorder.flush();
+                    }
+                    more
+                })
+                .await?;
+                if more {
                     let _ = myself.cast(RecorderMsg::Wake);
                 }
             }
             RecorderMsg::Flush => {
-                off_worker(&args.queue, |queue| {
-                    while queue.drain(RECORD_CHUNK) {}
-                    queue.recorder.flush();
-                })
-                .await?;
+                if args.queue.take_unflushed() {
+                    off_worker(&args.queue, |queue| {
+                        while queue.drain(RECORD_CHUNK) {}
+                        queue.recorder.flush();
+                    })
+                    .await?;
+                }
                 args.telemetry.set_recording_errors(args.queue.errors());
             }
         }

@@ -173,8 +173,10 @@ impl Recorders {
 
 impl LiveBuilder {
     /// Records every frame of the session, both directions, to a wire log at `path`
-    /// (JSONL, created or truncated when the session starts; buffered, flushed every
-    /// second and when the session ends). Replay it with [`replay`](LiveBuilder::replay).
+    /// (JSONL, created or truncated when the session starts; buffered, flushed once the
+    /// frames waiting are written (at least every 50 ms), after each model turn and when
+    /// the session ends, so a crash loses at most
+    /// the last 100 ms). Replay it with [`replay`](LiveBuilder::replay).
     ///
     /// With [`persistence`](LiveBuilder::persistence), a session that resumes from a saved
     /// snapshot also writes that snapshot beside the log, before the session starts:
@@ -210,7 +212,8 @@ impl LiveBuilder {
     }
 
     /// Writes every state mutation to a journal at `path` (JSONL, created or truncated
-    /// when the session starts).
+    /// when the session starts; written on a thread of its own and flushed once the
+    /// mutations waiting are written (at least every 50 ms), so a crash loses at most the last 100 ms).
     ///
     /// ```
     /// use reel_fluent::Live;

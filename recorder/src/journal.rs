@@ -5,8 +5,11 @@
 //! ```
 //!
 //! The state store hands every mutation to a [`JournalSink`] synchronously, on its write
-//! path. [`FileJournalSink`] appends them to a JSONL file through a buffer flushed at most
-//! a second apart; [`MemoryJournalSink`] keeps them for tests. [`read_journal`] reads a
+//! path. [`FileJournalSink`] appends them to a JSONL file through a buffer flushed when a
+//! record finds a second passed, on flush and on drop (in a session, its writer thread
+//! flushes it as soon as no mutation waits, at least every 50 ms:
+//! `reel_actors::state::JournalWriter`);
+//! [`MemoryJournalSink`] keeps them for tests. [`read_journal`] reads a
 //! journal back, tolerating a torn last line.
 
 use std::fs::File;

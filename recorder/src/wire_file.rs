@@ -30,8 +30,10 @@ pub const WRITE_THRESHOLD_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Durability {
     /// Buffered: written once [`WRITE_THRESHOLD_BYTES`] are buffered, when a record finds
-    /// [`DEFAULT_FLUSH_INTERVAL`] passed since the last write, on flush and on drop. A
-    /// crash loses at most about a second of entries.
+    /// [`DEFAULT_FLUSH_INTERVAL`] passed since the last write, on flush and on drop. Alone,
+    /// a crash loses what came since the last write; in a session, the Recorder flushes it
+    /// once its queue is empty (at least every 50 ms), so a crash loses at most the last
+    /// 100 ms.
     #[default]
     Buffered,
     /// Every entry is handed to the operating system before `record` returns: a crash of

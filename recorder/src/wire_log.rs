@@ -171,7 +171,9 @@ mod payload_b64 {
 pub trait WireRecorder: Send + Sync + 'static {
     /// Takes one entry. Entries arrive in sequence order.
     fn record(&self, entry: WireEntry);
-    /// Writes out what is buffered (the session calls it every second and on stop).
+    /// Writes out what is buffered (the session calls it when its queue of entries is
+    /// empty, at least every 50 ms while entries come, after a frame that ends a model
+    /// turn, and on stop).
     fn flush(&self) {}
     /// How many entries could not be stored, or writes failed, so far; the runtime reports
     /// it in telemetry. A recorder that cannot fail keeps the default, 0.

@@ -11,7 +11,7 @@ use reel::demo::run::{Recording, record_against_bundled_tape, record_session, re
 use reel_protocol::ApiEndpoint;
 
 use super::replay_report::{RecordedJournal, ReplayReport};
-use super::{CliError, print_stdout};
+use super::{CliError, print_stdout, print_text};
 
 /// What ran in the demo's replay, said honestly.
 const MODE: [&str; 2] = [
@@ -88,7 +88,7 @@ pub fn run(args: DemoArgs) -> Result<ExitCode, CliError> {
              Session:   the assistant talked to {source}\n  \
              Recorded:  {wire}\n             {journal}\n\n{report}"
         );
-        print_stdout(&text)?;
+        print_text(&text)?;
     }
     Ok(if clean {
         ExitCode::SUCCESS

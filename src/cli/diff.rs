@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use super::input::{WireInput, one_stdin};
 use super::progress::Progress;
-use super::{CliError, plural, print_stdout};
+use super::{CliError, plural, print_stdout, print_text};
 
 /// Frames of context shown before the difference.
 const CONTEXT: usize = 2;
@@ -67,7 +67,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         let json = serde_json::to_string_pretty(&to_json(&comparison)?)?;
         print_stdout(&format!("{json}\n"))?;
     } else {
-        print_stdout(&render(&comparison))?;
+        print_text(&render(&comparison))?;
     }
     Ok(if same {
         ExitCode::SUCCESS

@@ -134,6 +134,15 @@ pub enum CliError {
         /// The underlying error.
         source: ReplayError,
     },
+    /// A wire log's audio could not be rendered within the WAV's bounds (a damaged
+    /// timestamp, audio over the size limit); nothing over the bound was written.
+    #[error("{path}: cannot render the audio: {source}")]
+    Wav {
+        /// The wire log.
+        path: String,
+        /// What was out of bounds.
+        source: reel_replayer::export::WavError,
+    },
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),

@@ -13,7 +13,7 @@ use clap::{Args, ValueEnum};
 use reel_recorder::cassette::{CassetteFile, DEFAULT_MAX_CASSETTE_BYTES};
 use reel_replayer::export::{
     ExportError, ExportOptions, Exported, OtlpOptions, TraceExporter, WAV_RATE, WavError,
-    WavExporter, export_cassette, to_otlp,
+    WavExporter, WavSummary, export_cassette, to_otlp,
 };
 
 use super::input::WireInput;
@@ -130,20 +130,24 @@ fn export_wav(args: &ExportArgs) -> Result<ExitCode, CliError> {
         ))
     };
     let file = std::fs::File::create(output).map_err(output_error)?;
-    let write_error = |error: WavError| match error {
-        WavError::Io(error) => output_error(error),
-        other => output_error(std::io::Error::other(other.to_string())),
-    };
-    let mut exporter = WavExporter::new(std::io::BufWriter::new(file)).map_err(write_error)?;
-    let progress = Progress::start("exporting");
-    for entry in WireInput::open(&args.log)?
-        .salvaging(args.salvage)
-        .counting(progress.counter())
-    {
-        exporter.push(&entry?).map_err(write_error)?;
+    let rendered = render_wav(args, file);
+    let is_file = std::fs::symlink_metadata(output).is_ok_and(|meta| meta.is_file());
+    if rendered.is_err() && is_file {
+        // A WAV cut short is no WAV (its header's sizes are unset): nothing is left behind.
+        // Only a plain file is removed, never a device or a link such as `/dev/stdout`.
+        let _ = std::fs::remove_file(output);
     }
-    progress.finish();
-    let summary = exporter.finish().map_err(write_error)?;
+    let summary = match rendered {
+        Ok(summary) => summary,
+        Err(Rendered::Input(error)) => return Err(error),
+        Err(Rendered::Wav(WavError::Io(error))) => return Err(output_error(error)),
+        Err(Rendered::Wav(source)) => {
+            return Err(CliError::Wav {
+                path: args.log.clone(),
+                source,
+            });
+        }
+    };
     eprintln!(
         "reel export: {output}: {:.3} s of audio ({} user chunks, {} model chunks)",
         summary.frames as f64 / f64::from(WAV_RATE),
@@ -151,6 +155,28 @@ fn export_wav(args: &ExportArgs) -> Result<ExitCode, CliError> {
         summary.chunks_out
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a WAV was not rendered: the log could not be read, or the WAV failed.
+enum Rendered {
+    Input(CliError),
+    Wav(WavError),
+}
+
+/// Renders the log's audio into `file`, bounded as [`WavExporter`] bounds it.
+fn render_wav(args: &ExportArgs, file: std::fs::File) -> Result<WavSummary, Rendered> {
+    let mut exporter = WavExporter::new(std::io::BufWriter::new(file)).map_err(Rendered::Wav)?;
+    let progress = Progress::start("exporting");
+    for entry in WireInput::open(&args.log)
+        .map_err(Rendered::Input)?
+        .salvaging(args.salvage)
+        .counting(progress.counter())
+    {
+        let entry = entry.map_err(Rendered::Input)?;
+        exporter.push(&entry).map_err(Rendered::Wav)?;
+    }
+    progress.finish();
+    exporter.finish().map_err(Rendered::Wav)
 }
 
 /// A cassette is one JSON document (`.json`); a wire log is JSON lines (`.jsonl`, or any

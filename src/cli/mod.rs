@@ -22,6 +22,7 @@ mod serve;
 mod show;
 mod stop_signal;
 mod studio;
+pub(crate) mod terminal;
 mod time;
 mod trace;
 
@@ -100,6 +101,12 @@ fn print_stdout(text: &str) -> Result<(), CliError> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(CliError::Output)
+}
+
+/// Writes a text report to standard output, its control characters shown as escapes
+/// ([`terminal::visible`]): recorded text never drives the terminal.
+fn print_text(text: &str) -> Result<(), CliError> {
+    print_stdout(&terminal::visible(text))
 }
 
 /// `1 frame`, `2 frames`.

@@ -38,7 +38,7 @@ use super::input::{WireInput, is_regular_file, one_stdin, open_journal, read_jou
 use super::progress::Progress;
 use super::replay_report::{RecordedJournal, ReplayReport};
 use super::time::utc_range;
-use super::{CliError, print_stdout};
+use super::{CliError, print_stdout, print_text};
 
 /// Arguments of `reel replay`.
 #[derive(Debug, Args)]
@@ -124,7 +124,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         let json = serde_json::to_string_pretty(&report.to_json()?)?;
         print_stdout(&format!("{json}\n"))?;
     } else {
-        print_stdout(&report.to_string())?;
+        print_text(&report.to_string())?;
     }
     Ok(if report.verdict().is_clean() {
         ExitCode::SUCCESS

@@ -29,7 +29,7 @@ use super::junit::{self, Case, CaseOutcome};
 use super::progress::Progress;
 use super::replay::{ReplayArgs, replay_log};
 use super::replay_report::ReplayReport;
-use super::{CliError, print_stdout};
+use super::{CliError, print_stdout, print_text};
 
 /// The name every wire log ends with, for directories.
 const WIRE_LOG_SUFFIX: &str = ".wire.jsonl";
@@ -101,7 +101,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         let json = serde_json::to_string_pretty(&to_json(&sessions, seconds, jobs))?;
         print_stdout(&format!("{json}\n"))?;
     } else {
-        print_stdout(&render(&sessions, seconds, jobs))?;
+        print_text(&render(&sessions, seconds, jobs))?;
     }
     Ok(exit_code(&sessions))
 }

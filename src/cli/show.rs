@@ -78,12 +78,13 @@ pub fn run(args: ShowArgs) -> Result<ExitCode, CliError> {
 }
 
 fn print_row(out: &mut impl Write, row: &TimelineRow, json: bool) -> Result<(), CliError> {
-    let line = if json {
-        serde_json::to_string(row)?
-    } else {
-        text_row(row)
-    };
-    writeln!(out, "{line}").map_err(CliError::Output)
+    if json {
+        let line = serde_json::to_string(row)?;
+        return writeln!(out, "{line}").map_err(CliError::Output);
+    }
+    // One row, one line: a line break in recorded text is shown as an escape too.
+    let line = text_row(row).replace('\n', "\\n");
+    writeln!(out, "{}", super::terminal::visible(&line)).map_err(CliError::Output)
 }
 
 /// One row as text.

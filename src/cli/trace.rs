@@ -24,7 +24,7 @@ use reel_recorder::trace::{
 use reel_replayer::summary::ToolCallSummary;
 use serde::Serialize;
 
-use super::{CliError, plural, print_stdout};
+use super::{CliError, plural, print_stdout, print_text};
 
 /// Arguments of `reel trace`.
 #[derive(Debug, Args)]
@@ -63,16 +63,18 @@ pub fn run(args: TraceArgs) -> Result<ExitCode, CliError> {
             });
         }
         Err(error) => {
-            eprintln!("reel: {error}");
+            eprintln!("reel: {}", super::terminal::visible(&error.to_string()));
             return Ok(ExitCode::from(2));
         }
     };
-    let text = if args.json {
-        format!("{}\n", serde_json::to_string_pretty(&ShowJson::of(&trace))?)
+    if args.json {
+        print_stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&ShowJson::of(&trace))?
+        ))?;
     } else {
-        render(&trace)
-    };
-    print_stdout(&text)?;
+        print_text(&render(&trace))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

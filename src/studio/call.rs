@@ -18,7 +18,7 @@ use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
 
 use super::seek::{SeekIndex, read_from};
-use reel_replayer::export::{PeakMeter, WavExporter};
+use reel_replayer::export::{PeakMeter, WavExporter, WavLimits};
 use reel_replayer::timeline::{describe, describe_server};
 use serde::Serialize;
 use serde_json::Value;
@@ -598,10 +598,21 @@ pub fn peaks(
     Ok(meter.finish())
 }
 
-/// The recording's audio as a WAV (`reel export --format wav`).
+/// The most bytes of samples the studio renders into memory for one `audio.wav`: 256 MiB,
+/// about 46 minutes of the call (three times the longest audio session the Live API holds).
+pub const MAX_AUDIO_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The recording's audio as a WAV (`reel export --format wav`), rendered in memory within
+/// [`MAX_AUDIO_BYTES`] and the exporter's gap limit: a log over them is refused with the
+/// reason before the memory is taken.
 pub fn audio(path: &Path) -> Result<Vec<u8>, String> {
     let mut wav = Cursor::new(Vec::new());
-    let mut exporter = WavExporter::new(&mut wav).map_err(|error| error.to_string())?;
+    let limits = WavLimits {
+        max_data_bytes: MAX_AUDIO_BYTES,
+        ..WavLimits::default()
+    };
+    let mut exporter =
+        WavExporter::with_limits(&mut wav, limits).map_err(|error| error.to_string())?;
     for entry in open_wire_log(path).map_err(|error| error.to_string())? {
         let entry = entry.map_err(|error| error.to_string())?;
         exporter.push(&entry).map_err(|error| error.to_string())?;

@@ -304,3 +304,35 @@ fn a_calls_audio_exports_as_a_stereo_wav_on_the_sessions_time_axis() {
         )
     );
 }
+
+#[test]
+fn a_timestamp_jump_is_refused_with_its_place_and_leaves_no_file() {
+    let dir = TempDir::new("export-wav-jump");
+    for (name, jump) in [("max", u64::MAX), ("hour", 1_000 + 3_600_000)] {
+        let log = dir.join(&format!("{name}.wire.jsonl"));
+        write_lines(
+            &log,
+            &[
+                line(1, 1_000, true, r#"{"setup":{"model":"models/m"}}"#),
+                audio_line(2, 1_000, true, 16_000, &[1_000; 160]),
+                // One edited ts_ms: rendered, it would be gigabytes of silence.
+                audio_line(3, jump, false, 24_000, &[-2_000; 120]),
+            ],
+        );
+        let wav = dir.join(&format!("{name}.wav"));
+        let (code, stdout, stderr) =
+            reel(&["export", arg(&log), "--format", "wav", "-o", arg(&wav)]);
+        assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "reel: {}: cannot render the audio: entry seq 3: its ts_ms jumps {} ms past the \
+                 entries before it, over the 1800000 ms of silence a WAV renders; the log's \
+                 timestamps are damaged\n",
+                arg(&log),
+                jump - 1_000
+            )
+        );
+        assert!(!wav.exists(), "a WAV cut short is left behind");
+    }
+}

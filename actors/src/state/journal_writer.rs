@@ -7,10 +7,16 @@
 //! order, to the sink it wraps. File writes never run on a tokio worker or under the state
 //! lock. When the queue is full (a disk far slower than the session), the write path waits
 //! for room: the journal is never dropped.
+//!
+//! The thread flushes the sink as soon as no mutation waits for it, and at least every
+//! [`JOURNAL_FLUSH_INTERVAL`] while mutations keep coming: a `kill -9` loses at most what
+//! was not yet written and that interval (plus the time the process was not scheduled),
+//! never a tail that waits in a buffer for the next write.
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use reel_recorder::journal::{JournalSink, StateMutation};
 
@@ -18,6 +24,11 @@ use crate::events::lock;
 
 /// How many mutations may wait for the writer thread before the write path waits.
 pub const JOURNAL_CAPACITY: usize = 4096;
+
+/// How long a written mutation may sit in the sink's buffer, at most, while more keep
+/// coming (the writer flushes at once when none waits): half the 100 ms a crash may lose
+/// at most.
+pub const JOURNAL_FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 
 enum Job {
     Record(StateMutation),
@@ -62,14 +73,35 @@ impl JournalWriter {
 }
 
 /// The writer thread: every job in order, until the writer is dropped; then a last flush.
+/// It flushes as soon as no job waits, and at least every [`JOURNAL_FLUSH_INTERVAL`] while
+/// mutations keep coming.
 fn write_all(queue: Receiver<Job>, sink: &dyn JournalSink) {
-    while let Ok(job) = queue.recv() {
-        match job {
-            Job::Record(mutation) => sink.record(&mutation),
-            Job::Flush(done) => {
-                sink.flush();
-                let _ = done.send(());
+    // When the oldest mutation not yet flushed was written, if any.
+    let mut unflushed_since: Option<Instant> = None;
+    while let Ok(first) = queue.recv() {
+        let mut next = Some(first);
+        while let Some(job) = next.take() {
+            match job {
+                Job::Record(mutation) => {
+                    sink.record(&mutation);
+                    let since = *unflushed_since.get_or_insert_with(Instant::now);
+                    // A steady stream of writes never leaves the queue empty.
+                    if since.elapsed() >= JOURNAL_FLUSH_INTERVAL {
+                        sink.flush();
+                        unflushed_since = None;
+                    }
+                }
+                Job::Flush(done) => {
+                    sink.flush();
+                    unflushed_since = None;
+                    let _ = done.send(());
+                }
             }
+            next = queue.try_recv().ok();
+        }
+        // Nothing waits: what was written goes out now, not with the next mutation.
+        if unflushed_since.take().is_some() {
+            sink.flush();
         }
     }
     sink.flush();
@@ -123,10 +155,55 @@ mod tests {
         state.flush_journal();
         let values: Vec<_> = memory.entries().into_iter().map(|m| m.new).collect();
         assert_eq!(values, (0..100).map(|n| json!(n)).collect::<Vec<_>>());
-        assert_eq!(memory.flush_count(), 1);
+        // The explicit flush, and any the timer made while the writes came in.
+        let flushed = memory.flush_count();
+        assert!(flushed >= 1);
         drop(state);
         drop(writer);
-        // The thread flushed once more on its way out.
-        assert_eq!(memory.flush_count(), 2);
+        // The thread flushed once more on its way out (nothing was left for the timer).
+        assert_eq!(memory.flush_count(), flushed + 1);
+    }
+
+    /// Tells a channel about every flush, and what it held by then.
+    struct FlushSignal {
+        recorded: Mutex<Vec<u64>>,
+        flushed: Mutex<std::sync::mpsc::Sender<Vec<u64>>>,
+    }
+
+    impl JournalSink for FlushSignal {
+        fn record(&self, mutation: &StateMutation) {
+            lock(&self.recorded).push(mutation.sequence);
+        }
+
+        fn flush(&self) {
+            let _ = lock(&self.flushed).send(lock(&self.recorded).clone());
+        }
+    }
+
+    #[test]
+    fn a_lone_mutation_is_flushed_without_another_write_or_an_explicit_flush() {
+        let (flushed, flushes) = std::sync::mpsc::channel();
+        let sink = Arc::new(FlushSignal {
+            recorded: Mutex::new(Vec::new()),
+            flushed: Mutex::new(flushed),
+        });
+        let writer = JournalWriter::new(sink).unwrap();
+        let mutation = StateMutation {
+            sequence: 1,
+            key: "app:city".to_owned(),
+            old: serde_json::Value::Null,
+            new: json!("London"),
+            origin: "set".to_owned(),
+            timestamp_ms: 0,
+            delta: false,
+        };
+        writer.record(&mutation);
+        // The timer's flush, not the one on drop: the writer is still alive. (The bound is
+        // generous: a busy machine may run the thread late, but it must run it.)
+        let held = flushes
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the writer thread flushed the lone mutation");
+        assert_eq!(held, [1]);
+        drop(writer);
     }
 }

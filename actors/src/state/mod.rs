@@ -57,7 +57,7 @@ use serde_json::Value;
 pub use data::{RECENT_MUTATIONS, StateOp};
 pub use delta::DeltaState;
 pub use error::StateError;
-pub use journal_writer::{JOURNAL_CAPACITY, JournalWriter};
+pub use journal_writer::{JOURNAL_CAPACITY, JOURNAL_FLUSH_INTERVAL, JournalWriter};
 pub use key::StateKey;
 pub use reel_recorder::journal::{JournalSink, StateMutation};
 pub use scope::{ReadOnlyScope, Scope, prefix};

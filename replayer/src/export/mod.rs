@@ -58,7 +58,10 @@ use live_turn::LiveTurns;
 pub use cassette::export_cassette;
 pub use ids::IdSeed;
 pub use otlp::{OtlpOptions, to_otlp};
-pub use wav::{PeakMeter, WAV_RATE, WavError, WavExporter, WavSummary};
+pub use wav::{
+    MAX_GAP_MS, MAX_WAV_DATA_BYTES, PeakMeter, WAV_RATE, WavError, WavExporter, WavLimits,
+    WavSummary,
+};
 
 /// How an export names what it exports.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

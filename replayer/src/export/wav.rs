@@ -6,8 +6,16 @@
 //! that one is still playing: the model streams its audio faster than real time, and the
 //! listener hears it as it would have been played. Written as it is read, in bounded memory:
 //! every frame before the current entry's time is final (later chunks start at their time or
-//! later) and goes to the file; only the audio ahead of it waits.
+//! later) and goes to the file; only the audio ahead of it waits. Rendering is linear in the
+//! audio and the silence written, however far ahead of real time the audio arrived.
+//!
+//! The output is bounded before it is written ([`WavLimits`]): an entry whose time jumps
+//! more than [`MAX_GAP_MS`] past every entry before it (an edited `ts_ms`, a clock gone
+//! wrong) is refused with its `seq` rather than rendered as hours of silence, and a file
+//! that would grow past its byte limit stops with [`WavError::TooLong`] before the bytes
+//! over it are written or held.
 
+use std::collections::VecDeque;
 use std::io::{self, Seek, SeekFrom, Write};
 
 use reel_protocol::{Blob, decode_client, decode_server};
@@ -24,17 +32,74 @@ const DEFAULT_OUTPUT_RATE: u32 = 24_000;
 /// The size of the RIFF/WAVE header written before the samples.
 const HEADER_BYTES: u64 = 44;
 
+/// The bytes of one stereo 16-bit frame.
+const FRAME_BYTES: u64 = 4;
+
+/// How many frames are written at a time (1 MiB).
+const BLOCK_FRAMES: usize = 1 << 18;
+
+/// The longest silence between an entry and every entry before it that a WAV renders by
+/// default: 30 minutes, twice the longest audio session the Live API holds. A longer jump
+/// is a damaged timestamp.
+pub const MAX_GAP_MS: u64 = 30 * 60 * 1000;
+
+/// The most sample bytes a WAV file can hold: its sizes are 32-bit (about 12 hours of
+/// stereo at 24 kHz).
+pub const MAX_WAV_DATA_BYTES: u64 = u32::MAX as u64 - (HEADER_BYTES - 8);
+
+/// How much a [`WavExporter`] renders at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WavLimits {
+    /// The longest jump of an entry's time past every entry before it, in milliseconds
+    /// (default [`MAX_GAP_MS`]); a longer one is refused ([`WavError::Gap`]).
+    pub max_gap_ms: u64,
+    /// The most sample bytes written or held (default, and at most, [`MAX_WAV_DATA_BYTES`]);
+    /// audio past it is refused ([`WavError::TooLong`]) before it is written.
+    pub max_data_bytes: u64,
+}
+
+impl Default for WavLimits {
+    fn default() -> Self {
+        WavLimits {
+            max_gap_ms: MAX_GAP_MS,
+            max_data_bytes: MAX_WAV_DATA_BYTES,
+        }
+    }
+}
+
 /// What went wrong writing a WAV.
 #[derive(Debug, thiserror::Error)]
 pub enum WavError {
     /// The file could not be written.
     #[error("cannot write the WAV: {0}")]
     Io(#[from] io::Error),
-    /// Over the 4 GiB a WAV's sizes can say (about 12 hours of stereo at 24 kHz).
-    #[error("the call's audio is {bytes} bytes, over the 4 GiB a WAV file can hold")]
+    /// The audio would grow past the byte limit (at most the 4 GiB a WAV's sizes can say,
+    /// about 12 hours of stereo at 24 kHz); nothing past the limit was written.
+    #[error(
+        "the call's audio reaches {bytes} bytes at entry seq {seq}, over the limit of {limit} \
+         bytes; nothing past the limit was written"
+    )]
     TooLong {
-        /// The audio's size.
+        /// The size the audio would have reached.
         bytes: u64,
+        /// The limit.
+        limit: u64,
+        /// The entry whose audio or time crossed it (0: the end of the log).
+        seq: u64,
+    },
+    /// An entry's time jumps further past every earlier entry's than a call's silence
+    /// lasts: a damaged timestamp. Refused before any of the silence is written.
+    #[error(
+        "entry seq {seq}: its ts_ms jumps {gap_ms} ms past the entries before it, over the \
+         {max_gap_ms} ms of silence a WAV renders; the log's timestamps are damaged"
+    )]
+    Gap {
+        /// The entry.
+        seq: u64,
+        /// How far its time is past the latest before it, in milliseconds.
+        gap_ms: u64,
+        /// The limit.
+        max_gap_ms: u64,
     },
 }
 
@@ -55,35 +120,68 @@ pub struct WavExporter<W: Write + Seek> {
     out: W,
     /// The first entry's time, the file's zero.
     t0: Option<u64>,
+    /// The latest entry time so far (epoch ms).
+    latest_ms: u64,
     /// Frames already in the file.
     flushed: u64,
-    /// Per channel (0 user, 1 model): samples of frames `flushed..`, not yet written.
-    pending: [Vec<i16>; 2],
+    /// Per channel (0 user, 1 model): samples of frames `flushed..`, not yet written. A
+    /// deque: writing takes from its front, in time linear in what is written, however much
+    /// audio waits behind it.
+    pending: [VecDeque<i16>; 2],
+    /// The bytes being written, kept between writes.
+    block: Vec<u8>,
+    limits: WavLimits,
     /// Per channel: the first frame after its last chunk.
     cursor: [u64; 2],
     chunks: [u64; 2],
 }
 
 impl<W: Write + Seek> WavExporter<W> {
-    /// Starts the file (its header's sizes are filled in by [`WavExporter::finish`]).
-    pub fn new(mut out: W) -> Result<Self, WavError> {
+    /// Starts the file (its header's sizes are filled in by [`WavExporter::finish`]), with
+    /// the default [`WavLimits`].
+    pub fn new(out: W) -> Result<Self, WavError> {
+        WavExporter::with_limits(out, WavLimits::default())
+    }
+
+    /// [`new`](WavExporter::new) with other limits (a byte limit over
+    /// [`MAX_WAV_DATA_BYTES`] is lowered to it).
+    pub fn with_limits(mut out: W, limits: WavLimits) -> Result<Self, WavError> {
         out.write_all(&header(0))?;
         Ok(WavExporter {
             out,
             t0: None,
+            latest_ms: 0,
             flushed: 0,
-            pending: [Vec::new(), Vec::new()],
+            pending: [VecDeque::new(), VecDeque::new()],
+            block: Vec::new(),
+            limits: WavLimits {
+                max_data_bytes: limits.max_data_bytes.min(MAX_WAV_DATA_BYTES),
+                ..limits
+            },
             cursor: [0, 0],
             chunks: [0, 0],
         })
     }
 
     /// Takes the next entry of the log: its audio, if any, is placed; the frames before its
-    /// time are written.
+    /// time are written. Refuses an entry whose time jumps too far ([`WavError::Gap`]) or
+    /// whose audio or time would take the file past its byte limit
+    /// ([`WavError::TooLong`]), before writing any of it.
     pub fn push(&mut self, entry: &WireEntry) -> Result<(), WavError> {
         let t0 = *self.t0.get_or_insert(entry.ts_ms);
-        let at = entry.ts_ms.saturating_sub(t0) * u64::from(WAV_RATE) / 1000;
+        let latest = self.latest_ms.max(t0);
+        let gap_ms = entry.ts_ms.saturating_sub(latest);
+        if gap_ms > self.limits.max_gap_ms {
+            return Err(WavError::Gap {
+                seq: entry.seq,
+                gap_ms,
+                max_gap_ms: self.limits.max_gap_ms,
+            });
+        }
+        self.latest_ms = latest.max(entry.ts_ms);
+        let at = frame_at(entry.ts_ms.saturating_sub(t0));
         let at = at.max(self.flushed);
+        self.check_size(at, entry.seq)?;
         self.flush_until(at)?;
         if entry.close.is_some() {
             return Ok(());
@@ -93,38 +191,61 @@ impl<W: Write + Seek> WavExporter<W> {
             Direction::In => (1, server_audio(&entry.payload)),
         };
         for (rate, pcm) in chunks {
-            let samples = resample(&pcm, rate, WAV_RATE);
             let start = at.max(self.cursor[channel]);
+            let end = start.saturating_add(resampled_len(pcm.len(), rate, WAV_RATE));
+            // Checked before resampling (a low rate multiplies the samples) and before it
+            // is held in memory until written: within the limit like what is written.
+            self.check_size(end, entry.seq)?;
+            let samples = resample(&pcm, rate, WAV_RATE);
+            // Both fit in memory: `end - flushed` frames are within the byte limit.
             let offset = usize::try_from(start - self.flushed).unwrap_or(usize::MAX);
             let pending = &mut self.pending[channel];
             if pending.len() < offset + samples.len() {
                 pending.resize(offset + samples.len(), 0);
             }
-            pending[offset..offset + samples.len()].copy_from_slice(&samples);
-            self.cursor[channel] = start + samples.len() as u64;
+            copy_into(pending, offset, &samples);
+            self.cursor[channel] = end;
             self.chunks[channel] += 1;
         }
         Ok(())
     }
 
-    /// Writes the frames before `frame`.
+    /// Refuses a file that would reach `frames` frames, over the byte limit.
+    fn check_size(&self, frames: u64, seq: u64) -> Result<(), WavError> {
+        let bytes = frames.saturating_mul(FRAME_BYTES);
+        if bytes > self.limits.max_data_bytes {
+            return Err(WavError::TooLong {
+                bytes,
+                limit: self.limits.max_data_bytes,
+                seq,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the frames before `frame` (within the limit: the callers checked), a block
+    /// at a time: the block starts as silence and each channel's waiting samples are laid
+    /// into it, so a gap costs a zeroed buffer, not a loop over its frames.
     fn flush_until(&mut self, frame: u64) -> Result<(), WavError> {
         if frame <= self.flushed {
             return Ok(());
         }
         let count = usize::try_from(frame - self.flushed).unwrap_or(usize::MAX);
-        let mut bytes = Vec::with_capacity(count.min(1 << 20) * 4);
-        for index in 0..count {
-            for channel in &self.pending {
-                let sample = channel.get(index).copied().unwrap_or(0);
-                bytes.extend_from_slice(&sample.to_le_bytes());
+        let mut done = 0;
+        while done < count {
+            let frames = (count - done).min(BLOCK_FRAMES);
+            self.block.clear();
+            self.block.resize(frames * FRAME_BYTES as usize, 0);
+            for (channel, pending) in self.pending.iter().enumerate() {
+                let waiting = done.min(pending.len())..(done + frames).min(pending.len());
+                let at = channel * 2;
+                for (slot, sample) in self.block.chunks_exact_mut(4).zip(pending.range(waiting)) {
+                    slot[at..at + 2].copy_from_slice(&sample.to_le_bytes());
+                }
             }
-            if bytes.len() >= 1 << 20 {
-                self.out.write_all(&bytes)?;
-                bytes.clear();
-            }
+            self.out.write_all(&self.block)?;
+            done += frames;
         }
-        self.out.write_all(&bytes)?;
         for channel in &mut self.pending {
             channel.drain(..count.min(channel.len()));
         }
@@ -135,14 +256,15 @@ impl<W: Write + Seek> WavExporter<W> {
     /// Writes the audio still waiting and the header's sizes; returns what was written.
     pub fn finish(mut self) -> Result<WavSummary, WavError> {
         let end = self.cursor[0].max(self.cursor[1]).max(self.flushed);
+        self.check_size(end, 0)?;
         self.flush_until(end)?;
-        let data_bytes = self.flushed * 4;
-        let Ok(data_size) = u32::try_from(data_bytes) else {
-            return Err(WavError::TooLong { bytes: data_bytes });
-        };
-        if data_bytes + HEADER_BYTES - 8 > u64::from(u32::MAX) {
-            return Err(WavError::TooLong { bytes: data_bytes });
-        }
+        let data_bytes = self.flushed * FRAME_BYTES;
+        // Within MAX_WAV_DATA_BYTES, which is below u32::MAX: checked before writing.
+        let data_size = u32::try_from(data_bytes).map_err(|_| WavError::TooLong {
+            bytes: data_bytes,
+            limit: self.limits.max_data_bytes,
+            seq: 0,
+        })?;
         self.out.seek(SeekFrom::Start(0))?;
         self.out.write_all(&header(data_size))?;
         self.out.flush()?;
@@ -174,14 +296,14 @@ impl PeakMeter {
     /// Measures frames `from_ms..to_ms` of the call (at least one millisecond) in
     /// `buckets` slices (at least one).
     pub fn new(from_ms: u64, to_ms: u64, buckets: usize) -> Self {
-        let rate = u64::from(WAV_RATE);
-        let first = from_ms * rate / 1000;
+        // Below u64::MAX, so that `last` can be after it.
+        let first = frame_at(from_ms).min(u64::MAX - 1);
         let buckets = buckets.max(1);
         PeakMeter {
             t0: None,
             cursor: [0, 0],
             first,
-            last: (to_ms.saturating_mul(rate) / 1000).max(first + 1),
+            last: frame_at(to_ms).max(first + 1),
             peaks: vec![[i16::MAX, i16::MIN, i16::MAX, i16::MIN]; buckets],
             covered: vec![[0, 0]; buckets],
         }
@@ -234,7 +356,7 @@ impl PeakMeter {
         if entry.close.is_some() {
             return;
         }
-        let at = entry.ts_ms.saturating_sub(t0) * u64::from(WAV_RATE) / 1000;
+        let at = frame_at(entry.ts_ms.saturating_sub(t0));
         let (channel, chunks) = match entry.dir {
             Direction::Out => (0, client_audio(&entry.payload)),
             Direction::In => (1, server_audio(&entry.payload)),
@@ -242,14 +364,15 @@ impl PeakMeter {
         for (rate, samples) in chunks {
             let length = (samples.len() as u64 * u64::from(WAV_RATE)).div_ceil(u64::from(rate));
             let start = at.max(self.cursor[channel]);
-            self.cursor[channel] = start + length;
-            if start >= self.last || start + length <= self.first {
+            let stop = start.saturating_add(length);
+            self.cursor[channel] = stop;
+            if start >= self.last || stop <= self.first {
                 continue;
             }
             // The frames the chunk plays, slice by slice; each frame plays the sample at its
             // place (the WAV's resampling without the interpolation), so a slice's extremes
             // are those of the samples its frames fall on.
-            let end = (start + length).min(self.last);
+            let end = stop.min(self.last);
             let mut frame = start.max(self.first);
             let mut bucket = self.bucket(frame);
             let (low, high) = (channel * 2, channel * 2 + 1);
@@ -287,6 +410,27 @@ impl PeakMeter {
         }
         peaks
     }
+}
+
+/// Copies `samples` into `deque` from `offset` on (the deque holds them: the caller grew
+/// it), slice by slice rather than sample by sample.
+fn copy_into(deque: &mut VecDeque<i16>, offset: usize, samples: &[i16]) {
+    let (front, back) = deque.as_mut_slices();
+    let in_front = front.len().saturating_sub(offset).min(samples.len());
+    if in_front > 0 {
+        front[offset..offset + in_front].copy_from_slice(&samples[..in_front]);
+    }
+    let rest = &samples[in_front..];
+    if !rest.is_empty() {
+        let at = (offset + in_front) - front.len();
+        back[at..at + rest.len()].copy_from_slice(rest);
+    }
+}
+
+/// The frame (at [`WAV_RATE`]) `ms` milliseconds into the call; saturates far past any
+/// call's end rather than wrap.
+fn frame_at(ms: u64) -> u64 {
+    ms.saturating_mul(u64::from(WAV_RATE)) / 1000
 }
 
 /// A 16-bit stereo PCM WAVE header for `data_size` bytes of samples.
@@ -365,12 +509,22 @@ fn pcm_of(blob: &Blob, default_rate: u32) -> Option<(u32, Vec<i16>)> {
     Some((rate, samples))
 }
 
+/// How many samples `len` samples at `from` Hz make at `to` Hz ([`resample`]).
+fn resampled_len(len: usize, from: u32, to: u32) -> u64 {
+    if from == to {
+        return len as u64;
+    }
+    (len as u64)
+        .saturating_mul(u64::from(to))
+        .div_ceil(u64::from(from.max(1)))
+}
+
 /// `samples` at `from` Hz as `to` Hz, by linear interpolation within the chunk.
 fn resample(samples: &[i16], from: u32, to: u32) -> Vec<i16> {
     if from == to || samples.is_empty() {
         return samples.to_vec();
     }
-    let count = (samples.len() as u64 * u64::from(to)).div_ceil(u64::from(from));
+    let count = resampled_len(samples.len(), from, to);
     (0..count)
         .map(|j| {
             // Position j in the input, as a whole index and a fraction of `to`.
@@ -481,6 +635,195 @@ mod tests {
             meter.finish(),
             [[0, 300, 0, 0], [0, 0, 0, 0], [0, 0, 7, 7], [0, 0, 9, 9]]
         );
+    }
+
+    /// Takes at most `cap` bytes, then fails like a full disk: a renderer without bounds
+    /// fails on it instead of filling the machine's disk.
+    #[derive(Debug, Default)]
+    struct SmallDisk {
+        data: Vec<u8>,
+        cap: usize,
+        at: u64,
+    }
+
+    impl Write for SmallDisk {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let at = usize::try_from(self.at).unwrap();
+            if at + buf.len() > self.cap {
+                return Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"));
+            }
+            if self.data.len() < at + buf.len() {
+                self.data.resize(at + buf.len(), 0);
+            }
+            self.data[at..at + buf.len()].copy_from_slice(buf);
+            self.at += buf.len() as u64;
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Seek for SmallDisk {
+        fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+            let SeekFrom::Start(at) = to else {
+                unreachable!("the exporter seeks from the start only")
+            };
+            self.at = at;
+            Ok(at)
+        }
+    }
+
+    #[test]
+    fn a_timestamp_jump_is_refused_before_any_silence_is_written() {
+        for jump in [u64::MAX, 1_000 + MAX_GAP_MS + 1] {
+            let mut disk = SmallDisk {
+                cap: 1 << 20,
+                ..SmallDisk::default()
+            };
+            let mut exporter = WavExporter::new(&mut disk).unwrap();
+            exporter.push(&audio_in(1, 1_000, &[5; 16])).unwrap();
+            let error = exporter.push(&audio_out(2, jump, &[7; 24])).unwrap_err();
+            let gap_ms = jump - 1_000;
+            assert!(
+                matches!(
+                    error,
+                    WavError::Gap { seq: 2, gap_ms: g, max_gap_ms: MAX_GAP_MS } if g == gap_ms
+                ),
+                "{error:?}"
+            );
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "entry seq 2: its ts_ms jumps {gap_ms} ms past the entries before it, over \
+                     the 1800000 ms of silence a WAV renders; the log's timestamps are damaged"
+                )
+            );
+            // The header only: the user's audio waits for the next entry's time.
+            assert_eq!(disk.data.len(), 44);
+        }
+    }
+
+    #[test]
+    fn a_gap_within_the_limit_and_a_clock_going_back_render_as_recorded() {
+        let mut wav = Cursor::new(Vec::new());
+        let mut exporter = WavExporter::with_limits(
+            &mut wav,
+            WavLimits {
+                max_gap_ms: 2,
+                ..WavLimits::default()
+            },
+        )
+        .unwrap();
+        exporter.push(&audio_out(1, 1_000, &[1; 24])).unwrap();
+        // Back in time, then 2 ms past the latest: within the limit.
+        exporter.push(&audio_out(2, 999, &[2; 24])).unwrap();
+        exporter.push(&audio_out(3, 1_002, &[3; 24])).unwrap();
+        assert_eq!(exporter.finish().unwrap().frames, 72);
+        let frames = frames(&wav.into_inner());
+        assert_eq!(frames[0], (0, 1));
+        assert_eq!(frames[24], (0, 2));
+        assert_eq!(frames[48], (0, 3));
+    }
+
+    #[test]
+    fn the_byte_limit_is_kept_while_rendering_not_only_at_the_end() {
+        let mut disk = SmallDisk {
+            cap: 1 << 20,
+            ..SmallDisk::default()
+        };
+        let limits = WavLimits {
+            max_data_bytes: 400,
+            ..WavLimits::default()
+        };
+        let mut exporter = WavExporter::with_limits(&mut disk, limits).unwrap();
+        // 100 frames fit exactly: 24 + 24 + 24 + 24 ms-chunks are 96 frames.
+        for seq in 1..=4 {
+            exporter.push(&audio_out(seq, 1_000, &[1; 24])).unwrap();
+        }
+        // Its audio would end at frame 120: refused before it is held or written.
+        let error = exporter.push(&audio_out(5, 1_000, &[1; 24])).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                WavError::TooLong {
+                    bytes: 480,
+                    limit: 400,
+                    seq: 5
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "the call's audio reaches 480 bytes at entry seq 5, over the limit of 400 bytes; \
+             nothing past the limit was written"
+        );
+        // A time past the limit: refused before the silence up to it is written.
+        let error = exporter.push(&audio_out(6, 1_005, &[])).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                WavError::TooLong {
+                    bytes: 480,
+                    limit: 400,
+                    seq: 6
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(disk.data.len(), 44);
+        // A low rate multiplies the samples: checked before resampling.
+        let mut wav = Cursor::new(Vec::new());
+        let mut exporter = WavExporter::with_limits(&mut wav, limits).unwrap();
+        let bytes: Vec<u8> = [1i16; 1_000].iter().flat_map(|s| s.to_le_bytes()).collect();
+        let payload = format!(
+            r#"{{"realtimeInput":{{"audio":{{"mimeType":"audio/pcm;rate=1","data":"{}"}}}}}}"#,
+            Base64Data(bytes.into()).encode()
+        );
+        let entry = WireEntry::frame(1, Direction::Out, 0, payload.into_bytes(), None, false);
+        let error = exporter.push(&entry).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                WavError::TooLong {
+                    bytes: 96_000_000,
+                    limit: 400,
+                    seq: 1
+                }
+            ),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_burst_far_ahead_of_real_time_plays_in_sequence() {
+        // 2,000 model chunks of 10 ms sent 1 ms apart: each plays after the one before.
+        let mut wav = Cursor::new(Vec::new());
+        let mut exporter = WavExporter::new(&mut wav).unwrap();
+        for n in 0..2_000u64 {
+            let value = i16::try_from(n % 1_000).unwrap();
+            exporter
+                .push(&audio_out(n + 1, 1_000 + n, &[value; 240]))
+                .unwrap();
+        }
+        let summary = exporter.finish().unwrap();
+        assert_eq!(summary.frames, 2_000 * 240);
+        let frames = frames(&wav.into_inner());
+        for n in 0..2_000usize {
+            let value = i16::try_from(n % 1_000).unwrap();
+            assert_eq!(frames[n * 240], (0, value), "chunk {n}");
+            assert_eq!(frames[n * 240 + 239], (0, value), "chunk {n}");
+        }
+    }
+
+    #[test]
+    fn the_peak_meter_takes_any_time_without_overflowing() {
+        let mut meter = PeakMeter::new(u64::MAX, u64::MAX, 4);
+        meter.push(&audio_out(1, 0, &[7; 24]));
+        meter.push(&audio_out(2, u64::MAX, &[7; 24]));
+        assert_eq!(meter.finish().len(), 4);
     }
 
     #[test]
