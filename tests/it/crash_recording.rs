@@ -179,7 +179,12 @@ fn kill_once(dir: &Path, delay: Duration) -> Result<Outcome, String> {
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
-        .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "crash_recording::crash_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_DIR, dir)
         .env("RUST_LOG", "off")
         .stdin(Stdio::null())

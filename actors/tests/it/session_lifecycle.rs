@@ -698,11 +698,14 @@ async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
     });
     // The lane holds its first chunk, its inbox fills, then the router's up to its bytes;
     // then the transport's reader waits for room and stops reading the socket. Nothing
-    // moves after that until the gate opens: the router's figures are final.
+    // moves after that until the gate opens: the router's figures are final. A reader seen
+    // waiting is not enough: the router taking a chunk wakes it, and on a busy machine it
+    // may not have run yet (waiting, with the queue nearly empty); the fixed point is a
+    // waiting reader and a queue at its bytes.
     let full = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             let router = handle.buffers().router;
-            if router.producers_waiting > 0 {
+            if router.producers_waiting > 0 && router.waiting >= by_bytes {
                 return router;
             }
             tokio::task::yield_now().await;
