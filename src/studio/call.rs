@@ -590,7 +590,7 @@ pub fn peaks(
         // An entry from the window's end on places its audio there or later: none of it is
         // in view (a window shorter than a millisecond still measures its first frame).
         let t0 = meter.placement().0.unwrap_or(entry.ts_ms);
-        if entry.ts_ms.saturating_sub(t0) >= to_ms.max(from_ms + 1) {
+        if entry.ts_ms.saturating_sub(t0) >= to_ms.max(from_ms.saturating_add(1)) {
             break;
         }
         meter.push(&entry);

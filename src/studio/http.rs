@@ -386,7 +386,7 @@ fn route(dir: &Path, live: &LiveCalls, seeks: &Arc<SeekCache>, target: &str) -> 
                 }
                 "peaks" => {
                     let from = param("from").unwrap_or(0);
-                    let to = param("to").unwrap_or(from + 1);
+                    let to = param("to").unwrap_or(from.saturating_add(1));
                     let buckets = param("buckets")
                         .map_or(1_000, |b| usize::try_from(b).unwrap_or(1_000))
                         .clamp(1, 8_000);

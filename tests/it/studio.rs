@@ -310,6 +310,16 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
         json!({"from": 0, "to": 2000, "peaks": [[0, 3000, 0, 0], [0, 0, -3000, 0], [0, 0, -3000, -3000], [0, 0, -3000, 0]]})
     );
 
+    // A window at the end of the clock is empty, not an overflow (`to` defaults to
+    // `from + 1`).
+    let (status, end) = get_json(
+        &studio,
+        "/api/recordings/voice.wire.jsonl/peaks?from=18446744073709551615",
+    )
+    .await;
+    assert_eq!(status, 200, "{end}");
+    assert_eq!(end["to"], json!(u64::MAX));
+
     // Two recordings compared: where they part, by turn.
     let (_, diff) = get_json(
         &studio,

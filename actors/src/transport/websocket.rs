@@ -28,7 +28,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{FutureExt, SinkExt, StreamExt};
-use reel_protocol::{ConnectRequest, FrameKind, SECRET_QUERY_PARAMS};
+use reel_protocol::{ConnectRequest, FrameKind, is_secret_query_name, percent_decode};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use tokio::net::TcpStream;
@@ -346,11 +346,18 @@ impl Scrubber {
         let url = request.url_with_credentials().to_owned();
         let mut secrets = Vec::new();
         if let Some((_, query)) = url.split_once('?') {
-            for pair in query.split(['&', '#']) {
+            // Read as `redact_url` reads a query: pairs split on `&` and `;`, names decoded
+            // and compared without case; the value kept both as sent and decoded, since a
+            // lower layer may echo either.
+            for pair in query.split(['&', ';', '#']) {
                 if let Some((name, value)) = pair.split_once('=')
-                    && SECRET_QUERY_PARAMS.contains(&name)
+                    && is_secret_query_name(name)
                 {
                     secrets.push(value.to_owned());
+                    let decoded = String::from_utf8_lossy(&percent_decode(value)).into_owned();
+                    if decoded != value {
+                        secrets.push(decoded);
+                    }
                 }
             }
         }
@@ -554,6 +561,15 @@ mod tests {
         assert_eq!(
             scrubber.scrub("bad key AIzaSECRET at ws://h/x"),
             "bad key REDACTED at ws://h/x"
+        );
+        // A key that needs escaping: echoed escaped or not, it is gone.
+        let request = ApiEndpoint::google_ai("AIza/SECRET+1")
+            .with_base_url("ws://h")
+            .connect_request();
+        let scrubber = Scrubber::new(&request);
+        assert_eq!(
+            scrubber.scrub("AIza%2FSECRET%2B1 or AIza/SECRET+1"),
+            "REDACTED or REDACTED"
         );
         let request = ApiEndpoint::vertex("p", "us-central1", "ya29.TOKEN").connect_request();
         assert_eq!(
