@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::llm_tape::{
-    DocumentError, DocumentKind, RecordedChunk, RecordedUsage, Timestamp, read_document,
-    write_document,
+    DocumentError, DocumentKind, RecordedChunk, RecordedUsage, Timestamp, parse_document,
+    read_document, read_document_bytes, write_document,
 };
 
 /// The cassette format version this crate reads and writes.
@@ -91,6 +91,19 @@ impl CassetteFile {
         let cassette: CassetteFile = read_document(path, DocumentKind::Cassette, Some(max_bytes))?;
         cassette.check_version(path)?;
         Ok(cassette)
+    }
+
+    /// [`CassetteFile::read`], also giving back the bytes read: the file is read once (a
+    /// pipe or `<(…)` works), for a caller that needs both (ids derived from the bytes).
+    pub fn read_with_bytes(
+        path: impl AsRef<Path>,
+        max_bytes: u64,
+    ) -> Result<(CassetteFile, Vec<u8>), DocumentError> {
+        let path = path.as_ref();
+        let bytes = read_document_bytes(path, DocumentKind::Cassette, Some(max_bytes))?;
+        let cassette: CassetteFile = parse_document(&bytes, path, DocumentKind::Cassette)?;
+        cassette.check_version(path)?;
+        Ok((cassette, bytes))
     }
 
     /// Writes the cassette to `path` atomically, unless it would be over `max_bytes` (then

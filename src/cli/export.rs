@@ -187,12 +187,8 @@ fn is_cassette(path: &str) -> bool {
 
 /// The out-of-band calls recorded in the cassette at `path`.
 fn export_cassette_file(path: &str, options: ExportOptions) -> Result<Exported, CliError> {
-    let cassette = CassetteFile::read(path, DEFAULT_MAX_CASSETTE_BYTES)?;
-    // The ids derive from the file's bytes; read them again only once it proved a cassette.
-    let bytes = std::fs::read(path).map_err(|source| CliError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
+    // The ids derive from the file's bytes: read once, for both.
+    let (cassette, bytes) = CassetteFile::read_with_bytes(path, DEFAULT_MAX_CASSETTE_BYTES)?;
     Ok(export_cassette(&cassette, &bytes, options))
 }
 

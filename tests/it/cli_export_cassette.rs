@@ -146,3 +146,30 @@ async fn a_cassette_exports_as_a_trace_and_as_spans() {
         "{stderr}"
     );
 }
+
+/// Issue 25, §6: a cassette is read once, so a FIFO (or `<(cat X.cassette.json)`) exports
+/// as the file does (it was read twice: the second read found the pipe empty).
+#[tokio::test]
+async fn a_cassette_through_a_fifo_exports_as_the_file_does() {
+    let dir = TempDir::new("export-cassette-fifo");
+    let cassette = record_cassette(&dir).await;
+    let (code, from_file, stderr) = reel(&["export", arg(&cassette)]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+
+    let fifo = dir.join("piped.cassette.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let bytes = std::fs::read(&cassette).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        // Opening a FIFO for writing waits for its reader: `reel export` below.
+        std::thread::spawn(move || std::fs::write(fifo, bytes))
+    };
+    let (code, from_fifo, stderr) = reel(&["export", arg(&fifo), "--name", "session"]);
+    writer.join().unwrap().unwrap();
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(from_fifo, from_file);
+}

@@ -24,6 +24,17 @@ pub(crate) fn read_document<T: DeserializeOwned>(
     kind: DocumentKind,
     limit: Option<u64>,
 ) -> Result<T, DocumentError> {
+    let bytes = read_document_bytes(path, kind, limit)?;
+    parse_document(&bytes, path, kind)
+}
+
+/// The bytes of the document at `path`, read once (a pipe works); with `limit`, a file
+/// over `limit` bytes is refused.
+pub(crate) fn read_document_bytes(
+    path: &Path,
+    kind: DocumentKind,
+    limit: Option<u64>,
+) -> Result<Vec<u8>, DocumentError> {
     let io_error = |source| DocumentError::Io {
         kind,
         path: path.to_owned(),
@@ -53,7 +64,7 @@ pub(crate) fn read_document<T: DeserializeOwned>(
             file.read_to_end(&mut bytes).map_err(io_error)?;
         }
     }
-    parse_document(&bytes, path, kind)
+    Ok(bytes)
 }
 
 /// Parses `bytes`, the content of `path`.

@@ -35,7 +35,7 @@ use serde_json::{Map, Value};
 
 pub use crate::trace::Timestamp;
 pub use chunk::{RecordedChunk, RecordedUsage};
-pub(crate) use document::{read_document, write_document};
+pub(crate) use document::{parse_document, read_document, read_document_bytes, write_document};
 pub use error::{DocumentError, DocumentKind};
 
 /// One recorded model call.
