@@ -191,44 +191,68 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
     let tapes = tempdir("pytest-reel-tapes");
     let api = stand_in_api().await;
 
+    // vcrpy's name for once mode.
     let mut first = pytest(&python, &tapes, &api.live_url());
-    first.env("REEL_EXPECT", "recorded");
+    first.env("REEL_EXPECT", "recorded").arg("--record-mode=once");
     let output = output_of(first).await;
     assert!(
         output.status.success(),
         "recording run:\n{}",
         output_text(&output)
     );
+    // --reel-tapes DIR: a folder per module under DIR, named by its path from the rootdir.
+    assert_eq!(files(&tapes), ["tests"]);
+    let module = tapes.join("tests/test_live");
     assert_eq!(
-        files(&tapes),
+        files(&module),
         [
-            "tests_test_live.py__test_a_text_turn.wire.jsonl",
-            "tests_test_live.py__test_live_and_generate_content.cassette.json",
-            "tests_test_live.py__test_live_and_generate_content.wire.jsonl",
-            "tests_test_live.py__test_two_sessions_in_one_test.2.wire.jsonl",
-            "tests_test_live.py__test_two_sessions_in_one_test.wire.jsonl",
+            "test_a_marker_that_ignores_the_prompt.wire.jsonl",
+            "test_a_text_turn.wire.jsonl",
+            "test_live_and_generate_content.cassette.json",
+            "test_live_and_generate_content.wire.jsonl",
+            "test_two_sessions_in_one_test.2.wire.jsonl",
+            "test_two_sessions_in_one_test.wire.jsonl",
         ]
     );
     drop(api);
 
-    // CI, nothing reachable: the same tests pass from their tapes.
+    // CI, nothing reachable, vcrpy's `none`: the same tests pass from their tapes.
     let mut second = pytest(&python, &tapes, "ws://127.0.0.1:9");
-    second.env("CI", "true").env("REEL_EXPECT", "replayed");
+    second
+        .env("CI", "true")
+        .env("REEL_EXPECT", "replayed")
+        .arg("--record-mode=none");
     let output = output_of(second).await;
     assert!(
         output.status.success(),
         "replaying run:\n{}",
         output_text(&output)
     );
-    assert_eq!(files(&tapes).len(), 5);
+    assert_eq!(files(&module).len(), 6);
 
-    // A changed prompt fails the test on its tape instead of calling the API.
+    // A changed prompt fails the test on its tape instead of calling the API, in a few lines
+    // that name the path and both values; the test whose marker ignores the prompt passes.
     let mut third = pytest(&python, &tapes, "ws://127.0.0.1:9");
     third
         .env("CI", "true")
         .env("REEL_PROMPT", "What's the weather in Rome?")
-        .args(["-k", "test_a_text_turn"]);
-    fails_on_its_tape(output_of(third).await, &tapes);
+        .args([
+            "-k",
+            "test_a_text_turn or test_a_marker_that_ignores_the_prompt",
+        ]);
+    let output = output_of(third).await;
+    let text = output_text(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!(
+            "pytest-reel: test test_a_text_turn did not match its tape {}\n  client frame 2 (tape seq 3) at clientContent.turns[0].parts[0].text\n  expected: \"What's the weather in Paris?\"\n  actual:   \"What's the weather in Rome?\"\n",
+            module.join("test_a_text_turn.wire.jsonl").display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("1 failed, 1 passed"), "{text}");
+    assert!(text.lines().count() < 30, "{text}");
+    assert_eq!(files(&module).len(), 6);
 }
 
 /// A pytest file whose two tests open a Live session: with `REEL_FULL=1` they send a text
@@ -274,22 +298,23 @@ async fn pytest_reel_fails_a_test_whose_session_ended_early_unless_it_is_marked(
     let project = tempdir("pytest-reel-early");
     std::fs::create_dir_all(project.join("tests")).unwrap();
     std::fs::write(project.join("tests/test_early.py"), EARLY_PY).unwrap();
-    let tapes = project.join("tests/tapes");
+    // Beside the test file, a folder per module.
+    let tapes = project.join("tests/tapes/test_early");
     let api = stand_in_api().await;
-    let pytest = |upstream: &str| {
+    let pytest = |upstream: &str, cwd: &Path, path: &str| {
         let mut command = Command::new(&python);
         command
-            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", path])
             .arg(format!("--reel-bin={}", env!("CARGO_BIN_EXE_reel")))
             .arg(format!("--reel-upstream={upstream}"))
-            .current_dir(&project)
+            .current_dir(cwd)
             .env_remove("CI")
             .env_remove("REEL_FULL");
         command
     };
 
     // Recorded whole, through the stand-in API.
-    let mut first = pytest(&api.live_url());
+    let mut first = pytest(&api.live_url(), &project, "tests");
     first.env("REEL_FULL", "1");
     let output = output_of(first).await;
     assert!(
@@ -300,22 +325,31 @@ async fn pytest_reel_fails_a_test_whose_session_ended_early_unless_it_is_marked(
     );
     drop(api);
 
-    // Replayed, each session leaving after the setup: the unmarked test fails.
-    let mut second = pytest("ws://127.0.0.1:9");
+    assert_eq!(
+        files(&tapes),
+        [
+            "test_ends_early.wire.jsonl",
+            "test_ends_early_on_purpose.wire.jsonl"
+        ]
+    );
+
+    // Replayed from another directory (the tapes are found beside the test file wherever
+    // pytest runs), each session leaving after the setup: the unmarked test fails.
+    let mut second = pytest("ws://127.0.0.1:9", &project.join("tests"), "test_early.py");
     second.env("CI", "true");
     let output = output_of(second).await;
     let text = output_text(&output);
     assert_eq!(output.status.code(), Some(1), "{text}");
-    let tape = tapes.join("tests_test_early.py__test_ends_early.wire.jsonl");
+    let tape = tapes.join("test_ends_early.wire.jsonl");
     assert!(
         text.contains(&format!(
-            "pytest-reel: the Live session of test tests_test_early.py__test_ends_early ended before its tape did (mark the test @pytest.mark.reel_incomplete_ok if that is expected):\n  connection 1 (test tests_test_early.py__test_ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed 1000",
+            "pytest-reel: the Live session of test test_ends_early ended before its tape did (mark the test @pytest.mark.reel_incomplete_ok if that is expected):\n  connection 1 (test test_ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed 1000",
             tape.display()
         )),
         "{text}"
     );
     assert!(
-        text.contains("FAILED tests/test_early.py::test_ends_early"),
+        text.contains("FAILED test_early.py::test_ends_early"),
         "{text}"
     );
     assert!(text.contains("1 failed, 1 passed"), "{text}");
