@@ -6,7 +6,9 @@
 //! 1. `once` mode through a stand-in API (a tape server that answers any setup and any
 //!    text turn with "Sunny in Paris."): every test's session is recorded under its name;
 //! 2. with `CI=true` and the API unreachable: the same tests pass, replayed;
-//! 3. with `CI=true` and a changed prompt: the test fails on the tape, naming the path.
+//! 3. with `CI=true` and a changed prompt: the test fails on the tape with the server's
+//!    first mismatch (path, expected and actual value) in a few lines, while a test whose
+//!    own options ignore the prompt passes.
 
 use crate::js_sdk;
 use crate::python_sdk;
@@ -111,19 +113,6 @@ fn copy_package(name: &str, parts: &[&str]) -> PathBuf {
     target
 }
 
-/// The run failed (exit 1) on the tape, naming the changed path, and recorded nothing.
-fn fails_on_its_tape(output: Output, tapes: &Path) {
-    let text = output_text(&output);
-    assert_eq!(output.status.code(), Some(1), "{text}");
-    assert!(
-        text.contains(
-            "reel: frame 2 does not match the tape at clientContent.turns[0].parts[0].text"
-        ),
-        "{text}"
-    );
-    assert_eq!(files(tapes).len(), 5);
-}
-
 /// The files in `dir`, sorted.
 fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -193,7 +182,9 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
 
     // vcrpy's name for once mode.
     let mut first = pytest(&python, &tapes, &api.live_url());
-    first.env("REEL_EXPECT", "recorded").arg("--record-mode=once");
+    first
+        .env("REEL_EXPECT", "recorded")
+        .arg("--record-mode=once");
     let output = output_of(first).await;
     assert!(
         output.status.success(),
@@ -386,14 +377,16 @@ async fn reel_node_records_each_test_once_then_replays_it_in_ci() {
         "recording run:\n{}",
         output_text(&output)
     );
+    // The tape names carry the test file (`live.test.mjs` -> `live.`).
     assert_eq!(
         files(&tapes),
         [
-            "live.a_text_turn.wire.jsonl",
-            "live.live_and_generateContent.cassette.json",
-            "live.live_and_generateContent.wire.jsonl",
-            "live.two_sessions_in_one_test.2.wire.jsonl",
-            "live.two_sessions_in_one_test.wire.jsonl",
+            "live.live.a_text_turn.wire.jsonl",
+            "live.live.its_own_options_ignore_the_prompt.wire.jsonl",
+            "live.live.live_and_generateContent.cassette.json",
+            "live.live.live_and_generateContent.wire.jsonl",
+            "live.live.two_sessions_in_one_test.2.wire.jsonl",
+            "live.live.two_sessions_in_one_test.wire.jsonl",
         ]
     );
     drop(api);
@@ -407,16 +400,36 @@ async fn reel_node_records_each_test_once_then_replays_it_in_ci() {
         output_text(&output)
     );
 
+    // A changed prompt fails the test with the first mismatch's path and values; the test
+    // with options of its own ignores the prompt's text and passes.
     let mut third = node_test(
         prefix,
         &tapes,
         "ws://127.0.0.1:9",
-        &["--test-name-pattern", "a text turn"],
+        &[
+            "--test-name-pattern",
+            "a text turn|its own options ignore the prompt",
+        ],
     );
     third
         .env("CI", "true")
         .env("REEL_PROMPT", "What's the weather in Rome?");
-    fails_on_its_tape(output_of(third).await, &tapes);
+    let output = output_of(third).await;
+    let text = output_text(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    for line in [
+        format!(
+            "reel-node: test live.live.a_text_turn did not match its tape {}\n",
+            tapes.join("live.live.a_text_turn.wire.jsonl").display()
+        ),
+        "  client frame 2 (tape seq 3) at clientContent.turns[0].parts[0].text\n".to_owned(),
+        "  expected: \"What's the weather in Paris?\"\n".to_owned(),
+        "  actual:   \"What's the weather in Rome?\"\n".to_owned(),
+        "# pass 1\n# fail 1\n".to_owned(),
+    ] {
+        assert!(text.contains(&line), "{line}\nnot in:\n{text}");
+    }
+    assert_eq!(files(&tapes).len(), 6);
 }
 
 /// A node:test file whose two tests open a Live session: with `REEL_FULL=1` they send a
@@ -478,14 +491,14 @@ describe('early', () => {
   });
 
   test('ends early', async (t) => {
-    const name = tapeName(t);
+    const name = tapeName(t, import.meta.url);
     await session(new GoogleGenAI(reel.genaiOptions(name)));
     await reel.waitForReports(name, 1);
     reel.checkComplete(name);
   });
 
   test('ends early on purpose', async (t) => {
-    const name = tapeName(t);
+    const name = tapeName(t, import.meta.url);
     await session(new GoogleGenAI(reel.genaiOptions(name)));
     await reel.waitForReports(name, 1);
     reel.checkComplete(name, { allowIncomplete: true });
@@ -534,17 +547,17 @@ async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
     let output = output_of(second).await;
     let text = output_text(&output);
     assert_eq!(output.status.code(), Some(1), "{text}");
-    let tape = tapes.join("early.ends_early.wire.jsonl");
+    let tape = tapes.join("early.early.ends_early.wire.jsonl");
     // The message's lines, as the TAP output indents them (the SDK closes with no code).
     assert!(
         text.contains(
-            "reel-node: the Live session of test early.ends_early ended before its tape did (pass { allowIncomplete: true } if that is expected):\n"
+            "reel-node: the Live session of test early.early.ends_early ended before its tape did (pass { allowIncomplete: true } if that is expected):\n"
         ),
         "{text}"
     );
     assert!(
         text.contains(&format!(
-            "  connection 1 (test early.ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed (no code)\n",
+            "  connection 1 (test early.early.ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed (no code)\n",
             tape.display()
         )),
         "{text}"
