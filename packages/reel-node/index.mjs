@@ -305,7 +305,8 @@ export async function startReel(options = {}) {
   if (options.allowRecord) args.push('--allow-record');
   if (options.match) args.push('--match', options.match);
   if (options.rules) args.push('--rules', options.rules);
-  if (options.redact) args.push('--redact', options.redact);
+  // Redaction applies to what is recorded; reel serve refuses it in replay mode.
+  if (options.redact && mode !== 'replay') args.push('--redact', options.redact);
   args.push(...(options.args ?? []));
 
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });

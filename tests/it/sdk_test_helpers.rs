@@ -113,6 +113,15 @@ fn copy_package(name: &str, parts: &[&str]) -> PathBuf {
     target
 }
 
+/// The payloads of the wire log at `path`, one a line.
+fn payloads(path: &Path) -> String {
+    reel_recorder::wire_read::read_wire_log(path)
+        .unwrap()
+        .iter()
+        .map(|entry| String::from_utf8_lossy(&entry.payload).into_owned() + "\n")
+        .collect()
+}
+
 /// The files in `dir`, sorted.
 fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -198,6 +207,7 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
         files(&module),
         [
             "test_a_marker_that_ignores_the_prompt.wire.jsonl",
+            "test_a_marker_that_redacts_the_prompt.wire.jsonl",
             "test_a_text_turn.wire.jsonl",
             "test_live_and_generate_content.cassette.json",
             "test_live_and_generate_content.wire.jsonl",
@@ -205,6 +215,10 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
             "test_two_sessions_in_one_test.wire.jsonl",
         ]
     );
+    // The marker's redaction rules changed what was written, not what was sent.
+    let redacted = payloads(&module.join("test_a_marker_that_redacts_the_prompt.wire.jsonl"));
+    assert!(redacted.contains("(redacted)"), "{redacted}");
+    assert!(!redacted.contains("weather in Paris"), "{redacted}");
     drop(api);
 
     // CI, nothing reachable, vcrpy's `none`: the same tests pass from their tapes.
@@ -219,7 +233,7 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
         "replaying run:\n{}",
         output_text(&output)
     );
-    assert_eq!(files(&module).len(), 6);
+    assert_eq!(files(&module).len(), 7);
 
     // A changed prompt fails the test on its tape instead of calling the API, in a few lines
     // that name the path and both values; the test whose marker ignores the prompt passes.
@@ -243,7 +257,7 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
     );
     assert!(text.contains("1 failed, 1 passed"), "{text}");
     assert!(text.lines().count() < 30, "{text}");
-    assert_eq!(files(&module).len(), 6);
+    assert_eq!(files(&module).len(), 7);
 }
 
 /// A pytest file whose two tests open a Live session: with `REEL_FULL=1` they send a text
@@ -383,12 +397,16 @@ async fn reel_node_records_each_test_once_then_replays_it_in_ci() {
         [
             "live.live.a_text_turn.wire.jsonl",
             "live.live.its_own_options_ignore_the_prompt.wire.jsonl",
+            "live.live.its_own_options_redact_the_prompt.wire.jsonl",
             "live.live.live_and_generateContent.cassette.json",
             "live.live.live_and_generateContent.wire.jsonl",
             "live.live.two_sessions_in_one_test.2.wire.jsonl",
             "live.live.two_sessions_in_one_test.wire.jsonl",
         ]
     );
+    let redacted = payloads(&tapes.join("live.live.its_own_options_redact_the_prompt.wire.jsonl"));
+    assert!(redacted.contains("(redacted)"), "{redacted}");
+    assert!(!redacted.contains("weather in Paris"), "{redacted}");
     drop(api);
 
     let mut second = node_test(prefix, &tapes, "ws://127.0.0.1:9", &[]);
@@ -429,7 +447,7 @@ async fn reel_node_records_each_test_once_then_replays_it_in_ci() {
     ] {
         assert!(text.contains(&line), "{line}\nnot in:\n{text}");
     }
-    assert_eq!(files(&tapes).len(), 6);
+    assert_eq!(files(&tapes).len(), 7);
 }
 
 /// A node:test file whose two tests open a Live session: with `REEL_FULL=1` they send a

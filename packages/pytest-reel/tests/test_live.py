@@ -86,6 +86,15 @@ def test_a_marker_that_ignores_the_prompt(reel_server):
     assert report["outcome"] == EXPECT, report
 
 
+@pytest.mark.reel(redact="rules/hide_prompt.json", rules="rules/any_prompt.json")
+def test_a_marker_that_redacts_the_prompt(reel_server):
+    """Its tape keeps "(redacted)" for the user's text; it replays by ignoring the text."""
+    text = asyncio.run(asyncio.wait_for(one_turn(reel_server.client()), 30))
+    assert text == "Sunny in Paris."
+    [report] = reel_server.wait_for_reports(1)
+    assert report["outcome"] == EXPECT, report
+
+
 @pytest.mark.reel(record_mode="none")
 def test_a_marker_in_vcrpy_words(reel_server):
     """`record_mode="none"` is reel's replay: a server of its own that never records."""

@@ -153,6 +153,18 @@ describe('live', () => {
     assert.equal(report.outcome, EXPECT, JSON.stringify(report));
   });
 
+  test('its own options redact the prompt', async (t) => {
+    const name = tapeName(t, import.meta.url);
+    const file = (rel) => fileURLToPath(new URL(rel, import.meta.url));
+    const redacting = await reel.withOptions({
+      redact: file('rules/hide_prompt.json'),
+      rules: file('rules/any_prompt.json'),
+    });
+    assert.equal(await oneTurn(new GoogleGenAI(redacting.genaiOptions(name))), 'Sunny in Paris.');
+    const [report] = await redacting.waitForReports(name, 1);
+    assert.equal(report.outcome, EXPECT, JSON.stringify(report));
+  });
+
   test("its own options in vcrpy's words", async () => {
     const replayOnly = await reel.withOptions({ recordMode: 'none' });
     assert.equal(replayOnly.mode, 'replay');

@@ -69,14 +69,16 @@ class ServeOptions:
         redact = _file(kwargs.get("redact"), base) or self.redact
         return ServeOptions(self.tapes, mode, match, rules, redact)
 
-    def args(self) -> list:
-        """The `reel serve` arguments for these options (not the mode's or the tapes')."""
+    def args(self, mode: str) -> list:
+        """The `reel serve` arguments for these options in `mode` (not the mode's or the
+        tapes'). Redaction rules apply to what is recorded: reel serve refuses them in
+        replay mode, where nothing is, so they are left out there."""
         args = []
         if self.match is not None:
             args += ["--match", self.match]
         if self.rules is not None:
             args += ["--rules", str(self.rules)]
-        if self.redact is not None:
+        if self.redact is not None and mode != "replay":
             args += ["--redact", str(self.redact)]
         return args
 

@@ -209,15 +209,17 @@ class ReelServers:
         """The server for `options`, started if it is not yet."""
         server = self.servers.get(options)
         if server is None:
+            upstream = self.config.getoption("--reel-upstream")
+            mode = options.mode or ("once" if upstream else "replay")
             server = ReelServer.start(
                 binary=_binary(self.config),
                 tapes=options.tapes,
-                mode=options.mode,
-                upstream=self.config.getoption("--reel-upstream"),
+                mode=mode,
+                upstream=upstream,
                 allow_record=self.config.getoption("--reel-allow-record"),
                 # A directory each: every server writes its own certificate.
                 tls_dir=self.tmp_path_factory.mktemp("reel-tls"),
-                extra_args=tuple(options.args()),
+                extra_args=tuple(options.args(mode)),
             )
             self.servers[options] = server
         return server
