@@ -12,7 +12,7 @@
 
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -54,6 +54,11 @@ export function modeOf(mode, recordMode) {
   return mode;
 }
 
+/** A path, from a path or a `file:` URL. */
+function toPath(file) {
+  return file.startsWith('file:') ? fileURLToPath(file) : file;
+}
+
 /**
  * The test file's name without its directory, extension and `.test`/`.spec`
  * (`test/live.test.mjs` -> `live`), from a path or a `file:` URL.
@@ -62,8 +67,7 @@ export function modeOf(mode, recordMode) {
  * @returns {string}
  */
 export function fileStem(file) {
-  const path = file.startsWith('file:') ? fileURLToPath(file) : file;
-  return basename(path)
+  return basename(toPath(file))
     .replace(/\.[^.]*$/, '')
     .replace(/\.(test|spec)$/, '');
 }
@@ -275,7 +279,10 @@ export class Reel {
  *
  * @param {object} options
  * @param {string} [options.bin] the reel binary (default: $REEL_BIN, else `reel`)
- * @param {string} [options.tapes] the tapes directory (default: $REEL_TAPES, else `test/tapes`)
+ * @param {string} [options.file] the test file (`import.meta.url`): tapes are then found
+ *   relative to its directory, wherever node runs from
+ * @param {string} [options.tapes] the tapes directory (default: $REEL_TAPES, else `tapes`
+ *   beside `file`, else `test/tapes`; relative to `file`'s directory when it is given)
  * @param {string} [options.upstream] the API to record through (default: $REEL_UPSTREAM)
  * @param {string} [options.mode] replay, once, auto, record or passthrough (default:
  *   replay; once with an upstream)
@@ -291,7 +298,9 @@ export class Reel {
  */
 export async function startReel(options = {}) {
   const bin = options.bin ?? process.env.REEL_BIN ?? 'reel';
-  const tapes = options.tapes ?? process.env.REEL_TAPES ?? 'test/tapes';
+  // Beside the test file when it is named, so the directory node runs from does not matter.
+  const near = options.file === undefined ? '.' : dirname(toPath(options.file));
+  const tapes = resolve(near, options.tapes ?? process.env.REEL_TAPES ?? (options.file ? 'tapes' : 'test/tapes'));
   const upstream = options.upstream ?? process.env.REEL_UPSTREAM;
   const mode = modeOf(options.mode, options.recordMode) ?? (upstream ? 'once' : 'replay');
   const args = ['serve', '--json', '--mode', mode, '--port', '0'];

@@ -502,7 +502,7 @@ function session(ai) {
 describe('early', () => {
   let reel;
   before(async () => {
-    reel = await startReel();
+    reel = await startReel({ file: import.meta.url });
   });
   after(async () => {
     await reel.stop();
@@ -530,15 +530,17 @@ async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
     let project = tempdir("reel-node-early");
     let file = project.join("early.test.mjs");
     std::fs::write(&file, EARLY_MJS).unwrap();
+    // `startReel({ file: import.meta.url })`: beside the test file, from any directory.
     let tapes = project.join("tapes");
     let api = stand_in_api().await;
-    let node = |upstream: &str| {
+    let node = |upstream: &str, cwd: &Path| {
         let mut command = Command::new("node");
         command
             .args(["--test", "--test-concurrency=1"])
             .arg(&file)
+            .current_dir(cwd)
             .env("REEL_BIN", env!("CARGO_BIN_EXE_reel"))
-            .env("REEL_TAPES", &tapes)
+            .env_remove("REEL_TAPES")
             .env("REEL_UPSTREAM", upstream)
             .env(
                 "REEL_NODE_INDEX",
@@ -550,7 +552,8 @@ async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
         command
     };
 
-    let mut first = node(&api.live_url());
+    let elsewhere = tempdir("reel-node-elsewhere");
+    let mut first = node(&api.live_url(), &tempdir("reel-node-cwd"));
     first.env("REEL_FULL", "1");
     let output = output_of(first).await;
     assert!(
@@ -560,7 +563,15 @@ async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
     );
     drop(api);
 
-    let mut second = node("ws://127.0.0.1:9");
+    assert_eq!(
+        files(&tapes),
+        [
+            "early.early.ends_early.wire.jsonl",
+            "early.early.ends_early_on_purpose.wire.jsonl"
+        ]
+    );
+
+    let mut second = node("ws://127.0.0.1:9", &elsewhere);
     second.env("CI", "true");
     let output = output_of(second).await;
     let text = output_text(&output);
