@@ -1,13 +1,13 @@
 // reel-node: `reel serve` for Node's test runner and vitest.
 //
 //   import { startReel, tapeName } from 'reel-node';
-//   const reel = await startReel({ tapes: 'test/tapes' });        // once per file or suite
-//   const ai = new GoogleGenAI(reel.genaiOptions(tapeName(t)));    // per test
+//   const reel = await startReel({ file: import.meta.url });      // once per file or suite
+//   const ai = new GoogleGenAI(reel.genaiOptions(tapeName(t, import.meta.url))); // per test
 //   const loose = await reel.withOptions({ match: 'loose', rules: 'rules.json' }); // one test's
 //   ...
 //   await reel.stop();
 //
-// The server replays the test's tape (<tapes>/<test>.wire.jsonl); with an upstream it records
+// The server replays the test's tape (<tapes>/<file>.<suite>.<test>.wire.jsonl); with an upstream it records
 // a test that has no tape yet (`once`), except in CI, where it only replays.
 
 import { spawn } from 'node:child_process';
