@@ -6,7 +6,9 @@
 //! 1. `once` mode through a stand-in API (a tape server that answers any setup and any
 //!    text turn with "Sunny in Paris."): every test's session is recorded under its name;
 //! 2. with `CI=true` and the API unreachable: the same tests pass, replayed;
-//! 3. with `CI=true` and a changed prompt: the test fails on the tape, naming the path.
+//! 3. with `CI=true` and a changed prompt: the test fails on the tape with the server's
+//!    first mismatch (path, expected and actual value) in a few lines, while a test whose
+//!    own options ignore the prompt passes.
 
 use crate::js_sdk;
 use crate::python_sdk;
@@ -111,17 +113,13 @@ fn copy_package(name: &str, parts: &[&str]) -> PathBuf {
     target
 }
 
-/// The run failed (exit 1) on the tape, naming the changed path, and recorded nothing.
-fn fails_on_its_tape(output: Output, tapes: &Path) {
-    let text = output_text(&output);
-    assert_eq!(output.status.code(), Some(1), "{text}");
-    assert!(
-        text.contains(
-            "reel: frame 2 does not match the tape at clientContent.turns[0].parts[0].text"
-        ),
-        "{text}"
-    );
-    assert_eq!(files(tapes).len(), 5);
+/// The payloads of the wire log at `path`, one a line.
+fn payloads(path: &Path) -> String {
+    reel_recorder::wire_read::read_wire_log(path)
+        .unwrap()
+        .iter()
+        .map(|entry| String::from_utf8_lossy(&entry.payload).into_owned() + "\n")
+        .collect()
 }
 
 /// The files in `dir`, sorted.
@@ -191,44 +189,75 @@ async fn pytest_reel_records_each_test_once_then_replays_it_in_ci() {
     let tapes = tempdir("pytest-reel-tapes");
     let api = stand_in_api().await;
 
+    // vcrpy's name for once mode.
     let mut first = pytest(&python, &tapes, &api.live_url());
-    first.env("REEL_EXPECT", "recorded");
+    first
+        .env("REEL_EXPECT", "recorded")
+        .arg("--record-mode=once");
     let output = output_of(first).await;
     assert!(
         output.status.success(),
         "recording run:\n{}",
         output_text(&output)
     );
+    // --reel-tapes DIR: a folder per module under DIR, named by its path from the rootdir.
+    assert_eq!(files(&tapes), ["tests"]);
+    let module = tapes.join("tests/test_live");
     assert_eq!(
-        files(&tapes),
+        files(&module),
         [
-            "tests_test_live.py__test_a_text_turn.wire.jsonl",
-            "tests_test_live.py__test_live_and_generate_content.cassette.json",
-            "tests_test_live.py__test_live_and_generate_content.wire.jsonl",
-            "tests_test_live.py__test_two_sessions_in_one_test.2.wire.jsonl",
-            "tests_test_live.py__test_two_sessions_in_one_test.wire.jsonl",
+            "test_a_marker_that_ignores_the_prompt.wire.jsonl",
+            "test_a_marker_that_redacts_the_prompt.wire.jsonl",
+            "test_a_text_turn.wire.jsonl",
+            "test_live_and_generate_content.cassette.json",
+            "test_live_and_generate_content.wire.jsonl",
+            "test_two_sessions_in_one_test.2.wire.jsonl",
+            "test_two_sessions_in_one_test.wire.jsonl",
         ]
     );
+    // The marker's redaction rules changed what was written, not what was sent.
+    let redacted = payloads(&module.join("test_a_marker_that_redacts_the_prompt.wire.jsonl"));
+    assert!(redacted.contains("(redacted)"), "{redacted}");
+    assert!(!redacted.contains("weather in Paris"), "{redacted}");
     drop(api);
 
-    // CI, nothing reachable: the same tests pass from their tapes.
+    // CI, nothing reachable, vcrpy's `none`: the same tests pass from their tapes.
     let mut second = pytest(&python, &tapes, "ws://127.0.0.1:9");
-    second.env("CI", "true").env("REEL_EXPECT", "replayed");
+    second
+        .env("CI", "true")
+        .env("REEL_EXPECT", "replayed")
+        .arg("--record-mode=none");
     let output = output_of(second).await;
     assert!(
         output.status.success(),
         "replaying run:\n{}",
         output_text(&output)
     );
-    assert_eq!(files(&tapes).len(), 5);
+    assert_eq!(files(&module).len(), 7);
 
-    // A changed prompt fails the test on its tape instead of calling the API.
+    // A changed prompt fails the test on its tape instead of calling the API, in a few lines
+    // that name the path and both values; the test whose marker ignores the prompt passes.
     let mut third = pytest(&python, &tapes, "ws://127.0.0.1:9");
     third
         .env("CI", "true")
         .env("REEL_PROMPT", "What's the weather in Rome?")
-        .args(["-k", "test_a_text_turn"]);
-    fails_on_its_tape(output_of(third).await, &tapes);
+        .args([
+            "-k",
+            "test_a_text_turn or test_a_marker_that_ignores_the_prompt",
+        ]);
+    let output = output_of(third).await;
+    let text = output_text(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!(
+            "pytest-reel: test test_a_text_turn did not match its tape {}\n  client frame 2 (tape seq 3) at clientContent.turns[0].parts[0].text\n  expected: \"What's the weather in Paris?\"\n  actual:   \"What's the weather in Rome?\"\n",
+            module.join("test_a_text_turn.wire.jsonl").display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("1 failed, 1 passed"), "{text}");
+    assert!(text.lines().count() < 30, "{text}");
+    assert_eq!(files(&module).len(), 7);
 }
 
 /// A pytest file whose two tests open a Live session: with `REEL_FULL=1` they send a text
@@ -274,22 +303,23 @@ async fn pytest_reel_fails_a_test_whose_session_ended_early_unless_it_is_marked(
     let project = tempdir("pytest-reel-early");
     std::fs::create_dir_all(project.join("tests")).unwrap();
     std::fs::write(project.join("tests/test_early.py"), EARLY_PY).unwrap();
-    let tapes = project.join("tests/tapes");
+    // Beside the test file, a folder per module.
+    let tapes = project.join("tests/tapes/test_early");
     let api = stand_in_api().await;
-    let pytest = |upstream: &str| {
+    let pytest = |upstream: &str, cwd: &Path, path: &str| {
         let mut command = Command::new(&python);
         command
-            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", path])
             .arg(format!("--reel-bin={}", env!("CARGO_BIN_EXE_reel")))
             .arg(format!("--reel-upstream={upstream}"))
-            .current_dir(&project)
+            .current_dir(cwd)
             .env_remove("CI")
             .env_remove("REEL_FULL");
         command
     };
 
     // Recorded whole, through the stand-in API.
-    let mut first = pytest(&api.live_url());
+    let mut first = pytest(&api.live_url(), &project, "tests");
     first.env("REEL_FULL", "1");
     let output = output_of(first).await;
     assert!(
@@ -300,22 +330,31 @@ async fn pytest_reel_fails_a_test_whose_session_ended_early_unless_it_is_marked(
     );
     drop(api);
 
-    // Replayed, each session leaving after the setup: the unmarked test fails.
-    let mut second = pytest("ws://127.0.0.1:9");
+    assert_eq!(
+        files(&tapes),
+        [
+            "test_ends_early.wire.jsonl",
+            "test_ends_early_on_purpose.wire.jsonl"
+        ]
+    );
+
+    // Replayed from another directory (the tapes are found beside the test file wherever
+    // pytest runs), each session leaving after the setup: the unmarked test fails.
+    let mut second = pytest("ws://127.0.0.1:9", &project.join("tests"), "test_early.py");
     second.env("CI", "true");
     let output = output_of(second).await;
     let text = output_text(&output);
     assert_eq!(output.status.code(), Some(1), "{text}");
-    let tape = tapes.join("tests_test_early.py__test_ends_early.wire.jsonl");
+    let tape = tapes.join("test_ends_early.wire.jsonl");
     assert!(
         text.contains(&format!(
-            "pytest-reel: the Live session of test tests_test_early.py__test_ends_early ended before its tape did (mark the test @pytest.mark.reel_incomplete_ok if that is expected):\n  connection 1 (test tests_test_early.py__test_ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed 1000",
+            "pytest-reel: the Live session of test test_ends_early ended before its tape did (mark the test @pytest.mark.reel_incomplete_ok if that is expected):\n  connection 1 (test test_ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed 1000",
             tape.display()
         )),
         "{text}"
     );
     assert!(
-        text.contains("FAILED tests/test_early.py::test_ends_early"),
+        text.contains("FAILED test_early.py::test_ends_early"),
         "{text}"
     );
     assert!(text.contains("1 failed, 1 passed"), "{text}");
@@ -352,16 +391,22 @@ async fn reel_node_records_each_test_once_then_replays_it_in_ci() {
         "recording run:\n{}",
         output_text(&output)
     );
+    // The tape names carry the test file (`live.test.mjs` -> `live.`).
     assert_eq!(
         files(&tapes),
         [
-            "live.a_text_turn.wire.jsonl",
-            "live.live_and_generateContent.cassette.json",
-            "live.live_and_generateContent.wire.jsonl",
-            "live.two_sessions_in_one_test.2.wire.jsonl",
-            "live.two_sessions_in_one_test.wire.jsonl",
+            "live.live.a_text_turn.wire.jsonl",
+            "live.live.its_own_options_ignore_the_prompt.wire.jsonl",
+            "live.live.its_own_options_redact_the_prompt.wire.jsonl",
+            "live.live.live_and_generateContent.cassette.json",
+            "live.live.live_and_generateContent.wire.jsonl",
+            "live.live.two_sessions_in_one_test.2.wire.jsonl",
+            "live.live.two_sessions_in_one_test.wire.jsonl",
         ]
     );
+    let redacted = payloads(&tapes.join("live.live.its_own_options_redact_the_prompt.wire.jsonl"));
+    assert!(redacted.contains("(redacted)"), "{redacted}");
+    assert!(!redacted.contains("weather in Paris"), "{redacted}");
     drop(api);
 
     let mut second = node_test(prefix, &tapes, "ws://127.0.0.1:9", &[]);
@@ -373,16 +418,36 @@ async fn reel_node_records_each_test_once_then_replays_it_in_ci() {
         output_text(&output)
     );
 
+    // A changed prompt fails the test with the first mismatch's path and values; the test
+    // with options of its own ignores the prompt's text and passes.
     let mut third = node_test(
         prefix,
         &tapes,
         "ws://127.0.0.1:9",
-        &["--test-name-pattern", "a text turn"],
+        &[
+            "--test-name-pattern",
+            "a text turn|its own options ignore the prompt",
+        ],
     );
     third
         .env("CI", "true")
         .env("REEL_PROMPT", "What's the weather in Rome?");
-    fails_on_its_tape(output_of(third).await, &tapes);
+    let output = output_of(third).await;
+    let text = output_text(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    for line in [
+        format!(
+            "reel-node: test live.live.a_text_turn did not match its tape {}\n",
+            tapes.join("live.live.a_text_turn.wire.jsonl").display()
+        ),
+        "  client frame 2 (tape seq 3) at clientContent.turns[0].parts[0].text\n".to_owned(),
+        "  expected: \"What's the weather in Paris?\"\n".to_owned(),
+        "  actual:   \"What's the weather in Rome?\"\n".to_owned(),
+        "# pass 1\n# fail 1\n".to_owned(),
+    ] {
+        assert!(text.contains(&line), "{line}\nnot in:\n{text}");
+    }
+    assert_eq!(files(&tapes).len(), 7);
 }
 
 /// A node:test file whose two tests open a Live session: with `REEL_FULL=1` they send a
@@ -437,21 +502,21 @@ function session(ai) {
 describe('early', () => {
   let reel;
   before(async () => {
-    reel = await startReel();
+    reel = await startReel({ file: import.meta.url });
   });
   after(async () => {
     await reel.stop();
   });
 
   test('ends early', async (t) => {
-    const name = tapeName(t);
+    const name = tapeName(t, import.meta.url);
     await session(new GoogleGenAI(reel.genaiOptions(name)));
     await reel.waitForReports(name, 1);
     reel.checkComplete(name);
   });
 
   test('ends early on purpose', async (t) => {
-    const name = tapeName(t);
+    const name = tapeName(t, import.meta.url);
     await session(new GoogleGenAI(reel.genaiOptions(name)));
     await reel.waitForReports(name, 1);
     reel.checkComplete(name, { allowIncomplete: true });
@@ -465,15 +530,17 @@ async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
     let project = tempdir("reel-node-early");
     let file = project.join("early.test.mjs");
     std::fs::write(&file, EARLY_MJS).unwrap();
+    // `startReel({ file: import.meta.url })`: beside the test file, from any directory.
     let tapes = project.join("tapes");
     let api = stand_in_api().await;
-    let node = |upstream: &str| {
+    let node = |upstream: &str, cwd: &Path| {
         let mut command = Command::new("node");
         command
             .args(["--test", "--test-concurrency=1"])
             .arg(&file)
+            .current_dir(cwd)
             .env("REEL_BIN", env!("CARGO_BIN_EXE_reel"))
-            .env("REEL_TAPES", &tapes)
+            .env_remove("REEL_TAPES")
             .env("REEL_UPSTREAM", upstream)
             .env(
                 "REEL_NODE_INDEX",
@@ -485,7 +552,8 @@ async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
         command
     };
 
-    let mut first = node(&api.live_url());
+    let elsewhere = tempdir("reel-node-elsewhere");
+    let mut first = node(&api.live_url(), &tempdir("reel-node-cwd"));
     first.env("REEL_FULL", "1");
     let output = output_of(first).await;
     assert!(
@@ -495,22 +563,30 @@ async fn reel_node_fails_a_test_whose_session_ended_early_unless_it_says_so() {
     );
     drop(api);
 
-    let mut second = node("ws://127.0.0.1:9");
+    assert_eq!(
+        files(&tapes),
+        [
+            "early.early.ends_early.wire.jsonl",
+            "early.early.ends_early_on_purpose.wire.jsonl"
+        ]
+    );
+
+    let mut second = node("ws://127.0.0.1:9", &elsewhere);
     second.env("CI", "true");
     let output = output_of(second).await;
     let text = output_text(&output);
     assert_eq!(output.status.code(), Some(1), "{text}");
-    let tape = tapes.join("early.ends_early.wire.jsonl");
+    let tape = tapes.join("early.early.ends_early.wire.jsonl");
     // The message's lines, as the TAP output indents them (the SDK closes with no code).
     assert!(
         text.contains(
-            "reel-node: the Live session of test early.ends_early ended before its tape did (pass { allowIncomplete: true } if that is expected):\n"
+            "reel-node: the Live session of test early.early.ends_early ended before its tape did (pass { allowIncomplete: true } if that is expected):\n"
         ),
         "{text}"
     );
     assert!(
         text.contains(&format!(
-            "  connection 1 (test early.ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed (no code)\n",
+            "  connection 1 (test early.early.ends_early): incomplete: {} (connection 1): the session ended after 1 of 2 client frames (the last matched is seq 1); the client closed (no code)\n",
             tape.display()
         )),
         "{text}"

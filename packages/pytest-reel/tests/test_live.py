@@ -2,7 +2,8 @@
 
 reel's `cargo test` runs this file three times (tests/it/sdk_test_helpers.rs): in `once` mode
 through a stand-in API, which records each test's tape; then with `CI=true` and no reachable
-API, which replays them; then with a changed prompt, which must fail on the tape. The
+API, which replays them; then with a changed prompt, which must fail on the tape (except for
+the test whose marker makes its server ignore the prompt's text). The
 environment says what each run expects: `REEL_EXPECT` (`recorded` or `replayed`) and
 `REEL_PROMPT` (the user's text).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
 from google.genai import types
 
 MODEL = "gemini-live-2.5-flash"
@@ -41,7 +43,7 @@ def test_a_text_turn(reel_server):
     assert text == "Sunny in Paris."
     [report] = reel_server.wait_for_reports(1)
     assert report["outcome"] == EXPECT, report
-    assert report["test"] == "tests_test_live.py__test_a_text_turn"
+    assert report["test"] == "test_a_text_turn"
 
 
 def test_live_and_generate_content(reel_server):
@@ -70,6 +72,30 @@ def test_two_sessions_in_one_test(reel_server):
     if EXPECT == "recorded":
         files = sorted(os.path.basename(r["recording"]) for r in reports)
         assert files == [
-            "tests_test_live.py__test_two_sessions_in_one_test.2.wire.jsonl",
-            "tests_test_live.py__test_two_sessions_in_one_test.wire.jsonl",
+            "test_two_sessions_in_one_test.2.wire.jsonl",
+            "test_two_sessions_in_one_test.wire.jsonl",
         ]
+
+
+@pytest.mark.reel(match="loose", rules="rules/any_prompt.json")
+def test_a_marker_that_ignores_the_prompt(reel_server):
+    """Its own server matches loosely, ignoring the user's text: any prompt replays."""
+    text = asyncio.run(asyncio.wait_for(one_turn(reel_server.client()), 30))
+    assert text == "Sunny in Paris."
+    [report] = reel_server.wait_for_reports(1)
+    assert report["outcome"] == EXPECT, report
+
+
+@pytest.mark.reel(redact="rules/hide_prompt.json", rules="rules/any_prompt.json")
+def test_a_marker_that_redacts_the_prompt(reel_server):
+    """Its tape keeps "(redacted)" for the user's text; it replays by ignoring the text."""
+    text = asyncio.run(asyncio.wait_for(one_turn(reel_server.client()), 30))
+    assert text == "Sunny in Paris."
+    [report] = reel_server.wait_for_reports(1)
+    assert report["outcome"] == EXPECT, report
+
+
+@pytest.mark.reel(record_mode="none")
+def test_a_marker_in_vcrpy_words(reel_server):
+    """`record_mode="none"` is reel's replay: a server of its own that never records."""
+    assert reel_server.server.mode == "replay"

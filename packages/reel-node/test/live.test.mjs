@@ -3,7 +3,7 @@
 // reel's `cargo test` runs this file three times (tests/it/sdk_test_helpers.rs): in `once`
 // mode through a stand-in API, which records each test's tape; then with CI=true and no
 // reachable API, which replays them; then with a changed prompt, which must fail on the
-// tape. The environment says what each run expects: REEL_EXPECT (`recorded` or
+// tape (except for the test whose own server ignores the prompt's text). The environment says what each run expects: REEL_EXPECT (`recorded` or
 // `replayed`), REEL_PROMPT (the user's text), SDK_NODE_PREFIX (where @google/genai is
 // installed: ESM ignores NODE_PATH), REEL_BIN, REEL_TAPES, REEL_UPSTREAM.
 
@@ -11,9 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { startReel, tapeName } from '../index.mjs';
+import { modeOf, startReel, tapeName } from '../index.mjs';
 
 const prefix = process.env.SDK_NODE_PREFIX;
 const sdkDir = join(prefix ?? 'node_modules/..', 'node_modules', '@google', 'genai');
@@ -65,6 +65,36 @@ function oneTurn(ai) {
   });
 }
 
+/** Runs `body`; when it fails and the server saw a mismatch, fails with the mismatch. */
+async function onTape(reel, name, body) {
+  try {
+    return await body();
+  } catch (error) {
+    await reel.waitForReports(name, 1);
+    reel.checkMatched(name);
+    throw error;
+  }
+}
+
+describe('names and modes', () => {
+  test('a test of the same name in two files gets two tapes', () => {
+    const test = { fullName: 'weather > paris' };
+    assert.equal(tapeName(test, 'test/one.test.mjs'), 'one.weather.paris');
+    assert.equal(tapeName(test, pathToFileURL('/p/test/two.spec.js').href), 'two.weather.paris');
+    assert.equal(tapeName({ ...test, filePath: '/p/test/three.test.mjs' }), 'three.weather.paris');
+  });
+
+  test("vcrpy's record modes are reel's modes", () => {
+    assert.deepEqual(
+      ['none', 'once', 'new_episodes', 'all'].map((m) => modeOf(undefined, m)),
+      ['replay', 'once', 'auto', 'record'],
+    );
+    assert.throws(() => modeOf(undefined, 'sometimes'), {
+      message: "reel-node: recordMode 'sometimes' is not one of none, once, new_episodes, all",
+    });
+  });
+});
+
 describe('live', () => {
   let reel;
   before(async () => {
@@ -75,16 +105,16 @@ describe('live', () => {
   });
 
   test('a text turn', async (t) => {
-    const name = tapeName(t);
-    assert.equal(name, 'live.a_text_turn');
+    const name = tapeName(t, import.meta.url);
+    assert.equal(name, 'live.live.a_text_turn');
     const ai = new GoogleGenAI(reel.genaiOptions(name));
-    assert.equal(await oneTurn(ai), 'Sunny in Paris.');
+    assert.equal(await onTape(reel, name, () => oneTurn(ai)), 'Sunny in Paris.');
     const [report] = await reel.waitForReports(name, 1);
     assert.equal(report.outcome, EXPECT, JSON.stringify(report));
   });
 
   test('live and generateContent', async (t) => {
-    const name = tapeName(t);
+    const name = tapeName(t, import.meta.url);
     const ai = new GoogleGenAI(reel.genaiOptions(name));
     assert.equal(await oneTurn(ai), 'Sunny in Paris.');
     const summary = await ai.models.generateContent({
@@ -97,7 +127,7 @@ describe('live', () => {
   });
 
   test('two sessions in one test', async (t) => {
-    const name = tapeName(t);
+    const name = tapeName(t, import.meta.url);
     const ai = new GoogleGenAI(reel.genaiOptions(name));
     assert.equal(await oneTurn(ai), 'Sunny in Paris.');
     assert.equal(await oneTurn(ai), 'Sunny in Paris.');
@@ -108,9 +138,35 @@ describe('live', () => {
     );
     if (EXPECT === 'recorded') {
       assert.deepEqual(reports.map((r) => basename(r.recording)).sort(), [
-        'live.two_sessions_in_one_test.2.wire.jsonl',
-        'live.two_sessions_in_one_test.wire.jsonl',
+        'live.live.two_sessions_in_one_test.2.wire.jsonl',
+        'live.live.two_sessions_in_one_test.wire.jsonl',
       ]);
     }
+  });
+
+  test('its own options ignore the prompt', async (t) => {
+    const name = tapeName(t, import.meta.url);
+    const rules = fileURLToPath(new URL('rules/any_prompt.json', import.meta.url));
+    const loose = await reel.withOptions({ match: 'loose', rules });
+    assert.equal(await oneTurn(new GoogleGenAI(loose.genaiOptions(name))), 'Sunny in Paris.');
+    const [report] = await loose.waitForReports(name, 1);
+    assert.equal(report.outcome, EXPECT, JSON.stringify(report));
+  });
+
+  test('its own options redact the prompt', async (t) => {
+    const name = tapeName(t, import.meta.url);
+    const file = (rel) => fileURLToPath(new URL(rel, import.meta.url));
+    const redacting = await reel.withOptions({
+      redact: file('rules/hide_prompt.json'),
+      rules: file('rules/any_prompt.json'),
+    });
+    assert.equal(await oneTurn(new GoogleGenAI(redacting.genaiOptions(name))), 'Sunny in Paris.');
+    const [report] = await redacting.waitForReports(name, 1);
+    assert.equal(report.outcome, EXPECT, JSON.stringify(report));
+  });
+
+  test("its own options in vcrpy's words", async () => {
+    const replayOnly = await reel.withOptions({ recordMode: 'none' });
+    assert.equal(replayOnly.mode, 'replay');
   });
 });

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
-from pytest_reel.server import ReelServer, ReelTest, ServeError, test_name
+from pytest_reel.layout import tape_name, tapes_dir
+from pytest_reel.mismatch import first_mismatch_report, mismatch_message
+from pytest_reel.options import MODES, RECORD_MODES, OptionError, ServeOptions, mode_of
+from pytest_reel.server import ReelServer, ReelTest, ServeError
+
+#: How long a failed test waits for the server's report of a mismatch (it is printed when
+#: the server closes the connection, which is what failed the test).
+MISMATCH_WAIT = 5.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -21,13 +29,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--reel-tapes",
         default=None,
-        help="the tapes directory (default: the reel_tapes ini value, else tests/tapes)",
+        help="put every module's tape folder under this directory (default: the reel_tapes "
+        "ini value, else `tapes/<module>/` beside each test file)",
     )
     group.addoption(
         "--reel-mode",
         default=None,
-        choices=["replay", "once", "auto", "record", "passthrough"],
+        choices=list(MODES),
         help="how reel serve treats tests (default: replay; once with --reel-upstream)",
+    )
+    group.addoption(
+        "--record-mode",
+        default=None,
+        choices=list(RECORD_MODES),
+        help="vcrpy's and pytest-recording's names for --reel-mode: none (replay), once, "
+        "new_episodes (auto), all (record)",
+    )
+    group.addoption(
+        "--reel-match",
+        default=None,
+        choices=["strict", "loose"],
+        help="reel serve --match: strict, or loose (audio/video bytes and the rules' fields "
+        "ignored)",
+    )
+    group.addoption(
+        "--reel-rules",
+        default=None,
+        help="reel serve --rules: a JSON file of loose-matching rules (implies loose)",
+    )
+    group.addoption(
+        "--reel-redact",
+        default=None,
+        help="reel serve --redact: a JSON file of redaction rules applied to what is recorded",
     )
     group.addoption(
         "--reel-upstream",
@@ -41,7 +74,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="with CI set, let once and auto record anyway",
     )
-    parser.addini("reel_tapes", "the tapes directory, relative to the rootdir", default="tests/tapes")
+    parser.addini(
+        "reel_tapes",
+        "put every module's tape folder under this directory, relative to the rootdir "
+        "(default: `tapes/<module>/` beside each test file)",
+        default=None,
+    )
 
 
 #: The marker of a test whose Live session is expected to end before its tape does.
@@ -56,6 +94,13 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{INCOMPLETE_OK}: the test's Live session may end before its tape does "
         "(without it, a session that ended early fails the test)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "reel(mode=None, record_mode=None, match=None, rules=None, redact=None): this test's "
+        "reel serve options (mode: replay/once/auto/record/passthrough; record_mode: vcrpy's "
+        "none/once/new_episodes/all; match: strict/loose; rules, redact: JSON files, relative "
+        "to the test file)",
     )
     # Tests already failed for a session that ended early, and tests allowed to end early.
     config._reel_flagged = set()
@@ -87,6 +132,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     reel_test = getattr(item, "funcargs", {}).get("reel_server")
     if not isinstance(reel_test, ReelTest):
         return
+    if report.failed:
+        mismatch = first_mismatch_report(reel_test.reports())
+        if mismatch is None:
+            mismatch = _wait_for_mismatch(reel_test)
+        if mismatch is not None:
+            report.longrepr = mismatch_message(reel_test.name, mismatch)
+            return
     if item.get_closest_marker(INCOMPLETE_OK) is not None:
         item.config._reel_allowed.add(reel_test.name)
         return
@@ -98,14 +150,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.longrepr = _early_message(reel_test.name, early)
 
 
+def _wait_for_mismatch(reel_test: ReelTest):
+    """The test's mismatch report, if the server prints one within MISMATCH_WAIT."""
+    deadline = time.monotonic() + MISMATCH_WAIT
+    seen = len(reel_test.reports())
+    while time.monotonic() < deadline:
+        reports = reel_test.wait_for_reports(seen + 1, timeout=deadline - time.monotonic())
+        found = first_mismatch_report(reports)
+        if found is not None or len(reports) <= seen:
+            return found
+        seen = len(reports)
+    return None
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Once the server has stopped (every report is in): a session that ended early and was
+    """Once the servers have stopped (every report is in): a session that ended early and was
     reported after its test finished fails the run, naming the test."""
-    server = getattr(session.config, "_reel_server", None)
-    if server is None:
+    servers = getattr(session.config, "_reel_servers", None)
+    if servers is None:
         return
     late: dict = {}
-    for report in ended_early(list(server.reports)):
+    for report in ended_early(servers.all_reports()):
         name = report.get("test")
         if name in session.config._reel_allowed or name in session.config._reel_flagged:
             continue
@@ -132,31 +197,95 @@ def _binary(config: pytest.Config) -> str:
     return found
 
 
+class ReelServers:
+    """The session's `reel serve` processes, one per set of options, started on first use."""
+
+    def __init__(self, config: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
+        self.config = config
+        self.tmp_path_factory = tmp_path_factory
+        self.servers: dict = {}
+
+    def server(self, options: ServeOptions) -> ReelServer:
+        """The server for `options`, started if it is not yet."""
+        server = self.servers.get(options)
+        if server is None:
+            upstream = self.config.getoption("--reel-upstream")
+            mode = options.mode or ("once" if upstream else "replay")
+            server = ReelServer.start(
+                binary=_binary(self.config),
+                tapes=options.tapes,
+                mode=mode,
+                upstream=upstream,
+                allow_record=self.config.getoption("--reel-allow-record"),
+                # A directory each: every server writes its own certificate.
+                tls_dir=self.tmp_path_factory.mktemp("reel-tls"),
+                extra_args=tuple(options.args(mode)),
+            )
+            self.servers[options] = server
+        return server
+
+    def all_reports(self) -> list:
+        """Every server's connection reports."""
+        return [report for server in self.servers.values() for report in list(server.reports)]
+
+    def stop(self) -> None:
+        """Stops every server (SIGTERM: open recordings are finished first)."""
+        for server in self.servers.values():
+            server.stop()
+
+
+def _base(config: pytest.Config):
+    """The directory every module's tape folder goes under, or None: beside the test file."""
+    chosen = config.getoption("--reel-tapes") or config.getini("reel_tapes")
+    if not chosen:
+        return None
+    path = Path(chosen)
+    return path if path.is_absolute() else Path(config.rootpath) / path
+
+
+def _session_options(config: pytest.Config, tapes: Path) -> ServeOptions:
+    mode = mode_of(config.getoption("--reel-mode"), config.getoption("--record-mode"))
+    rules = config.getoption("--reel-rules")
+    redact = config.getoption("--reel-redact")
+    return ServeOptions(
+        tapes=tapes,
+        mode=mode,
+        match=config.getoption("--reel-match"),
+        rules=Path(rules).resolve() if rules else None,
+        redact=Path(redact).resolve() if redact else None,
+    )
+
+
 @pytest.fixture(scope="session")
-def reel_serve(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
-    """The session's `reel serve`, started on first use and stopped (SIGTERM) at the end."""
-    tapes = pytestconfig.getoption("--reel-tapes") or pytestconfig.getini("reel_tapes")
-    tapes_path = Path(tapes)
-    if not tapes_path.is_absolute():
-        tapes_path = Path(pytestconfig.rootpath) / tapes_path
-    try:
-        server = ReelServer.start(
-            binary=_binary(pytestconfig),
-            tapes=tapes_path,
-            mode=pytestconfig.getoption("--reel-mode"),
-            upstream=pytestconfig.getoption("--reel-upstream"),
-            allow_record=pytestconfig.getoption("--reel-allow-record"),
-            tls_dir=tmp_path_factory.mktemp("reel-tls"),
-        )
-    except ServeError as error:
-        pytest.fail(f"pytest-reel: {error}", pytrace=False)
-    pytestconfig._reel_server = server
-    yield server
-    server.stop()
+def reel_servers(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
+    """The session's `reel serve` processes, one per set of options (tapes folder, mode,
+    matching, rules, redaction), each started on first use and stopped at the end."""
+    servers = ReelServers(pytestconfig, tmp_path_factory)
+    pytestconfig._reel_servers = servers
+    yield servers
+    servers.stop()
 
 
 @pytest.fixture
-def reel_server(request: pytest.FixtureRequest, reel_serve: ReelServer) -> ReelTest:
+def reel_server(request: pytest.FixtureRequest, reel_servers: ReelServers) -> ReelTest:
     """This test's view of `reel serve`: `client()` is a google-genai client whose Live
-    sessions are replayed from (or recorded into) the tape named after the test."""
-    return ReelTest(server=reel_serve, name=test_name(request.node.nodeid))
+    sessions are replayed from (or recorded into) the test's tape,
+    `tapes/<module>/<test>.wire.jsonl` beside the test file, with the options of the command
+    line and of the test's `@pytest.mark.reel(...)`."""
+    config = request.config
+    module = Path(request.node.path)
+    tapes = tapes_dir(module, Path(config.rootpath), _base(config))
+    try:
+        options = _session_options(config, tapes)
+        marker = request.node.get_closest_marker("reel")
+        if marker is not None:
+            if marker.args:
+                raise OptionError("@pytest.mark.reel takes keyword arguments only")
+            options = options.with_marker(dict(marker.kwargs), module.parent)
+    except OptionError as error:
+        pytest.fail(f"pytest-reel: {request.node.nodeid}: {error}", pytrace=False)
+    try:
+        server = reel_servers.server(options)
+    except ServeError as error:
+        pytest.fail(f"pytest-reel: {error}", pytrace=False)
+    return ReelTest(server=server, name=tape_name(request.node.nodeid))

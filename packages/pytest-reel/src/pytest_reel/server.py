@@ -24,15 +24,6 @@ class ServeError(RuntimeError):
     """`reel serve` could not start, or stopped while a test needed it."""
 
 
-def test_name(nodeid: str) -> str:
-    """The tape name of a pytest node id, as the server will make it a file name.
-
-    `tests/test_app.py::test_weather[paris]` -> `tests_test_app.py__test_weather_paris_`
-    (ASCII letters, digits, `.`, `_` and `-` kept, anything else `_`).
-    """
-    return "".join(c if (c.isascii() and c.isalnum()) or c in "._-" else "_" for c in nodeid)
-
-
 @dataclass
 class ReelServer:
     """One `reel serve --json` process for a test session.
@@ -74,7 +65,9 @@ class ReelServer:
         if mode != "passthrough":
             tapes.mkdir(parents=True, exist_ok=True)
             args += ["--tapes", str(tapes)]
-        if upstream:
+        if upstream and mode != "replay":
+            # reel serve refuses an upstream in replay mode (a marker may ask for replay in
+            # a session that records).
             args += ["--upstream", upstream]
         if allow_record:
             args.append("--allow-record")
