@@ -85,7 +85,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         .or_else(|| std::thread::available_parallelism().ok())
         .map_or(1, NonZeroUsize::get);
     let started = Instant::now();
-    let sessions = replay_all(&inputs, jobs, args.salvage);
+    let sessions = replay_all(&inputs, jobs, args.salvage, args.save_verdict);
     let seconds = started.elapsed().as_secs_f64();
 
     if let Some(path) = &args.junit {
@@ -173,7 +173,7 @@ fn wire_logs_below(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Replays `logs` on `jobs` worker threads; the results in input order.
-fn replay_all(logs: &[String], jobs: usize, salvage: bool) -> Vec<Session> {
+fn replay_all(logs: &[String], jobs: usize, salvage: bool, save_verdict: bool) -> Vec<Session> {
     let progress = Progress::counting("replaying", "sessions");
     let done = progress.counter();
     let next = AtomicUsize::new(0);
@@ -193,7 +193,7 @@ fn replay_all(logs: &[String], jobs: usize, salvage: bool) -> Vec<Session> {
                     let outcome = match &runtime {
                         // A session that panics is that session's failure, not the farm's.
                         Ok(runtime) => std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            replay_one(runtime, path, salvage)
+                            replay_one(runtime, path, salvage, save_verdict)
                         }))
                         .unwrap_or_else(|panic| Outcome::Bad {
                             error: format!("the replay failed: {}", panic_message(&*panic)),
@@ -235,8 +235,14 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
-/// Replays one log as `reel replay LOG` does, quietly.
-fn replay_one(runtime: &tokio::runtime::Runtime, path: &str, salvage: bool) -> Outcome {
+/// Replays one log as `reel replay LOG` does, quietly; with `save_verdict`, keeps its
+/// verdict beside it (`--save-verdict`).
+fn replay_one(
+    runtime: &tokio::runtime::Runtime,
+    path: &str,
+    salvage: bool,
+    save_verdict: bool,
+) -> Outcome {
     let (stats, replay) = match runtime.block_on(replay_log(path, salvage, None, None)) {
         Ok(replayed) => replayed,
         Err(error) => {
@@ -246,7 +252,9 @@ fn replay_one(runtime: &tokio::runtime::Runtime, path: &str, salvage: bool) -> O
         }
     };
     let report = ReplayReport::new(path, &stats, &replay, None);
-    super::replay::remember(path, &report, &replay);
+    if save_verdict {
+        super::replay::remember(path, &report, &replay);
+    }
     let frames = stats.inbound;
     // Model turns, as the single report numbers them (not what follows the last one).
     let turns = replay

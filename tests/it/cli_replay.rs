@@ -92,6 +92,10 @@ async fn a_session_whose_tools_write_no_state_replays_clean() {
             String::new()
         )
     );
+    // Nothing is written beside the log unless asked.
+    assert!(!dir.join("clean.replay.json").exists());
+    let (code, _, stderr) = reel(&["replay", arg(&wire), "--save-verdict"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
     let note: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("clean.replay.json")).unwrap())
             .unwrap();
@@ -117,9 +121,15 @@ async fn a_diverging_frame_and_one_journal_entry_make_drift_and_exit_1() {
     entries[7] = eighth.to_string();
     write_lines(&journal, &entries);
 
-    let (code, stdout, stderr) = reel(&["replay", arg(&wire), "--journal", arg(&journal)]);
+    let (code, stdout, stderr) = reel(&[
+        "replay",
+        arg(&wire),
+        "--journal",
+        arg(&journal),
+        "--save-verdict",
+    ]);
     assert_eq!((code, stderr.as_str()), (1, ""));
-    // The verdict is kept beside the log for `reel studio`, with the log's size.
+    // Asked, the verdict is kept beside the log for `reel studio`, with the log's size.
     let note: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("t.replay.json")).unwrap()).unwrap();
     assert_eq!(note["verdict"], "DRIFT");
