@@ -32,6 +32,12 @@ pub fn run(args: DecodeArgs) -> Result<ExitCode, CliError> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        if is_wire_entry(line) {
+            return Err(CliError::DecodeWireLog {
+                path: args.file.clone(),
+                line: line_no,
+            });
+        }
         if args.client {
             match decode_client(line) {
                 Ok(message) => {
@@ -75,6 +81,16 @@ pub fn run(args: DecodeArgs) -> Result<ExitCode, CliError> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
+    })
+}
+
+/// Whether `line` is an entry of a wire log (`{"seq":…,"dir":…,"payload_b64":…}`), not a
+/// bare frame: no Live message has these keys.
+fn is_wire_entry(line: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line).is_ok_and(|entry| {
+        ["seq", "dir", "ts_ms"]
+            .iter()
+            .all(|key| entry.contains_key(*key))
     })
 }
 

@@ -80,3 +80,19 @@ fn a_missing_file_is_exit_2_with_a_clear_message() {
         "reel: cannot read /nonexistent/frames.jsonl: No such file or directory (os error 2)\n"
     );
 }
+
+#[test]
+fn decode_on_a_wire_log_points_to_show_and_stops() {
+    let tape = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/tapes/proxy.wire.jsonl");
+    let (code, stdout, stderr) = reel(&["decode", tape]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr),
+        (
+            2,
+            "",
+            format!(
+                "reel: {tape}: a wire log (line 1 is a recorded entry, not a frame); `reel decode` reads bare frames, one JSON message a line; to read a wire log: reel show {tape}\n"
+            )
+        )
+    );
+}
