@@ -149,10 +149,10 @@ fn export_wav(args: &ExportArgs) -> Result<ExitCode, CliError> {
         }
     };
     eprintln!(
-        "reel export: {output}: {:.3} s of audio ({} user chunks, {} model chunks)",
+        "reel export: {output}: {:.3} s of audio ({}, {})",
         summary.frames as f64 / f64::from(WAV_RATE),
-        summary.chunks_in,
-        summary.chunks_out
+        super::plural(summary.chunks_in as u64, "user chunk", "user chunks"),
+        super::plural(summary.chunks_out as u64, "model chunk", "model chunks")
     );
     Ok(ExitCode::SUCCESS)
 }

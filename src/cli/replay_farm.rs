@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 
 use super::input::one_stdin;
 use super::junit::{self, Case, CaseOutcome};
+use super::plural;
 use super::progress::Progress;
 use super::replay::{ReplayArgs, replay_log};
 use super::replay_report::ReplayReport;
@@ -289,8 +290,10 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
         let line = match &session.outcome {
             Outcome::Clean { frames, turns } => {
                 format!(
-                    "  CLEAN  {}  ({frames} frames, {turns} turns)",
-                    session.path
+                    "  CLEAN  {}  ({}, {})",
+                    session.path,
+                    plural(*frames, "frame", "frames"),
+                    plural(*turns as u64, "turn", "turns")
                 )
             }
             Outcome::Drift {
@@ -299,8 +302,10 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
                 drift,
                 first,
             } => format!(
-                "  DRIFT  {}  ({frames} frames, {turns} turns): {drift}; first: {}",
+                "  DRIFT  {}  ({}, {}): {drift}; first: {}",
                 session.path,
+                plural(*frames, "frame", "frames"),
+                plural(*turns as u64, "turn", "turns"),
                 first.lines().next().unwrap_or_default()
             ),
             // The error names the log already; said once, at the column.
@@ -317,8 +322,8 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
     }
     let (clean, drifted, bad) = tally(sessions);
     out.push_str(&format!(
-        "\n  {} sessions: {clean} clean, {drifted} drifted, {bad} bad input\n",
-        sessions.len()
+        "\n  {}: {clean} clean, {drifted} drifted, {bad} bad input\n",
+        plural(sessions.len() as u64, "session", "sessions")
     ));
     out.push_str(&format!(
         "  in {seconds:.2} s on {jobs} job{} ({:.1} sessions/s)\n",

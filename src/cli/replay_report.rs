@@ -368,7 +368,11 @@ fn journal_lines(f: &mut fmt::Formatter<'_>, path: &str, diff: &JournalDiff) -> 
     if diff.is_clean() {
         return writeln!(f, "    CLEAN — every key's final value matches");
     }
-    writeln!(f, "    DRIFT — {} key(s) diverged:", diff.diverged.len())?;
+    writeln!(
+        f,
+        "    DRIFT — {} diverged:",
+        plural(diff.diverged.len() as u64, "key", "keys")
+    )?;
     for key in &diff.diverged {
         writeln!(f, "      - {}", shorten(&key.to_string(), WIDTH))?;
     }

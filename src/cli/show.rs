@@ -162,8 +162,8 @@ fn html(log: &str, out: &str) -> Result<ExitCode, CliError> {
     match reel::studio::offline::write_page(path, &name, std::path::Path::new(out)) {
         Ok(summary) => {
             eprintln!(
-                "reel show: {out}: {} entries{}",
-                summary.entries,
+                "reel show: {out}: {}{}",
+                super::plural(summary.entries as u64, "entry", "entries"),
                 if summary.audio {
                     ", with the audio"
                 } else {

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::CliError;
 use super::stop_signal::StopSignal;
+use super::{CliError, plural};
 use reel::studio::catalog;
 use reel::studio::{DEFAULT_MAX_FEED_BYTES, RunningStudio, StudioOptions};
 
@@ -88,16 +88,16 @@ pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
                 studio.local_addr()
             );
             println!(
-                "reel studio: {}?token={token} ({} recording(s) in {})",
+                "reel studio: {}?token={token} ({} in {})",
                 studio.url(),
-                listed.len(),
+                plural(listed.len() as u64, "recording", "recordings"),
                 args.dir.display()
             );
         } else {
             println!(
-                "reel studio: {} ({} recording(s) in {})",
+                "reel studio: {} ({} in {})",
                 studio.url(),
-                listed.len(),
+                plural(listed.len() as u64, "recording", "recordings"),
                 args.dir.display()
             );
         }

@@ -233,7 +233,7 @@ async fn replay_of_a_directory_skips_a_fifo_in_it_and_refuses_an_empty_one() {
             &[
                 format!("  CLEAN  {}  (14 frames, 3 turns)", arg(&wire)).as_str(),
                 "",
-                "  1 sessions: 1 clean, 0 drifted, 0 bad input",
+                "  1 session: 1 clean, 0 drifted, 0 bad input",
             ][..]
         )
     );

@@ -206,7 +206,7 @@ async fn a_key_only_a_tool_wrote_is_missing_on_replay() {
         format!(
             "{}
   Journal diff — {} (68 mutations, 13 keys):
-    DRIFT — 1 key(s) diverged:
+    DRIFT — 1 key diverged:
       - app:last_city: recorded \"London\", missing on replay
 
   Journal:   differs from the recording from entry 28 (68 recorded, 67 replayed):
