@@ -42,8 +42,14 @@ pub struct ShowArgs {
     #[arg(long)]
     salvage: bool,
     /// Write the studio's timeline of the call, with its audio, as one self-contained HTML
-    /// file (no server, no network) instead of printing.
-    #[arg(long, value_name = "OUT.html", conflicts_with_all = ["turn", "kind", "json", "salvage"])]
+    /// file (no server, no network) instead of printing (`--html` is the older spelling).
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "html",
+        value_name = "OUT.html",
+        conflicts_with_all = ["turn", "kind", "json", "salvage"]
+    )]
     html: Option<String>,
 }
 

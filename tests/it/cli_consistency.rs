@@ -47,3 +47,95 @@ fn the_verdict_is_coloured_on_a_terminal_and_plain_in_a_pipe_or_with_no_color() 
     );
     assert_eq!(last_line_with(&[("CLICOLOR_FORCE", "0")]), PLAIN);
 }
+
+/// `reel ARGS` with colour off: exit code, standard output, standard error.
+fn reel(args: &[&str]) -> (i32, String, String) {
+    crate::cli_support::reel(args)
+}
+
+#[test]
+fn every_command_writes_its_file_with_o_or_output_and_keeps_the_old_spellings() {
+    let dir = crate::cli_support::TempDir::new("consistency-output");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+
+    // reel demo: -o DIR, --output DIR, and the old --out DIR.
+    for (flag, name) in [("-o", "d1"), ("--output", "d2"), ("--out", "d3")] {
+        let (code, _, stderr) = reel(&["demo", "--speed", "0", flag, &path(name)]);
+        assert_eq!((code, stderr.as_str()), (0, ""), "demo {flag}");
+        let written: Vec<String> = std::fs::read_dir(dir.join(name))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|file| file.ends_with(".wire.jsonl"))
+            .collect();
+        assert_eq!(written.len(), 1, "demo {flag}: {written:?}");
+    }
+
+    // reel show: -o OUT.html, --output, and the old --html.
+    for (flag, name) in [
+        ("-o", "a.html"),
+        ("--output", "b.html"),
+        ("--html", "c.html"),
+    ] {
+        let (code, _, stderr) = reel(&["show", TAPE, flag, &path(name)]);
+        assert_eq!(code, 0, "show {flag}: {stderr}");
+        let page = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(page.starts_with("<!doctype html>"), "show {flag}");
+    }
+
+    // reel export -o, with --json: what was written.
+    let (code, stdout, stderr) = reel(&["export", TAPE, "-o", &path("t.json"), "--json"]);
+    let bytes = std::fs::metadata(dir.join("t.json")).unwrap().len();
+    assert_eq!((code, stderr.as_str()), (0, ""), "export --json: {stdout}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap(),
+        serde_json::json!({"output": path("t.json"), "format": "trace", "bytes": bytes})
+    );
+    // --json reports a file written; without -o the trace itself is the output.
+    let (code, _, stderr) = reel(&["export", TAPE, "--json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--output <OUT>"), "{stderr}");
+}
+
+#[test]
+fn the_studio_says_where_it_listens_as_json_lines_with_json() {
+    use std::io::{BufRead, BufReader};
+    let dir = crate::cli_support::TempDir::new("consistency-studio");
+    std::fs::copy(TAPE, dir.join("weather.wire.jsonl")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(["studio", dir.join("").to_str().unwrap(), "--json"])
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let mut ready: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let addr = ready["addr"].as_str().unwrap().to_owned();
+    let token = ready["token"].as_str().unwrap().to_owned();
+    assert!(
+        addr.starts_with("127.0.0.1:") && token.len() >= 16,
+        "{ready}"
+    );
+    ready["addr"] = "ADDR".into();
+    ready["url"] = ready["url"].as_str().unwrap().replace(&addr, "ADDR").into();
+    ready["token"] = "TOKEN".into();
+    assert_eq!(
+        ready,
+        serde_json::json!({
+            "event": "ready", "url": "http://ADDR/", "addr": "ADDR", "token": "TOKEN",
+            "token_for_everything": false, "dir": dir.join("").to_str().unwrap(),
+            "recordings": 1,
+        })
+    );
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert_eq!(rest, "{\"event\":\"stopped\"}\n");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
