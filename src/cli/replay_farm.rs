@@ -256,7 +256,9 @@ fn replay_one(
     if save_verdict {
         super::replay::remember(path, &report, &replay);
     }
-    let frames = stats.inbound;
+    // Frames both ways, close markers not counted: the number the studio and the single
+    // report show.
+    let frames = stats.frames;
     // Model turns, as the single report numbers them (not what follows the last one).
     let turns = replay
         .summary

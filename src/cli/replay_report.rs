@@ -3,7 +3,7 @@
 //! ```text
 //!   reel replay — user-123.wire.jsonl
 //!
-//!   Wire log:  7 entries (4 inbound, 3 outbound), 12.3s recorded
+//!   Wire log:  7 frames (4 inbound, 3 outbound), 12.3s recorded
 //!   Mode:      offline — the real session tree on the recorded frames; tool calls get
 //!              their recorded responses; no model and no tool code run
 //!   Outbound:  2 runtime frames sent again, all byte-identical to the recording
@@ -244,7 +244,7 @@ impl ReplayReport<'_> {
         let stats = self.stats;
         let mut wire = format!(
             "{} ({} inbound, {} outbound), {:.1}s recorded",
-            plural(stats.frames, "entry", "entries"),
+            plural(stats.frames, "frame", "frames"),
             stats.inbound,
             stats.outbound,
             stats.duration_ms() as f64 / 1000.0

@@ -139,3 +139,37 @@ fn the_studio_says_where_it_listens_as_json_lines_with_json() {
     assert_eq!(rest, "{\"event\":\"stopped\"}\n");
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn a_recording_has_one_frame_count_in_replay_the_farm_and_the_studio() {
+    let dir = crate::cli_support::TempDir::new("consistency-frames");
+    let copy = dir.join("weather.wire.jsonl");
+    std::fs::copy(TAPE, &copy).unwrap();
+    let copy = copy.to_str().unwrap();
+    // The single report.
+    let (_, stdout, _) = reel(&["replay", copy, "--json"]);
+    let single: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // The farm (a directory), as JSON and as text.
+    let root = dir.join("");
+    let root = root.to_str().unwrap().trim_end_matches('/');
+    let (_, stdout, _) = reel(&["replay", root, "--json"]);
+    let farm: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let (_, text, _) = reel(&["replay", root]);
+    // The studio's list.
+    let listed = reel::studio::catalog::list(dir.join("").as_path()).unwrap();
+    let reel::studio::catalog::Listed::Recording(info) = &listed[0] else {
+        panic!("{listed:?}")
+    };
+    assert_eq!(
+        (
+            single["wire_log"]["frames"].as_u64(),
+            farm["sessions"][0]["frames"].as_u64(),
+            info.frames,
+        ),
+        (Some(22), Some(22), 22)
+    );
+    assert_eq!(
+        text.lines().next().unwrap(),
+        format!("  CLEAN  {copy}  (22 frames, 3 turns)")
+    );
+}

@@ -14,7 +14,7 @@ fn report_head(wire: &str) -> String {
     format!(
         "  reel replay — {wire}
 
-  Wire log:  20 entries (14 inbound, 6 outbound), 2.0s recorded, 1 reconnect
+  Wire log:  20 frames (14 inbound, 6 outbound), 2.0s recorded, 1 reconnect
   Mode:      offline — the real session tree on the recorded frames; tool calls get
              their recorded responses; no model, no tool or application code runs
   Outbound:  3 runtime frames sent again, all byte-identical to the recording

@@ -63,10 +63,10 @@ async fn a_directory_replays_every_log_below_it_and_reports_each() {
     assert_eq!(
         without_timing(&stdout),
         format!(
-            "  CLEAN  {a}  (14 frames, 3 turns)
-  DRIFT  {b}  (14 frames, 3 turns): 1 outbound divergence; first: frame 17: the replayed frame differs
+            "  CLEAN  {a}  (20 frames, 3 turns)
+  DRIFT  {b}  (20 frames, 3 turns): 1 outbound divergence; first: frame 17: the replayed frame differs
   ERROR  {bad}  corrupt at line 1: not a valid wire log entry (expected ident, at column 2)
-  CLEAN  {c}  (14 frames, 3 turns)
+  CLEAN  {c}  (20 frames, 3 turns)
 
   4 sessions: 2 clean, 1 drifted, 1 bad input",
             a = p("a.wire.jsonl"),
