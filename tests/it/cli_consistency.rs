@@ -173,3 +173,56 @@ fn a_recording_has_one_frame_count_in_replay_the_farm_and_the_studio() {
         format!("  CLEAN  {copy}  (22 frames, 3 turns)")
     );
 }
+
+#[test]
+fn after_the_demo_the_commands_the_readme_suggests_end_clean() {
+    let readme = include_str!("../../README.md");
+    // The `sh` block after the demo's: the next commands a new user runs.
+    let suggested: Vec<String> = crate::markdown::blocks(readme)
+        .into_iter()
+        .find(|block| block.lang() == "sh" && block.text.starts_with("reel replay recordings/"))
+        .expect("the README suggests what to run after `reel demo`")
+        .text
+        .lines()
+        .map(|line| line.split('#').next().unwrap().trim().to_owned())
+        .collect();
+    assert_eq!(
+        suggested,
+        [
+            "reel replay recordings/ --save-verdict",
+            "reel studio recordings/"
+        ]
+    );
+    let dir = crate::cli_support::TempDir::new("consistency-after-demo");
+    let recordings = dir.join("recordings");
+    let recordings = recordings.to_str().unwrap();
+    let (code, _, _) = reel(&["demo", "--speed", "0", "-o", recordings]);
+    assert_eq!(code, 0);
+    // The replay, as suggested (with the demo's directory): CLEAN, exit 0.
+    let args: Vec<&str> = suggested[0]
+        .split_whitespace()
+        .skip(1)
+        .map(|arg| {
+            if arg == "recordings/" {
+                recordings
+            } else {
+                arg
+            }
+        })
+        .collect();
+    let (code, stdout, stderr) = reel(&args);
+    assert_eq!((code, stderr.as_str()), (0, ""), "{stdout}");
+    assert!(
+        stdout.contains("  1 session: 1 clean, 0 drifted, 0 bad input\n"),
+        "{stdout}"
+    );
+    // The studio's list marks the recording CLEAN, not red.
+    let listed = reel::studio::catalog::list(std::path::Path::new(recordings)).unwrap();
+    let reel::studio::catalog::Listed::Recording(info) = &listed[0] else {
+        panic!("{listed:?}")
+    };
+    assert_eq!(
+        info.last_replay.as_ref().map(|note| note.verdict.as_str()),
+        Some("CLEAN")
+    );
+}
