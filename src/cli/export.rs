@@ -183,8 +183,8 @@ fn export_wav(args: &ExportArgs) -> Result<ExitCode, CliError> {
     }
     eprintln!(
         "reel export: {output}: {seconds:.3} s of audio ({}, {})",
-        super::plural(summary.chunks_in as u64, "user chunk", "user chunks"),
-        super::plural(summary.chunks_out as u64, "model chunk", "model chunks")
+        super::plural(summary.chunks_in, "user chunk", "user chunks"),
+        super::plural(summary.chunks_out, "model chunk", "model chunks")
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -169,7 +169,7 @@ fn html(log: &str, out: &str) -> Result<ExitCode, CliError> {
         Ok(summary) => {
             eprintln!(
                 "reel show: {out}: {}{}",
-                super::plural(summary.entries as u64, "entry", "entries"),
+                super::plural(summary.entries, "entry", "entries"),
                 if summary.audio {
                     ", with the audio"
                 } else {
