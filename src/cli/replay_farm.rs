@@ -175,7 +175,7 @@ fn wire_logs_below(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Replays `logs` on `jobs` worker threads; the results in input order.
 fn replay_all(logs: &[String], jobs: usize, salvage: bool, save_verdict: bool) -> Vec<Session> {
-    let progress = Progress::counting("replaying", "sessions");
+    let progress = Progress::out_of("replaying", "sessions", logs.len() as u64);
     let done = progress.counter();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Session>>> = Mutex::new(vec![None; logs.len()]);
