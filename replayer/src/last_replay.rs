@@ -1,6 +1,7 @@
 //! The verdict of a log's last replay, kept beside it: `X.replay.json` for `X.wire.jsonl`.
 //!
-//! `reel replay` writes it after every replay (one log or a farm of them); `reel studio`
+//! `reel replay --save-verdict` writes it (one log or a farm of them; never without the
+//! flag, so replaying checked-in tapes leaves no files beside them); `reel studio`
 //! shows it in its list as CLEAN or DRIFT. It is a note, not part of the recording: writing
 //! it may fail (a read-only directory of checked-in tapes) without failing the replay, and
 //! a note whose log has changed size since is stale and not shown.

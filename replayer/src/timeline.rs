@@ -420,6 +420,7 @@ pub struct Timeline {
     filter: TimelineFilter,
     first_ts_ms: Option<u64>,
     turn: u64,
+    last_turn: u64,
     audio_run: Option<TimelineRow>,
 }
 
@@ -430,8 +431,21 @@ impl Timeline {
             filter,
             first_ts_ms: None,
             turn: 1,
+            last_turn: 0,
             audio_run: None,
         }
+    }
+
+    /// The model turns completed so far (each ended by its `turnComplete`).
+    pub fn completed_turns(&self) -> u64 {
+        self.turn.saturating_sub(1)
+    }
+
+    /// The turn of the last entry taken (0 before any): one past
+    /// [`completed_turns`](Self::completed_turns) when frames followed the last
+    /// `turnComplete`, whether or not the filter kept them.
+    pub fn last_turn(&self) -> u64 {
+        self.last_turn
     }
 
     /// Takes the next entry; appends to `out` the rows it completes.
@@ -439,6 +453,7 @@ impl Timeline {
         let first = *self.first_ts_ms.get_or_insert(entry.ts_ms);
         let view = describe(entry);
         let turn = self.turn;
+        self.last_turn = turn;
         if view.turn_complete {
             self.turn += 1;
         }

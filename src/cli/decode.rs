@@ -32,6 +32,12 @@ pub fn run(args: DecodeArgs) -> Result<ExitCode, CliError> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        if is_wire_entry(line) {
+            return Err(CliError::DecodeWireLog {
+                path: args.file.clone(),
+                line: line_no,
+            });
+        }
         if args.client {
             match decode_client(line) {
                 Ok(message) => {
@@ -58,10 +64,11 @@ pub fn run(args: DecodeArgs) -> Result<ExitCode, CliError> {
                     if args.json {
                         println!(
                             "{}",
-                            serde_json::json!({"line": line_no, "kind": event.kind(), "event": format!("{event:?}")})
+                            serde_json::json!({"line": line_no, "kind": event.kind(), "summary": summary(event)})
                         );
                     } else {
-                        println!("{line_no:>5}  {:<22} {}", event.kind(), summary(event));
+                        let line = format!("{line_no:>5}  {:<22} {}", event.kind(), summary(event));
+                        println!("{}", line.trim_end());
                     }
                 }
             }
@@ -75,6 +82,16 @@ pub fn run(args: DecodeArgs) -> Result<ExitCode, CliError> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
+    })
+}
+
+/// Whether `line` is an entry of a wire log (`{"seq":…,"dir":…,"payload_b64":…}`), not a
+/// bare frame: no Live message has these keys.
+fn is_wire_entry(line: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line).is_ok_and(|entry| {
+        ["seq", "dir", "ts_ms"]
+            .iter()
+            .all(|key| entry.contains_key(*key))
     })
 }
 
@@ -96,19 +113,39 @@ fn read_input(path: &str) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(error)
 }
 
-/// One readable line about an event.
+/// One readable line about an event: what it says, never Rust's Debug form of it.
 fn summary(event: &SessionEvent) -> String {
     match event {
+        SessionEvent::Connected { session_id } => session_id
+            .as_deref()
+            .map_or_else(String::new, |id| format!("session {id}")),
         SessionEvent::AudioData(bytes) => format!("{} bytes", bytes.len()),
         SessionEvent::Media { mime_type, data } => format!("{mime_type}, {} bytes", data.len()),
         SessionEvent::TextDelta(text)
         | SessionEvent::TextComplete(text)
-        | SessionEvent::Thought(text) => format!("{:?}", shorten(text, 80)),
+        | SessionEvent::UserText(text)
+        | SessionEvent::InterimInputTranscription(text)
+        | SessionEvent::Thought(text) => quote(text),
         SessionEvent::InputTranscription { text, is_final }
         | SessionEvent::OutputTranscription { text, is_final } => {
             let tag = if *is_final { "final" } else { "partial" };
-            format!("{tag} {:?}", shorten(text, 80))
+            format!("{tag} {}", quote(text))
         }
+        SessionEvent::File(file) => format!(
+            "{} {}",
+            file.mime_type.as_deref().unwrap_or("?"),
+            file.file_uri.as_deref().unwrap_or("?")
+        ),
+        SessionEvent::ExecutableCode(code) => format!(
+            "{}: {}",
+            code.language.as_deref().unwrap_or("?"),
+            shorten(code.code.as_deref().unwrap_or_default(), 80)
+        ),
+        SessionEvent::CodeExecutionResult(result) => format!(
+            "{}: {}",
+            result.outcome.as_deref().unwrap_or("?"),
+            shorten(result.output.as_deref().unwrap_or_default(), 80)
+        ),
         SessionEvent::ToolCall(calls) => calls
             .iter()
             .map(|c| {
@@ -121,8 +158,57 @@ fn summary(event: &SessionEvent) -> String {
             })
             .collect::<Vec<_>>()
             .join(", "),
-        other => shorten(&format!("{other:?}"), 100),
+        SessionEvent::ToolCallCancelled(ids) => format!("ids {}", ids.join(", ")),
+        SessionEvent::TurnComplete {
+            reason,
+            waiting_for_input,
+        } => {
+            let mut parts = Vec::new();
+            if let Some(reason) = reason {
+                parts.push(format!("reason {reason}"));
+            }
+            if *waiting_for_input {
+                parts.push("waiting for input".to_owned());
+            }
+            parts.join(", ")
+        }
+        SessionEvent::InteractionStatus(status) => status.to_string(),
+        SessionEvent::GoAway { time_left } => time_left.map_or_else(String::new, |left| {
+            format!("time left {:.3}s", left.as_secs_f64())
+        }),
+        SessionEvent::SessionResumeUpdate(info) => format!(
+            "handle {}, {}",
+            info.handle.as_deref().unwrap_or("none"),
+            if info.resumable {
+                "resumable"
+            } else {
+                "not resumable"
+            }
+        ),
+        SessionEvent::Usage(usage) => usage.total_token_count.map_or_else(String::new, |total| {
+            super::plural(total.unsigned_abs(), "token", "tokens")
+        }),
+        SessionEvent::Grounding(value) | SessionEvent::UrlContext(value) => {
+            shorten(&value.to_string(), 100)
+        }
+        SessionEvent::Unrecognized { path, value } => shorten(&format!("{path}: {value}"), 100),
+        SessionEvent::PhaseChanged { from, to } => format!("{from} → {to}"),
+        SessionEvent::Disconnected { code, reason } => {
+            let code = code.map_or_else(|| "no code".to_owned(), |c| format!("code {c}"));
+            reason
+                .as_deref()
+                .map_or(code.clone(), |r| format!("{code} {}", quote(r)))
+        }
+        SessionEvent::Error(error) => error.to_string(),
+        // Events without more to say than their kind (interrupted, generation complete,
+        // voice activity) and any added later.
+        _ => String::new(),
     }
+}
+
+/// `text`, shortened, in double quotes with quotes and control characters escaped.
+fn quote(text: &str) -> String {
+    serde_json::Value::from(shorten(text, 80)).to_string()
 }
 
 fn shorten(text: &str, max: usize) -> String {

@@ -26,8 +26,14 @@ pub struct DemoArgs {
     /// settings) instead of the bundled tape.
     #[arg(long)]
     live: bool,
-    /// Where the recordings go.
-    #[arg(long, default_value = "recordings")]
+    /// Where the recordings go (a directory; `--out` is the older spelling).
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "DIR",
+        default_value = "recordings"
+    )]
     out: PathBuf,
     /// Play the bundled tape this many times faster than it was recorded (0 for no
     /// pauses at all).

@@ -136,8 +136,14 @@ fn render(comparison: &LogComparison) -> String {
     let what = match &first.difference {
         Difference::Direction { .. } => "direction".to_owned(),
         Difference::Payload { .. } => "payload".to_owned(),
-        Difference::MissingInA => format!("A ends after {} frames", first.position - 1),
-        Difference::MissingInB => format!("B ends after {} frames", first.position - 1),
+        Difference::MissingInA => format!(
+            "A ends after {}",
+            plural(first.position as u64 - 1, "frame", "frames")
+        ),
+        Difference::MissingInB => format!(
+            "B ends after {}",
+            plural(first.position as u64 - 1, "frame", "frames")
+        ),
         Difference::CloseMarkers { .. } => "close markers".to_owned(),
     };
     let at = if matches!(first.difference, Difference::CloseMarkers { .. }) {

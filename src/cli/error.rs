@@ -150,9 +150,66 @@ pub enum CliError {
     /// command quietly).
     #[error("cannot write the output: {0}")]
     Output(std::io::Error),
+    /// `reel show --turn N` for a turn the log does not have.
+    #[error("{log}: no turn {turn}: {}", turns_held(*.turns, *.last))]
+    NoSuchTurn {
+        /// The wire log.
+        log: String,
+        /// The turn asked for.
+        turn: u64,
+        /// The model turns the log completed.
+        turns: u64,
+        /// The last turn that has frames (one more than `turns` when frames follow the
+        /// last `turnComplete`).
+        last: u64,
+    },
+    /// `reel show --kind K` when no frame (of the turn asked for) has a kind starting with K.
+    #[error(
+        "{log}: no frame {}has a kind starting with \"{kind}\"; its kinds: {}",
+        turn.map_or_else(String::new, |t| format!("of turn {t} ")),
+        if kinds.is_empty() { "none" } else { kinds.as_str() }
+    )]
+    NoSuchKind {
+        /// The wire log.
+        log: String,
+        /// The kind asked for.
+        kind: String,
+        /// The turn asked for, if one was.
+        turn: Option<u64>,
+        /// The kinds the frames (of that turn) have, in the order first seen.
+        kinds: String,
+    },
+    /// `reel decode` given a wire log: it reads bare frames; `reel show` reads wire logs.
+    #[error(
+        "{path}: a wire log (line {line} is a recorded entry, not a frame); `reel decode` reads bare frames, one JSON message a line; to read a wire log: reel show {path}"
+    )]
+    DecodeWireLog {
+        /// The file.
+        path: String,
+        /// The line that is a wire-log entry.
+        line: usize,
+    },
     /// A report could not be written as JSON.
     #[error("cannot write the report as JSON: {0}")]
     Json(#[from] serde_json::Error),
+}
+
+/// The turns a log holds, for [`CliError::NoSuchTurn`]: "it has 3 turns (1 to 3)", naming
+/// the frames after the last `turnComplete` as a turn of their own when there are some.
+fn turns_held(turns: u64, last: u64) -> String {
+    let counted = match turns {
+        0 => "it has no complete model turn".to_owned(),
+        1 => "it has 1 model turn".to_owned(),
+        n => format!("it has {n} model turns"),
+    };
+    match (last, last > turns) {
+        (0, _) => format!("{counted} and no frames"),
+        (1, _) => format!("{counted}; --turn takes 1"),
+        (last, true) => format!(
+            "{counted}; --turn takes 1 to {last} (turn {last}: the frames after the last turnComplete)"
+        ),
+        (last, false) => format!("{counted}; --turn takes 1 to {last}"),
+    }
 }
 
 impl CliError {

@@ -48,6 +48,10 @@ pub struct ExportArgs {
     /// entries before its first bad line instead of failing.
     #[arg(long)]
     salvage: bool,
+    /// With `-o`: print what was written as one JSON document on standard output (the file,
+    /// the format, its size; for a WAV, the audio's length and chunks).
+    #[arg(long, requires = "output")]
+    json: bool,
 }
 
 /// An export format.
@@ -100,12 +104,27 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
     };
     match &args.output {
         None => print_stdout(&text)?,
-        Some(path) => std::fs::write(path, text).map_err(|error| {
-            CliError::Output(std::io::Error::new(
-                error.kind(),
-                format!("{path}: {error}"),
-            ))
-        })?,
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|error| {
+                CliError::Output(std::io::Error::new(
+                    error.kind(),
+                    format!("{path}: {error}"),
+                ))
+            })?;
+            if args.json {
+                let format = match args.format {
+                    ExportFormat::Trace => "trace",
+                    ExportFormat::Otlp => "otlp",
+                    ExportFormat::Wav => "wav",
+                };
+                let report = serde_json::json!({
+                    "output": path,
+                    "format": format,
+                    "bytes": text.len(),
+                });
+                print_stdout(&format!("{report}\n"))?;
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -148,11 +167,24 @@ fn export_wav(args: &ExportArgs) -> Result<ExitCode, CliError> {
             });
         }
     };
+    let seconds = summary.frames as f64 / f64::from(WAV_RATE);
+    if args.json {
+        let bytes = std::fs::metadata(output).map_or(0, |meta| meta.len());
+        let report = serde_json::json!({
+            "output": output,
+            "format": "wav",
+            "bytes": bytes,
+            "audio_seconds": (seconds * 1000.0).round() / 1000.0,
+            "user_chunks": summary.chunks_in,
+            "model_chunks": summary.chunks_out,
+        });
+        print_stdout(&format!("{report}\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     eprintln!(
-        "reel export: {output}: {:.3} s of audio ({} user chunks, {} model chunks)",
-        summary.frames as f64 / f64::from(WAV_RATE),
-        summary.chunks_in,
-        summary.chunks_out
+        "reel export: {output}: {seconds:.3} s of audio ({}, {})",
+        super::plural(summary.chunks_in, "user chunk", "user chunks"),
+        super::plural(summary.chunks_out, "model chunk", "model chunks")
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -104,9 +104,15 @@ fn print_stdout(text: &str) -> Result<(), CliError> {
 }
 
 /// Writes a text report to standard output, its control characters shown as escapes
-/// ([`terminal::visible`]): recorded text never drives the terminal.
+/// ([`terminal::visible`]): recorded text never drives the terminal. On a terminal (and
+/// without `NO_COLOR`), the CLEAN and DRIFT verdicts are coloured ([`terminal::colour_on`]).
 fn print_text(text: &str) -> Result<(), CliError> {
-    print_stdout(&terminal::visible(text))
+    let shown = terminal::visible(text);
+    if terminal::colour_on() {
+        print_stdout(&terminal::paint_verdicts(&shown))
+    } else {
+        print_stdout(&shown)
+    }
 }
 
 /// `1 frame`, `2 frames`.

@@ -1,4 +1,6 @@
-//! A progress line on stderr for long work: `replaying… 123456 frames`.
+//! A progress line on stderr for long work: `replaying… 123456 frames`; when the total is
+//! known (a replay farm's sessions), a bar, the share done and the time left:
+//! `replaying… 12/40 sessions [######--------------] 30% · about 14s left`.
 //!
 //! Shown only when stderr is a terminal, only once the work has taken more than a second,
 //! and redrawn at most four times a second; erased when the work is done. A short run, or
@@ -23,6 +25,8 @@ struct Shared {
     /// What is counted (`frames`, `sessions`).
     unit: &'static str,
     count: Arc<AtomicU64>,
+    /// How many there are in all, when known.
+    total: Option<u64>,
 }
 
 /// The progress line of one command.
@@ -40,10 +44,21 @@ impl Progress {
 
     /// As [`Progress::start`], counting `unit`s (`sessions`) instead of frames.
     pub fn counting(label: &'static str, unit: &'static str) -> Progress {
+        Progress::new(label, unit, None)
+    }
+
+    /// As [`Progress::counting`], out of `total`: the line shows a bar, the share done and
+    /// an estimate of the time left.
+    pub fn out_of(label: &'static str, unit: &'static str, total: u64) -> Progress {
+        Progress::new(label, unit, Some(total))
+    }
+
+    fn new(label: &'static str, unit: &'static str, total: Option<u64>) -> Progress {
         let shared = Arc::new(Shared {
             label: Mutex::new(label),
             unit,
             count: Arc::default(),
+            total,
         });
         let ticker = std::io::stderr().is_terminal().then(|| {
             let (stop, stopped) = mpsc::channel();
@@ -57,7 +72,16 @@ impl Progress {
                             let label =
                                 *shared.label.lock().unwrap_or_else(PoisonError::into_inner);
                             let count = shared.count.load(Ordering::Relaxed);
-                            let line = render(label, count, shared.unit);
+                            let line = match shared.total {
+                                Some(total) => render_out_of(
+                                    label,
+                                    count,
+                                    total,
+                                    shared.unit,
+                                    started.elapsed(),
+                                ),
+                                None => render(label, count, shared.unit),
+                            };
                             eprint!("\r{line}\x1b[K");
                             drawn = true;
                         }
@@ -104,9 +128,62 @@ fn render(label: &str, count: u64, unit: &str) -> String {
     format!("{label}… {count} {unit}")
 }
 
+/// Cells in the bar.
+const BAR_WIDTH: u64 = 20;
+
+/// The progress line's text when the total is known: count out of total, a bar, the share
+/// done, and the time left at the pace so far (once something is done).
+fn render_out_of(label: &str, count: u64, total: u64, unit: &str, elapsed: Duration) -> String {
+    let count = count.min(total);
+    let filled = (count * BAR_WIDTH).checked_div(total).unwrap_or(BAR_WIDTH);
+    let percent = (count * 100).checked_div(total).unwrap_or(100);
+    let bar = format!(
+        "{}{}",
+        "#".repeat(usize::try_from(filled).unwrap_or(0)),
+        "-".repeat(usize::try_from(BAR_WIDTH - filled).unwrap_or(0))
+    );
+    let mut line = format!("{label}… {count}/{total} {unit} [{bar}] {percent}%");
+    if count > 0 && count < total {
+        let left = elapsed.as_secs_f64() * (total - count) as f64 / count as f64;
+        line.push_str(&format!(" · about {} left", duration(left)));
+    }
+    line
+}
+
+/// `14s`, `2m 05s`, `1h 02m`.
+fn duration(seconds: f64) -> String {
+    // Whole seconds, rounded up: "about 0s left" would be wrong while work remains.
+    let s = seconds.ceil().max(0.0) as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_a_total_the_line_has_a_bar_the_share_and_the_time_left() {
+        assert_eq!(
+            render_out_of("replaying", 12, 40, "sessions", Duration::from_secs(6)),
+            "replaying… 12/40 sessions [######--------------] 30% · about 14s left"
+        );
+        assert_eq!(
+            render_out_of("replaying", 1, 100, "sessions", Duration::from_millis(1500)),
+            "replaying… 1/100 sessions [--------------------] 1% · about 2m 29s left"
+        );
+        assert_eq!(
+            render_out_of("replaying", 0, 3, "sessions", Duration::from_secs(2)),
+            "replaying… 0/3 sessions [--------------------] 0%"
+        );
+        assert_eq!(
+            render_out_of("replaying", 3, 3, "sessions", Duration::from_secs(2)),
+            "replaying… 3/3 sessions [####################] 100%"
+        );
+    }
 
     #[test]
     fn the_line_names_the_stage_and_the_count() {

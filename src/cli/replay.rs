@@ -68,6 +68,10 @@ pub struct ReplayArgs {
     /// How many sessions replay at once (default: the machine's cores).
     #[arg(long, value_name = "N")]
     pub(super) jobs: Option<std::num::NonZeroUsize>,
+    /// Keep each log's verdict beside it (`NAME.replay.json` for `NAME.wire.jsonl`) for
+    /// `reel studio`'s list. Without it, `reel replay` writes nothing but its report.
+    #[arg(long)]
+    pub(super) save_verdict: bool,
 }
 
 /// Replays the log and prints the report. Exit 1 when the replay drifted: an outbound
@@ -119,7 +123,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         None => None,
     };
     let report = ReplayReport::new(&log, &stats, &replay, journal);
-    remember(&log, &report, &replay);
+    if args.save_verdict {
+        remember(&log, &report, &replay);
+    }
     if args.json {
         let json = serde_json::to_string_pretty(&report.to_json()?)?;
         print_stdout(&format!("{json}\n"))?;
@@ -133,7 +139,8 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-/// Keeps the verdict beside the log (`X.replay.json`) for `reel studio`'s list. A note that
+/// Keeps the verdict beside the log (`X.replay.json`) for `reel studio`'s list, when asked
+/// (`--save-verdict`; never by default, so replaying checked-in tapes leaves no files). A note that
 /// cannot be written (a read-only directory of checked-in tapes) is only logged: the
 /// replay's result is what it printed.
 pub(super) fn remember(log: &str, report: &ReplayReport<'_>, replay: &OfflineReplay) {

@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 
 use super::input::one_stdin;
 use super::junit::{self, Case, CaseOutcome};
+use super::plural;
 use super::progress::Progress;
 use super::replay::{ReplayArgs, replay_log};
 use super::replay_report::ReplayReport;
@@ -85,7 +86,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         .or_else(|| std::thread::available_parallelism().ok())
         .map_or(1, NonZeroUsize::get);
     let started = Instant::now();
-    let sessions = replay_all(&inputs, jobs, args.salvage);
+    let sessions = replay_all(&inputs, jobs, args.salvage, args.save_verdict);
     let seconds = started.elapsed().as_secs_f64();
 
     if let Some(path) = &args.junit {
@@ -173,8 +174,8 @@ fn wire_logs_below(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Replays `logs` on `jobs` worker threads; the results in input order.
-fn replay_all(logs: &[String], jobs: usize, salvage: bool) -> Vec<Session> {
-    let progress = Progress::counting("replaying", "sessions");
+fn replay_all(logs: &[String], jobs: usize, salvage: bool, save_verdict: bool) -> Vec<Session> {
+    let progress = Progress::out_of("replaying", "sessions", logs.len() as u64);
     let done = progress.counter();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Session>>> = Mutex::new(vec![None; logs.len()]);
@@ -193,7 +194,7 @@ fn replay_all(logs: &[String], jobs: usize, salvage: bool) -> Vec<Session> {
                     let outcome = match &runtime {
                         // A session that panics is that session's failure, not the farm's.
                         Ok(runtime) => std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            replay_one(runtime, path, salvage)
+                            replay_one(runtime, path, salvage, save_verdict)
                         }))
                         .unwrap_or_else(|panic| Outcome::Bad {
                             error: format!("the replay failed: {}", panic_message(&*panic)),
@@ -235,8 +236,14 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
-/// Replays one log as `reel replay LOG` does, quietly.
-fn replay_one(runtime: &tokio::runtime::Runtime, path: &str, salvage: bool) -> Outcome {
+/// Replays one log as `reel replay LOG` does, quietly; with `save_verdict`, keeps its
+/// verdict beside it (`--save-verdict`).
+fn replay_one(
+    runtime: &tokio::runtime::Runtime,
+    path: &str,
+    salvage: bool,
+    save_verdict: bool,
+) -> Outcome {
     let (stats, replay) = match runtime.block_on(replay_log(path, salvage, None, None)) {
         Ok(replayed) => replayed,
         Err(error) => {
@@ -246,8 +253,12 @@ fn replay_one(runtime: &tokio::runtime::Runtime, path: &str, salvage: bool) -> O
         }
     };
     let report = ReplayReport::new(path, &stats, &replay, None);
-    super::replay::remember(path, &report, &replay);
-    let frames = stats.inbound;
+    if save_verdict {
+        super::replay::remember(path, &report, &replay);
+    }
+    // Frames both ways, close markers not counted: the number the studio and the single
+    // report show.
+    let frames = stats.frames;
     // Model turns, as the single report numbers them (not what follows the last one).
     let turns = replay
         .summary
@@ -281,8 +292,10 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
         let line = match &session.outcome {
             Outcome::Clean { frames, turns } => {
                 format!(
-                    "  CLEAN  {}  ({frames} frames, {turns} turns)",
-                    session.path
+                    "  CLEAN  {}  ({}, {})",
+                    session.path,
+                    plural(*frames, "frame", "frames"),
+                    plural(*turns as u64, "turn", "turns")
                 )
             }
             Outcome::Drift {
@@ -291,8 +304,10 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
                 drift,
                 first,
             } => format!(
-                "  DRIFT  {}  ({frames} frames, {turns} turns): {drift}; first: {}",
+                "  DRIFT  {}  ({}, {}): {drift}; first: {}",
                 session.path,
+                plural(*frames, "frame", "frames"),
+                plural(*turns as u64, "turn", "turns"),
                 first.lines().next().unwrap_or_default()
             ),
             // The error names the log already; said once, at the column.
@@ -309,8 +324,8 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
     }
     let (clean, drifted, bad) = tally(sessions);
     out.push_str(&format!(
-        "\n  {} sessions: {clean} clean, {drifted} drifted, {bad} bad input\n",
-        sessions.len()
+        "\n  {}: {clean} clean, {drifted} drifted, {bad} bad input\n",
+        plural(sessions.len() as u64, "session", "sessions")
     ));
     out.push_str(&format!(
         "  in {seconds:.2} s on {jobs} job{} ({:.1} sessions/s)\n",

@@ -3,7 +3,7 @@
 //! ```text
 //!   reel replay — user-123.wire.jsonl
 //!
-//!   Wire log:  7 entries (4 inbound, 3 outbound), 12.3s recorded
+//!   Wire log:  7 frames (4 inbound, 3 outbound), 12.3s recorded
 //!   Mode:      offline — the real session tree on the recorded frames; tool calls get
 //!              their recorded responses; no model and no tool code run
 //!   Outbound:  2 runtime frames sent again, all byte-identical to the recording
@@ -244,7 +244,7 @@ impl ReplayReport<'_> {
         let stats = self.stats;
         let mut wire = format!(
             "{} ({} inbound, {} outbound), {:.1}s recorded",
-            plural(stats.frames, "entry", "entries"),
+            plural(stats.frames, "frame", "frames"),
             stats.inbound,
             stats.outbound,
             stats.duration_ms() as f64 / 1000.0
@@ -368,7 +368,11 @@ fn journal_lines(f: &mut fmt::Formatter<'_>, path: &str, diff: &JournalDiff) -> 
     if diff.is_clean() {
         return writeln!(f, "    CLEAN — every key's final value matches");
     }
-    writeln!(f, "    DRIFT — {} key(s) diverged:", diff.diverged.len())?;
+    writeln!(
+        f,
+        "    DRIFT — {} diverged:",
+        plural(diff.diverged.len() as u64, "key", "keys")
+    )?;
     for key in &diff.diverged {
         writeln!(f, "      - {}", shorten(&key.to_string(), WIDTH))?;
     }

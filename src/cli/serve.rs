@@ -32,8 +32,8 @@ use reel_replayer::server::{
     ServeError, TapeLibrary, TapeLoadError, TapeServer, TlsIdentity, Upstream, default_tls_dir,
 };
 
-use super::CliError;
 use super::stop_signal::StopSignal;
+use super::{CliError, plural};
 
 /// Arguments of `reel serve`.
 #[derive(Debug, Args)]
@@ -419,19 +419,28 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
     }
     let what = match mode {
         Mode::Replay if args.tape_dir.is_some() => {
-            format!("replay mode, {tape_count} tape(s), {rest_calls} REST call(s)")
+            format!(
+                "replay mode, {}, {}",
+                plural(tape_count as u64, "tape", "tapes"),
+                plural(rest_calls as u64, "REST call", "REST calls")
+            )
         }
-        Mode::Replay => format!("replay mode, {tape_count} tape(s)"),
+        Mode::Replay => format!(
+            "replay mode, {}",
+            plural(tape_count as u64, "tape", "tapes")
+        ),
         Mode::Record => format!(
             "record mode, through {upstream_shown}, into {}",
             record_dir.display()
         ),
         Mode::Auto => format!(
-            "auto mode, {tape_count} tape(s), recording the rest through {upstream_shown} into {}",
+            "auto mode, {}, recording the rest through {upstream_shown} into {}",
+            plural(tape_count as u64, "tape", "tapes"),
             record_dir.display()
         ),
         Mode::Once => format!(
-            "once mode, {tape_count} tape(s), recording tests without one through {upstream_shown} into {}",
+            "once mode, {}, recording tests without one through {upstream_shown} into {}",
+            plural(tape_count as u64, "tape", "tapes"),
             record_dir.display()
         ),
         Mode::Passthrough => {
@@ -547,8 +556,8 @@ async fn serve_until_stopped(
             eprintln!("reel serve: {signal} again: stopped at once; no recording was open");
         } else {
             eprintln!(
-                "reel serve: {signal} again: stopped at once; {} recording(s) not finished (no rest of the turn, no close marker): {}",
-                unfinished.len(),
+                "reel serve: {signal} again: stopped at once; {} not finished (no rest of the turn, no close marker): {}",
+                plural(unfinished.len() as u64, "recording", "recordings"),
                 unfinished.join(", ")
             );
         }

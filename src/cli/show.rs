@@ -42,38 +42,80 @@ pub struct ShowArgs {
     #[arg(long)]
     salvage: bool,
     /// Write the studio's timeline of the call, with its audio, as one self-contained HTML
-    /// file (no server, no network) instead of printing.
-    #[arg(long, value_name = "OUT.html", conflicts_with_all = ["turn", "kind", "json", "salvage"])]
+    /// file (no server, no network) instead of printing (`--html` is the older spelling).
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "html",
+        value_name = "OUT.html",
+        conflicts_with_all = ["turn", "kind", "json", "salvage"]
+    )]
     html: Option<String>,
 }
 
-/// Prints the timeline, streaming: memory holds one frame at a time.
+/// Prints the timeline, streaming: memory holds one frame at a time (and the kinds seen, a
+/// short list). A `--turn` the log does not have, or a `--kind` no frame (of that turn) has,
+/// is bad input that lists what the log holds.
 pub fn run(args: ShowArgs) -> Result<ExitCode, CliError> {
     if let Some(out) = &args.html {
         return html(&args.log, out);
     }
     let progress = Progress::start("reading");
+    // The kind filter is applied here, not by the timeline, so that the kinds the frames
+    // (of the turn asked for) do have are known when none matches.
     let mut timeline = Timeline::new(TimelineFilter {
         turn: args.turn,
-        kind: args.kind.clone(),
+        kind: None,
     });
+    let mut kinds: Vec<String> = Vec::new();
+    let mut shown = 0usize;
     let mut rows = Vec::new();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut emit = |row: &TimelineRow, out: &mut std::io::BufWriter<_>| {
+        if !kinds.contains(&row.kind) {
+            kinds.push(row.kind.clone());
+        }
+        if args.kind.as_deref().is_none_or(|k| row.kind.starts_with(k)) {
+            shown += 1;
+            print_row(out, row, args.json)?;
+        }
+        Ok::<(), CliError>(())
+    };
     for entry in WireInput::open(&args.log)?
         .salvaging(args.salvage)
         .counting(progress.counter())
     {
         timeline.push(&entry?, &mut rows);
         for row in rows.drain(..) {
-            print_row(&mut out, &row, args.json)?;
+            emit(&row, &mut out)?;
         }
     }
     if let Some(row) = timeline.finish() {
-        print_row(&mut out, &row, args.json)?;
+        emit(&row, &mut out)?;
     }
     progress.finish();
     out.flush().map_err(CliError::Output)?;
+    if let Some(turn) = args.turn
+        && !(1..=timeline.last_turn()).contains(&turn)
+    {
+        return Err(CliError::NoSuchTurn {
+            log: args.log.clone(),
+            turn,
+            turns: timeline.completed_turns(),
+            last: timeline.last_turn(),
+        });
+    }
+    if let Some(kind) = args.kind
+        && shown == 0
+    {
+        return Err(CliError::NoSuchKind {
+            log: args.log.clone(),
+            kind,
+            turn: args.turn,
+            kinds: kinds.join(", "),
+        });
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -126,8 +168,8 @@ fn html(log: &str, out: &str) -> Result<ExitCode, CliError> {
     match reel::studio::offline::write_page(path, &name, std::path::Path::new(out)) {
         Ok(summary) => {
             eprintln!(
-                "reel show: {out}: {} entries{}",
-                summary.entries,
+                "reel show: {out}: {}{}",
+                super::plural(summary.entries, "entry", "entries"),
                 if summary.audio {
                     ", with the audio"
                 } else {

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::CliError;
 use super::stop_signal::StopSignal;
+use super::{CliError, plural};
 use reel::studio::catalog;
 use reel::studio::{DEFAULT_MAX_FEED_BYTES, RunningStudio, StudioOptions};
 
@@ -37,6 +37,10 @@ pub struct StudioArgs {
     /// there.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FEED_BYTES)]
     max_feed_bytes: u64,
+    /// Print JSON lines on standard output instead of text: `ready` (the address, the
+    /// token, the recordings listed), then `stopped`.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Serves the studio until Ctrl-C or SIGTERM.
@@ -87,17 +91,40 @@ pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
                 "reel studio: warning: listening on {}, not loopback: anyone who can reach this port can try it; every request needs the token",
                 studio.local_addr()
             );
+        }
+        if args.json {
+            let url = if studio.token_for_everything() {
+                format!("{}?token={token}", studio.url())
+            } else {
+                studio.url()
+            };
+            let ready = serde_json::json!({
+                "event": "ready",
+                "url": url,
+                "addr": studio.local_addr().to_string(),
+                "token": token,
+                "token_for_everything": studio.token_for_everything(),
+                "dir": args.dir.display().to_string(),
+                "recordings": listed.len(),
+            });
+            println!("{ready}");
+            let _ = stop.recv().await;
+            studio.stop().await;
+            println!("{}", serde_json::json!({"event": "stopped"}));
+            return Ok(ExitCode::SUCCESS);
+        }
+        if studio.token_for_everything() {
             println!(
-                "reel studio: {}?token={token} ({} recording(s) in {})",
+                "reel studio: {}?token={token} ({} in {})",
                 studio.url(),
-                listed.len(),
+                plural(listed.len() as u64, "recording", "recordings"),
                 args.dir.display()
             );
         } else {
             println!(
-                "reel studio: {} ({} recording(s) in {})",
+                "reel studio: {} ({} in {})",
                 studio.url(),
-                listed.len(),
+                plural(listed.len() as u64, "recording", "recordings"),
                 args.dir.display()
             );
         }

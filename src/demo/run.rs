@@ -58,7 +58,7 @@ pub enum DemoError {
     /// A recording file did not take every write (a full disk, a file size limit): the
     /// recording is incomplete, and a replay of it would report drift that is not there.
     #[error(
-        "{path}: the {what} is incomplete: {errors} write(s) failed (a full disk or a file size limit?); it is not replayed"
+        "{path}: the {what} is incomplete: {errors} of its writes failed (a full disk or a file size limit?); it is not replayed"
     )]
     Write {
         /// The file.

@@ -54,7 +54,7 @@ pub struct RecordingInfo {
     pub reconnects: u64,
     /// Whether a running session is streaming into it now (live attach).
     pub live: bool,
-    /// What `reel replay` found when it last replayed this log (`X.replay.json`), unless
+    /// What `reel replay --save-verdict` found when it last replayed this log (`X.replay.json`), unless
     /// the log changed since.
     pub last_replay: Option<LastReplay>,
 }

@@ -24,8 +24,10 @@ pub const T0: u64 = 1_718_000_000_000;
 
 /// Runs `reel` with `args`: exit code, stdout, stderr.
 pub fn reel(args: &[&str]) -> (i32, String, String) {
+    // Exact output: no colour, whatever the environment running the tests asks for.
     let output = Command::new(env!("CARGO_BIN_EXE_reel"))
         .args(args)
+        .env_remove("CLICOLOR_FORCE")
         .output()
         .unwrap();
     (

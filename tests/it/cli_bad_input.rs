@@ -164,7 +164,7 @@ async fn a_torn_last_line_is_only_a_warning() {
     assert_eq!(code, 0);
     assert!(
         stdout.starts_with(&format!(
-            "  reel replay — {wire}\n\n  Wire log:  20 entries (14 inbound, 6 outbound), 1.8s recorded, 1 reconnect\n"
+            "  reel replay — {wire}\n\n  Wire log:  20 frames (14 inbound, 6 outbound), 1.8s recorded, 1 reconnect\n"
         )),
         "{stdout}"
     );

@@ -273,7 +273,7 @@ fn a_calls_audio_exports_as_a_stereo_wav_on_the_sessions_time_axis() {
     assert_eq!(
         stderr,
         format!(
-            "reel export: {}: 0.025 s of audio (1 user chunks, 1 model chunks)\n",
+            "reel export: {}: 0.025 s of audio (1 user chunk, 1 model chunk)\n",
             arg(&wav)
         )
     );

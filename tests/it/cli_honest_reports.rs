@@ -367,9 +367,9 @@ fn the_demo_on_a_full_disk_is_an_io_error_not_drift() {
         .find(|name| name.ends_with(".wire.jsonl"))
         .unwrap();
     let wire = out.join(wire).display().to_string();
-    // `reel: the demo could not run: PATH: the wire log is incomplete: N write(s) failed …`
+    // `reel: the demo could not run: PATH: the wire log is incomplete: N of its writes failed …`
     let prefix = format!("reel: the demo could not run: {wire}: the wire log is incomplete: ");
-    let suffix = " write(s) failed (a full disk or a file size limit?); it is not replayed\n";
+    let suffix = " of its writes failed (a full disk or a file size limit?); it is not replayed\n";
     assert!(
         stderr.starts_with(&prefix) && stderr.ends_with(suffix),
         "{stderr}"

@@ -231,9 +231,9 @@ async fn replay_of_a_directory_skips_a_fifo_in_it_and_refuses_an_empty_one() {
                 arg(&fifo)
             ),
             &[
-                format!("  CLEAN  {}  (14 frames, 3 turns)", arg(&wire)).as_str(),
+                format!("  CLEAN  {}  (20 frames, 3 turns)", arg(&wire)).as_str(),
                 "",
-                "  1 sessions: 1 clean, 0 drifted, 0 bad input",
+                "  1 session: 1 clean, 0 drifted, 0 bad input",
             ][..]
         )
     );

@@ -14,7 +14,7 @@ fn report_head(wire: &str) -> String {
     format!(
         "  reel replay — {wire}
 
-  Wire log:  20 entries (14 inbound, 6 outbound), 2.0s recorded, 1 reconnect
+  Wire log:  20 frames (14 inbound, 6 outbound), 2.0s recorded, 1 reconnect
   Mode:      offline — the real session tree on the recorded frames; tool calls get
              their recorded responses; no model, no tool or application code runs
   Outbound:  3 runtime frames sent again, all byte-identical to the recording
@@ -92,6 +92,10 @@ async fn a_session_whose_tools_write_no_state_replays_clean() {
             String::new()
         )
     );
+    // Nothing is written beside the log unless asked.
+    assert!(!dir.join("clean.replay.json").exists());
+    let (code, _, stderr) = reel(&["replay", arg(&wire), "--save-verdict"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
     let note: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("clean.replay.json")).unwrap())
             .unwrap();
@@ -117,9 +121,15 @@ async fn a_diverging_frame_and_one_journal_entry_make_drift_and_exit_1() {
     entries[7] = eighth.to_string();
     write_lines(&journal, &entries);
 
-    let (code, stdout, stderr) = reel(&["replay", arg(&wire), "--journal", arg(&journal)]);
+    let (code, stdout, stderr) = reel(&[
+        "replay",
+        arg(&wire),
+        "--journal",
+        arg(&journal),
+        "--save-verdict",
+    ]);
     assert_eq!((code, stderr.as_str()), (1, ""));
-    // The verdict is kept beside the log for `reel studio`, with the log's size.
+    // Asked, the verdict is kept beside the log for `reel studio`, with the log's size.
     let note: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("t.replay.json")).unwrap()).unwrap();
     assert_eq!(note["verdict"], "DRIFT");
@@ -196,7 +206,7 @@ async fn a_key_only_a_tool_wrote_is_missing_on_replay() {
         format!(
             "{}
   Journal diff — {} (68 mutations, 13 keys):
-    DRIFT — 1 key(s) diverged:
+    DRIFT — 1 key diverged:
       - app:last_city: recorded \"London\", missing on replay
 
   Journal:   differs from the recording from entry 28 (68 recorded, 67 replayed):

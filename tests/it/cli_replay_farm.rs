@@ -63,10 +63,10 @@ async fn a_directory_replays_every_log_below_it_and_reports_each() {
     assert_eq!(
         without_timing(&stdout),
         format!(
-            "  CLEAN  {a}  (14 frames, 3 turns)
-  DRIFT  {b}  (14 frames, 3 turns): 1 outbound divergence; first: frame 17: the replayed frame differs
+            "  CLEAN  {a}  (20 frames, 3 turns)
+  DRIFT  {b}  (20 frames, 3 turns): 1 outbound divergence; first: frame 17: the replayed frame differs
   ERROR  {bad}  corrupt at line 1: not a valid wire log entry (expected ident, at column 2)
-  CLEAN  {c}  (14 frames, 3 turns)
+  CLEAN  {c}  (20 frames, 3 turns)
 
   4 sessions: 2 clean, 1 drifted, 1 bad input",
             a = p("a.wire.jsonl"),
@@ -118,6 +118,22 @@ async fn a_glob_and_files_replay_and_the_exit_code_says_the_worst() {
         "a drifted session and no bad input: exit 1\n{stdout}"
     );
     assert!(without_timing(&stdout).ends_with("  2 sessions: 1 clean, 1 drifted, 0 bad input"));
+    // No verdict is left beside the logs unless asked...
+    assert!(!dir.join("a.replay.json").exists());
+    assert!(!dir.join("b.replay.json").exists());
+    // ...and asked, each log gets its own.
+    let (code, _, _) = reel(&["replay", &pattern, "--jobs", "1", "--save-verdict"]);
+    assert_eq!(code, 1);
+    let verdict = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap()
+    };
+    assert_eq!(
+        (
+            verdict("a.replay.json")["verdict"].clone(),
+            verdict("b.replay.json")["verdict"].clone()
+        ),
+        (Value::from("CLEAN"), Value::from("DRIFT"))
+    );
 
     // Two clean files: exit 0, in the order given.
     let (a, c) = (dir.join("a.wire.jsonl"), dir.join("sub/c.wire.jsonl"));

@@ -118,7 +118,7 @@ async fn a_running_server_replays_reports_and_stops_on_ctrl_c() {
     }
     assert_eq!(
         printed[0],
-        "reel serve: replay mode, 1 tape(s); strict matching; frames sent at once"
+        "reel serve: replay mode, 1 tape; strict matching; frames sent at once"
     );
     let base = printed[1].strip_prefix("listening on ").unwrap().to_owned();
     assert!(base.starts_with("ws://127.0.0.1:"), "{base}");

@@ -522,7 +522,7 @@ async fn a_second_signal_while_draining_stops_at_once_and_names_the_unfinished_r
         (stderr, code),
         (
             vec![format!(
-                "reel serve: SIGTERM again: stopped at once; 1 recording(s) not finished (no rest of the turn, no close marker): {}",
+                "reel serve: SIGTERM again: stopped at once; 1 recording not finished (no rest of the turn, no close marker): {}",
                 recording.display()
             )],
             Some(1)

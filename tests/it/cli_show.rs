@@ -63,6 +63,40 @@ async fn show_prints_one_line_per_frame_and_filters() {
     let (_, stdout, _) = reel(&["show", wire, "--turn", "3", "--kind", "setup"]);
     assert_eq!(stdout, timeline_lines(&[17, 18]));
 
+    // A turn the log does not have, a kind no frame has: bad input that lists what exists.
+    let (code, stdout, stderr) = reel(&["show", wire, "--turn", "9"]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr),
+        (
+            2,
+            "",
+            format!(
+                "reel: {wire}: no turn 9: it has 3 model turns; --turn takes 1 to 4 (turn 4: the frames after the last turnComplete)\n"
+            )
+        )
+    );
+    let (code, stdout, stderr) = reel(&["show", wire, "--kind", "toolcall"]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr),
+        (
+            2,
+            "",
+            format!(
+                "reel: {wire}: no frame has a kind starting with \"toolcall\"; its kinds: setup, setupComplete, sessionResumptionUpdate, clientContent, serverContent.text, serverContent.turnComplete, toolCall, toolResponse, serverContent.audio, serverContent.outputTranscription, goAway, close\n"
+            )
+        )
+    );
+    let (code, _, stderr) = reel(&["show", wire, "--turn", "1", "--kind", "toolCall"]);
+    assert_eq!(
+        (code, stderr),
+        (
+            2,
+            format!(
+                "reel: {wire}: no frame of turn 1 has a kind starting with \"toolCall\"; its kinds: setup, setupComplete, sessionResumptionUpdate, clientContent, serverContent.text, serverContent.turnComplete\n"
+            )
+        )
+    );
+
     let (code, stdout, _) = reel(&["show", wire, "--json", "--kind", "serverContent.audio"]);
     assert_eq!(code, 0);
     let rows: Vec<Value> = stdout

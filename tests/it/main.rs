@@ -33,6 +33,7 @@ mod serve_support;
 mod system_packages;
 
 mod cli_bad_input;
+mod cli_consistency;
 mod cli_decode;
 mod cli_diff;
 mod cli_export;

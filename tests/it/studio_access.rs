@@ -285,7 +285,7 @@ async fn off_loopback_the_studio_warns_and_wants_the_token_for_everything() {
         printed,
         [
             format!(
-                "reel studio: http://0.0.0.0:{port}/?token={token} (0 recording(s) in {})",
+                "reel studio: http://0.0.0.0:{port}/?token={token} (0 recordings in {})",
                 dir.display()
             ),
             format!("token: {token}"),
