@@ -252,13 +252,9 @@ pub(crate) fn call_frame(payload: &[u8]) -> Option<CallFrame> {
 
 /// The call ids a client's tool response frame answers.
 pub(crate) fn response_ids(payload: &[u8]) -> Vec<String> {
-    decode_client(payload)
-        .ok()
-        .and_then(|message| message.tool_response)
-        .and_then(|response| response.function_responses)
-        .unwrap_or_default()
+    response_answers(payload)
         .into_iter()
-        .filter_map(|response| response.id)
+        .map(|(id, _)| id)
         .collect()
 }
 
