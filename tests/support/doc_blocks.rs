@@ -5,7 +5,7 @@
 //! a context — the names it uses but does not define, as `use` lines, stubs and parameters —
 //! as an example of the guide's project, in the same build. The contexts live here, not in
 //! the markdown: hidden doc-test lines would show on every page that renders it
-//! ([decision 0027-01](../../docs/decisions/0027-01-markdown-code-blocks-proven-by-extraction.md)).
+//! ([decision 0027](../../docs/decisions/0027-markdown-code-blocks-proven-by-extraction.md)).
 //! A block fenced `rust,ignore` is not compiled; none is today.
 
 use std::path::Path;
