@@ -163,6 +163,7 @@ async function openCall(name) {
   state.overview = overview;
   $('#where').textContent = name;
   describeCall(overview);
+  renderTranscript(overview);
   state.view = { from: 0, to: fullSpan() };
   await loadEvents();
   if (overview.live) pollLive(name);
@@ -184,6 +185,7 @@ function pollLive(name) {
     const atEnd = state.view.to >= fullSpan() - 1;
     state.overview = overview;
     describeCall(overview);
+    renderTranscript(overview);
     if (atEnd) state.view = { from: state.view.from, to: fullSpan() };
     await loadEvents();
     if (overview.live) setTimeout(poll, LIVE_POLL_MS);
@@ -192,7 +194,35 @@ function pollLive(name) {
   setTimeout(poll, LIVE_POLL_MS);
 }
 
+/** The call's setup at the top of the call view: model, voice, instruction, tools. */
+function renderSetup(overview) {
+  const box = $('#call-setup');
+  const setup = overview.setup;
+  if (!setup) {
+    box.replaceChildren();
+    return;
+  }
+  const rows = [
+    ['model', setup.model ?? '—'],
+    ['voice', setup.voice ?? 'default'],
+    ['modalities', setup.modalities.length ? setup.modalities.join(', ') : 'default'],
+    ['instruction', setup.instruction ?? '—'],
+    ['tools', setup.tools.length ? setup.tools.join(', ') : 'none'],
+  ];
+  box.replaceChildren(
+    ...rows.flatMap(([name, value]) => {
+      const dt = document.createElement('dt');
+      dt.textContent = name;
+      const dd = document.createElement('dd');
+      dd.dataset.field = name;
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
+}
+
 function describeCall(overview) {
+  renderSetup(overview);
   const tools = overview.tools.length;
   const ttfa = overview.turns.filter((t) => t.first_audio_ms != null).map((t) => t.first_audio_ms);
   $('#call-head').textContent =
@@ -558,14 +588,7 @@ async function select(point) {
   state.selected = hit;
   const detail = $('#detail');
   if (hit.type === 'frame') {
-    const frame = await getJson(`/api/recordings/${encodeURIComponent(state.name)}/frames/${hit.seq}`);
-    detail.replaceChildren(
-      heading(`frame ${frame.seq} · ${frame.dir === 'out' ? 'client → server' : 'server → client'} · ${seconds(frame.t_ms)} · ${frame.kind}`),
-      paragraph(frame.summary),
-      pre(frame.json ? JSON.stringify(frame.json, null, 2) : frame.raw, 'json'),
-      heading(`raw: ${frame.bytes} bytes${frame.binary ? ' (binary frame)' : ''}`, 'h4'),
-      pre(frame.raw, 'raw'),
-    );
+    await showFrame(hit.seq);
   } else if (hit.type === 'tool') {
     const tool = hit.tool;
     const took = tool.end_ms == null ? 'never answered' : `${tool.end_ms - tool.start_ms} ms`;
@@ -596,6 +619,88 @@ async function select(point) {
   }
 }
 
+/** Frame `seq` in full, in the detail panel. */
+async function showFrame(seq) {
+  const detail = $('#detail');
+  const frame = await getJson(`/api/recordings/${encodeURIComponent(state.name)}/frames/${seq}`);
+  detail.replaceChildren(
+    heading(`frame ${frame.seq} · ${frame.dir === 'out' ? 'client → server' : 'server → client'} · ${seconds(frame.t_ms)} · ${frame.kind}`),
+    paragraph(frame.summary),
+    pre(frame.json ? JSON.stringify(frame.json, null, 2) : frame.raw, 'json'),
+    heading(`raw: ${frame.bytes} bytes${frame.binary ? ' (binary frame)' : ''}`, 'h4'),
+    pre(frame.raw, 'raw'),
+  );
+}
+
+// ---------------------------------------------------------------- transcript
+
+/** The transcript panel: one line per speaker's turn, each a button that seeks to it. */
+function renderTranscript(overview) {
+  const box = $('#transcript-lines');
+  const lines = overview.transcript ?? [];
+  if (!lines.length) {
+    const none = paragraph('No text or transcription in this call.');
+    none.className = 'hint';
+    box.replaceChildren(none);
+    return;
+  }
+  box.replaceChildren(
+    ...lines.map((line, index) => {
+      const row = document.createElement('button');
+      row.type = 'button';
+      row.className = `line ${line.who}`;
+      row.dataset.index = String(index);
+      const when = document.createElement('span');
+      when.className = 'when';
+      when.textContent = seconds(line.t_ms);
+      const who = document.createElement('span');
+      who.className = 'who';
+      who.textContent = line.who;
+      const text = document.createElement('span');
+      text.className = 'text';
+      text.textContent = line.text;
+      row.append(when, who, text);
+      row.addEventListener('click', () => seek(line.t_ms, line.seq));
+      return row;
+    }),
+  );
+  markTranscript();
+}
+
+/** Marks the transcript line being said at the cursor. */
+function markTranscript() {
+  const lines = state.overview?.transcript ?? [];
+  let current = -1;
+  if (state.cursorMs != null) {
+    lines.forEach((line, index) => {
+      if (line.t_ms <= state.cursorMs) current = index;
+    });
+  }
+  for (const row of document.querySelectorAll('#transcript-lines .line')) {
+    row.classList.toggle('current', Number(row.dataset.index) === current);
+  }
+}
+
+/**
+ * Moves the cursor (and the audio, when it is loaded) to `ms`, brings it into view, and
+ * shows frame `seq` in full.
+ */
+async function seek(ms, seq) {
+  state.cursorMs = ms;
+  if (audio.getAttribute('src')) audio.currentTime = ms / 1000;
+  $('#clock').textContent = seconds(ms);
+  const { from, to } = state.view;
+  if (ms < from || ms > to) {
+    const span = to - from;
+    state.view = { from: Math.max(ms - span / 2, 0), to: Math.max(ms - span / 2, 0) + span };
+    await loadEvents();
+  } else {
+    draw();
+  }
+  markTranscript();
+  await showFrame(seq);
+}
+
 // ---------------------------------------------------------------- audio
 
 const audio = $('#audio');
@@ -622,6 +727,7 @@ function follow() {
   state.cursorMs = audio.currentTime * 1000;
   $('#clock').textContent = seconds(state.cursorMs);
   draw();
+  markTranscript();
   if (!audio.paused && !audio.ended) requestAnimationFrame(follow);
 }
 

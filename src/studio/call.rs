@@ -18,6 +18,8 @@ use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
 
 use super::seek::{SeekIndex, read_from};
+use super::setup_summary::SetupSummary;
+use super::transcript::{TranscriptBuilder, TranscriptLine};
 use reel_replayer::export::{PeakMeter, WavExporter, WavLimits};
 use reel_replayer::timeline::{describe, describe_server};
 use serde::Serialize;
@@ -121,6 +123,10 @@ pub struct Overview {
     pub name: String,
     /// The model its setup asked for.
     pub model: Option<String>,
+    /// Its (first) setup in a few fields; `None` when the recording has no setup.
+    pub setup: Option<SetupSummary>,
+    /// Who said what, and when, from its text and transcription frames.
+    pub transcript: Vec<TranscriptLine>,
     /// First entry to last.
     pub duration_ms: u64,
     /// Where the call's audio ends, as [`audio`] renders it (the model's audio plays on
@@ -233,6 +239,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     let mut last = 0;
     let mut frames = 0;
     let mut model = None;
+    let mut setup_summary = None;
+    let mut transcript = TranscriptBuilder::default();
     let mut turns = Vec::new();
     let mut turn_start = 0;
     let mut last_user = None;
@@ -285,10 +293,12 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                     continue;
                 };
                 if let Some(setup) = &message.setup
-                    && model.is_none()
+                    && setup_summary.is_none()
                 {
                     model = setup.model.clone();
+                    setup_summary = Some(SetupSummary::of(setup));
                 }
+                transcript.client(&message, t, entry.seq);
                 if message.client_content.is_some() || message.realtime_input.is_some() {
                     last_user = Some(t);
                 }
@@ -313,6 +323,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 let Ok(message) = decode_server(&entry.payload) else {
                     continue;
                 };
+                transcript.server(&message, t, entry.seq);
                 if let Some(go_away) = &message.go_away {
                     let left = go_away
                         .time_left
@@ -399,6 +410,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     Ok(Overview {
         name: name.to_owned(),
         model,
+        setup: setup_summary,
+        transcript: transcript.finish(),
         duration_ms: last,
         audio_end_ms: audio_end[0].max(audio_end[1]).ceil() as u64,
         frames,

@@ -19,5 +19,7 @@ pub mod live;
 pub mod offline;
 pub mod script_json;
 pub mod seek;
+pub mod setup_summary;
+pub mod transcript;
 
 pub use http::{DEFAULT_MAX_FEED_BYTES, RunningStudio, StudioOptions};

@@ -69,4 +69,5 @@ mod studio;
 mod studio_access;
 mod studio_audio_bounds;
 mod studio_live;
+mod studio_transcript;
 mod studio_xss;
