@@ -221,8 +221,28 @@ function renderSetup(overview) {
   );
 }
 
+/** Per turn: time to first audio, time to first text, time in tools. */
+function renderLatencies(overview) {
+  const body = $('#latencies tbody');
+  const ms = (value) => (value == null ? '—' : `${value} ms`);
+  body.replaceChildren(
+    ...overview.turns.map((turn) => {
+      const row = document.createElement('tr');
+      row.append(
+        cell(String(turn.n)),
+        cell(ms(turn.first_audio_ms)),
+        cell(ms(turn.first_text_ms)),
+        cell(ms(turn.tool_ms)),
+      );
+      return row;
+    }),
+  );
+  $('#latencies').hidden = overview.turns.length === 0;
+}
+
 function describeCall(overview) {
   renderSetup(overview);
+  renderLatencies(overview);
   const tools = overview.tools.length;
   const ttfa = overview.turns.filter((t) => t.first_audio_ms != null).map((t) => t.first_audio_ms);
   $('#call-head').textContent =
@@ -591,11 +611,15 @@ async function select(point) {
     await showFrame(hit.seq);
   } else if (hit.type === 'tool') {
     const tool = hit.tool;
-    const took = tool.end_ms == null ? 'never answered' : `${tool.end_ms - tool.start_ms} ms`;
+    const took = tool.duration_ms == null ? 'never answered' : `${tool.duration_ms} ms`;
+    const answered = tool.end_ms == null ? 'never' : `at ${seconds(tool.end_ms)}`;
     detail.replaceChildren(
       heading(`tool ${tool.name} · id ${tool.id} · ${took}${tool.cancelled ? ' · cancelled' : ''}`),
+      paragraph(`called at ${seconds(tool.start_ms)}, answered ${answered} (as recorded on the wire)`),
       heading('arguments', 'h4'),
       pre(JSON.stringify(tool.args, null, 2), 'args'),
+      heading('result', 'h4'),
+      pre(tool.result == null ? (tool.cancelled ? 'cancelled: no result' : 'no result') : JSON.stringify(tool.result, null, 2), 'result'),
     );
   } else if (hit.type === 'state') {
     const change = hit.change;
@@ -615,6 +639,8 @@ async function select(point) {
     detail.replaceChildren(
       heading(`turn ${turn.n} · ${seconds(turn.start_ms)} → ${seconds(turn.end_ms)}`),
       paragraph(turn.first_audio_ms == null ? 'no audio' : `first audio ${turn.first_audio_ms} ms after the user`),
+      paragraph(turn.first_text_ms == null ? 'no text' : `first text ${turn.first_text_ms} ms after the user`),
+      paragraph(`tools ${turn.tool_ms} ms`),
     );
   }
 }

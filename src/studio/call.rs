@@ -80,6 +80,12 @@ pub struct TurnSpan {
     /// From the last thing the user sent before the model's first audio of the turn, to
     /// that audio; `None` for a turn without audio.
     pub first_audio_ms: Option<u64>,
+    /// From the last thing the user sent before the model's first text of the turn (a text
+    /// part or its output transcription), to that text; `None` for a turn without text.
+    pub first_text_ms: Option<u64>,
+    /// The time its tool calls took, call to response, summed (cancelled ones to their
+    /// cancellation; unanswered ones count nothing).
+    pub tool_ms: u64,
 }
 
 /// A tool call on the timeline, from the call to its response.
@@ -95,6 +101,10 @@ pub struct ToolBar {
     pub start_ms: u64,
     /// When the response was sent; `None` if never.
     pub end_ms: Option<u64>,
+    /// Call to response (or cancellation) as recorded on the wire; `None` if never answered.
+    pub duration_ms: Option<u64>,
+    /// The function's result (its `functionResponse.response`); `None` if never answered.
+    pub result: Option<Value>,
     /// Whether the model cancelled it (`toolCallCancellation`).
     pub cancelled: bool,
     /// The sequence number of the `toolCall` frame.
@@ -245,6 +255,9 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     let mut turn_start = 0;
     let mut last_user = None;
     let mut first_audio = None;
+    let mut first_text = None;
+    // Where the current turn's tool calls start in `tools`.
+    let mut turn_tools = 0;
     let mut tools: Vec<ToolBar> = Vec::new();
     let mut open: HashMap<String, usize> = HashMap::new();
     // Per direction (out, in): where its audio ends, placed as the WAV places it.
@@ -316,6 +329,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 {
                     if let Some(i) = response.id.as_ref().and_then(|id| open.remove(id)) {
                         tools[i].end_ms = Some(t);
+                        tools[i].duration_ms = Some(t.saturating_sub(tools[i].start_ms));
+                        tools[i].result = Some(response.response.clone().unwrap_or(Value::Null));
                     }
                 }
             }
@@ -345,6 +360,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                             args: function.args.clone().unwrap_or(Value::Null),
                             start_ms: t,
                             end_ms: None,
+                            duration_ms: None,
+                            result: None,
                             cancelled: false,
                             call_seq: entry.seq,
                         });
@@ -355,6 +372,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                         if let Some(i) = open.remove(id) {
                             tools[i].cancelled = true;
                             tools[i].end_ms = Some(t);
+                            tools[i].duration_ms = Some(t.saturating_sub(tools[i].start_ms));
                         }
                     }
                 }
@@ -373,13 +391,31 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 if has_audio && first_audio.is_none() {
                     first_audio = Some(t.saturating_sub(last_user.unwrap_or(turn_start)));
                 }
+                let has_text = content
+                    .model_turn
+                    .iter()
+                    .flat_map(|turn| turn.parts.iter().flatten())
+                    .any(|part| part.thought != Some(true) && part.text.is_some())
+                    || content
+                        .output_transcription
+                        .as_ref()
+                        .is_some_and(|said| said.text.as_deref().is_some_and(|t| !t.is_empty()));
+                if has_text && first_text.is_none() {
+                    first_text = Some(t.saturating_sub(last_user.unwrap_or(turn_start)));
+                }
                 if content.turn_complete == Some(true) {
                     turns.push(TurnSpan {
                         n: turns.len() as u64 + 1,
                         start_ms: turn_start,
                         end_ms: t,
                         first_audio_ms: first_audio.take(),
+                        first_text_ms: first_text.take(),
+                        tool_ms: tools[turn_tools..]
+                            .iter()
+                            .filter_map(|tool| tool.duration_ms)
+                            .sum(),
                     });
+                    turn_tools = tools.len();
                     turn_start = t;
                     last_user = None;
                 }

@@ -235,12 +235,12 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     );
     assert_eq!(
         voice["turns"],
-        json!([{"n": 1, "start_ms": 0, "end_ms": 900, "first_audio_ms": 250}])
+        json!([{"n": 1, "start_ms": 0, "end_ms": 900, "first_audio_ms": 250, "first_text_ms": null, "tool_ms": 0}])
     );
     let (_, weather) = get_json(&studio, "/api/recordings/weather.wire.jsonl").await;
     assert_eq!(
         weather["tools"],
-        json!([{"id": "fc-1", "name": "get_weather", "args": {"city": "London"}, "start_ms": 540, "end_ms": 540, "cancelled": false, "call_seq": 10}])
+        json!([{"id": "fc-1", "name": "get_weather", "args": {"city": "London"}, "start_ms": 540, "end_ms": 540, "duration_ms": 0, "result": {"city": "London", "temp_c": 14, "conditions": "cloudy"}, "cancelled": false, "call_seq": 10}])
     );
 
     // A window: from 100 ms (inclusive) to 300 ms (exclusive), at most 1 frame.
