@@ -268,6 +268,7 @@ async function loadEvents() {
   state.truncated = answer.truncated;
   state.every = answer.every ?? 1;
   draw();
+  renderFrames();
   await loadPeaks();
 }
 
@@ -658,6 +659,65 @@ async function showFrame(seq) {
   );
 }
 
+// ---------------------------------------------------------------- frame list
+
+/** The most rows the frame list draws at once (zoom in for the rest). */
+const FRAME_ROWS = 1000;
+
+/** A byte count in a few characters. */
+function size(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * The frames in view as a list, filtered by direction and kind: one row per frame (frames
+ * at the same millisecond each a row of their own), each opening to the frame in full.
+ */
+function renderFrames() {
+  const kinds = [...new Set(state.events.map((e) => e.kind))].sort();
+  const kindSelect = $('#frame-kind');
+  const chosen = kindSelect.value;
+  kindSelect.replaceChildren(
+    ...['', ...kinds].map((kind) => {
+      const option = document.createElement('option');
+      option.value = kind;
+      option.textContent = kind || 'every type';
+      return option;
+    }),
+  );
+  kindSelect.value = kinds.includes(chosen) ? chosen : '';
+  const dir = $('#frame-dir').value;
+  const kind = kindSelect.value;
+  const shown = state.events.filter((e) => (!dir || e.dir === dir) && (!kind || e.kind === kind));
+  const rows = shown.slice(0, FRAME_ROWS).map((e) => {
+    const row = document.createElement('tr');
+    row.dataset.seq = String(e.seq);
+    row.className = e.dir;
+    row.append(
+      cell(String(e.seq)),
+      cell(seconds(e.t_ms)),
+      cell(e.dir === 'out' ? '↑ out' : '↓ in'),
+      cell(e.kind),
+      cell(size(e.bytes ?? 0)),
+      cell(e.summary),
+    );
+    row.addEventListener('click', () => seek(e.t_ms, e.seq));
+    return row;
+  });
+  $('#frame-rows').replaceChildren(...rows);
+  const more = shown.length - rows.length;
+  const sampled = state.every > 1 ? ` (one in ${state.every} audio and transcription frames: zoom in for all)` : '';
+  $('#frame-count').textContent =
+    `showing ${shown.length} of ${state.events.length} in view${sampled}` +
+    (more > 0 ? `; the first ${rows.length} listed, zoom in for the rest` : '') +
+    (state.truncated ? '; the window is cut: zoom in' : '');
+}
+
+$('#frame-dir').addEventListener('change', renderFrames);
+$('#frame-kind').addEventListener('change', renderFrames);
+
 // ---------------------------------------------------------------- transcript
 
 /** The transcript panel: one line per speaker's turn, each a button that seeks to it. */
@@ -785,7 +845,7 @@ function offlineAnswer(url) {
     const to = Number(params.get('to') ?? Infinity);
     const events = OFFLINE.frames
       .filter((f) => f.t_ms >= from && f.t_ms < to)
-      .map(({ seq, t_ms, dir, kind, summary, audio_ms }) => ({ seq, t_ms, dir, kind, summary, audio_ms }));
+      .map(({ seq, t_ms, dir, kind, summary, audio_ms, bytes }) => ({ seq, t_ms, dir, kind, summary, audio_ms, bytes }));
     return { events, truncated: false };
   }
   if (path.startsWith(`${base}/frames/`)) {

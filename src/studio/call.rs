@@ -177,6 +177,8 @@ pub struct EventRow {
     pub summary: String,
     /// For audio: its playing time.
     pub audio_ms: Option<f64>,
+    /// Its payload's size in bytes.
+    pub bytes: usize,
     /// For a server frame: the lanes its events went to (`fast`, `control`), by the
     /// router's rule.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -225,6 +227,7 @@ pub(crate) fn row(entry: &WireEntry, t0: u64) -> EventRow {
         kind: view.kind,
         summary: view.summary,
         audio_ms: view.audio_ms,
+        bytes: entry.payload.len(),
         lanes,
     }
 }

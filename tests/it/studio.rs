@@ -252,7 +252,7 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     assert_eq!(window["truncated"], json!(true));
     assert_eq!(
         window["events"],
-        json!([{"seq": 3, "t_ms": 100, "dir": "out", "kind": "realtimeInput.audio", "summary": "audio ×1 (0.1s)", "audio_ms": 100.0}])
+        json!([{"seq": 3, "t_ms": 100, "dir": "out", "kind": "realtimeInput.audio", "summary": "audio ×1 (0.1s)", "audio_ms": 100.0, "bytes": 4341}])
     );
     // Zoomed out on a long call: one in 3 audio frames, every other frame.
     let (_, sampled) = get_json(
