@@ -240,8 +240,35 @@ function renderLatencies(overview) {
   $('#latencies').hidden = overview.turns.length === 0;
 }
 
+/** No play button on a call without audio; download links for its audio, trace and page. */
+function renderControls(overview) {
+  const hasAudio = overview.audio_end_ms > 0;
+  $('#play').hidden = !hasAudio;
+  $('#no-audio').hidden = hasAudio;
+  if (OFFLINE) {
+    // A page from `reel show --html` is the download; it has no server to fetch from.
+    $('#downloads').replaceChildren();
+    return;
+  }
+  const base = `/api/recordings/${encodeURIComponent(overview.name)}`;
+  const stem = overview.name.replace(/\.wire\.jsonl$/, '');
+  const link = (label, href, file) => {
+    const a = document.createElement('a');
+    a.textContent = label;
+    a.href = href;
+    a.download = file;
+    return a;
+  };
+  $('#downloads').replaceChildren(
+    ...(hasAudio ? [link('⤓ WAV', `${base}/audio.wav`, `${stem}.wav`)] : []),
+    link('⤓ trace', `${base}/trace.json`, `${stem}.trace.json`),
+    link('⤓ HTML', `${base}/page.html`, `${stem}.html`),
+  );
+}
+
 function describeCall(overview) {
   renderSetup(overview);
+  renderControls(overview);
   renderLatencies(overview);
   const tools = overview.tools.length;
   const ttfa = overview.turns.filter((t) => t.first_audio_ms != null).map((t) => t.first_audio_ms);
@@ -370,6 +397,17 @@ function draw() {
   });
   const overview = state.overview;
   if (!overview) return;
+  // Lanes empty because there is no journal beside the log say so (older overviews: no flag).
+  state.laneNotes = {};
+  if (overview.journal === false) {
+    for (const lane of ['phases', 'state']) {
+      state.laneNotes[lane] = 'no journal';
+      g.fillStyle = '#868e96';
+      g.font = 'italic 12px system-ui, sans-serif';
+      g.fillText('no journal', LABEL_WIDTH + 8, laneY(lane) + LANE_HEIGHT / 2 + 4);
+      g.font = '12px system-ui, sans-serif';
+    }
+  }
   // Turns.
   overview.turns.forEach((turn) => {
     const x = timeToX(turn.start_ms, width);
@@ -418,7 +456,7 @@ function draw() {
     const end = tool.end_ms ?? state.view.to;
     const w = Math.max(timeToX(end, width) - x, 4);
     const y = laneY('tools') + 8;
-    g.fillStyle = tool.cancelled ? '#e8a0a0' : tool.end_ms == null ? '#f0d080' : '#9fd39f';
+    g.fillStyle = tool.cancelled ? COLORS.cancelled : tool.end_ms == null ? COLORS.unanswered : COLORS.answered;
     g.fillRect(x, y, w, LANE_HEIGHT - 16);
     g.fillStyle = '#222';
     g.fillText(`${tool.name}${tool.cancelled ? ' (cancelled)' : ''}`, x + 3, y + 18);
@@ -428,7 +466,7 @@ function draw() {
   overview.state.forEach((change, index) => {
     const x = timeToX(change.t_ms, width);
     const y = laneY('state') + LANE_HEIGHT / 2;
-    g.fillStyle = '#7a4fbf';
+    g.fillStyle = COLORS.state;
     g.beginPath();
     g.moveTo(x, y - 6);
     g.lineTo(x + 6, y);
@@ -523,13 +561,55 @@ function niceStep(raw) {
   return 10 * power;
 }
 
+/** The colours of the timeline, named: what `colorOf` and the bars draw, and the legend. */
+const COLORS = {
+  audio: '#5b8def',
+  tool: '#2f9e44',
+  interrupted: '#e8590c',
+  close: '#c92a2a',
+  setup: '#862e9c',
+  frame: '#495057',
+  answered: '#9fd39f',
+  unanswered: '#f0d080',
+  cancelled: '#e8a0a0',
+  state: '#7a4fbf',
+};
+
+/** The legend under the controls, from `COLORS`. */
+const LEGEND = [
+  ['audio', 'audio frame'],
+  ['tool', 'tool call or response frame'],
+  ['interrupted', 'interrupted'],
+  ['close', 'close or unreadable frame'],
+  ['setup', 'setup'],
+  ['frame', 'other frame'],
+  ['answered', 'tool call answered'],
+  ['unanswered', 'tool call never answered'],
+  ['cancelled', 'tool call cancelled'],
+  ['state', 'state change'],
+];
+
+function renderLegend() {
+  $('#legend').replaceChildren(
+    ...LEGEND.map(([color, label]) => {
+      const item = document.createElement('span');
+      item.className = 'key';
+      const swatch = document.createElement('span');
+      swatch.className = 'swatch';
+      swatch.style.background = COLORS[color];
+      item.append(swatch, label);
+      return item;
+    }),
+  );
+}
+
 function colorOf(kind) {
-  if (kind.includes('audio')) return '#5b8def';
-  if (kind.startsWith('toolCall') || kind.startsWith('toolResponse')) return '#2f9e44';
-  if (kind.includes('interrupted')) return '#e8590c';
-  if (kind === 'close' || kind === 'invalid') return '#c92a2a';
-  if (kind.startsWith('setup')) return '#862e9c';
-  return '#495057';
+  if (kind.includes('audio')) return COLORS.audio;
+  if (kind.startsWith('toolCall') || kind.startsWith('toolResponse')) return COLORS.tool;
+  if (kind.includes('interrupted')) return COLORS.interrupted;
+  if (kind === 'close' || kind === 'invalid') return COLORS.close;
+  if (kind.startsWith('setup')) return COLORS.setup;
+  return COLORS.frame;
 }
 
 // ---------------------------------------------------------------- interaction
@@ -880,6 +960,8 @@ function pre(text, id) {
 }
 
 window.addEventListener('resize', draw);
+
+renderLegend();
 
 // Last: everything above is declared before the first view opens.
 window.addEventListener('hashchange', route);

@@ -152,6 +152,9 @@ pub struct Overview {
     pub tools: Vec<ToolBar>,
     /// The journal's state changes (`<name>.journal.jsonl` beside the log), if there is one.
     pub state: Vec<StateChange>,
+    /// Whether there is a journal beside the log that reads: without one, the state and
+    /// phases lanes are empty for that reason (the page says "no journal").
+    pub journal: bool,
     /// The conversation phases, from the journal's `session:active_phase`.
     pub phases: Vec<PhaseSpan>,
     /// Connections, closes, `goAway`s and wire-phase changes, in time order.
@@ -193,10 +196,9 @@ pub struct FrameDetail {
     pub row: EventRow,
     /// The payload as JSON, when it is.
     pub json: Option<Value>,
-    /// The payload as text (lossy UTF-8), cut at [`RAW_LIMIT`] bytes.
+    /// The payload as text (lossy UTF-8), cut at [`RAW_LIMIT`] bytes (its size is the
+    /// row's `bytes`).
     pub raw: String,
-    /// The payload's size in bytes.
-    pub bytes: usize,
     /// Whether it was a binary WebSocket frame.
     pub binary: bool,
 }
@@ -428,7 +430,9 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     if t0.is_none() {
         return Err("no entries".to_owned());
     }
-    let state = journal_changes(path, t0.unwrap_or_default());
+    let changes = journal_changes(path, t0.unwrap_or_default());
+    let journal = changes.is_some();
+    let state = changes.unwrap_or_default();
     let phases = phase_spans(&state);
     supervisor.extend(
         state
@@ -458,6 +462,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         turns,
         tools,
         state,
+        journal,
         phases,
         supervisor,
         live: false,
@@ -515,18 +520,21 @@ fn is_pcm(blob: &Blob) -> bool {
         .is_some_and(|mime| mime.starts_with("audio/pcm"))
 }
 
-/// The state changes of the journal beside the log (`x.journal.jsonl` for
-/// `x.wire.jsonl`); none when there is no journal or it cannot be read.
-fn journal_changes(path: &Path, t0: u64) -> Vec<StateChange> {
-    let Some(journal) = path
-        .to_str()
+/// The journal beside the log (`x.journal.jsonl` for `x.wire.jsonl`), whether or not it
+/// exists.
+fn journal_file(path: &Path) -> Option<String> {
+    path.to_str()
         .and_then(|p| p.strip_suffix(".wire.jsonl"))
         .map(|stem| format!("{stem}.journal.jsonl"))
-    else {
-        return Vec::new();
-    };
-    match read_journal(&journal) {
-        Ok(mutations) => mutations
+}
+
+/// The state changes of the journal beside the log (`x.journal.jsonl` for
+/// `x.wire.jsonl`); `None` when there is no journal or it cannot be read.
+fn journal_changes(path: &Path, t0: u64) -> Option<Vec<StateChange>> {
+    let journal = journal_file(path)?;
+    let mutations = read_journal(&journal).ok()?;
+    Some(
+        mutations
             .into_iter()
             .map(|m| StateChange {
                 t_ms: m.timestamp_ms.saturating_sub(t0),
@@ -536,8 +544,7 @@ fn journal_changes(path: &Path, t0: u64) -> Vec<StateChange> {
                 origin: m.origin,
             })
             .collect(),
-        Err(_) => Vec::new(),
-    }
+    )
 }
 
 /// The frames from `from_ms` (inclusive) to `to_ms` (exclusive), at most `limit` of them;
@@ -611,7 +618,6 @@ pub fn frame(
             row: row(&entry, t0),
             json: serde_json::from_slice(payload).ok(),
             raw: String::from_utf8_lossy(cut).into_owned(),
-            bytes: payload.len(),
             binary: entry.binary,
         }));
     }

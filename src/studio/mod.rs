@@ -14,6 +14,7 @@ pub mod assets;
 pub mod call;
 pub mod catalog;
 pub mod diff;
+pub mod downloads;
 pub mod http;
 pub mod live;
 pub mod offline;

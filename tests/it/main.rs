@@ -68,6 +68,7 @@ mod sdk_test_helpers;
 mod studio;
 mod studio_access;
 mod studio_audio_bounds;
+mod studio_controls;
 mod studio_frames;
 mod studio_latencies;
 mod studio_live;
