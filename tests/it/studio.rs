@@ -420,7 +420,12 @@ async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_
         .eval("document.querySelector('#detail h3').textContent")
         .await;
     assert_eq!(heading, json!("tool get_weather · id fc-1 · 0 ms"));
+    // The call's head, legend and lanes fill the first screen: show the opened tool call.
+    browser
+        .eval("document.querySelector('#detail').scrollIntoView({block: 'end'})")
+        .await;
     browser.screenshot(&shots.join("call-tool.png")).await;
+    browser.eval("window.scrollTo(0, 0)").await;
 
     // A frame: the setup, with its JSON.
     let point = browser.wait_for("window.studio.framePoint(1)").await;
