@@ -163,6 +163,7 @@ async function openCall(name) {
   state.overview = overview;
   $('#where').textContent = name;
   describeCall(overview);
+  renderTranscript(overview);
   state.view = { from: 0, to: fullSpan() };
   await loadEvents();
   if (overview.live) pollLive(name);
@@ -184,6 +185,7 @@ function pollLive(name) {
     const atEnd = state.view.to >= fullSpan() - 1;
     state.overview = overview;
     describeCall(overview);
+    renderTranscript(overview);
     if (atEnd) state.view = { from: state.view.from, to: fullSpan() };
     await loadEvents();
     if (overview.live) setTimeout(poll, LIVE_POLL_MS);
@@ -192,7 +194,82 @@ function pollLive(name) {
   setTimeout(poll, LIVE_POLL_MS);
 }
 
+/** The call's setup at the top of the call view: model, voice, instruction, tools. */
+function renderSetup(overview) {
+  const box = $('#call-setup');
+  const setup = overview.setup;
+  if (!setup) {
+    box.replaceChildren();
+    return;
+  }
+  const rows = [
+    ['model', setup.model ?? '—'],
+    ['voice', setup.voice ?? 'default'],
+    ['modalities', setup.modalities.length ? setup.modalities.join(', ') : 'default'],
+    ['instruction', setup.instruction ?? '—'],
+    ['tools', setup.tools.length ? setup.tools.join(', ') : 'none'],
+  ];
+  box.replaceChildren(
+    ...rows.flatMap(([name, value]) => {
+      const dt = document.createElement('dt');
+      dt.textContent = name;
+      const dd = document.createElement('dd');
+      dd.dataset.field = name;
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
+}
+
+/** Per turn: time to first audio, time to first text, time in tools. */
+function renderLatencies(overview) {
+  const body = $('#latencies tbody');
+  const ms = (value) => (value == null ? '—' : `${value} ms`);
+  body.replaceChildren(
+    ...overview.turns.map((turn) => {
+      const row = document.createElement('tr');
+      row.append(
+        cell(String(turn.n)),
+        cell(ms(turn.first_audio_ms)),
+        cell(ms(turn.first_text_ms)),
+        cell(ms(turn.tool_ms)),
+      );
+      return row;
+    }),
+  );
+  $('#latencies').hidden = overview.turns.length === 0;
+}
+
+/** No play button on a call without audio; download links for its audio, trace and page. */
+function renderControls(overview) {
+  const hasAudio = overview.audio_end_ms > 0;
+  $('#play').hidden = !hasAudio;
+  $('#no-audio').hidden = hasAudio;
+  if (OFFLINE) {
+    // A page from `reel show --html` is the download; it has no server to fetch from.
+    $('#downloads').replaceChildren();
+    return;
+  }
+  const base = `/api/recordings/${encodeURIComponent(overview.name)}`;
+  const stem = overview.name.replace(/\.wire\.jsonl$/, '');
+  const link = (label, href, file) => {
+    const a = document.createElement('a');
+    a.textContent = label;
+    a.href = href;
+    a.download = file;
+    return a;
+  };
+  $('#downloads').replaceChildren(
+    ...(hasAudio ? [link('⤓ WAV', `${base}/audio.wav`, `${stem}.wav`)] : []),
+    link('⤓ trace', `${base}/trace.json`, `${stem}.trace.json`),
+    link('⤓ HTML', `${base}/page.html`, `${stem}.html`),
+  );
+}
+
 function describeCall(overview) {
+  renderSetup(overview);
+  renderControls(overview);
+  renderLatencies(overview);
   const tools = overview.tools.length;
   const ttfa = overview.turns.filter((t) => t.first_audio_ms != null).map((t) => t.first_audio_ms);
   $('#call-head').textContent =
@@ -218,6 +295,7 @@ async function loadEvents() {
   state.truncated = answer.truncated;
   state.every = answer.every ?? 1;
   draw();
+  renderFrames();
   await loadPeaks();
 }
 
@@ -319,6 +397,17 @@ function draw() {
   });
   const overview = state.overview;
   if (!overview) return;
+  // Lanes empty because there is no journal beside the log say so (older overviews: no flag).
+  state.laneNotes = {};
+  if (overview.journal === false) {
+    for (const lane of ['phases', 'state']) {
+      state.laneNotes[lane] = 'no journal';
+      g.fillStyle = '#868e96';
+      g.font = 'italic 12px system-ui, sans-serif';
+      g.fillText('no journal', LABEL_WIDTH + 8, laneY(lane) + LANE_HEIGHT / 2 + 4);
+      g.font = '12px system-ui, sans-serif';
+    }
+  }
   // Turns.
   overview.turns.forEach((turn) => {
     const x = timeToX(turn.start_ms, width);
@@ -367,7 +456,7 @@ function draw() {
     const end = tool.end_ms ?? state.view.to;
     const w = Math.max(timeToX(end, width) - x, 4);
     const y = laneY('tools') + 8;
-    g.fillStyle = tool.cancelled ? '#e8a0a0' : tool.end_ms == null ? '#f0d080' : '#9fd39f';
+    g.fillStyle = tool.cancelled ? COLORS.cancelled : tool.end_ms == null ? COLORS.unanswered : COLORS.answered;
     g.fillRect(x, y, w, LANE_HEIGHT - 16);
     g.fillStyle = '#222';
     g.fillText(`${tool.name}${tool.cancelled ? ' (cancelled)' : ''}`, x + 3, y + 18);
@@ -377,7 +466,7 @@ function draw() {
   overview.state.forEach((change, index) => {
     const x = timeToX(change.t_ms, width);
     const y = laneY('state') + LANE_HEIGHT / 2;
-    g.fillStyle = '#7a4fbf';
+    g.fillStyle = COLORS.state;
     g.beginPath();
     g.moveTo(x, y - 6);
     g.lineTo(x + 6, y);
@@ -472,13 +561,55 @@ function niceStep(raw) {
   return 10 * power;
 }
 
+/** The colours of the timeline, named: what `colorOf` and the bars draw, and the legend. */
+const COLORS = {
+  audio: '#5b8def',
+  tool: '#2f9e44',
+  interrupted: '#e8590c',
+  close: '#c92a2a',
+  setup: '#862e9c',
+  frame: '#495057',
+  answered: '#9fd39f',
+  unanswered: '#f0d080',
+  cancelled: '#e8a0a0',
+  state: '#7a4fbf',
+};
+
+/** The legend under the controls, from `COLORS`. */
+const LEGEND = [
+  ['audio', 'audio frame'],
+  ['tool', 'tool call or response frame'],
+  ['interrupted', 'interrupted'],
+  ['close', 'close or unreadable frame'],
+  ['setup', 'setup'],
+  ['frame', 'other frame'],
+  ['answered', 'tool call answered'],
+  ['unanswered', 'tool call never answered'],
+  ['cancelled', 'tool call cancelled'],
+  ['state', 'state change'],
+];
+
+function renderLegend() {
+  $('#legend').replaceChildren(
+    ...LEGEND.map(([color, label]) => {
+      const item = document.createElement('span');
+      item.className = 'key';
+      const swatch = document.createElement('span');
+      swatch.className = 'swatch';
+      swatch.style.background = COLORS[color];
+      item.append(swatch, label);
+      return item;
+    }),
+  );
+}
+
 function colorOf(kind) {
-  if (kind.includes('audio')) return '#5b8def';
-  if (kind.startsWith('toolCall') || kind.startsWith('toolResponse')) return '#2f9e44';
-  if (kind.includes('interrupted')) return '#e8590c';
-  if (kind === 'close' || kind === 'invalid') return '#c92a2a';
-  if (kind.startsWith('setup')) return '#862e9c';
-  return '#495057';
+  if (kind.includes('audio')) return COLORS.audio;
+  if (kind.startsWith('toolCall') || kind.startsWith('toolResponse')) return COLORS.tool;
+  if (kind.includes('interrupted')) return COLORS.interrupted;
+  if (kind === 'close' || kind === 'invalid') return COLORS.close;
+  if (kind.startsWith('setup')) return COLORS.setup;
+  return COLORS.frame;
 }
 
 // ---------------------------------------------------------------- interaction
@@ -558,21 +689,18 @@ async function select(point) {
   state.selected = hit;
   const detail = $('#detail');
   if (hit.type === 'frame') {
-    const frame = await getJson(`/api/recordings/${encodeURIComponent(state.name)}/frames/${hit.seq}`);
-    detail.replaceChildren(
-      heading(`frame ${frame.seq} · ${frame.dir === 'out' ? 'client → server' : 'server → client'} · ${seconds(frame.t_ms)} · ${frame.kind}`),
-      paragraph(frame.summary),
-      pre(frame.json ? JSON.stringify(frame.json, null, 2) : frame.raw, 'json'),
-      heading(`raw: ${frame.bytes} bytes${frame.binary ? ' (binary frame)' : ''}`, 'h4'),
-      pre(frame.raw, 'raw'),
-    );
+    await showFrame(hit.seq);
   } else if (hit.type === 'tool') {
     const tool = hit.tool;
-    const took = tool.end_ms == null ? 'never answered' : `${tool.end_ms - tool.start_ms} ms`;
+    const took = tool.duration_ms == null ? 'never answered' : `${tool.duration_ms} ms`;
+    const answered = tool.end_ms == null ? 'never' : `at ${seconds(tool.end_ms)}`;
     detail.replaceChildren(
       heading(`tool ${tool.name} · id ${tool.id} · ${took}${tool.cancelled ? ' · cancelled' : ''}`),
+      paragraph(`called at ${seconds(tool.start_ms)}, answered ${answered} (as recorded on the wire)`),
       heading('arguments', 'h4'),
       pre(JSON.stringify(tool.args, null, 2), 'args'),
+      heading('result', 'h4'),
+      pre(tool.result == null ? (tool.cancelled ? 'cancelled: no result' : 'no result') : JSON.stringify(tool.result, null, 2), 'result'),
     );
   } else if (hit.type === 'state') {
     const change = hit.change;
@@ -592,8 +720,151 @@ async function select(point) {
     detail.replaceChildren(
       heading(`turn ${turn.n} · ${seconds(turn.start_ms)} → ${seconds(turn.end_ms)}`),
       paragraph(turn.first_audio_ms == null ? 'no audio' : `first audio ${turn.first_audio_ms} ms after the user`),
+      paragraph(turn.first_text_ms == null ? 'no text' : `first text ${turn.first_text_ms} ms after the user`),
+      paragraph(`tools ${turn.tool_ms} ms`),
     );
   }
+}
+
+/** Frame `seq` in full, in the detail panel. */
+async function showFrame(seq) {
+  const detail = $('#detail');
+  const frame = await getJson(`/api/recordings/${encodeURIComponent(state.name)}/frames/${seq}`);
+  detail.replaceChildren(
+    heading(`frame ${frame.seq} · ${frame.dir === 'out' ? 'client → server' : 'server → client'} · ${seconds(frame.t_ms)} · ${frame.kind}`),
+    paragraph(frame.summary),
+    pre(frame.json ? JSON.stringify(frame.json, null, 2) : frame.raw, 'json'),
+    heading(`raw: ${frame.bytes} bytes${frame.binary ? ' (binary frame)' : ''}`, 'h4'),
+    pre(frame.raw, 'raw'),
+  );
+}
+
+// ---------------------------------------------------------------- frame list
+
+/** The most rows the frame list draws at once (zoom in for the rest). */
+const FRAME_ROWS = 1000;
+
+/** A byte count in a few characters. */
+function size(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * The frames in view as a list, filtered by direction and kind: one row per frame (frames
+ * at the same millisecond each a row of their own), each opening to the frame in full.
+ */
+function renderFrames() {
+  const kinds = [...new Set(state.events.map((e) => e.kind))].sort();
+  const kindSelect = $('#frame-kind');
+  const chosen = kindSelect.value;
+  kindSelect.replaceChildren(
+    ...['', ...kinds].map((kind) => {
+      const option = document.createElement('option');
+      option.value = kind;
+      option.textContent = kind || 'every type';
+      return option;
+    }),
+  );
+  kindSelect.value = kinds.includes(chosen) ? chosen : '';
+  const dir = $('#frame-dir').value;
+  const kind = kindSelect.value;
+  const shown = state.events.filter((e) => (!dir || e.dir === dir) && (!kind || e.kind === kind));
+  const rows = shown.slice(0, FRAME_ROWS).map((e) => {
+    const row = document.createElement('tr');
+    row.dataset.seq = String(e.seq);
+    row.className = e.dir;
+    row.append(
+      cell(String(e.seq)),
+      cell(seconds(e.t_ms)),
+      cell(e.dir === 'out' ? '↑ out' : '↓ in'),
+      cell(e.kind),
+      cell(size(e.bytes ?? 0)),
+      cell(e.summary),
+    );
+    row.addEventListener('click', () => seek(e.t_ms, e.seq));
+    return row;
+  });
+  $('#frame-rows').replaceChildren(...rows);
+  const more = shown.length - rows.length;
+  const sampled = state.every > 1 ? ` (one in ${state.every} audio and transcription frames: zoom in for all)` : '';
+  $('#frame-count').textContent =
+    `showing ${shown.length} of ${state.events.length} in view${sampled}` +
+    (more > 0 ? `; the first ${rows.length} listed, zoom in for the rest` : '') +
+    (state.truncated ? '; the window is cut: zoom in' : '');
+}
+
+$('#frame-dir').addEventListener('change', renderFrames);
+$('#frame-kind').addEventListener('change', renderFrames);
+
+// ---------------------------------------------------------------- transcript
+
+/** The transcript panel: one line per speaker's turn, each a button that seeks to it. */
+function renderTranscript(overview) {
+  const box = $('#transcript-lines');
+  const lines = overview.transcript ?? [];
+  if (!lines.length) {
+    const none = paragraph('No text or transcription in this call.');
+    none.className = 'hint';
+    box.replaceChildren(none);
+    return;
+  }
+  box.replaceChildren(
+    ...lines.map((line, index) => {
+      const row = document.createElement('button');
+      row.type = 'button';
+      row.className = `line ${line.who}`;
+      row.dataset.index = String(index);
+      const when = document.createElement('span');
+      when.className = 'when';
+      when.textContent = seconds(line.t_ms);
+      const who = document.createElement('span');
+      who.className = 'who';
+      who.textContent = line.who;
+      const text = document.createElement('span');
+      text.className = 'text';
+      text.textContent = line.text;
+      row.append(when, who, text);
+      row.addEventListener('click', () => seek(line.t_ms, line.seq));
+      return row;
+    }),
+  );
+  markTranscript();
+}
+
+/** Marks the transcript line being said at the cursor. */
+function markTranscript() {
+  const lines = state.overview?.transcript ?? [];
+  let current = -1;
+  if (state.cursorMs != null) {
+    lines.forEach((line, index) => {
+      if (line.t_ms <= state.cursorMs) current = index;
+    });
+  }
+  for (const row of document.querySelectorAll('#transcript-lines .line')) {
+    row.classList.toggle('current', Number(row.dataset.index) === current);
+  }
+}
+
+/**
+ * Moves the cursor (and the audio, when it is loaded) to `ms`, brings it into view, and
+ * shows frame `seq` in full.
+ */
+async function seek(ms, seq) {
+  state.cursorMs = ms;
+  if (audio.getAttribute('src')) audio.currentTime = ms / 1000;
+  $('#clock').textContent = seconds(ms);
+  const { from, to } = state.view;
+  if (ms < from || ms > to) {
+    const span = to - from;
+    state.view = { from: Math.max(ms - span / 2, 0), to: Math.max(ms - span / 2, 0) + span };
+    await loadEvents();
+  } else {
+    draw();
+  }
+  markTranscript();
+  await showFrame(seq);
 }
 
 // ---------------------------------------------------------------- audio
@@ -622,6 +893,7 @@ function follow() {
   state.cursorMs = audio.currentTime * 1000;
   $('#clock').textContent = seconds(state.cursorMs);
   draw();
+  markTranscript();
   if (!audio.paused && !audio.ended) requestAnimationFrame(follow);
 }
 
@@ -653,7 +925,7 @@ function offlineAnswer(url) {
     const to = Number(params.get('to') ?? Infinity);
     const events = OFFLINE.frames
       .filter((f) => f.t_ms >= from && f.t_ms < to)
-      .map(({ seq, t_ms, dir, kind, summary, audio_ms }) => ({ seq, t_ms, dir, kind, summary, audio_ms }));
+      .map(({ seq, t_ms, dir, kind, summary, audio_ms, bytes }) => ({ seq, t_ms, dir, kind, summary, audio_ms, bytes }));
     return { events, truncated: false };
   }
   if (path.startsWith(`${base}/frames/`)) {
@@ -688,6 +960,8 @@ function pre(text, id) {
 }
 
 window.addEventListener('resize', draw);
+
+renderLegend();
 
 // Last: everything above is declared before the first view opens.
 window.addEventListener('hashchange', route);

@@ -18,6 +18,8 @@ use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
 
 use super::seek::{SeekIndex, read_from};
+use super::setup_summary::SetupSummary;
+use super::transcript::{TranscriptBuilder, TranscriptLine};
 use reel_replayer::export::{PeakMeter, WavExporter, WavLimits};
 use reel_replayer::timeline::{describe, describe_server};
 use serde::Serialize;
@@ -78,6 +80,12 @@ pub struct TurnSpan {
     /// From the last thing the user sent before the model's first audio of the turn, to
     /// that audio; `None` for a turn without audio.
     pub first_audio_ms: Option<u64>,
+    /// From the last thing the user sent before the model's first text of the turn (a text
+    /// part or its output transcription), to that text; `None` for a turn without text.
+    pub first_text_ms: Option<u64>,
+    /// The time its tool calls took, call to response, summed (cancelled ones to their
+    /// cancellation; unanswered ones count nothing).
+    pub tool_ms: u64,
 }
 
 /// A tool call on the timeline, from the call to its response.
@@ -93,6 +101,10 @@ pub struct ToolBar {
     pub start_ms: u64,
     /// When the response was sent; `None` if never.
     pub end_ms: Option<u64>,
+    /// Call to response (or cancellation) as recorded on the wire; `None` if never answered.
+    pub duration_ms: Option<u64>,
+    /// The function's result (its `functionResponse.response`); `None` if never answered.
+    pub result: Option<Value>,
     /// Whether the model cancelled it (`toolCallCancellation`).
     pub cancelled: bool,
     /// The sequence number of the `toolCall` frame.
@@ -121,6 +133,10 @@ pub struct Overview {
     pub name: String,
     /// The model its setup asked for.
     pub model: Option<String>,
+    /// Its (first) setup in a few fields; `None` when the recording has no setup.
+    pub setup: Option<SetupSummary>,
+    /// Who said what, and when, from its text and transcription frames.
+    pub transcript: Vec<TranscriptLine>,
     /// First entry to last.
     pub duration_ms: u64,
     /// Where the call's audio ends, as [`audio`] renders it (the model's audio plays on
@@ -136,6 +152,9 @@ pub struct Overview {
     pub tools: Vec<ToolBar>,
     /// The journal's state changes (`<name>.journal.jsonl` beside the log), if there is one.
     pub state: Vec<StateChange>,
+    /// Whether there is a journal beside the log that reads: without one, the state and
+    /// phases lanes are empty for that reason (the page says "no journal").
+    pub journal: bool,
     /// The conversation phases, from the journal's `session:active_phase`.
     pub phases: Vec<PhaseSpan>,
     /// Connections, closes, `goAway`s and wire-phase changes, in time order.
@@ -161,6 +180,8 @@ pub struct EventRow {
     pub summary: String,
     /// For audio: its playing time.
     pub audio_ms: Option<f64>,
+    /// Its payload's size in bytes.
+    pub bytes: usize,
     /// For a server frame: the lanes its events went to (`fast`, `control`), by the
     /// router's rule.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -175,10 +196,9 @@ pub struct FrameDetail {
     pub row: EventRow,
     /// The payload as JSON, when it is.
     pub json: Option<Value>,
-    /// The payload as text (lossy UTF-8), cut at [`RAW_LIMIT`] bytes.
+    /// The payload as text (lossy UTF-8), cut at [`RAW_LIMIT`] bytes (its size is the
+    /// row's `bytes`).
     pub raw: String,
-    /// The payload's size in bytes.
-    pub bytes: usize,
     /// Whether it was a binary WebSocket frame.
     pub binary: bool,
 }
@@ -209,6 +229,7 @@ pub(crate) fn row(entry: &WireEntry, t0: u64) -> EventRow {
         kind: view.kind,
         summary: view.summary,
         audio_ms: view.audio_ms,
+        bytes: entry.payload.len(),
         lanes,
     }
 }
@@ -233,10 +254,15 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     let mut last = 0;
     let mut frames = 0;
     let mut model = None;
+    let mut setup_summary = None;
+    let mut transcript = TranscriptBuilder::default();
     let mut turns = Vec::new();
     let mut turn_start = 0;
     let mut last_user = None;
     let mut first_audio = None;
+    let mut first_text = None;
+    // Where the current turn's tool calls start in `tools`.
+    let mut turn_tools = 0;
     let mut tools: Vec<ToolBar> = Vec::new();
     let mut open: HashMap<String, usize> = HashMap::new();
     // Per direction (out, in): where its audio ends, placed as the WAV places it.
@@ -285,10 +311,12 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                     continue;
                 };
                 if let Some(setup) = &message.setup
-                    && model.is_none()
+                    && setup_summary.is_none()
                 {
                     model = setup.model.clone();
+                    setup_summary = Some(SetupSummary::of(setup));
                 }
+                transcript.client(&message, t, entry.seq);
                 if message.client_content.is_some() || message.realtime_input.is_some() {
                     last_user = Some(t);
                 }
@@ -306,6 +334,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 {
                     if let Some(i) = response.id.as_ref().and_then(|id| open.remove(id)) {
                         tools[i].end_ms = Some(t);
+                        tools[i].duration_ms = Some(t.saturating_sub(tools[i].start_ms));
+                        tools[i].result = Some(response.response.clone().unwrap_or(Value::Null));
                     }
                 }
             }
@@ -313,6 +343,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 let Ok(message) = decode_server(&entry.payload) else {
                     continue;
                 };
+                transcript.server(&message, t, entry.seq);
                 if let Some(go_away) = &message.go_away {
                     let left = go_away
                         .time_left
@@ -334,6 +365,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                             args: function.args.clone().unwrap_or(Value::Null),
                             start_ms: t,
                             end_ms: None,
+                            duration_ms: None,
+                            result: None,
                             cancelled: false,
                             call_seq: entry.seq,
                         });
@@ -344,6 +377,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                         if let Some(i) = open.remove(id) {
                             tools[i].cancelled = true;
                             tools[i].end_ms = Some(t);
+                            tools[i].duration_ms = Some(t.saturating_sub(tools[i].start_ms));
                         }
                     }
                 }
@@ -362,13 +396,31 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                 if has_audio && first_audio.is_none() {
                     first_audio = Some(t.saturating_sub(last_user.unwrap_or(turn_start)));
                 }
+                let has_text = content
+                    .model_turn
+                    .iter()
+                    .flat_map(|turn| turn.parts.iter().flatten())
+                    .any(|part| part.thought != Some(true) && part.text.is_some())
+                    || content
+                        .output_transcription
+                        .as_ref()
+                        .is_some_and(|said| said.text.as_deref().is_some_and(|t| !t.is_empty()));
+                if has_text && first_text.is_none() {
+                    first_text = Some(t.saturating_sub(last_user.unwrap_or(turn_start)));
+                }
                 if content.turn_complete == Some(true) {
                     turns.push(TurnSpan {
                         n: turns.len() as u64 + 1,
                         start_ms: turn_start,
                         end_ms: t,
                         first_audio_ms: first_audio.take(),
+                        first_text_ms: first_text.take(),
+                        tool_ms: tools[turn_tools..]
+                            .iter()
+                            .filter_map(|tool| tool.duration_ms)
+                            .sum(),
                     });
+                    turn_tools = tools.len();
                     turn_start = t;
                     last_user = None;
                 }
@@ -378,7 +430,9 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     if t0.is_none() {
         return Err("no entries".to_owned());
     }
-    let state = journal_changes(path, t0.unwrap_or_default());
+    let changes = journal_changes(path, t0.unwrap_or_default());
+    let journal = changes.is_some();
+    let state = changes.unwrap_or_default();
     let phases = phase_spans(&state);
     supervisor.extend(
         state
@@ -399,6 +453,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     Ok(Overview {
         name: name.to_owned(),
         model,
+        setup: setup_summary,
+        transcript: transcript.finish(),
         duration_ms: last,
         audio_end_ms: audio_end[0].max(audio_end[1]).ceil() as u64,
         frames,
@@ -406,6 +462,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         turns,
         tools,
         state,
+        journal,
         phases,
         supervisor,
         live: false,
@@ -463,18 +520,21 @@ fn is_pcm(blob: &Blob) -> bool {
         .is_some_and(|mime| mime.starts_with("audio/pcm"))
 }
 
-/// The state changes of the journal beside the log (`x.journal.jsonl` for
-/// `x.wire.jsonl`); none when there is no journal or it cannot be read.
-fn journal_changes(path: &Path, t0: u64) -> Vec<StateChange> {
-    let Some(journal) = path
-        .to_str()
+/// The journal beside the log (`x.journal.jsonl` for `x.wire.jsonl`), whether or not it
+/// exists.
+fn journal_file(path: &Path) -> Option<String> {
+    path.to_str()
         .and_then(|p| p.strip_suffix(".wire.jsonl"))
         .map(|stem| format!("{stem}.journal.jsonl"))
-    else {
-        return Vec::new();
-    };
-    match read_journal(&journal) {
-        Ok(mutations) => mutations
+}
+
+/// The state changes of the journal beside the log (`x.journal.jsonl` for
+/// `x.wire.jsonl`); `None` when there is no journal or it cannot be read.
+fn journal_changes(path: &Path, t0: u64) -> Option<Vec<StateChange>> {
+    let journal = journal_file(path)?;
+    let mutations = read_journal(&journal).ok()?;
+    Some(
+        mutations
             .into_iter()
             .map(|m| StateChange {
                 t_ms: m.timestamp_ms.saturating_sub(t0),
@@ -484,8 +544,7 @@ fn journal_changes(path: &Path, t0: u64) -> Vec<StateChange> {
                 origin: m.origin,
             })
             .collect(),
-        Err(_) => Vec::new(),
-    }
+    )
 }
 
 /// The frames from `from_ms` (inclusive) to `to_ms` (exclusive), at most `limit` of them;
@@ -559,7 +618,6 @@ pub fn frame(
             row: row(&entry, t0),
             json: serde_json::from_slice(payload).ok(),
             raw: String::from_utf8_lossy(cut).into_owned(),
-            bytes: payload.len(),
             binary: entry.binary,
         }));
     }

@@ -395,6 +395,16 @@ fn route(dir: &Path, live: &LiveCalls, seeks: &Arc<SeekCache>, target: &str) -> 
                         Answer::json(&json!({ "from": from, "to": to, "peaks": peaks }))
                     })
                 }
+                "trace.json" => super::downloads::trace_json(&file, &name).map(|body| Answer {
+                    status: 200,
+                    content_type: "application/json",
+                    body,
+                }),
+                "page.html" => super::downloads::page_html(&file, &name).map(|body| Answer {
+                    status: 200,
+                    content_type: "text/html; charset=utf-8",
+                    body,
+                }),
                 "audio.wav" => call::audio(&file).map(|body| Answer {
                     status: 200,
                     content_type: "audio/wav",

@@ -14,10 +14,13 @@ pub mod assets;
 pub mod call;
 pub mod catalog;
 pub mod diff;
+pub mod downloads;
 pub mod http;
 pub mod live;
 pub mod offline;
 pub mod script_json;
 pub mod seek;
+pub mod setup_summary;
+pub mod transcript;
 
 pub use http::{DEFAULT_MAX_FEED_BYTES, RunningStudio, StudioOptions};

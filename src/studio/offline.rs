@@ -77,7 +77,6 @@ pub fn write_page(log: &Path, name: &str, out: &Path) -> Result<OfflineSummary, 
             row: call::row(&entry, t0),
             json: serde_json::from_slice(payload).ok(),
             raw: String::from_utf8_lossy(cut).into_owned(),
-            bytes: payload.len(),
             binary: entry.binary,
         };
         if frames > 0 {

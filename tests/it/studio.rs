@@ -235,12 +235,12 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     );
     assert_eq!(
         voice["turns"],
-        json!([{"n": 1, "start_ms": 0, "end_ms": 900, "first_audio_ms": 250}])
+        json!([{"n": 1, "start_ms": 0, "end_ms": 900, "first_audio_ms": 250, "first_text_ms": null, "tool_ms": 0}])
     );
     let (_, weather) = get_json(&studio, "/api/recordings/weather.wire.jsonl").await;
     assert_eq!(
         weather["tools"],
-        json!([{"id": "fc-1", "name": "get_weather", "args": {"city": "London"}, "start_ms": 540, "end_ms": 540, "cancelled": false, "call_seq": 10}])
+        json!([{"id": "fc-1", "name": "get_weather", "args": {"city": "London"}, "start_ms": 540, "end_ms": 540, "duration_ms": 0, "result": {"city": "London", "temp_c": 14, "conditions": "cloudy"}, "cancelled": false, "call_seq": 10}])
     );
 
     // A window: from 100 ms (inclusive) to 300 ms (exclusive), at most 1 frame.
@@ -252,7 +252,7 @@ async fn the_api_lists_opens_windows_and_plays_a_call_and_serves_nothing_else() 
     assert_eq!(window["truncated"], json!(true));
     assert_eq!(
         window["events"],
-        json!([{"seq": 3, "t_ms": 100, "dir": "out", "kind": "realtimeInput.audio", "summary": "audio ×1 (0.1s)", "audio_ms": 100.0}])
+        json!([{"seq": 3, "t_ms": 100, "dir": "out", "kind": "realtimeInput.audio", "summary": "audio ×1 (0.1s)", "audio_ms": 100.0, "bytes": 4341}])
     );
     // Zoomed out on a long call: one in 3 audio frames, every other frame.
     let (_, sampled) = get_json(
@@ -420,7 +420,12 @@ async fn in_a_browser_the_studio_lists_opens_a_call_shows_a_tool_call_and_plays_
         .eval("document.querySelector('#detail h3').textContent")
         .await;
     assert_eq!(heading, json!("tool get_weather · id fc-1 · 0 ms"));
+    // The call's head, legend and lanes fill the first screen: show the opened tool call.
+    browser
+        .eval("document.querySelector('#detail').scrollIntoView({block: 'end'})")
+        .await;
     browser.screenshot(&shots.join("call-tool.png")).await;
+    browser.eval("window.scrollTo(0, 0)").await;
 
     // A frame: the setup, with its JSON.
     let point = browser.wait_for("window.studio.framePoint(1)").await;

@@ -205,7 +205,10 @@ async fn check_call_view(browser: &mut Browser) {
         detail_of(browser, "i.type === 'tool'", "tool ").await,
         json!([
             format!("tool {all} · id {IMG} · 20 ms"),
+            "called at 0.300 s, answered at 0.320 s (as recorded on the wire)",
             "arguments",
+            serde_json::to_string_pretty(&json!({all.clone(): all})).unwrap(),
+            "result",
             serde_json::to_string_pretty(&json!({all.clone(): all})).unwrap(),
         ])
     );
