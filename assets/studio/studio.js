@@ -266,6 +266,11 @@ function renderControls(overview) {
   );
 }
 
+/** `1 turn`, `3 turns`: a count with its noun in the right number. */
+function counted(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 function describeCall(overview) {
   renderSetup(overview);
   renderControls(overview);
@@ -273,8 +278,9 @@ function describeCall(overview) {
   const tools = overview.tools.length;
   const ttfa = overview.turns.filter((t) => t.first_audio_ms != null).map((t) => t.first_audio_ms);
   $('#call-head').textContent =
-    `${overview.model ?? 'unknown model'} · ${seconds(overview.duration_ms)} · ${overview.frames} frames · ` +
-    `${overview.turns.length} turns · ${tools} tool calls` +
+    `${overview.model ?? 'unknown model'} · ${seconds(overview.duration_ms)} · ` +
+    `${counted(overview.frames, 'frame', 'frames')} · ` +
+    `${counted(overview.turns.length, 'turn', 'turns')} · ${counted(tools, 'tool call', 'tool calls')}` +
     (ttfa.length ? ` · first audio ${ttfa.map((ms) => `${ms} ms`).join(', ')}` : '') +
     (overview.live ? ' · live' : '') +
     (overview.dropped ? ` · ${overview.dropped} messages the session could not send` : '');

@@ -553,7 +553,7 @@ async fn a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio() {
     assert_eq!(
         head,
         json!(
-            "models/gemini-live-2.5-flash-preview · 1.300 s · 22 frames · 3 turns · 1 tool calls"
+            "models/gemini-live-2.5-flash-preview · 1.300 s · 22 frames · 3 turns · 1 tool call"
         )
     );
     assert_eq!(
@@ -644,7 +644,7 @@ async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
     assert!(
         head.as_str()
             .unwrap()
-            .ends_with("5 frames · 1 turns · 0 tool calls · live"),
+            .ends_with("5 frames · 1 turn · 0 tool calls · live"),
         "{head}"
     );
     browser
@@ -661,7 +661,7 @@ async fn in_a_browser_a_live_session_shows_its_events_as_they_arrive() {
     assert!(
         head.as_str()
             .unwrap()
-            .ends_with("5 frames · 1 turns · 0 tool calls"),
+            .ends_with("5 frames · 1 turn · 0 tool calls"),
         "{head}"
     );
     drop(browser);

@@ -197,7 +197,7 @@ async fn check_call_view(browser: &mut Browser) {
             .eval("document.querySelector('#call-head').textContent")
             .await,
         json!(format!(
-            "{} · 0.500 s · 8 frames · 1 turns · 1 tool calls",
+            "{} · 0.500 s · 8 frames · 1 turn · 1 tool call",
             model()
         ))
     );
