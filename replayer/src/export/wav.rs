@@ -14,15 +14,9 @@
 //! wrong) is refused with its `seq` rather than rendered as hours of silence, and a file
 //! that would grow past its byte limit stops with [`WavError::TooLong`] before the bytes
 //! over it are written or held.
-//!
-//! The RIFF/WAVE container (header, sizes filled in at the end) is `hound`'s; the samples
-//! reach it a block at a time through its 16-bit sample writer
-//! ([decision 0030](../../../docs/decisions/0030-well-kept-libraries.md)).
 
 use std::collections::VecDeque;
-use std::fmt;
-use std::io::{self, Seek, Write};
-use std::iter;
+use std::io::{self, Seek, SeekFrom, Write};
 
 use reel_protocol::{Blob, decode_client, decode_server};
 use reel_recorder::wire_log::{Direction, WireEntry};
@@ -35,8 +29,7 @@ const DEFAULT_INPUT_RATE: u32 = 16_000;
 /// The model's rate when a chunk's MIME type names none.
 const DEFAULT_OUTPUT_RATE: u32 = 24_000;
 
-/// The size of the RIFF/WAVE header written before the samples (hound's for 16-bit
-/// stereo PCM).
+/// The size of the RIFF/WAVE header written before the samples.
 const HEADER_BYTES: u64 = 44;
 
 /// The bytes of one stereo 16-bit frame.
@@ -80,9 +73,6 @@ pub enum WavError {
     /// The file could not be written.
     #[error("cannot write the WAV: {0}")]
     Io(#[from] io::Error),
-    /// The WAV container writer refused (not an I/O error).
-    #[error("cannot write the WAV container: {0}")]
-    Container(hound::Error),
     /// The audio would grow past the byte limit (at most the 4 GiB a WAV's sizes can say,
     /// about 12 hours of stereo at 24 kHz); nothing past the limit was written.
     #[error(
@@ -113,23 +103,6 @@ pub enum WavError {
     },
 }
 
-impl From<hound::Error> for WavError {
-    fn from(error: hound::Error) -> Self {
-        match error {
-            hound::Error::IoError(error) => WavError::Io(error),
-            other => WavError::Container(other),
-        }
-    }
-}
-
-/// The file's format: stereo (user left, model right), 16-bit integer PCM at [`WAV_RATE`].
-const SPEC: hound::WavSpec = hound::WavSpec {
-    channels: 2,
-    sample_rate: WAV_RATE,
-    bits_per_sample: 16,
-    sample_format: hound::SampleFormat::Int,
-};
-
 /// What was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WavSummary {
@@ -141,21 +114,10 @@ pub struct WavSummary {
     pub chunks_out: u64,
 }
 
-impl<W: Write + Seek> fmt::Debug for WavExporter<W> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WavExporter")
-            .field("t0", &self.t0)
-            .field("flushed", &self.flushed)
-            .field("cursor", &self.cursor)
-            .field("chunks", &self.chunks)
-            .field("limits", &self.limits)
-            .finish_non_exhaustive()
-    }
-}
-
 /// Writes a call's audio as it reads the wire log ([module](self)).
+#[derive(Debug)]
 pub struct WavExporter<W: Write + Seek> {
-    out: hound::WavWriter<W>,
+    out: W,
     /// The first entry's time, the file's zero.
     t0: Option<u64>,
     /// The latest entry time so far (epoch ms).
@@ -166,6 +128,8 @@ pub struct WavExporter<W: Write + Seek> {
     /// deque: writing takes from its front, in time linear in what is written, however much
     /// audio waits behind it.
     pending: [VecDeque<i16>; 2],
+    /// The bytes being written, kept between writes.
+    block: Vec<u8>,
     limits: WavLimits,
     /// Per channel: the first frame after its last chunk.
     cursor: [u64; 2],
@@ -181,13 +145,15 @@ impl<W: Write + Seek> WavExporter<W> {
 
     /// [`new`](WavExporter::new) with other limits (a byte limit over
     /// [`MAX_WAV_DATA_BYTES`] is lowered to it).
-    pub fn with_limits(out: W, limits: WavLimits) -> Result<Self, WavError> {
+    pub fn with_limits(mut out: W, limits: WavLimits) -> Result<Self, WavError> {
+        out.write_all(&header(0))?;
         Ok(WavExporter {
-            out: hound::WavWriter::new(out, SPEC)?,
+            out,
             t0: None,
             latest_ms: 0,
             flushed: 0,
             pending: [VecDeque::new(), VecDeque::new()],
+            block: Vec::new(),
             limits: WavLimits {
                 max_data_bytes: limits.max_data_bytes.min(MAX_WAV_DATA_BYTES),
                 ..limits
@@ -258,8 +224,8 @@ impl<W: Write + Seek> WavExporter<W> {
     }
 
     /// Writes the frames before `frame` (within the limit: the callers checked), a block
-    /// at a time through hound's sample writer: each channel's waiting samples, then
-    /// silence, so a gap costs a run of zeros, not a placement per frame.
+    /// at a time: the block starts as silence and each channel's waiting samples are laid
+    /// into it, so a gap costs a zeroed buffer, not a loop over its frames.
     fn flush_until(&mut self, frame: u64) -> Result<(), WavError> {
         if frame <= self.flushed {
             return Ok(());
@@ -268,17 +234,16 @@ impl<W: Write + Seek> WavExporter<W> {
         let mut done = 0;
         while done < count {
             let frames = (count - done).min(BLOCK_FRAMES);
-            let [user, model] = &self.pending;
-            let mut user = waiting(user, done, frames);
-            let mut model = waiting(model, done, frames);
-            // A block is at most BLOCK_FRAMES (2^18) stereo frames: its samples fit a u32.
-            let samples = u32::try_from(frames * 2).unwrap_or(u32::MAX);
-            let mut block = self.out.get_i16_writer(samples);
-            for _ in 0..frames {
-                block.write_sample(user.next().unwrap_or(0));
-                block.write_sample(model.next().unwrap_or(0));
+            self.block.clear();
+            self.block.resize(frames * FRAME_BYTES as usize, 0);
+            for (channel, pending) in self.pending.iter().enumerate() {
+                let waiting = done.min(pending.len())..(done + frames).min(pending.len());
+                let at = channel * 2;
+                for (slot, sample) in self.block.chunks_exact_mut(4).zip(pending.range(waiting)) {
+                    slot[at..at + 2].copy_from_slice(&sample.to_le_bytes());
+                }
             }
-            block.flush()?;
+            self.out.write_all(&self.block)?;
             done += frames;
         }
         for channel in &mut self.pending {
@@ -293,9 +258,16 @@ impl<W: Write + Seek> WavExporter<W> {
         let end = self.cursor[0].max(self.cursor[1]).max(self.flushed);
         self.check_size(end, 0)?;
         self.flush_until(end)?;
-        // The sizes: within MAX_WAV_DATA_BYTES, below what a WAV's 32-bit sizes hold,
-        // checked before writing.
-        self.out.finalize()?;
+        let data_bytes = self.flushed * FRAME_BYTES;
+        // Within MAX_WAV_DATA_BYTES, which is below u32::MAX: checked before writing.
+        let data_size = u32::try_from(data_bytes).map_err(|_| WavError::TooLong {
+            bytes: data_bytes,
+            limit: self.limits.max_data_bytes,
+            seq: 0,
+        })?;
+        self.out.seek(SeekFrom::Start(0))?;
+        self.out.write_all(&header(data_size))?;
+        self.out.flush()?;
         Ok(WavSummary {
             frames: self.flushed,
             chunks_in: self.chunks[0],
@@ -461,10 +433,32 @@ fn frame_at(ms: u64) -> u64 {
     ms.saturating_mul(u64::from(WAV_RATE)) / 1000
 }
 
-/// A channel's samples for the `frames` frames from `done` on: what waits, then silence.
-fn waiting(pending: &VecDeque<i16>, done: usize, frames: usize) -> impl Iterator<Item = i16> + '_ {
-    let range = done.min(pending.len())..(done + frames).min(pending.len());
-    pending.range(range).copied().chain(iter::repeat(0))
+/// A 16-bit stereo PCM WAVE header for `data_size` bytes of samples.
+fn header(data_size: u32) -> [u8; 44] {
+    let channels: u16 = 2;
+    let bits: u16 = 16;
+    let block_align = channels * bits / 8;
+    let byte_rate = WAV_RATE * u32::from(block_align);
+    let mut header = [0u8; 44];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        header[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    put(b"RIFF");
+    put(&(data_size.saturating_add(36)).to_le_bytes());
+    put(b"WAVE");
+    put(b"fmt ");
+    put(&16u32.to_le_bytes());
+    put(&1u16.to_le_bytes()); // PCM
+    put(&channels.to_le_bytes());
+    put(&WAV_RATE.to_le_bytes());
+    put(&byte_rate.to_le_bytes());
+    put(&block_align.to_le_bytes());
+    put(&bits.to_le_bytes());
+    put(b"data");
+    put(&data_size.to_le_bytes());
+    header
 }
 
 /// The audio a client frame sends: `(rate, samples)` per chunk.
@@ -549,8 +543,6 @@ mod tests {
     use std::io::Cursor;
 
     use reel_protocol::Base64Data;
-
-    use std::io::SeekFrom;
 
     use super::*;
 
@@ -708,9 +700,7 @@ mod tests {
                      the 1800000 ms of silence a WAV renders; the log's timestamps are damaged"
                 )
             );
-            // The header only: the user's audio waits for the next entry's time (the
-            // container's sizes are filled in when the exporter is dropped).
-            drop(exporter);
+            // The header only: the user's audio waits for the next entry's time.
             assert_eq!(disk.data.len(), 44);
         }
     }
@@ -783,7 +773,6 @@ mod tests {
             ),
             "{error:?}"
         );
-        drop(exporter);
         assert_eq!(disk.data.len(), 44);
         // A low rate multiplies the samples: checked before resampling.
         let mut wav = Cursor::new(Vec::new());
