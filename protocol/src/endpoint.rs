@@ -361,42 +361,25 @@ impl fmt::Debug for ConnectRequest {
 /// assert_eq!(reel_protocol::percent_decode("a%20b%2F%zz"), b"a b/%zz");
 /// ```
 pub fn percent_decode(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match escaped {
-            Some(byte) => {
-                out.push(byte);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    out
+    percent_encoding::percent_decode_str(text).collect()
 }
 
-/// Percent-encodes a query value (keys and tokens are URL-safe in practice; this keeps a
-/// token with `/` or `+` intact).
-fn percent_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(byte as char)
-            }
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
+/// The bytes a query value keeps as they are: RFC 3986's unreserved characters
+/// (`A-Z a-z 0-9 - _ . ~`); everything else is escaped.
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// Percent-encodes a query value: every byte outside RFC 3986's unreserved characters
+/// becomes `%XX` (upper-case hex), so a key or token with `/`, `+` or `=` stays intact.
+///
+/// ```
+/// assert_eq!(reel_protocol::percent_encode("a b/+~é"), "a%20b%2F%2B~%C3%A9");
+/// ```
+pub fn percent_encode(value: &str) -> String {
+    percent_encoding::utf8_percent_encode(value, QUERY_VALUE).to_string()
 }
 
 /// The environment does not describe a usable endpoint. The texts say what to set.

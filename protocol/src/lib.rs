@@ -77,7 +77,7 @@ pub use content::{
 };
 pub use endpoint::{
     ApiEndpoint, ConnectRequest, Credential, EndpointError, FrameKind, GEMINI_BASE_URL_VAR,
-    Platform, VERTEX_BASE_URL_VAR, percent_decode,
+    Platform, VERTEX_BASE_URL_VAR, percent_decode, percent_encode,
 };
 pub use error::DecodeError;
 pub use event::{ResumeInfo, SessionError, SessionEvent};

@@ -118,6 +118,14 @@ pub enum CliError {
         /// The directory.
         dir: String,
     },
+    /// The JUnit report could not be put into XML.
+    #[error("cannot render the JUnit report {path}: {source}")]
+    RenderJunit {
+        /// The file it was for.
+        path: String,
+        /// The XML writer's error.
+        source: quick_junit::SerializeError,
+    },
     /// The JUnit report could not be written.
     #[error("cannot write the JUnit report {path}: {source}")]
     WriteJunit {

@@ -4,7 +4,9 @@
 //! A drifted session is a `<failure>` whose message is its first divergence; a log that
 //! could not be replayed (not a wire log, no setup, unreadable) is an `<error>`.
 
-use std::fmt::Write as _;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, SerializeError, TestCase, TestCaseStatus, TestSuite};
 
 /// How one session ended, as the report shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,74 +39,45 @@ pub struct Case {
 }
 
 /// The whole report: one `<testsuite>` named `reel replay` holding every case, in order.
-pub fn render(cases: &[Case], seconds: f64) -> String {
-    let failures = cases
-        .iter()
-        .filter(|c| matches!(c.outcome, CaseOutcome::Failed { .. }))
-        .count();
-    let errors = cases
-        .iter()
-        .filter(|c| matches!(c.outcome, CaseOutcome::Error { .. }))
-        .count();
-    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        xml,
-        "<testsuites name=\"reel replay\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{seconds:.3}\">",
-        cases.len()
-    );
-    let _ = writeln!(
-        xml,
-        "  <testsuite name=\"reel replay\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{seconds:.3}\">",
-        cases.len()
-    );
+/// Written by `quick-junit`, which escapes the five XML specials and drops characters XML
+/// 1.0 cannot hold (control characters, ANSI colour codes).
+///
+/// # Errors
+///
+/// The XML writer failed (it writes into memory, so in practice it does not).
+pub fn render(cases: &[Case], seconds: f64) -> Result<String, SerializeError> {
+    let mut suite = TestSuite::new("reel replay");
+    suite.set_time(duration(seconds));
     for case in cases {
-        let _ = write!(
-            xml,
-            "    <testcase classname=\"reel.replay\" name=\"{}\" time=\"{:.3}\"",
-            escape(&case.name),
-            case.seconds
-        );
-        match &case.outcome {
-            CaseOutcome::Passed => xml.push_str("/>\n"),
+        let status = match &case.outcome {
+            CaseOutcome::Passed => TestCaseStatus::success(),
             CaseOutcome::Failed { message, details } => {
-                let _ = writeln!(
-                    xml,
-                    ">\n      <failure message=\"{}\" type=\"drift\">{}</failure>\n    </testcase>",
-                    escape(message),
-                    escape(details)
-                );
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status
+                    .set_message(message.as_str())
+                    .set_type("drift")
+                    .set_description(details.as_str());
+                status
             }
             CaseOutcome::Error { message } => {
-                let _ = writeln!(
-                    xml,
-                    ">\n      <error message=\"{}\" type=\"bad_input\"/>\n    </testcase>",
-                    escape(message)
-                );
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+                status.set_message(message.as_str()).set_type("bad_input");
+                status
             }
-        }
+        };
+        let mut test = TestCase::new(case.name.as_str(), status);
+        test.set_classname("reel.replay")
+            .set_time(duration(case.seconds));
+        suite.add_test_case(test);
     }
-    xml.push_str("  </testsuite>\n</testsuites>\n");
-    xml
+    let mut report = Report::new("reel replay");
+    report.set_time(duration(seconds)).add_test_suite(suite);
+    report.to_string()
 }
 
-/// Text as XML character data or an attribute value: the five special characters
-/// escaped, and characters XML 1.0 cannot hold (control characters other than tab, line
-/// feed and carriage return) replaced by U+FFFD.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+/// Seconds as a duration; a negative, infinite or NaN count (no clock gives one) is zero.
+fn duration(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)
 }
 
 #[cfg(test)]
@@ -132,24 +105,25 @@ mod tests {
                 name: "c.wire.jsonl".into(),
                 seconds: 0.001,
                 outcome: CaseOutcome::Error {
-                    message: "c.wire.jsonl: empty wire log\u{1}".into(),
+                    // A control character XML cannot hold is dropped; a terminal colour code goes whole.
+                    message: "c.wire.jsonl: empty wire log\u{1}, \u{1b}[31mred\u{1b}[0m".into(),
                 },
             },
         ];
         assert_eq!(
-            render(&cases, 1.25),
+            render(&cases, 1.25).unwrap(),
             r#"<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="reel replay" tests="3" failures="1" errors="1" time="1.250">
-  <testsuite name="reel replay" tests="3" failures="1" errors="1" time="1.250">
-    <testcase classname="reel.replay" name="a.wire.jsonl" time="0.013"/>
-    <testcase classname="reel.replay" name="b&lt;&amp;&gt;.wire.jsonl" time="0.500">
-      <failure message="1 outbound divergence: frame 7: the replayed frame differs" type="drift">frame 7: the replayed frame differs
+<testsuites name="reel replay" tests="3" skipped="0" failures="1" errors="1" time="1.250">
+    <testsuite name="reel replay" tests="3" skipped="0" errors="1" failures="1" time="1.250">
+        <testcase name="a.wire.jsonl" classname="reel.replay" time="0.013"/>
+        <testcase name="b&lt;&amp;&gt;.wire.jsonl" classname="reel.replay" time="0.500">
+            <failure message="1 outbound divergence: frame 7: the replayed frame differs" type="drift">frame 7: the replayed frame differs
   a: expected &quot;x&quot;, actual 1</failure>
-    </testcase>
-    <testcase classname="reel.replay" name="c.wire.jsonl" time="0.001">
-      <error message="c.wire.jsonl: empty wire log�" type="bad_input"/>
-    </testcase>
-  </testsuite>
+        </testcase>
+        <testcase name="c.wire.jsonl" classname="reel.replay" time="0.001">
+            <error message="c.wire.jsonl: empty wire log, red" type="bad_input"/>
+        </testcase>
+    </testsuite>
 </testsuites>
 "#
         );

@@ -91,11 +91,13 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
 
     if let Some(path) = &args.junit {
         let cases: Vec<Case> = sessions.iter().map(case).collect();
-        std::fs::write(path, junit::render(&cases, seconds)).map_err(|source| {
-            CliError::WriteJunit {
-                path: path.clone(),
-                source,
-            }
+        let xml = junit::render(&cases, seconds).map_err(|source| CliError::RenderJunit {
+            path: path.clone(),
+            source,
+        })?;
+        std::fs::write(path, xml).map_err(|source| CliError::WriteJunit {
+            path: path.clone(),
+            source,
         })?;
     }
     if args.json {

@@ -80,18 +80,18 @@ async fn a_directory_replays_every_log_below_it_and_reports_each() {
         without_times(&xml),
         format!(
             r#"<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="reel replay" tests="4" failures="1" errors="1" time="T">
-  <testsuite name="reel replay" tests="4" failures="1" errors="1" time="T">
-    <testcase classname="reel.replay" name="{a}" time="T"/>
-    <testcase classname="reel.replay" name="{b}" time="T">
-      <failure message="1 outbound divergence; first: frame 17: the replayed frame differs" type="drift">frame 17: the replayed frame differs
+<testsuites name="reel replay" tests="4" skipped="0" failures="1" errors="1" time="T">
+    <testsuite name="reel replay" tests="4" skipped="0" errors="1" failures="1" time="T">
+        <testcase name="{a}" classname="reel.replay" time="T"/>
+        <testcase name="{b}" classname="reel.replay" time="T">
+            <failure message="1 outbound divergence; first: frame 17: the replayed frame differs" type="drift">frame 17: the replayed frame differs
   setup.sessionResumption.handle: expected &quot;h-9&quot;, actual &quot;h-1&quot;</failure>
-    </testcase>
-    <testcase classname="reel.replay" name="{bad}" time="T">
-      <error message="{bad}: corrupt at line 1: not a valid wire log entry (expected ident, at column 2)" type="bad_input"/>
-    </testcase>
-    <testcase classname="reel.replay" name="{c}" time="T"/>
-  </testsuite>
+        </testcase>
+        <testcase name="{bad}" classname="reel.replay" time="T">
+            <error message="{bad}: corrupt at line 1: not a valid wire log entry (expected ident, at column 2)" type="bad_input"/>
+        </testcase>
+        <testcase name="{c}" classname="reel.replay" time="T"/>
+    </testsuite>
 </testsuites>
 "#,
             a = p("a.wire.jsonl"),

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use reel_protocol::{
-    ApiEndpoint, Credential, EndpointError, FrameKind, Platform, Secret, redact_url,
+    ApiEndpoint, Credential, EndpointError, FrameKind, Platform, Secret, percent_decode,
+    percent_encode, redact_url,
 };
 
 const KEY: &str = "AIzaSy-very-secret-key";
@@ -205,6 +206,25 @@ fn credentials_never_show_in_debug_or_display() {
     let secret = Secret::new(KEY);
     assert_eq!(format!("{secret}"), "[REDACTED]");
     assert_eq!(format!("{secret:?}"), "[REDACTED]");
+}
+
+#[test]
+fn percent_escapes_round_trip_and_bad_ones_stay_literal() {
+    // Unreserved characters stay, everything else is `%XX` in upper-case hex, UTF-8 bytewise.
+    assert_eq!(
+        percent_encode("AZaz09-_.~ /+=?&%é"),
+        "AZaz09-_.~%20%2F%2B%3D%3F%26%25%C3%A9"
+    );
+    assert_eq!(
+        percent_decode("AZaz09-_.~%20%2F%2B%3D%3F%26%25%C3%A9"),
+        "AZaz09-_.~ /+=?&%é".as_bytes()
+    );
+    // Lower-case hex decodes too; `+` is not a space here (query readers replace it first).
+    assert_eq!(percent_decode("%2f+%c3%a9"), "/+é".as_bytes());
+    // A bad or cut-off escape is kept as it is, byte for byte: `%+4` is not hex (a signed
+    // number parser would read it as 4), nor is `%zz`, and `%2` at the end is too short.
+    assert_eq!(percent_decode("%+41%zz%2"), b"%+41%zz%2");
+    assert_eq!(percent_decode("%-1"), b"%-1");
 }
 
 #[test]

@@ -798,6 +798,30 @@ mod tests {
     }
 
     #[test]
+    fn the_file_is_a_44_byte_pcm_header_then_the_frames() {
+        let mut wav = Cursor::new(Vec::new());
+        let mut exporter = WavExporter::new(&mut wav).unwrap();
+        exporter.push(&audio_out(1, 1_000, &[0x0102, -2])).unwrap();
+        assert_eq!(exporter.finish().unwrap().frames, 2);
+        let mut expected = Vec::new();
+        expected.extend_from_slice(b"RIFF");
+        expected.extend_from_slice(&(36u32 + 8).to_le_bytes());
+        expected.extend_from_slice(b"WAVEfmt ");
+        expected.extend_from_slice(&16u32.to_le_bytes()); // the fmt chunk's size
+        expected.extend_from_slice(&1u16.to_le_bytes()); // PCM
+        expected.extend_from_slice(&2u16.to_le_bytes()); // stereo
+        expected.extend_from_slice(&24_000u32.to_le_bytes());
+        expected.extend_from_slice(&96_000u32.to_le_bytes()); // bytes per second
+        expected.extend_from_slice(&4u16.to_le_bytes()); // bytes per frame
+        expected.extend_from_slice(&16u16.to_le_bytes()); // bits per sample
+        expected.extend_from_slice(b"data");
+        expected.extend_from_slice(&8u32.to_le_bytes());
+        // Frame 0: the user silent, the model 0x0102; frame 1: silent, -2.
+        expected.extend_from_slice(&[0, 0, 0x02, 0x01, 0, 0, 0xFE, 0xFF]);
+        assert_eq!(wav.into_inner(), expected);
+    }
+
+    #[test]
     fn a_burst_far_ahead_of_real_time_plays_in_sequence() {
         // 2,000 model chunks of 10 ms sent 1 ms apart: each plays after the one before.
         let mut wav = Cursor::new(Vec::new());

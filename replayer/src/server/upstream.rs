@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reel_protocol::{ApiEndpoint, Credential, EndpointError, Secret, redact_url};
+use reel_protocol::{ApiEndpoint, Credential, EndpointError, Secret, percent_encode, redact_url};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use tokio::net::TcpStream;
@@ -321,20 +321,6 @@ fn handshake_message(error: tokio_tungstenite::tungstenite::Error) -> String {
         }
         other => other.to_string(),
     }
-}
-
-/// Percent-encodes a query value.
-fn percent_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(byte as char);
-            }
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
