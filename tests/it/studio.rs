@@ -552,9 +552,7 @@ async fn a_call_as_one_html_file_opens_from_disk_with_its_timeline_and_audio() {
         .await;
     assert_eq!(
         head,
-        json!(
-            "models/gemini-live-2.5-flash-preview · 1.300 s · 22 frames · 3 turns · 1 tool call"
-        )
+        json!("models/gemini-live-2.5-flash-preview · 1.300 s · 22 frames · 3 turns · 1 tool call")
     );
     assert_eq!(
         first_tool_args(&mut browser).await,
