@@ -504,6 +504,17 @@ async fn a_second_signal_while_draining_stops_at_once_and_names_the_unfinished_r
     );
     // The question is asked: the upstream owes the turn, for an hour.
     socket.send(Message::text(HELLO)).await.unwrap();
+    // Signalled only once the question is on the recording: on a busy machine the signal
+    // could otherwise overtake the frame on its way through the proxy.
+    let recording = dir.join("gemini-live-2.5-flash-1.wire.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while reel_recorder::read_wire_log(&recording).map_or(0, |entries| entries.len()) < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the question never reached the recording"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 
     served.signal("TERM");
     let Some(Ok(Message::Close(Some(close)))) = socket.next().await else {
@@ -516,7 +527,6 @@ async fn a_second_signal_while_draining_stops_at_once_and_names_the_unfinished_r
     );
     // It drains (up to 60 s); the user asks again.
     served.signal("TERM");
-    let recording = dir.join("gemini-live-2.5-flash-1.wire.jsonl");
     let (_, stderr, code) = served.wait_for_text();
     assert_eq!(
         (stderr, code),
