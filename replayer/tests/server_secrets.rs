@@ -2,7 +2,7 @@
 //! recording proxy is captured while clients present keys in the query and in headers, and
 //! none of them holds a key (the redacted URL does show that one was there).
 
-use crate::server_support;
+mod server_support;
 
 use reel_protocol::{Credential, Secret};
 use reel_replayer::server::{Outcome, TapeLibrary, TapeServer, Upstream};
