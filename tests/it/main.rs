@@ -55,6 +55,7 @@ mod cli_trace;
 mod crash_recording;
 mod demo_run;
 mod demo_tape;
+mod doc_links;
 mod example_phases;
 mod example_proxy;
 mod example_replay_test;
