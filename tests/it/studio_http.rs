@@ -61,12 +61,21 @@ fn answers(mut bytes: &[u8]) -> Vec<Answer> {
     answers
 }
 
-/// Writes `request` to a new connection to `studio` and reads until the studio closes it.
+/// Writes `request` to a new connection to `studio` and reads until the studio closes it
+/// (a deadline only against a studio that never does).
 async fn exchange(studio: &RunningStudio, request: &[u8]) -> Vec<u8> {
     let mut tcp = TcpStream::connect(studio.local_addr()).await.unwrap();
     tcp.write_all(request).await.unwrap();
     let mut answer = Vec::new();
-    tcp.read_to_end(&mut answer).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(60), tcp.read_to_end(&mut answer))
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "the studio kept the connection open after {:?}",
+                String::from_utf8_lossy(&answer)
+            )
+        })
+        .unwrap();
     answer
 }
 
