@@ -22,9 +22,10 @@
 //! off loopback, any request without it) 401. Then a method other than `GET` is answered
 //! 405 and a request with a body 413 (the studio takes none).
 //!
-//! What a client cannot get around: a request head ends within [`MAX_HEAD`] bytes (hyper
-//! answers 431 and closes otherwise) and within [`HEAD_READ_TIMEOUT`] of its first byte
-//! (the connection is closed). A connection answers one request and closes, as HTTP/1.0
+//! What a client cannot get around: a request head must end within [`MAX_HEAD`] bytes (hyper
+//! answers 431 and closes otherwise) and arrive whole within [`HEAD_READ_TIMEOUT`] of the
+//! connection opening or of the previous answer on it (the connection is closed
+//! unanswered otherwise). A connection answers one request and closes, as HTTP/1.0
 //! does, unless the client asks to keep it (`Connection: keep-alive`, as browsers do):
 //! then it answers requests one after another, pipelined ones in order.
 //!
@@ -66,7 +67,8 @@ use super::seek::SeekCache;
 /// (hyper's smallest allowed buffer is 8 KiB.)
 pub const MAX_HEAD: usize = 16 * 1024;
 
-/// How long a request head may take to arrive, from its first byte.
+/// How long a request head may take to arrive whole, from the connection opening or the
+/// previous answer on it (an idle kept connection is closed after it too).
 pub const HEAD_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long [`RunningStudio::stop`] lets an open connection finish the answer it is
