@@ -15,6 +15,8 @@
 use std::fmt;
 use std::net::IpAddr;
 
+use hyper::HeaderMap;
+use hyper::header::{AUTHORIZATION, COOKIE, HOST, ORIGIN};
 use reel_replayer::server::{AccessRefusal, LocalAccess};
 
 /// The cookie the page keeps the token in, on a bind that is not loopback.
@@ -78,6 +80,22 @@ pub struct Presented<'a> {
     pub cookie: Option<&'a [u8]>,
     /// The request's query (after `?`).
     pub query: Option<&'a str>,
+}
+
+impl<'a> Presented<'a> {
+    /// What a request head shows: the first `Host`, `Origin`, `Authorization` and `Cookie`
+    /// of `headers` (as the head carries them, not decoded), and `query`, the part of the
+    /// request target after `?`.
+    pub fn from_head(headers: &'a HeaderMap, query: Option<&'a str>) -> Presented<'a> {
+        let header = |name| headers.get(name).map(|value| value.as_bytes());
+        Presented {
+            host: header(HOST),
+            origin: header(ORIGIN),
+            authorization: header(AUTHORIZATION),
+            cookie: header(COOKIE),
+            query,
+        }
+    }
 }
 
 impl StudioAccess {
@@ -233,5 +251,20 @@ mod tests {
         assert_eq!(open.check(&cookie, false), Ok(false));
         assert!(!format!("{open:?}").contains("t0k"));
         assert_eq!(fresh_token().unwrap().len(), 64);
+    }
+
+    #[test]
+    fn a_head_presents_the_first_of_each_header_and_the_query() {
+        let mut headers = HeaderMap::new();
+        headers.append(HOST, "127.0.0.1:7878".parse().unwrap());
+        headers.append(HOST, "evil.example".parse().unwrap());
+        headers.append(COOKIE, "reel_studio_token=t0k".parse().unwrap());
+        headers.append("authorization", "Bearer t0k".parse().unwrap());
+        let presented = Presented::from_head(&headers, Some("token=x"));
+        assert_eq!(presented.host, Some(&b"127.0.0.1:7878"[..]));
+        assert_eq!(presented.origin, None);
+        assert_eq!(presented.authorization, Some(&b"Bearer t0k"[..]));
+        assert_eq!(presented.cookie, Some(&b"reel_studio_token=t0k"[..]));
+        assert_eq!(presented.query, Some("token=x"));
     }
 }

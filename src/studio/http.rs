@@ -1,6 +1,6 @@
-//! The studio's web server: `GET` only, one request per connection, on the address it was
-//! bound to (loopback unless told otherwise). Pages and scripts are embedded in the binary;
-//! the API reads the recordings of one directory and nothing else.
+//! The studio's web server: `GET` only, on the address it was bound to (loopback unless
+//! told otherwise), served by hyper's HTTP/1.1 server. Pages and scripts are embedded in the
+//! binary; the API reads the recordings of one directory and nothing else.
 //!
 //! | path | answers |
 //! |---|---|
@@ -17,18 +17,43 @@
 //! `NAME` is a `*.wire.jsonl` file directly in the directory; anything else (a path, `..`,
 //! a link leading out of the directory) is answered 404.
 //!
-//! Before any of that, every request is checked ([`access`](super::access)): a foreign
-//! `Host` or `Origin` is answered 403, a live feed without the studio's token (and, off
-//! loopback, any request without it) 401.
+//! Before any of that, every request's head is checked ([`access`](super::access)): a
+//! foreign `Host` or `Origin` is answered 403, a live feed without the studio's token (and,
+//! off loopback, any request without it) 401. Then a method other than `GET` is answered
+//! 405 and a request with a body 413 (the studio takes none).
+//!
+//! What a client cannot get around: a request head must end within [`MAX_HEAD`] bytes (hyper
+//! answers 431 and closes otherwise) and arrive whole within [`HEAD_READ_TIMEOUT`] of the
+//! connection opening or of the previous answer on it (the connection is closed
+//! unanswered otherwise). A connection answers one request and closes, as HTTP/1.0
+//! does, unless the client asks to keep it (`Connection: keep-alive`, as browsers do):
+//! then it answers requests one after another, pipelined ones in order.
+//!
+//! [`RunningStudio::stop`] stops accepting, lets each open connection finish the answer it
+//! is writing (within [`STOP_GRACE`]), closes idle ones, and closes each live feed (1001)
+//! after the line it is writing; it returns when all of them have ended.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::{Body, Incoming};
+use hyper::header::{
+    CACHE_CONTROL, CONNECTION, CONTENT_TYPE, HeaderMap, HeaderValue, SET_COOKIE,
+    X_CONTENT_TYPE_OPTIONS,
+};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde::Serialize;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::access::{Presented, StudioAccess, TOKEN_COOKIE, fresh_token};
@@ -38,8 +63,17 @@ use super::catalog;
 use super::live::{self, LIVE_FEED_PATH, LiveCalls};
 use super::seek::SeekCache;
 
-/// The largest request head read.
-const MAX_HEAD: usize = 16 * 1024;
+/// The largest request head read (request line and headers): a longer one is answered 431.
+/// (hyper's smallest allowed buffer is 8 KiB.)
+pub const MAX_HEAD: usize = 16 * 1024;
+
+/// How long a request head may take to arrive whole, from the connection opening or the
+/// previous answer on it (an idle kept connection is closed after it too).
+pub const HEAD_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long [`RunningStudio::stop`] lets an open connection finish the answer it is
+/// writing before it is closed.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// The most frames one window answers.
 pub const MAX_WINDOW_EVENTS: usize = 20_000;
@@ -69,13 +103,19 @@ impl Default for StudioOptions {
     }
 }
 
-/// What every connection of a studio shares.
-struct Studio {
-    dir: Arc<PathBuf>,
-    live: Arc<LiveCalls>,
+/// What every connection of a studio shares. Every task serving the studio (the accept
+/// loop, a connection, a live feed) holds it: [`RunningStudio::stop`] waits until none does.
+pub(super) struct Studio {
+    pub(super) dir: Arc<PathBuf>,
+    pub(super) live: Arc<LiveCalls>,
     seeks: Arc<SeekCache>,
     access: StudioAccess,
-    max_feed_bytes: u64,
+    pub(super) max_feed_bytes: u64,
+    /// Cancelled when the studio stops.
+    pub(super) stop: CancellationToken,
+    /// Never sends: its receiver ([`RunningStudio::stop`]) sees the channel close when the
+    /// last `Studio` is dropped.
+    _alive: mpsc::Sender<()>,
 }
 
 /// A running studio server.
@@ -85,6 +125,8 @@ pub struct RunningStudio {
     access: StudioAccess,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<()>,
+    /// Closes when every task serving the studio has ended.
+    ended: mpsc::Receiver<()>,
 }
 
 impl RunningStudio {
@@ -107,15 +149,17 @@ impl RunningStudio {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let access = StudioAccess::new(addr.ip(), token, &options.allowed_origins);
+        let shutdown = CancellationToken::new();
+        let (alive, ended) = mpsc::channel(1);
         let studio = Arc::new(Studio {
             dir: Arc::new(dir.into()),
             live: Arc::new(LiveCalls::default()),
             seeks: Arc::new(SeekCache::default()),
             access: access.clone(),
             max_feed_bytes: options.max_feed_bytes,
+            stop: shutdown.clone(),
+            _alive: alive,
         });
-        let shutdown = CancellationToken::new();
-        let stop = shutdown.clone();
         let task = tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -124,7 +168,7 @@ impl RunningStudio {
                             tokio::spawn(serve(tcp, studio.clone()));
                         }
                     }
-                    () = stop.cancelled() => break,
+                    () = studio.stop.cancelled() => break,
                 }
             }
         });
@@ -133,6 +177,7 @@ impl RunningStudio {
             access,
             shutdown,
             task,
+            ended,
         })
     }
 
@@ -157,10 +202,39 @@ impl RunningStudio {
         format!("http://{}/", self.addr)
     }
 
-    /// Stops accepting connections.
-    pub async fn stop(self) {
+    /// Stops accepting connections and ends the open ones: an answer being written gets
+    /// [`STOP_GRACE`] to finish, an idle connection is closed, a live feed is closed (1001)
+    /// after the line it is writing. Returns when all of them have ended.
+    pub async fn stop(mut self) {
         self.shutdown.cancel();
         let _ = self.task.await;
+        // `None` once the last task holding the studio has dropped it.
+        let _ = self.ended.recv().await;
+    }
+}
+
+/// Serves one connection with hyper until it closes, is upgraded to a live feed (which
+/// then runs on its own task), or the studio stops.
+async fn serve(tcp: TcpStream, studio: Arc<Studio>) {
+    let service = {
+        let studio = Arc::clone(&studio);
+        service_fn(move |request| answer(request, Arc::clone(&studio)))
+    };
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEAD_READ_TIMEOUT)
+        .max_buf_size(MAX_HEAD);
+    let connection = builder
+        .serve_connection(TokioIo::new(tcp), service)
+        .with_upgrades();
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => {}
+        () = studio.stop.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(STOP_GRACE, connection).await;
+        }
     }
 }
 
@@ -187,107 +261,105 @@ impl Answer {
             body: json!({ "error": message }).to_string().into_bytes(),
         }
     }
+
+    /// The HTTP response: the body with its type, never cached, never sniffed; with the
+    /// token's cookie when `cookie` holds it; `connection: close` unless `keep_alive`.
+    pub(super) fn into_response(
+        self,
+        cookie: Option<&str>,
+        keep_alive: bool,
+    ) -> Response<Full<Bytes>> {
+        let mut response = Response::new(Full::new(Bytes::from(self.body)));
+        *response.status_mut() =
+            StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(self.content_type));
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+        if let Some(value) = cookie.and_then(|token| HeaderValue::try_from(set_cookie(token)).ok())
+        {
+            headers.insert(SET_COOKIE, value);
+        }
+        if !keep_alive {
+            headers.insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
 }
 
-async fn serve(mut tcp: TcpStream, studio: Arc<Studio>) {
-    let mut head = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
-        match tcp.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => head.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut request = httparse::Request::new(&mut headers);
-    let parsed = request.parse(&head);
-    let header = |name: &str| {
-        request
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
-            .map(|h| h.value)
-    };
-    let target = request.path.unwrap_or_default();
+/// The cookie the page keeps the token in.
+fn set_cookie(token: &str) -> String {
+    format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/")
+}
+
+/// Whether the client asked to keep the connection (`Connection: keep-alive`).
+fn keeps_alive(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|token| token.trim().eq_ignore_ascii_case("keep-alive"))
+}
+
+/// Whether a request comes with a body (a length over 0, or chunks).
+fn has_body(request: &Request<Incoming>) -> bool {
+    let body = request.body();
+    !body.is_end_stream() && body.size_hint().exact() != Some(0)
+}
+
+/// The answer to one request: the access check on its head first, then the method, the
+/// body, and the route (or the live feed's upgrade).
+async fn answer(
+    request: Request<Incoming>,
+    studio: Arc<Studio>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    // The target as the request line gave it (an absolute-form target keeps its scheme and
+    // host, and so routes nowhere).
+    let target = request.uri().to_string();
     let is_feed = target.split('?').next() == Some(LIVE_FEED_PATH);
-    let presented = Presented {
-        host: header("host"),
-        origin: header("origin"),
-        authorization: header("authorization"),
-        cookie: header("cookie"),
-        query: target.split_once('?').map(|(_, query)| query),
-    };
-    // Before anything is read or written for the request.
-    let checked = match parsed {
-        Ok(httparse::Status::Complete(_)) => Some(studio.access.check(&presented, is_feed)),
-        _ => None,
-    };
-    let mut set_cookie = false;
-    let answer = match (parsed, request.method, checked) {
-        (_, _, Some(Err(refusal))) => Answer::error(refusal.status(), &refusal.to_string()),
-        (Ok(httparse::Status::Complete(len)), Some("GET"), Some(Ok(_))) if is_feed => {
-            let name = live::requested_name(target);
-            let upgrade = header("upgrade").is_some_and(|value| {
-                String::from_utf8_lossy(value).eq_ignore_ascii_case("websocket")
-            });
-            let key = header("sec-websocket-key")
-                .filter(|_| upgrade)
-                .map(<[u8]>::to_vec);
-            let rest = head[len..].to_vec();
-            let feed = live::Feed {
-                dir: studio.dir.clone(),
-                live: studio.live.clone(),
-                max_bytes: studio.max_feed_bytes,
-            };
-            live::accept(tcp, feed, name, key, rest).await;
-            return;
-        }
-        (Ok(httparse::Status::Complete(_)), Some("GET"), Some(Ok(token_in_query))) => {
-            // Off loopback, the page came with its token in the address: it keeps it in a
-            // cookie for its own requests.
-            set_cookie = token_in_query && studio.access.token_for_everything();
-            let target = target.to_owned();
-            let shared = studio.clone();
-            tokio::task::spawn_blocking(move || {
-                route(&shared.dir, &shared.live, &shared.seeks, &target)
-            })
-            .await
-            .unwrap_or_else(|_| Answer::error(500, "the request failed"))
-        }
-        (Ok(httparse::Status::Complete(_)), Some(_), _) => {
-            Answer::error(405, "the studio answers GET only")
-        }
-        _ => Answer::error(400, "not an HTTP request"),
-    };
-    let reason = match answer.status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        _ => "Internal Server Error",
-    };
-    let cookie = if set_cookie {
-        format!(
-            "set-cookie: {TOKEN_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/\r\n",
-            studio.access.token()
-        )
-    } else {
-        String::new()
-    };
-    let head = format!(
-        "HTTP/1.1 {} {reason}\r\ncontent-type: {}\r\ncontent-length: {}\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\n{cookie}connection: close\r\n\r\n",
-        answer.status,
-        answer.content_type,
-        answer.body.len()
+    let keep_alive = keeps_alive(request.headers());
+    let presented = Presented::from_head(
+        request.headers(),
+        target.split_once('?').map(|(_, query)| query),
     );
-    // One write: a WebSocket client refused here reads the body only from what came with
-    // the head.
-    let mut response = head.into_bytes();
-    response.extend_from_slice(&answer.body);
-    let _ = tcp.write_all(&response).await;
-    let _ = tcp.shutdown().await;
+    // Before anything is read or written for the request.
+    let token_in_query = match studio.access.check(&presented, is_feed) {
+        Ok(token_in_query) => token_in_query,
+        Err(refusal) => {
+            let answer = Answer::error(refusal.status(), &refusal.to_string());
+            return Ok(answer.into_response(None, keep_alive));
+        }
+    };
+    if request.method() != Method::GET {
+        if is_feed && live::asks_for_websocket(request.headers()) {
+            let refusal = live::LiveRefusal::NotGet(request.method().to_string());
+            return Ok(live::refused(&refusal));
+        }
+        let answer = Answer::error(405, "the studio answers GET only");
+        return Ok(answer.into_response(None, keep_alive));
+    }
+    if has_body(&request) {
+        // Its bytes are not read: the connection closes after the answer.
+        let answer = Answer::error(413, "the studio takes no request body");
+        return Ok(answer.into_response(None, false));
+    }
+    if is_feed {
+        return Ok(live::open(request, &target, studio).await);
+    }
+    // Off loopback, the page came with its token in the address: it keeps it in a cookie
+    // for its own requests.
+    let cookie =
+        (token_in_query && studio.access.token_for_everything()).then(|| studio.access.token());
+    let (dir, live, seeks) = (
+        Arc::clone(&studio.dir),
+        Arc::clone(&studio.live),
+        Arc::clone(&studio.seeks),
+    );
+    let routed = tokio::task::spawn_blocking(move || route(&dir, &live, &seeks, &target))
+        .await
+        .unwrap_or_else(|_| Answer::error(500, "the request failed"));
+    Ok(routed.into_response(cookie, keep_alive))
 }
 
 /// The answer to `GET target`.

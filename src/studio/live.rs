@@ -21,6 +21,12 @@
 //! closed with [`CLOSE_FEED_FULL`] and a reason saying so. What was written is whole lines,
 //! a recording like any other. Only a session presenting the studio's token gets here
 //! ([`access`](super::access)).
+//!
+//! The handshake is hyper's upgrade: the request (a `GET` with `Upgrade: websocket`, a
+//! `Sec-WebSocket-Key` and `Sec-WebSocket-Version: 13`, else HTTP 400 with the reason) is
+//! answered `101 Switching Protocols`, and the connection hyper hands over becomes the
+//! feed's WebSocket. When the studio stops, a feed is closed with 1001 after the line it is
+//! writing.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -28,14 +34,26 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{
+    CONNECTION, HeaderMap, HeaderValue, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY,
+    SEC_WEBSOCKET_VERSION, UPGRADE,
+};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 use reel_recorder::live_feed::{LiveMessage, MAX_LIVE_MESSAGE_BYTES, is_live_name};
 use reel_recorder::wire_line::write_entry;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+
+use super::http::{Answer, STOP_GRACE, Studio};
 
 pub use reel_recorder::live_feed::LIVE_FEED_PATH;
 
@@ -47,16 +65,6 @@ const CLOSE_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5)
 
 /// Close code of a feed that reached its cap (RFC 6455 "policy violation").
 pub const CLOSE_FEED_FULL: u16 = 1008;
-
-/// Where a live feed goes, and how much it may write.
-pub(super) struct Feed {
-    /// The studio's directory.
-    pub(super) dir: Arc<PathBuf>,
-    /// The calls streaming in now.
-    pub(super) live: Arc<LiveCalls>,
-    /// The most bytes the feed writes, across its files.
-    pub(super) max_bytes: u64,
-}
 
 /// What the studio knows of a call in progress.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -93,6 +101,15 @@ pub enum LiveRefusal {
     /// The request did not ask for a WebSocket.
     #[error("{LIVE_FEED_PATH} takes a WebSocket (Upgrade: websocket with a Sec-WebSocket-Key)")]
     NotWebSocket,
+    /// A WebSocket upgrade with a method other than `GET` (the method).
+    #[error("a WebSocket upgrade is a GET request, not {0}")]
+    NotGet(String),
+    /// A WebSocket upgrade without `Sec-WebSocket-Version`.
+    #[error("{LIVE_FEED_PATH} needs Sec-WebSocket-Version: 13")]
+    NoVersion,
+    /// A WebSocket version other than 13 (the version asked for, at most 20 characters).
+    #[error("WebSocket version {0:?} is not served: Sec-WebSocket-Version must be 13")]
+    BadVersion(String),
     /// Every name from `NAME` to `NAME.999` is taken, or the files cannot be created.
     #[error("cannot create a recording for {name:?} in the studio's directory: {reason}")]
     NoFile {
@@ -183,28 +200,65 @@ pub fn requested_name(target: &str) -> Option<String> {
         })
 }
 
-/// Accepts a live feed on `tcp`, whose request head (`head_len` bytes of `read`, the rest
-/// already the socket's first bytes) asked for `name` with WebSocket key `key`; answers the
-/// handshake, then records what arrives until the session closes the socket.
-pub(super) async fn accept(
-    mut tcp: TcpStream,
-    feed: Feed,
-    name: Option<String>,
-    key: Option<Vec<u8>>,
-    rest: Vec<u8>,
-) {
-    use tokio::io::AsyncWriteExt;
-    let Feed {
-        dir,
-        live,
-        max_bytes,
-    } = feed;
-    let files = match (name, key) {
-        (_, None) => Err(LiveRefusal::NotWebSocket),
-        (Some(name), Some(_)) if !is_live_name(&name) => Err(LiveRefusal::BadName(name)),
-        (None, Some(_)) => Err(LiveRefusal::BadName(String::new())),
-        (Some(name), Some(key)) => {
-            let dir = Arc::clone(&dir);
+/// Whether a request asks for a WebSocket (`Upgrade: websocket`, one of its tokens).
+pub(super) fn asks_for_websocket(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(UPGRADE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|token| token.trim().eq_ignore_ascii_case("websocket"))
+}
+
+/// The `Sec-WebSocket-Key` of a `GET` that asks for a WebSocket of version 13, or why the
+/// request is not one.
+fn handshake_key(headers: &HeaderMap) -> Result<&HeaderValue, LiveRefusal> {
+    let key = headers
+        .get(SEC_WEBSOCKET_KEY)
+        .filter(|_| asks_for_websocket(headers))
+        .ok_or(LiveRefusal::NotWebSocket)?;
+    match headers
+        .get(SEC_WEBSOCKET_VERSION)
+        .map(HeaderValue::as_bytes)
+    {
+        Some(b"13") => Ok(key),
+        Some(version) => Err(LiveRefusal::BadVersion(
+            String::from_utf8_lossy(&version[..version.len().min(20)]).into_owned(),
+        )),
+        None => Err(LiveRefusal::NoVersion),
+    }
+}
+
+/// The answer to a feed refused before its upgrade: HTTP 400 with the reason, and the
+/// connection closed. The versions served go with it (RFC 6455 4.2.2) for a client to
+/// retry with.
+pub(super) fn refused(refusal: &LiveRefusal) -> Response<Full<Bytes>> {
+    let mut response = Answer::error(400, &refusal.to_string()).into_response(None, false);
+    response
+        .headers_mut()
+        .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+    response
+}
+
+/// Opens a live feed for `request` (its head checked and its target `target`): creates
+/// its files and answers `101 Switching Protocols`; once hyper hands the connection over,
+/// records what arrives on its own task until the session closes the socket or the studio
+/// stops. A request that is not a WebSocket upgrade of version 13, or whose name is not a
+/// plain stem, or for which no file can be created, is answered 400 with the reason.
+pub(super) async fn open(
+    mut request: Request<Incoming>,
+    target: &str,
+    studio: Arc<Studio>,
+) -> Response<Full<Bytes>> {
+    let accept_key = match handshake_key(request.headers()) {
+        Ok(key) => derive_accept_key(key.as_bytes()),
+        Err(refusal) => return refused(&refusal),
+    };
+    let files = match requested_name(target) {
+        None => Err(LiveRefusal::BadName(String::new())),
+        Some(name) if !is_live_name(&name) => Err(LiveRefusal::BadName(name)),
+        Some(name) => {
+            let dir = Arc::clone(&studio.dir);
             tokio::task::spawn_blocking(move || create_files(&dir, &name))
                 .await
                 .unwrap_or_else(|_| {
@@ -213,47 +267,56 @@ pub(super) async fn accept(
                         reason: "the task creating it failed".into(),
                     })
                 })
-                .map(|files| (files, key))
         }
     };
-    let (files, key) = match files {
-        Ok(ok) => ok,
-        Err(refusal) => {
-            let body = serde_json::json!({ "error": refusal.to_string() }).to_string();
-            let head = format!(
-                "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            // One write: a WebSocket client reads the refusal's body only from what came
-            // with its head (tungstenite keeps what it read past the headers), so a body in
-            // a second segment would be lost.
-            let _ = tcp.write_all(format!("{head}{body}").as_bytes()).await;
-            let _ = tcp.shutdown().await;
-            return;
-        }
+    let files = match files {
+        Ok(files) => files,
+        Err(refusal) => return refused(&refusal),
     };
-    let accept_key = tokio_tungstenite::tungstenite::handshake::derive_accept_key(&key);
-    let answer = format!(
-        "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-accept: {accept_key}\r\n\r\n"
-    );
-    if tcp.write_all(answer.as_bytes()).await.is_err() {
-        return;
-    }
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(MAX_LIVE_MESSAGE_BYTES))
-        .max_frame_size(Some(MAX_LIVE_MESSAGE_BYTES));
-    let socket = WebSocketStream::from_partially_read(tcp, rest, Role::Server, Some(config)).await;
     let wire_name = files.wire_name.clone();
-    let paths = [files.wire_path.clone(), files.journal_path.clone()];
-    live.lock().insert(wire_name.clone(), LiveStatus::default());
-    let lines = record(socket, files, &live, max_bytes).await;
-    if lines == 0 {
-        // A feed that carried nothing (its session failed to start) leaves no recording.
-        for path in paths {
-            let _ = std::fs::remove_file(path);
+    // Live from the moment the session is told it may stream.
+    studio
+        .live
+        .lock()
+        .insert(wire_name.clone(), LiveStatus::default());
+    let upgraded = hyper::upgrade::on(&mut request);
+    tokio::spawn(async move {
+        let paths = [files.wire_path.clone(), files.journal_path.clone()];
+        let lines = match upgraded.await {
+            Ok(upgraded) => {
+                let config = WebSocketConfig::default()
+                    .max_message_size(Some(MAX_LIVE_MESSAGE_BYTES))
+                    .max_frame_size(Some(MAX_LIVE_MESSAGE_BYTES));
+                let socket = WebSocketStream::from_raw_socket(
+                    TokioIo::new(upgraded),
+                    Role::Server,
+                    Some(config),
+                )
+                .await;
+                record(socket, files, &studio).await
+            }
+            Err(error) => {
+                tracing::warn!(%error, recording = %wire_name, "a live feed's upgrade failed");
+                0
+            }
+        };
+        if lines == 0 {
+            // A feed that carried nothing (its session failed to start) leaves no recording.
+            for path in paths {
+                let _ = std::fs::remove_file(path);
+            }
         }
+        studio.live.lock().remove(&wire_name);
+    });
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let headers = response.headers_mut();
+    headers.insert(UPGRADE, HeaderValue::from_static("websocket"));
+    headers.insert(CONNECTION, HeaderValue::from_static("Upgrade"));
+    if let Ok(value) = HeaderValue::try_from(accept_key) {
+        headers.insert(SEC_WEBSOCKET_ACCEPT, value);
     }
-    live.lock().remove(&wire_name);
+    response
 }
 
 /// Which file a message goes to.
@@ -264,19 +327,29 @@ enum Sink {
     Notes,
 }
 
-/// Appends what arrives to the files, one whole line at a time, up to `max_bytes` in all;
+/// Appends what arrives to the files, one whole line at a time, up to the studio's
+/// `max_feed_bytes` in all, until the session closes the socket or the studio stops;
 /// returns how many lines.
-async fn record(
-    mut socket: WebSocketStream<TcpStream>,
+async fn record<S: AsyncRead + AsyncWrite + Unpin>(
+    mut socket: WebSocketStream<S>,
     files: LiveFiles,
-    live: &LiveCalls,
-    max_bytes: u64,
+    studio: &Studio,
 ) -> u64 {
+    let (live, max_bytes) = (&*studio.live, studio.max_feed_bytes);
     let files = Arc::new(Mutex::new(files));
     let mut number = 0u64;
     let mut lines = 0u64;
     let mut feed_bytes = 0u64;
-    while let Some(message) = socket.next().await {
+    loop {
+        // Between lines: a line being written is finished before the studio stops.
+        let message = tokio::select! {
+            message = socket.next() => message,
+            () = studio.stop.cancelled() => {
+                close_on_stop(&mut socket).await;
+                break;
+            }
+        };
+        let Some(message) = message else { break };
         let text = match message {
             Ok(Message::Text(text)) => text,
             Ok(Message::Close(_)) | Err(_) => break,
@@ -370,6 +443,16 @@ async fn record(
         lines += 1;
     }
     lines
+}
+
+/// Closes a feed because the studio stops (1001, going away), within [`STOP_GRACE`]: a
+/// session that reads nothing cannot hold the stop.
+async fn close_on_stop<S: AsyncRead + AsyncWrite + Unpin>(socket: &mut WebSocketStream<S>) {
+    let close = socket.send(Message::Close(Some(CloseFrame {
+        code: CloseCode::Away,
+        reason: "reel studio stopped".into(),
+    })));
+    let _ = tokio::time::timeout(STOP_GRACE, close).await;
 }
 
 fn lock(files: &Mutex<LiveFiles>) -> std::sync::MutexGuard<'_, LiveFiles> {

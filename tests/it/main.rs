@@ -72,6 +72,7 @@ mod studio_access;
 mod studio_audio_bounds;
 mod studio_controls;
 mod studio_frames;
+mod studio_http;
 mod studio_latencies;
 mod studio_live;
 mod studio_transcript;

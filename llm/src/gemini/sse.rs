@@ -15,6 +15,10 @@
 //! One rule is relaxed on purpose: at the end of the stream, an event that has data but no
 //! closing empty line is still handed out (see [`SseParser::finish`]), so a final answer
 //! chunk is never dropped silently; if it was cut short, parsing its JSON fails loudly.
+//!
+//! Why reel keeps its own parser rather than `sse-stream` (no per-event bound, a last
+//! event without its blank line dropped, fields the standard ignores refused): decision
+//! 0032, measured by the tests in `tests::beside_sse_stream`.
 
 /// Collects lines into events. Feed it bytes as they come; it hands out each event's data
 /// once the event is complete.
@@ -240,5 +244,166 @@ mod tests {
             Err(EventTooLarge { limit: 8 })
         );
         assert!(events.is_empty());
+    }
+
+    /// reel's parser beside `sse-stream` 0.2 (the library decision 0032 weighed), fed the
+    /// same bytes: what each does with an event that does not end, and with a last event
+    /// that has no closing blank line.
+    mod beside_sse_stream {
+        use std::convert::Infallible;
+
+        use bytes::Bytes;
+        use futures_util::{FutureExt, StreamExt, stream};
+        use sse_stream::SseStream;
+
+        use super::super::*;
+        use super::parse_in_pieces;
+
+        const CHUNK: usize = 64 << 10;
+
+        /// `total` bytes of one `data:` line that never ends, in 64 KiB chunks.
+        fn endless_event(total: usize) -> Vec<Bytes> {
+            let mut first = b"data: ".to_vec();
+            first.resize(CHUNK, b'a');
+            let mut chunks = vec![Bytes::from(first)];
+            chunks.extend(std::iter::repeat_n(
+                Bytes::from(vec![b'a'; CHUNK]),
+                total / CHUNK - 1,
+            ));
+            chunks
+        }
+
+        /// `sse-stream` over `chunks`, then a stream that never ends.
+        fn sse_stream_of(
+            chunks: Vec<Bytes>,
+        ) -> impl futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> {
+            let body =
+                stream::iter(chunks.into_iter().map(Ok::<_, Infallible>)).chain(stream::pending());
+            SseStream::from_bytes_stream(body)
+        }
+
+        /// The bytes fed before reel's parser refused the event, and its error.
+        fn reel_until_refused(chunks: &[Bytes], limit: usize) -> (usize, EventTooLarge) {
+            let mut parser = SseParser::new(limit);
+            let mut events = Vec::new();
+            let mut fed = 0;
+            for chunk in chunks {
+                fed += chunk.len();
+                if let Err(refused) = parser.feed(chunk, &mut events) {
+                    assert!(events.is_empty());
+                    return (fed, refused);
+                }
+            }
+            panic!("reel's parser took {fed} bytes of one event under a {limit}-byte limit");
+        }
+
+        #[test]
+        fn an_endless_event_stops_reel_at_its_cap_and_sse_stream_holds_all_of_it() {
+            let total = 64 << 20;
+            let mut chunks = endless_event(total);
+            // reel (here with a 1 MiB cap; the Gemini client's default is 64 MiB): refused
+            // at the first chunk past the cap, having held at most the cap and one chunk.
+            assert_eq!(
+                reel_until_refused(&chunks, 1 << 20),
+                ((1 << 20) + CHUNK, EventTooLarge { limit: 1 << 20 })
+            );
+            // sse-stream takes all 64 MiB of the one event without a word, and waits for
+            // more.
+            let mut endless = Box::pin(sse_stream_of(chunks.clone()));
+            assert!(endless.next().now_or_never().is_none());
+            drop(endless);
+            // It was holding every byte: end the event and it hands all of them out.
+            chunks.push(Bytes::from_static(b"\n\n"));
+            let mut ended = Box::pin(sse_stream_of(chunks));
+            let event = ended.next().now_or_never().flatten().unwrap().unwrap();
+            assert_eq!(
+                event.data.map(|data| data.len()),
+                Some(total - "data: ".len())
+            );
+        }
+
+        #[test]
+        fn sse_stream_drops_a_last_event_without_its_blank_line_and_reel_keeps_it() {
+            let bytes = Bytes::from_static(b"data: a\n\ndata: b");
+            let body = stream::iter([Ok::<_, Infallible>(bytes.clone())]);
+            let library: Vec<Option<String>> = SseStream::from_bytes_stream(body)
+                .map(|event| event.unwrap().data)
+                .collect::<Vec<_>>()
+                .now_or_never()
+                .unwrap();
+            assert_eq!(library, [Some("a".to_owned())]);
+            assert_eq!(parse_in_pieces(&[&bytes[..]]), ["a", "b"]);
+        }
+
+        #[test]
+        fn sse_stream_refuses_fields_the_standard_ignores_or_reads() {
+            // A field reel does not know, a field without a colon (the standard: the whole
+            // line is the name, the value empty), a second `event` line (the standard:
+            // the last one counts).
+            for (stream, reel) in [
+                (&b"foo: 1\ndata: a\n\n"[..], vec!["a"]),
+                (b"data\n\n", vec![""]),
+                (b"event: x\nevent: y\ndata: a\n\n", vec!["a"]),
+            ] {
+                let body = stream::iter([Ok::<_, Infallible>(Bytes::from_static(stream))]);
+                let first = SseStream::from_bytes_stream(body)
+                    .next()
+                    .now_or_never()
+                    .flatten()
+                    .unwrap();
+                assert!(first.is_err(), "{:?}", String::from_utf8_lossy(stream));
+                assert_eq!(parse_in_pieces(&[stream]), reel);
+            }
+        }
+
+        /// The memory each holds after `MiB` of one endless event: the process's resident
+        /// size before and after (Linux). A measurement, not a check: run it alone,
+        /// `cargo test -p reel-llm --lib -- --ignored --nocapture beside_sse_stream`.
+        #[test]
+        #[ignore = "a measurement: run alone, see its doc"]
+        fn measure_the_memory_an_endless_event_takes() {
+            fn resident_kib() -> usize {
+                let status = std::fs::read_to_string("/proc/self/status").unwrap();
+                status
+                    .lines()
+                    .find_map(|line| line.strip_prefix("VmRSS:"))
+                    .and_then(|kib| kib.trim().trim_end_matches(" kB").trim().parse().ok())
+                    .unwrap()
+            }
+            println!(
+                "| input (one event, no blank line) | sse-stream 0.2.6 holds | reel (cap 64 MiB) holds |"
+            );
+            println!("|---|---|---|");
+            for mib in [16usize, 64, 256] {
+                let chunks = endless_event(mib << 20);
+                let before = resident_kib();
+                let mut endless = Box::pin(sse_stream_of(chunks.clone()));
+                assert!(endless.next().now_or_never().is_none());
+                let library = resident_kib().saturating_sub(before);
+                drop(endless);
+                let before = resident_kib();
+                let mut parser = SseParser::new(64 << 20);
+                let mut events = Vec::new();
+                let mut refused = None;
+                for chunk in &chunks {
+                    if let Err(error) = parser.feed(chunk, &mut events) {
+                        refused = Some(error);
+                        break;
+                    }
+                }
+                let reel = resident_kib().saturating_sub(before);
+                drop(parser);
+                let outcome = if refused.is_some() {
+                    ", then EventTooLarge"
+                } else {
+                    ""
+                };
+                println!(
+                    "| {mib} MiB | {:.1} MiB | {:.1} MiB{outcome} |",
+                    library as f64 / 1024.0,
+                    reel as f64 / 1024.0
+                );
+            }
+        }
     }
 }

@@ -384,3 +384,55 @@ async fn an_upstream_that_breaks_off_mid_stream_leaves_the_client_what_arrived_a
     );
     assert!(!dir.join("b.cassette.json").exists());
 }
+
+#[tokio::test]
+async fn a_chunked_upstream_answer_reaches_the_client_byte_for_byte_chunk_framing_included() {
+    // An "API" with framing of its own: header names as it spells them, a header reel does
+    // not know, upper-case chunk sizes, an event split across two chunks and two events in
+    // one.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let first = format!("data: {}\r\n\r\n", answer_piece("Warm ", false));
+    let second = format!("data: {}\r\n\r\n", answer_piece("and dry.", true));
+    let events = format!("{first}{second}");
+    let (a, b) = events.split_at(first.len() / 2);
+    let mut upstream_answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Goog-Upstream: kept as sent\r\nTransfer-Encoding: chunked\r\n\r\n".to_owned();
+    for piece in [a, b] {
+        upstream_answer.push_str(&format!("{:X}\r\n{piece}\r\n", piece.len()));
+    }
+    upstream_answer.push_str("0\r\n\r\n");
+    let sent = upstream_answer.clone();
+    let api = tokio::spawn(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut request = vec![0u8; 4096];
+        let _ = tcp.read(&mut request).await.unwrap();
+        tcp.write_all(sent.as_bytes()).await.unwrap();
+    });
+    let dir = fresh_dir("rest-verbatim");
+    let mut proxy = TapeServer::record(
+        Upstream::new(&format!("ws://127.0.0.1:{port}")).unwrap(),
+        &dir,
+    )
+    .start()
+    .await
+    .unwrap();
+    let (_, head, body) = post(
+        &proxy,
+        STREAM,
+        &[("x-reel-test", "v")],
+        &ask("Tell me more").to_string(),
+    )
+    .await;
+    api.await.unwrap();
+    assert_eq!(format!("{head}\r\n\r\n{body}"), upstream_answer);
+    // And a decoded copy went into the cassette, one chunk per event.
+    let (_, report) = rest_report(&mut proxy).await;
+    assert_eq!(
+        report.result,
+        RestResult::Recorded {
+            cassette: dir.join("v.cassette.json").display().to_string(),
+            index: 0,
+            chunks: 2
+        }
+    );
+}
