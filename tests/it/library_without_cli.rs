@@ -136,3 +136,49 @@ fn the_library_builds_without_the_cli_feature() {
         target,
     ]);
 }
+
+/// The crates `package`'s normal dependencies pull in, by name (its own features only:
+/// `-e normal` leaves dev-dependencies and the features they turn on out).
+fn dependencies_of(package: &str) -> Vec<String> {
+    let args = [
+        "tree",
+        "-p",
+        package,
+        "-e",
+        "normal",
+        "--prefix",
+        "none",
+        "--offline",
+        "--frozen",
+    ];
+    cargo(&args)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The HTTP client stack of reel-llm's `gemini` feature.
+const HTTP_CLIENT: [&str; 4] = ["hyper", "hyper-util", "hyper-rustls", "http-body-util"];
+
+#[test]
+fn the_session_tree_builds_no_http_client() {
+    let tree = dependencies_of("reel-actors");
+    let http: Vec<&String> = tree
+        .iter()
+        .filter(|d| HTTP_CLIENT.contains(&d.as_str()))
+        .collect();
+    assert!(
+        http.is_empty(),
+        "reel-actors builds an HTTP client: {http:?}"
+    );
+    assert!(
+        tree.iter().any(|d| d == "reel-llm"),
+        "the tree needs BaseLlm"
+    );
+    // The library's default `gemini` feature still brings the REST client.
+    assert!(
+        dependencies(true).iter().any(|d| d == "hyper"),
+        "reel's defaults build GeminiLlm"
+    );
+}
