@@ -14,6 +14,9 @@ pub use reel_llm as llm;
 pub use reel_protocol as protocol;
 pub use reel_recorder as recorder;
 pub use reel_replayer as replayer;
+/// The tape server and recording proxy (`reel serve`): part of the command line.
+#[cfg(feature = "cli")]
+pub use reel_tape_server as tape_server;
 
 mod failure;
 pub use failure::Failure;

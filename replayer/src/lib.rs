@@ -12,8 +12,8 @@
 //!   [`last_replay`]: that verdict kept beside the log (`X.replay.json`) for `reel studio`.
 //! - [`export`]: a wire log as an agent trace and as OpenTelemetry (OTLP/JSON)
 //!   spans.
-//! - `server` (the `server` feature): the tape server (`TapeServer`): a Live WebSocket
-//!   server that replays tapes to any client, records through the real API, or both.
+//!
+//! The tape server (`reel serve`) is a crate of its own, `reel-tape-server`.
 
 // Library code never unwraps: bad input is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -33,8 +33,6 @@ pub mod recorded_confirmations;
 pub mod recorded_tool;
 pub mod recorded_tools;
 pub mod replay_transport;
-#[cfg(feature = "server")]
-pub mod server;
 pub mod summary;
 pub mod tape;
 pub mod tape_scan;
@@ -48,8 +46,6 @@ pub use pacing::Pacing;
 pub use recorded_confirmations::RecordedConfirmations;
 pub use recorded_tool::RecordedTool;
 pub use replay_transport::ReplayOptions;
-#[cfg(feature = "server")]
-pub use server::{RunningServer, TapeLibrary, TapeServer};
 pub use tape::{ReadAhead, Tape, TapeItem};
 pub use tape_scan::TapeScan;
 pub use verdict::{Drift, Verdict};

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use reel_replayer::server::{AccessRefusal, LocalAccess};
+use reel_tape_server::{AccessRefusal, LocalAccess};
 
 /// The cookie the page keeps the token in, on a bind that is not loopback.
 pub const TOKEN_COOKIE: &str = "reel_studio_token";

@@ -66,9 +66,9 @@ fn the_library_does_not_pull_in_the_command_lines_dependencies() {
 }
 
 /// What a library built without defaults leaves out besides the command line: SQLite (the
-/// `sqlite` feature), the tape server's certificate generator (reel-replayer's `server`
-/// feature) and the scripted test servers (the crates' `testing` features).
-const NOT_IN_THE_LIBRARY: [&str; 3] = ["rusqlite", "libsqlite3-sys", "rcgen"];
+/// `sqlite` feature), the tape server with its certificate generator (reel-tape-server,
+/// part of `cli`) and the scripted test servers (the crates' `testing` features).
+const NOT_IN_THE_LIBRARY: [&str; 4] = ["rusqlite", "libsqlite3-sys", "rcgen", "reel-tape-server"];
 
 /// The features each package of `reel`'s normal dependency tree is built with.
 fn features(default_features: bool) -> Vec<(String, String)> {
@@ -103,13 +103,13 @@ fn without_defaults_there_is_no_sqlite_no_certificate_generator_and_no_test_serv
     }
     let testing = |tree: &[(String, String)]| {
         tree.iter()
-            .filter(|(_, features)| features.split(',').any(|f| f == "testing" || f == "server"))
+            .filter(|(_, features)| features.split(',').any(|f| f == "testing"))
             .map(|(name, _)| name.clone())
             .collect::<std::collections::BTreeSet<_>>()
     };
     assert_eq!(
         testing(&features(true)).into_iter().collect::<Vec<_>>(),
-        ["reel-actors", "reel-llm", "reel-replayer"]
+        ["reel-actors", "reel-llm"]
     );
     assert!(
         testing(&features(false)).is_empty(),

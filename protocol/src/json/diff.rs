@@ -5,6 +5,13 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// A frame's payload as JSON, or as a JSON string if it is not JSON: the value a diff of
+/// recorded against actual frames compares.
+pub fn payload_json(payload: &[u8]) -> Value {
+    serde_json::from_slice(payload)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(payload).into_owned()))
+}
+
 /// One step of a [`Location`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {

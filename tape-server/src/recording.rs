@@ -23,8 +23,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
-use reel_actors::clock::{Clock, TokioClock};
 use reel_protocol::decode_client;
+use reel_recorder::clock::{Clock, TokioClock};
 use reel_recorder::redact::Redactor;
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry, WireRecorder};
 use reel_recorder::{Durability, FileWireRecorder};
@@ -42,7 +42,7 @@ use super::test_name::{TestName, file_safe};
 /// connections never share a file.
 ///
 /// ```
-/// use reel_replayer::server::recording_stem;
+/// use reel_tape_server::recording_stem;
 ///
 /// assert_eq!(recording_stem(br#"{"setup":{"model":"models/gemini-live-2.5-flash"}}"#), "gemini-live-2.5-flash");
 /// assert_eq!(recording_stem(br#"{"setup":{"model":"projects/p/locations/l/publishers/google/models/m:1"}}"#), "m_1");

@@ -41,11 +41,11 @@ pub const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// method are the client's. A URL with a path is used as it is.
 ///
 /// ```
-/// use reel_replayer::server::Upstream;
+/// use reel_tape_server::Upstream;
 ///
 /// let upstream = Upstream::new("ws://127.0.0.1:9000")?;
 /// assert!(upstream.is_loopback());
-/// # Ok::<(), reel_replayer::server::UpstreamError>(())
+/// # Ok::<(), reel_tape_server::UpstreamError>(())
 /// ```
 #[derive(Clone)]
 pub struct Upstream {

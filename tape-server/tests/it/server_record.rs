@@ -9,7 +9,7 @@ use std::time::Duration;
 use reel_protocol::{Credential, Secret};
 use reel_recorder::read_wire_log;
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
-use reel_replayer::server::{
+use reel_tape_server::{
     CLOSE_UPSTREAM, ConnectionError, End, Outcome, Pace, RunningServer, TapeLibrary, TapeServer,
     Upstream,
 };

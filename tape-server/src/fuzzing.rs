@@ -41,7 +41,7 @@ const MAX_ITEMS: usize = 64;
 ///     "--\n",
 ///     r#"{"setup":{}}"#,
 /// );
-/// let outcome = reel_replayer::server::fuzzing::client_session(input.as_bytes());
+/// let outcome = reel_tape_server::fuzzing::client_session(input.as_bytes());
 /// assert!(outcome.is_some());
 /// # }
 /// ```

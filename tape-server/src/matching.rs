@@ -6,14 +6,14 @@
 //! base64 alphabet (the Python SDK writes URL-safe) never make two frames differ.
 //! [`Matching::Strict`] then wants the canonical JSON equal; [`Matching::Loose`] first
 //! applies its [`MatchRules`]. A difference is reported as JSON paths
-//! ([`crate::divergence::json_diff`]).
+//! ([`reel_protocol::json::json_diff`]).
 
 use reel_protocol::{DecodeError, decode_client, encode};
 use serde_json::Value;
 
 use super::error::RulesError;
 use super::rules::{CompiledRules, MatchRules};
-use crate::divergence::{PathDiff, json_diff, payload_json};
+use reel_protocol::json::{PathDiff, json_diff, payload_json};
 
 /// How strictly client frames must match the tape.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

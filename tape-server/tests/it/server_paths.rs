@@ -6,11 +6,11 @@ use crate::server_support;
 
 use reel_actors::transport::{Connector, LinkError, LinkOptions, WebSocketConnector};
 use reel_protocol::ApiEndpoint;
-use reel_replayer::server::{ConnectionReport, Outcome, TapeLibrary, TapeServer};
+use reel_tape_server::{ConnectionReport, Outcome, TapeLibrary, TapeServer};
 use server_support::*;
 use tokio_tungstenite::tungstenite::Error as WsError;
 
-async fn server() -> reel_replayer::server::RunningServer {
+async fn server() -> reel_tape_server::RunningServer {
     TapeServer::replay(TapeLibrary::new().with_entries("t", tape_of(&session())))
         .start()
         .await

@@ -8,7 +8,7 @@ use crate::server_support;
 use reel_recorder::cassette::{CassetteFile, DEFAULT_MAX_CASSETTE_BYTES, Interaction};
 use reel_recorder::llm_tape::RecordedChunk;
 use reel_recorder::trace::Timestamp;
-use reel_replayer::server::{
+use reel_tape_server::{
     CassetteLibrary, Outcome, RestMethod, RestReport, RestResult, RunningServer, TapeLibrary,
     TapeServer, Upstream,
 };
@@ -197,7 +197,7 @@ async fn a_call_no_recording_matches_gets_the_apis_error_shape_naming_the_differ
         }})
     );
     let (_, report) = rest_report(&mut server).await;
-    let value = reel_replayer::server::ConnectionReport {
+    let value = reel_tape_server::ConnectionReport {
         conn: 1,
         path: None,
         test: Some("t1".into()),

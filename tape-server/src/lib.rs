@@ -28,7 +28,7 @@
 //! `<test>.cassette.json` through the upstream in the recording modes.
 //!
 //! ```no_run
-//! use reel_replayer::server::{Matching, TapeLibrary, TapeServer};
+//! use reel_tape_server::{Matching, TapeLibrary, TapeServer};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let mut server = TapeServer::replay(TapeLibrary::open("tests/tapes")?)
@@ -76,6 +76,9 @@
 //! `Host` that is not a loopback name or address (DNS rebinding). The refusal comes before
 //! anything is done for the request: no upstream is opened, no file written
 //! ([`Outcome::Refused`]).
+
+// Library code never unwraps: bad input is an error value, never a panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod client_socket;
 mod connection;

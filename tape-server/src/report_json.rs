@@ -41,7 +41,7 @@ impl ConnectionReport {
     /// --json`).
     ///
     /// ```
-    /// use reel_replayer::server::{ConnectionReport, Outcome};
+    /// use reel_tape_server::{ConnectionReport, Outcome};
     /// use serde_json::json;
     ///
     /// let report = ConnectionReport { conn: 3, path: Some("/nope".into()), test: None, outcome: Outcome::NotFound };

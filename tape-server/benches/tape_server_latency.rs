@@ -28,8 +28,8 @@
 //! connection's report is checked: replayed to the end, closed by the client.
 //!
 //! ```sh
-//! cargo bench -p reel-replayer --bench tape_server_latency
-//! cargo bench -p reel-replayer --bench tape_server_latency -- --clients 200 --exchanges 100
+//! cargo bench -p reel-tape-server --bench tape_server_latency
+//! cargo bench -p reel-tape-server --bench tape_server_latency -- --clients 200 --exchanges 100
 //! # also: --flood-exchanges N, --solo-exchanges N, --period-ms N
 //! ```
 
@@ -42,7 +42,7 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use reel_protocol::Base64Data;
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
-use reel_replayer::server::{End, Outcome, Pace, TapeLibrary, TapeServer};
+use reel_tape_server::{End, Outcome, Pace, TapeLibrary, TapeServer};
 use serde_json::json;
 use tokio::net::TcpStream;
 use tokio::sync::Barrier;

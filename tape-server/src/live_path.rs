@@ -60,7 +60,7 @@ impl LivePath {
     /// Parses a request path (no query). `None` when it is not a Live path.
     ///
     /// ```
-    /// use reel_replayer::server::{LiveApi, LivePath};
+    /// use reel_tape_server::{LiveApi, LivePath};
     ///
     /// let path = LivePath::parse(
     ///     "//ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent",

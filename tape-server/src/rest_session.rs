@@ -333,7 +333,7 @@ async fn record<W: AsyncWrite + Unpin + ?Sized>(
         )
         .await;
     };
-    let recorded_at = Timestamp::from_epoch_ms(reel_actors::clock::wall_clock_ms());
+    let recorded_at = Timestamp::from_epoch_ms(reel_recorder::clock::wall_clock_ms());
     let forwarded = match forward(upstream, path, body, client).await {
         Ok(forwarded) => forwarded,
         Err(failed) => {

@@ -65,13 +65,13 @@ impl TestName {
     /// The name given by a client, made safe as a file name.
     ///
     /// ```
-    /// use reel_replayer::server::TestName;
+    /// use reel_tape_server::TestName;
     ///
     /// let name = TestName::new("tests/test_app.py::test_weather[paris]")?;
     /// assert_eq!(name.as_str(), "tests_test_app.py__test_weather_paris_");
     /// assert!(TestName::new("  ").is_err());
     /// assert!(TestName::new("..").is_err());
-    /// # Ok::<_, reel_replayer::server::TestNameError>(())
+    /// # Ok::<_, reel_tape_server::TestNameError>(())
     /// ```
     pub fn new(given: &str) -> Result<TestName, TestNameError> {
         let trimmed = given.trim();

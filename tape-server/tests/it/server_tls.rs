@@ -8,7 +8,7 @@ use reel_actors::transport::{
 };
 use reel_protocol::ApiEndpoint;
 use reel_recorder::read_wire_log;
-use reel_replayer::server::{
+use reel_tape_server::{
     Outcome, SelfSignedCertificate, TapeLibrary, TapeServer, TlsIdentity, Upstream,
 };
 use server_support::*;

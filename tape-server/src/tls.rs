@@ -196,7 +196,7 @@ impl TlsFiles {
     ///
     /// ```
     /// use std::path::PathBuf;
-    /// use reel_replayer::server::TlsFiles;
+    /// use reel_tape_server::TlsFiles;
     ///
     /// let files = TlsFiles { cert: PathBuf::from("/tmp/c.pem"), key: PathBuf::from("/tmp/k.pem") };
     /// assert_eq!(

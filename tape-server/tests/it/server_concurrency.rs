@@ -6,7 +6,7 @@ use crate::server_support;
 
 use std::sync::Arc;
 
-use reel_replayer::server::{
+use reel_tape_server::{
     CLOSE_INVALID_FRAME, CLOSE_TOO_LARGE, Incomplete, Outcome, TapeLibrary, TapeServer,
 };
 use server_support::*;

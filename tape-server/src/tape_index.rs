@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::error::TapeLoadError;
 use super::matching::FrameMatcher;
 use super::test_name::TestName;
-use crate::divergence::PathDiff;
+use reel_protocol::json::PathDiff;
 
 /// The file name ending of a tape in a tape directory.
 pub const TAPE_SUFFIX: &str = ".wire.jsonl";
@@ -49,11 +49,11 @@ pub struct LoadedTape {
 /// client's later frames choose among them.
 ///
 /// ```no_run
-/// use reel_replayer::server::TapeLibrary;
+/// use reel_tape_server::TapeLibrary;
 ///
 /// let mut tapes = TapeLibrary::open("tests/tapes")?; // a file or a directory of *.wire.jsonl
 /// tapes.add_file("extra/session.wire.jsonl")?;
-/// # Ok::<(), reel_replayer::server::TapeLoadError>(())
+/// # Ok::<(), reel_tape_server::TapeLoadError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TapeLibrary {
@@ -419,7 +419,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::server::matching::Matching;
+    use crate::matching::Matching;
 
     fn entry(seq: u64, dir: Direction, ts: u64, payload: &str, conn: Option<u32>) -> WireEntry {
         WireEntry::frame(seq, dir, ts, payload.as_bytes().to_vec(), conn, false)

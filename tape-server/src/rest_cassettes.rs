@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 use super::matching::FrameMatcher;
 use super::rest_path::RestMethod;
 use super::test_name::TestName;
-use crate::divergence::{PathDiff, json_diff};
+use reel_protocol::json::{PathDiff, json_diff};
 
 /// The file name ending of a cassette.
 pub const CASSETTE_SUFFIX: &str = ".cassette.json";

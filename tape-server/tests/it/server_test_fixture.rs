@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use reel_recorder::read_wire_log;
 use reel_recorder::redact::{RedactAction, RedactionRule, Redactor};
 use reel_recorder::wire_log::{Direction, WireEntry};
-use reel_replayer::server::{
+use reel_tape_server::{
     CLOSE_BAD_REQUEST, CLOSE_NO_TAPE, End, Outcome, Pace, RunningServer, TapeLibrary, TapeServer,
     TestNameError, Upstream,
 };

@@ -46,7 +46,7 @@ impl RestPath {
     /// server answers.
     ///
     /// ```
-    /// use reel_replayer::server::{RestMethod, RestPath};
+    /// use reel_tape_server::{RestMethod, RestPath};
     ///
     /// let call = RestPath::parse("//v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&key=K").unwrap();
     /// assert_eq!((call.method, call.model.as_str(), call.sse), (RestMethod::Stream, "gemini-2.5-flash", true));

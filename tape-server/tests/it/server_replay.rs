@@ -5,16 +5,16 @@ use crate::server_support;
 
 use std::time::Duration;
 
+use reel_protocol::json::PathDiff;
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
-use reel_replayer::PathDiff;
-use reel_replayer::server::{
+use reel_tape_server::{
     CLOSE_MISMATCH, CLOSE_NO_TAPE, ClosestTape, ConnectionReport, End, Expected, Incomplete,
     Outcome, Pace, TapeLibrary, TapeServer,
 };
 use serde_json::json;
 use server_support::*;
 
-async fn replay_server(tapes: TapeLibrary) -> reel_replayer::server::RunningServer {
+async fn replay_server(tapes: TapeLibrary) -> reel_tape_server::RunningServer {
     TapeServer::replay(tapes).start().await.unwrap()
 }
 

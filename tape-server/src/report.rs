@@ -11,7 +11,7 @@ use super::error::ConnectionError;
 use super::rest_session::RestReport;
 use super::tape_index::ClosestTape;
 use super::test_name::TestNameError;
-use crate::divergence::PathDiff;
+use reel_protocol::json::PathDiff;
 
 /// The end of one connection.
 #[derive(Debug, Clone, PartialEq)]

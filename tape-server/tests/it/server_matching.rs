@@ -3,8 +3,8 @@
 
 use crate::server_support;
 
-use reel_replayer::PathDiff;
-use reel_replayer::server::{
+use reel_protocol::json::PathDiff;
+use reel_tape_server::{
     CLOSE_INVALID_FRAME, CLOSE_MISMATCH, Expected, IGNORED, IgnoreRule, MatchRules, Matching,
     Outcome, TapeLibrary, TapeServer,
 };
@@ -33,7 +33,7 @@ fn voice_session() -> Vec<Exchange> {
     ]
 }
 
-async fn server(matching: Matching) -> reel_replayer::server::RunningServer {
+async fn server(matching: Matching) -> reel_tape_server::RunningServer {
     TapeServer::replay(TapeLibrary::new().with_entries("voice", tape_of(&voice_session())))
         .matching(matching)
         .start()
@@ -155,7 +155,7 @@ async fn rules_from_a_file_ignore_what_they_name() {
         rules.effective(),
         vec![IgnoreRule {
             path: "toolResponse.functionResponses[*].response.fetched_at".into(),
-            ignore: reel_replayer::server::Ignore::Value,
+            ignore: reel_tape_server::Ignore::Value,
             note: Some("wall-clock time".into()),
         }]
     );

@@ -5,7 +5,7 @@
 mod server_support;
 
 use reel_protocol::{Credential, Secret};
-use reel_replayer::server::{Outcome, TapeLibrary, TapeServer, Upstream};
+use reel_tape_server::{Outcome, TapeLibrary, TapeServer, Upstream};
 use server_support::*;
 
 // One thread: every task of both servers runs where the capture is the default subscriber.
