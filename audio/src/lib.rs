@@ -1,15 +1,22 @@
-//! Client audio: smoothing the model's audio for playback, and detecting the user's voice
-//! in the audio the application sends.
+//! # reel-audio
+//!
+//! Client audio for reel sessions: smoothing the model's audio for playback, and detecting
+//! the user's voice in the audio the application sends.
 //!
 //! - [`JitterBuffer`] (shared as [`SharedJitterBuffer`], configured by [`JitterConfig`]):
 //!   the fast lane pushes the model's audio with its arrival time and clears it on a
 //!   barge-in; the application's player pulls fixed frames. Its figures are in
-//!   [`crate::telemetry::TelemetrySnapshot::jitter`].
+//!   `reel_actors::telemetry::TelemetrySnapshot::jitter`.
 //! - [`VoiceActivityDetector`] (configured by [`VadConfig`]) and [`ActivityGate`]: with
 //!   client VAD on, the server's activity detection is off and the application's audio
 //!   goes through the gate, which sends `activityStart` / speech / `activityEnd`.
 //!
-//! See `docs/decisions/0017-client-audio.md` for why they work the way they do.
+//! See `docs/decisions/0017-client-audio.md` for why they work the way they do. The session
+//! tree (`reel-actors`) uses these types and re-exports this crate as `reel_actors::audio`;
+//! nothing here knows the tree (decision 0043).
+
+// Library code never unwraps: bad input is an error value, never a panic.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod activity_gate;
 mod jitter;

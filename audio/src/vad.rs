@@ -52,7 +52,7 @@ pub struct FrameVerdict {
 /// The client-side voice activity detector (see the module docs).
 ///
 /// ```
-/// use reel_actors::audio::{VadConfig, VadTransition, VoiceActivityDetector};
+/// use reel_audio::{VadConfig, VadTransition, VoiceActivityDetector};
 ///
 /// let mut vad = VoiceActivityDetector::new(VadConfig::default()).unwrap();
 /// let quiet = vec![0i16; 320];

@@ -14,7 +14,7 @@ pub const MODEL_AUDIO_RATE: u32 = 24_000;
 /// never holds more than `capacity_ms`: past that the oldest audio is dropped and counted.
 ///
 /// ```
-/// use reel_actors::audio::JitterConfig;
+/// use reel_audio::JitterConfig;
 /// let config = JitterConfig { min_target_ms: 60, ..JitterConfig::default() };
 /// assert!(config.validate().is_ok());
 /// let bad = JitterConfig { min_target_ms: 500, max_target_ms: 100, ..JitterConfig::default() };

@@ -17,7 +17,7 @@ pub const INPUT_AUDIO_RATE: u32 = 16_000;
 /// (`docs/BENCHMARKS.md`, "Client VAD on synthesized speech").
 ///
 /// ```
-/// use reel_actors::audio::VadConfig;
+/// use reel_audio::VadConfig;
 /// assert!(VadConfig::default().validate().is_ok());
 /// let bad = VadConfig { pre_roll_ms: 20, onset_ms: 100, ..VadConfig::default() };
 /// assert!(bad.validate().is_err());

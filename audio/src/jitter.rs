@@ -61,7 +61,7 @@ pub enum SilenceReason {
     Underrun,
 }
 
-/// The buffer's figures now (also in [`crate::telemetry::TelemetrySnapshot::jitter`]).
+/// The buffer's figures now (also in `reel_actors::telemetry::TelemetrySnapshot::jitter`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JitterStats {
     /// Audio waiting, in whole ms.

@@ -8,14 +8,13 @@ use bytes::Bytes;
 
 use super::jitter::{JitterBuffer, JitterStats, Pulled};
 use super::jitter_config::{JitterConfig, JitterConfigError};
-use crate::events::lock;
 
 /// A [`JitterBuffer`] behind a lock. Cheap to clone; every clone is the same buffer. The
 /// lock is held only for a push, a pull or a copy of the figures: no I/O, no waiting.
 ///
 /// ```
 /// use bytes::Bytes;
-/// use reel_actors::audio::{JitterConfig, Pulled, SharedJitterBuffer, SilenceReason};
+/// use reel_audio::{JitterConfig, Pulled, SharedJitterBuffer, SilenceReason};
 ///
 /// let buffer = SharedJitterBuffer::new(JitterConfig::default()).unwrap();
 /// // 100 ms of model audio (24 kHz, 16-bit) arrives at session time 5 000 ms.
@@ -28,6 +27,14 @@ use crate::events::lock;
 pub struct SharedJitterBuffer {
     inner: Arc<Mutex<JitterBuffer>>,
     config: JitterConfig,
+}
+
+/// The buffer, even if a thread panicked holding it: every operation leaves it whole (a
+/// push, a pull, a clear), so a poisoned lock is no reason to stop playback.
+fn lock(mutex: &Mutex<JitterBuffer>) -> std::sync::MutexGuard<'_, JitterBuffer> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl SharedJitterBuffer {

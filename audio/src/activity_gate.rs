@@ -20,7 +20,7 @@ use super::vad_config::{VadConfig, VadConfigError};
 /// Frames the application's audio and gates it on voice activity (see the module docs).
 ///
 /// ```
-/// use reel_actors::audio::{ActivityGate, VadConfig};
+/// use reel_audio::{ActivityGate, VadConfig};
 /// use reel_protocol::SessionCommand;
 ///
 /// let mut gate = ActivityGate::new(VadConfig::default()).unwrap();
