@@ -11,6 +11,7 @@ pub use reel_actors as actors;
 pub use reel_extract as extract;
 pub use reel_fluent as fluent;
 pub use reel_llm as llm;
+pub use reel_persistence as persistence;
 pub use reel_protocol as protocol;
 pub use reel_recorder as recorder;
 pub use reel_replayer as replayer;

@@ -140,7 +140,12 @@ fn the_library_builds_without_the_cli_feature() {
 /// The crates `package`'s normal dependencies pull in, by name (its own features only:
 /// `-e normal` leaves dev-dependencies and the features they turn on out).
 fn dependencies_of(package: &str) -> Vec<String> {
-    let args = [
+    dependencies_with(package, &[])
+}
+
+/// [`dependencies_of`] with more arguments for `cargo tree` (`--all-features`).
+fn dependencies_with(package: &str, more: &[&str]) -> Vec<String> {
+    let mut args = vec![
         "tree",
         "-p",
         package,
@@ -151,6 +156,7 @@ fn dependencies_of(package: &str) -> Vec<String> {
         "--offline",
         "--frozen",
     ];
+    args.extend(more);
     cargo(&args)
         .lines()
         .filter_map(|line| line.split_whitespace().next())
@@ -181,4 +187,53 @@ fn the_session_tree_builds_no_http_client() {
         dependencies(true).iter().any(|d| d == "hyper"),
         "reel's defaults build GeminiLlm"
     );
+}
+
+/// Decision 0043: each capability crate sits on its side of the tree and pulls in only what
+/// its seam needs.
+#[test]
+fn the_capability_crates_sit_where_decision_0043_puts_them() {
+    let has = |tree: &[String], name: &str| tree.iter().any(|d| d == name);
+
+    // The tree, with every feature it has: no session store's database, no tape server.
+    let tree = dependencies_with("reel-actors", &["--all-features"]);
+    for name in [
+        "rusqlite",
+        "libsqlite3-sys",
+        "tokio-postgres",
+        "reel-persistence",
+        "reel-tape-server",
+        "rcgen",
+    ] {
+        assert!(!has(&tree, name), "reel-actors builds {name}");
+    }
+    assert!(has(&tree, "reel-audio"), "the tree uses client audio");
+
+    // Client audio, below the tree, knows nothing of it.
+    let audio = dependencies_of("reel-audio");
+    for name in [
+        "reel-actors",
+        "reel-recorder",
+        "reel-llm",
+        "ractor",
+        "tokio",
+    ] {
+        assert!(!has(&audio, name), "reel-audio builds {name}");
+    }
+
+    // The session stores, above the tree: the databases only with their features.
+    let stores = dependencies_of("reel-persistence");
+    assert!(
+        has(&stores, "reel-actors"),
+        "the stores implement the tree's interface"
+    );
+    assert!(!has(&stores, "rusqlite") && !has(&stores, "tokio-postgres"));
+    let all_stores = dependencies_with("reel-persistence", &["--all-features"]);
+    assert!(has(&all_stores, "rusqlite") && has(&all_stores, "tokio-postgres"));
+
+    // The tape server runs no session tree and no replay.
+    let server = dependencies_of("reel-tape-server");
+    for name in ["reel-actors", "reel-replayer", "reel-llm", "ractor"] {
+        assert!(!has(&server, name), "reel-tape-server builds {name}");
+    }
 }

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_util::future::BoxFuture;
 use tokio::io::AsyncWriteExt;
 
-use super::SessionPersistence;
-use super::error::PersistenceError;
-use super::session_id::check_session_id;
-use super::snapshot::SessionSnapshot;
+use reel_actors::persistence::PersistenceError;
+use reel_actors::persistence::SessionPersistence;
+use reel_actors::persistence::SessionSnapshot;
+use reel_actors::persistence::check_session_id;
 
 /// Snapshots as JSON files: `<dir>/<session_id>.json`.
 ///

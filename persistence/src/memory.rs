@@ -5,11 +5,10 @@ use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
 
-use super::SessionPersistence;
-use super::error::PersistenceError;
-use super::session_id::check_session_id;
-use super::snapshot::SessionSnapshot;
-use crate::events::lock;
+use reel_actors::persistence::PersistenceError;
+use reel_actors::persistence::SessionPersistence;
+use reel_actors::persistence::SessionSnapshot;
+use reel_actors::persistence::check_session_id;
 
 /// Snapshots kept in memory, lost when the process exits: for tests and in-process
 /// restarts. Checks session ids like [`FsPersistence`](super::FsPersistence), so code
@@ -62,4 +61,12 @@ impl SessionPersistence for MemoryPersistence {
         });
         Box::pin(async move { result })
     }
+}
+
+/// The map, even if a thread panicked holding it: every operation on it is one insert,
+/// remove or read, so it is whole whatever happened.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -21,11 +21,11 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::SessionPersistence;
-use super::claim::SessionClaim;
-use super::error::PersistenceError;
-use super::session_id::check_session_id;
-use super::snapshot::SessionSnapshot;
+use reel_actors::persistence::PersistenceError;
+use reel_actors::persistence::SessionClaim;
+use reel_actors::persistence::SessionPersistence;
+use reel_actors::persistence::SessionSnapshot;
+use reel_actors::persistence::check_session_id;
 
 /// How long a statement waits for another process's write to finish.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -33,8 +33,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Session snapshots in an SQLite file (see the [module docs](self)).
 ///
 /// ```
-/// # fn main() -> Result<(), reel_actors::persistence::PersistenceError> {
-/// use reel_actors::persistence::SqlitePersistence;
+/// # fn main() -> Result<(), reel_persistence::PersistenceError> {
+/// use reel_persistence::SqlitePersistence;
 ///
 /// let dir = std::env::temp_dir().join(format!("reel-doc-sqlite-{}", std::process::id()));
 /// let sessions = SqlitePersistence::open(dir.join("sessions.sqlite3"))?;

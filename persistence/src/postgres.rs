@@ -24,11 +24,11 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use tokio_postgres::{Client, NoTls};
 
-use super::SessionPersistence;
-use super::claim::SessionClaim;
-use super::error::PersistenceError;
-use super::session_id::check_session_id;
-use super::snapshot::SessionSnapshot;
+use reel_actors::persistence::PersistenceError;
+use reel_actors::persistence::SessionClaim;
+use reel_actors::persistence::SessionPersistence;
+use reel_actors::persistence::SessionSnapshot;
+use reel_actors::persistence::check_session_id;
 
 /// The table, created if missing.
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS reel_sessions (
