@@ -163,6 +163,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_payload_is_its_json_or_its_text_as_a_string() {
+        assert_eq!(payload_json(br#"{"a":[1]}"#), json!({"a": [1]}));
+        assert_eq!(payload_json(b"not json"), json!("not json"));
+        assert_eq!(payload_json(b"\xff{"), json!("\u{fffd}{"));
+    }
+
+    #[test]
     fn diffs_name_every_changed_place_in_document_order() {
         let expected = json!({"toolResponse": {"functionResponses": [
             {"id": "c1", "response": {"temp_c": 21, "sky": "clear"}}
