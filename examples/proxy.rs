@@ -30,7 +30,7 @@ use std::process::ExitCode;
 use main_of::main_of;
 use reel::recorder::jsonl::JsonlReader;
 use reel::recorder::{RecordError, WireEntry, WireLogReader};
-use reel::replayer::server::{
+use reel::tape_server::{
     RunningServer, SelfSignedCertificate, TapeLibrary, TapeServer, TlsFiles, Upstream,
 };
 

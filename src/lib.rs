@@ -11,9 +11,13 @@ pub use reel_actors as actors;
 pub use reel_extract as extract;
 pub use reel_fluent as fluent;
 pub use reel_llm as llm;
+pub use reel_persistence as persistence;
 pub use reel_protocol as protocol;
 pub use reel_recorder as recorder;
 pub use reel_replayer as replayer;
+/// The tape server and recording proxy (`reel serve`): part of the command line.
+#[cfg(feature = "cli")]
+pub use reel_tape_server as tape_server;
 
 mod failure;
 pub use failure::Failure;

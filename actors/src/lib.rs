@@ -20,7 +20,6 @@
 // Library code never unwraps: a bad frame or a failed tool is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod audio;
 mod callback_guard;
 pub mod callbacks;
 pub mod child;
@@ -52,6 +51,8 @@ pub mod transcript;
 pub mod transport;
 pub mod writer;
 
+/// Client audio: the jitter buffer and voice activity detection (the `reel-audio` crate).
+pub use reel_audio as audio;
 /// Out-of-band model calls (the `reel-llm` crate).
 pub use reel_llm as llm;
 /// The session clock (it lives in `reel-recorder`, which stamps every recorded frame).

@@ -5,7 +5,7 @@ use std::error::Error;
 
 use reel::protocol::ApiEndpoint;
 use reel::recorder::WireEntry;
-use reel::replayer::server::{Pace, RunningServer, TapeLibrary, TapeServer};
+use reel::tape_server::{Pace, RunningServer, TapeLibrary, TapeServer};
 
 /// Starts a tape server playing `entries` (tape `name`) at the recorded pace divided by
 /// `speed`, or at once (`None`).

@@ -20,7 +20,7 @@ use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::demo::weather::{Conditions, lookup};
 use reel::fluent::{Live, LiveBuilder};
 use reel::protocol::SessionEvent;
-use reel::replayer::server::RunningServer;
+use reel::tape_server::RunningServer;
 use serde_json::Value;
 pub use tape_server::endpoint_of;
 use tape_server::serve_tape;

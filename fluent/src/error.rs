@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use reel_actors::SessionStartError;
 use reel_actors::audio::{JitterConfigError, VadConfigError};
 use reel_actors::llm::CassetteError;
-use reel_actors::persistence::{PersistenceError, SessionIdProblem};
 use reel_actors::phases::PhaseError;
 use reel_actors::reactive::ReactiveError;
 use reel_actors::tools::DispatchError;
+use reel_persistence::{PersistenceError, SessionIdProblem};
 use reel_protocol::EndpointError;
 use reel_recorder::RecordError;
 

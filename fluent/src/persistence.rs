@@ -1,5 +1,5 @@
 //! Session persistence in the chain: a backend and a session id, checked together, and the
-//! callback that runs when a session resumes ([`reel_actors::persistence`]).
+//! callback that runs when a session resumes ([`reel_persistence`]).
 //!
 //! With both, the session saves a [`SessionSnapshot`] at every turn boundary and when it
 //! ends, and a session started later with the same id resumes from it: the state restored,
@@ -19,10 +19,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use reel_actors::callbacks::CallbackMode;
-use reel_actors::persistence::{
-    PersistenceError, SessionPersistence, SessionSnapshot, check_session_id,
-};
 use reel_actors::state::State;
+use reel_persistence::{PersistenceError, SessionPersistence, SessionSnapshot, check_session_id};
 
 use crate::builder::LiveBuilder;
 use crate::error::BuildError;
@@ -103,7 +101,7 @@ impl LiveBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use reel_actors::persistence::FsPersistence;
+    /// use reel_persistence::FsPersistence;
     /// use reel_fluent::Live;
     ///
     /// let builder = Live::builder()
@@ -133,7 +131,7 @@ impl LiveBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use reel_actors::persistence::MemoryPersistence;
+    /// use reel_persistence::MemoryPersistence;
     /// use reel_fluent::Live;
     ///
     /// let error = Live::builder()
@@ -199,7 +197,7 @@ mod lazy_sqlite {
     use std::sync::{Arc, Mutex, PoisonError};
 
     use futures_util::future::BoxFuture;
-    use reel_actors::persistence::{
+    use reel_persistence::{
         PersistenceError, SessionClaim, SessionPersistence, SessionSnapshot, SqlitePersistence,
     };
 

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use reel_actors::llm::CassetteMode;
-use reel_actors::persistence::{MemoryPersistence, SessionPersistence};
+use reel_persistence::{MemoryPersistence, SessionPersistence};
 use reel_protocol::{ApiEndpoint, decode_client};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::WireEntry;

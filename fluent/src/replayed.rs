@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use reel_actors::llm::Cassette;
-use reel_actors::persistence::{MemoryPersistence, SessionSnapshot};
 use reel_actors::state::{State, StateSnapshot};
 use reel_actors::{EventEnvelope, EventStream, Lane, LiveEvent, LiveHandle, SessionEnd};
+use reel_persistence::{MemoryPersistence, SessionSnapshot};
 use reel_recorder::journal::{MemoryJournalSink, StateMutation};
 use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
 use reel_replayer::journal_match::{JournalMatch, compare_journals};

@@ -18,8 +18,8 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use reel_actors::persistence::{PersistenceError, RestoredSnapshot, SessionSnapshot};
 use reel_actors::session::RestoredHook;
+use reel_persistence::{PersistenceError, RestoredSnapshot, SessionSnapshot};
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncWriteExt;
 

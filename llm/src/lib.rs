@@ -7,8 +7,8 @@
 //! the wire log and come back, byte for byte, when the session replays offline.
 //!
 //! The session tree (`reel-actors`) hands models out through [`LlmInterceptor`]; everything
-//! else here works without a session: [`GeminiLlm`] is the Gemini REST API over hyper and
-//! rustls, [`Cassette`] keeps every call of a session in one file, [`RecordingLlm`] and
+//! else here works without a session: `GeminiLlm` (the `gemini` feature, on by default) is
+//! the Gemini REST API over hyper and rustls, [`Cassette`] keeps every call of a session in one file, [`RecordingLlm`] and
 //! [`ReplayLlm`] write and read per-call tapes, [`TraceRecordingLlm`] and [`TraceReplayLlm`]
 //! agent traces. With the `testing` feature, [`testing::gemini_standin`] is a scripted
 //! Gemini REST server on loopback for tests.
@@ -19,6 +19,7 @@
 mod cassette;
 mod collect;
 mod error;
+#[cfg(feature = "gemini")]
 pub mod gemini;
 mod matching;
 mod normalize;
@@ -42,6 +43,7 @@ use futures_util::future::BoxFuture;
 pub use cassette::{Cassette, CassetteBuilder, CassetteLlm, CassetteMode};
 pub use collect::collect_stream;
 pub use error::{CassetteError, LlmError, TapeError, UnknownCassetteMode};
+#[cfg(feature = "gemini")]
 pub use gemini::GeminiLlm;
 pub use matching::{MatchRules, RequestMismatch};
 pub use normalize::Normalizer;

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use reel_protocol::json::{PathDiff, json_diff};
+pub use reel_protocol::json::{PathDiff, json_diff, payload_json};
 
 /// How a replayed frame differs from the recorded one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,12 +70,6 @@ impl fmt::Display for Divergence {
             }
         }
     }
-}
-
-/// The payload as JSON, or as a JSON string if it is not JSON.
-pub fn payload_json(payload: &[u8]) -> Value {
-    serde_json::from_slice(payload)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(payload).into_owned()))
 }
 
 #[cfg(test)]

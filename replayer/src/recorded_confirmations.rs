@@ -1,12 +1,4 @@
 //! [`RecordedConfirmations`]: a replay's confirmation provider, which never asks anyone.
-//!
-//! A tool that must be confirmed ([`ConfirmTool`](reel_actors::tools::ConfirmTool)) runs
-//! again in a replay, but its confirmation is taken from the recording: the response the
-//! session sent for the call's id, found by the same [`TapeScan`] that answers recorded
-//! tools as the tape is read (the tape is read once, from a file or from memory). A denial's
-//! error response was a denial with its reason, any other response a confirmation
-//! ([`recorded_decision`]); a call the recording never answered is denied with a reason
-//! that says so, and the replay's response then shows the difference.
 
 use std::sync::Arc;
 
@@ -17,7 +9,15 @@ use reel_actors::tools::{
 
 use crate::tape_scan::TapeScan;
 
-/// Confirmations as the recording `scan` reads shows them (see the [module docs](self)).
+/// Confirmations as the recording `scan` reads shows them.
+///
+/// A tool that must be confirmed ([`ConfirmTool`](reel_actors::tools::ConfirmTool)) runs
+/// again in a replay, but its confirmation is taken from the recording: the response the
+/// session sent for the call's id, found by the same [`TapeScan`] that answers recorded
+/// tools as the tape is read (the tape is read once, from a file or from memory). A denial's
+/// error response was a denial with its reason, any other response a confirmation
+/// ([`recorded_decision`]); a call the recording never answered is denied with a reason
+/// that says so, and the replay's response then shows the difference.
 #[derive(Clone)]
 pub struct RecordedConfirmations {
     scan: Arc<TapeScan>,

@@ -1,18 +1,5 @@
 //! [`RecordedTool`]: a tool that is not run but answered from a recording, declared as the
 //! recording declared it.
-//!
-//! For tools whose code is not the application's and must not run again in a replay —
-//! MCP tools, whose server a replay never starts. The declaration is the recorded setup's,
-//! byte for byte, and each call is answered with the response the runtime sent for that
-//! call id in the recording, found by a [`TapeScan`] as the tape is read. Because the tool
-//! goes through the dispatcher like any other, the responses go out in the same frames,
-//! in the same order, as recorded.
-//!
-//! - A recorded `{"error": "<text>"}` comes back as [`ToolError::Replayed`] (the call
-//!   counts as failed, as it did) whose text is the recorded one.
-//! - Any other recorded response comes back as the tool's result, as it is.
-//! - A call with no recorded response (cancelled, or cut off by the end of the recording)
-//!   waits: the recorded cancellation, or the end of the tape, ends it as it ended then.
 
 use std::fmt;
 use std::sync::Arc;
@@ -24,7 +11,20 @@ use serde_json::Value;
 
 use crate::tape_scan::TapeScan;
 
-/// A tool answered from a recording (see the [module docs](self)).
+/// A tool answered from a recording.
+///
+/// For tools whose code is not the application's and must not run again in a replay —
+/// MCP tools, whose server a replay never starts. The declaration is the recorded setup's,
+/// byte for byte, and each call is answered with the response the runtime sent for that
+/// call id in the recording, found by a [`TapeScan`] as the tape is read. Because the tool
+/// goes through the dispatcher like any other, the responses go out in the same frames,
+/// in the same order, as recorded.
+///
+/// - A recorded `{"error": "<text>"}` comes back as [`ToolError::Replayed`] (the call
+///   counts as failed, as it did) whose text is the recorded one.
+/// - Any other recorded response comes back as the tool's result, as it is.
+/// - A call with no recorded response (cancelled, or cut off by the end of the recording)
+///   waits: the recorded cancellation, or the end of the tape, ends it as it ended then.
 #[derive(Clone)]
 pub struct RecordedTool {
     declaration: FunctionDeclaration,

@@ -4,7 +4,7 @@
 //!
 //! The default leaves out the warnings the commands already print in their own words (a
 //! torn or salvaged line, a tape server's connection report), so nothing is said twice;
-//! `RUST_LOG` replaces the whole default (`RUST_LOG=reel_replayer=debug`,
+//! `RUST_LOG` replaces the whole default (`RUST_LOG=reel_tape_server=debug`,
 //! `RUST_LOG=off`).
 
 use std::io::IsTerminal;
@@ -14,7 +14,7 @@ use tracing_subscriber::EnvFilter;
 /// What is logged when `RUST_LOG` is unset or empty: warnings and errors, less the ones the
 /// commands report themselves.
 pub const DEFAULT_FILTER: &str =
-    "warn,reel_recorder::jsonl=error,reel_replayer::server::connection=error";
+    "warn,reel_recorder::jsonl=error,reel_tape_server::connection=error";
 
 /// Installs the subscriber (once; a second call does nothing). A `RUST_LOG` that is not a
 /// filter is said on standard error, and the default is used.

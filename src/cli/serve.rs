@@ -1,4 +1,4 @@
-//! `reel serve`: the tape server ([`reel_replayer::server`]) on the command line.
+//! `reel serve`: the tape server ([`reel_tape_server`]) on the command line.
 //!
 //! ```text
 //! reel serve --tapes tests/tapes                        # replay
@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use reel_recorder::redact::Redactor;
-use reel_replayer::server::{
+use reel_tape_server::{
     CassetteLibrary, MatchRules, Matching, Mode, Pace, RunningServer, SelfSignedCertificate,
     ServeError, TapeLibrary, TapeLoadError, TapeServer, TlsIdentity, Upstream, default_tls_dir,
 };
@@ -506,7 +506,7 @@ async fn serve_until_stopped(
     mut stop: StopSignal,
     json: bool,
 ) -> ExitCode {
-    let print = |report: &reel_replayer::server::ConnectionReport| {
+    let print = |report: &reel_tape_server::ConnectionReport| {
         if json {
             println!("{}", report.to_json());
         } else {

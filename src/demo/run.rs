@@ -15,8 +15,8 @@ use reel_replayer::journal_diff::{JournalDiff, JournalFinal};
 use reel_replayer::journal_match::{JournalMatch, compare_journals};
 use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::{OfflineReplay, replay_to_end};
-use reel_replayer::server::{Pace, ServeError, TapeLibrary, TapeServer};
 use reel_replayer::{Pacing, ReplayError, ReplayOptions, Tape, Verdict};
+use reel_tape_server::{Pace, ServeError, TapeLibrary, TapeServer};
 
 use super::{WEATHER_TAPE, conversation, weather};
 

@@ -17,7 +17,7 @@ use std::net::IpAddr;
 
 use hyper::HeaderMap;
 use hyper::header::{AUTHORIZATION, COOKIE, HOST, ORIGIN};
-use reel_replayer::server::{AccessRefusal, LocalAccess};
+use reel_tape_server::{AccessRefusal, LocalAccess};
 
 /// The cookie the page keeps the token in, on a bind that is not loopback.
 pub const TOKEN_COOKIE: &str = "reel_studio_token";

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use reel_actors::transport::{Connector, LinkEvent, LinkFrame, LinkOptions, WebSocketConnector};
 use reel_protocol::ApiEndpoint;
-use reel_replayer::server::{TapeLibrary, TapeServer};
+use reel_tape_server::{TapeLibrary, TapeServer};
 use serde_json::{Value, json};
 use serve_support::{SETUP, SETUP_COMPLETE, hello_entries, write_tape};
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use reel_recorder::wire_log::{Direction, WireEntry};
-use reel_replayer::server::{Pace, TapeLibrary, TapeServer};
+use reel_tape_server::{Pace, TapeLibrary, TapeServer};
 use serde_json::{Value, json};
 use serve_support::{ANSWER, HELLO, SETUP, SETUP_COMPLETE, hello_entries, write_tape};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -13,7 +13,7 @@ use reel_actors::transport::{Connector, LinkEvent, LinkFrame, LinkOptions, WebSo
 use reel_protocol::ApiEndpoint;
 use reel_recorder::read_wire_log;
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
-use reel_replayer::server::{TapeLibrary, TapeServer};
+use reel_tape_server::{TapeLibrary, TapeServer};
 use serve_support::{ANSWER, HELLO, SETUP, SETUP_COMPLETE, hello_entries};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -206,7 +206,7 @@ fn a_library_warning_reaches_stderr_unless_rust_log_says_otherwise() {
     assert_eq!(
         warning,
         format!(
-            " WARN reel_replayer::server::tape_index: tape read with a warning tape={tape} \
+            " WARN reel_tape_server::tape_index: tape read with a warning tape={tape} \
              warning=`{tape}` line 5: torn last line skipped (a write was cut short): EOF \
              while parsing a string, at column 24"
         )

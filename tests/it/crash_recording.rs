@@ -24,7 +24,7 @@ use reel_protocol::ApiEndpoint;
 use reel_recorder::journal::{FileJournalSink, JournalSink, read_journal};
 use reel_recorder::wire_log::WireRecorder;
 use reel_recorder::{FileWireRecorder, read_wire_log};
-use reel_replayer::server::{Pace, TapeLibrary, TapeServer};
+use reel_tape_server::{Pace, TapeLibrary, TapeServer};
 
 /// Where the child records, when this binary runs as the child.
 const CHILD_DIR: &str = "REEL_CRASH_CHILD_DIR";

@@ -27,7 +27,7 @@ use reel_actors::{Lane, LiveEvent};
 use reel_fluent::Live;
 use reel_protocol::SessionEvent;
 use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
-use reel_replayer::server::{
+use reel_tape_server::{
     Outcome, SelfSignedCertificate, TapeLibrary, TapeServer, Upstream, canonical,
 };
 use serde_json::{Value, json};

@@ -66,9 +66,9 @@ fn the_library_does_not_pull_in_the_command_lines_dependencies() {
 }
 
 /// What a library built without defaults leaves out besides the command line: SQLite (the
-/// `sqlite` feature), the tape server's certificate generator (reel-replayer's `server`
-/// feature) and the scripted test servers (the crates' `testing` features).
-const NOT_IN_THE_LIBRARY: [&str; 3] = ["rusqlite", "libsqlite3-sys", "rcgen"];
+/// `sqlite` feature), the tape server with its certificate generator (reel-tape-server,
+/// part of `cli`) and the scripted test servers (the crates' `testing` features).
+const NOT_IN_THE_LIBRARY: [&str; 4] = ["rusqlite", "libsqlite3-sys", "rcgen", "reel-tape-server"];
 
 /// The features each package of `reel`'s normal dependency tree is built with.
 fn features(default_features: bool) -> Vec<(String, String)> {
@@ -103,14 +103,14 @@ fn without_defaults_there_is_no_sqlite_no_certificate_generator_and_no_test_serv
     }
     let testing = |tree: &[(String, String)]| {
         tree.iter()
-            .filter(|(_, features)| features.split(',').any(|f| f == "testing" || f == "server"))
+            .filter(|(_, features)| features.split(',').any(|f| f == "testing"))
             .map(|(name, _)| name.clone())
             .collect::<std::collections::BTreeSet<_>>()
     };
     // hyper's `server`: `reel studio`'s web server, under the `cli` feature.
     assert_eq!(
         testing(&features(true)).into_iter().collect::<Vec<_>>(),
-        ["hyper", "reel-actors", "reel-llm", "reel-replayer"]
+        ["hyper", "reel-actors", "reel-llm"]
     );
     assert!(
         testing(&features(false)).is_empty(),
@@ -136,4 +136,105 @@ fn the_library_builds_without_the_cli_feature() {
         "--target-dir",
         target,
     ]);
+}
+
+/// The crates `package`'s normal dependencies pull in, by name (its own features only:
+/// `-e normal` leaves dev-dependencies and the features they turn on out).
+fn dependencies_of(package: &str) -> Vec<String> {
+    dependencies_with(package, &[])
+}
+
+/// [`dependencies_of`] with more arguments for `cargo tree` (`--all-features`).
+fn dependencies_with(package: &str, more: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "tree",
+        "-p",
+        package,
+        "-e",
+        "normal",
+        "--prefix",
+        "none",
+        "--offline",
+        "--frozen",
+    ];
+    args.extend(more);
+    cargo(&args)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The HTTP client stack of reel-llm's `gemini` feature.
+const HTTP_CLIENT: [&str; 4] = ["hyper", "hyper-util", "hyper-rustls", "http-body-util"];
+
+#[test]
+fn the_session_tree_builds_no_http_client() {
+    let tree = dependencies_of("reel-actors");
+    let http: Vec<&String> = tree
+        .iter()
+        .filter(|d| HTTP_CLIENT.contains(&d.as_str()))
+        .collect();
+    assert!(
+        http.is_empty(),
+        "reel-actors builds an HTTP client: {http:?}"
+    );
+    assert!(
+        tree.iter().any(|d| d == "reel-llm"),
+        "the tree needs BaseLlm"
+    );
+    // The library's default `gemini` feature still brings the REST client.
+    assert!(
+        dependencies(true).iter().any(|d| d == "hyper"),
+        "reel's defaults build GeminiLlm"
+    );
+}
+
+/// Decision 0043: each capability crate sits on its side of the tree and pulls in only what
+/// its seam needs.
+#[test]
+fn the_capability_crates_sit_where_decision_0043_puts_them() {
+    let has = |tree: &[String], name: &str| tree.iter().any(|d| d == name);
+
+    // The tree, with every feature it has: no session store's database, no tape server.
+    let tree = dependencies_with("reel-actors", &["--all-features"]);
+    for name in [
+        "rusqlite",
+        "libsqlite3-sys",
+        "tokio-postgres",
+        "reel-persistence",
+        "reel-tape-server",
+        "rcgen",
+    ] {
+        assert!(!has(&tree, name), "reel-actors builds {name}");
+    }
+    assert!(has(&tree, "reel-audio"), "the tree uses client audio");
+
+    // Client audio, below the tree, knows nothing of it.
+    let audio = dependencies_of("reel-audio");
+    for name in [
+        "reel-actors",
+        "reel-recorder",
+        "reel-llm",
+        "ractor",
+        "tokio",
+    ] {
+        assert!(!has(&audio, name), "reel-audio builds {name}");
+    }
+
+    // The session stores, above the tree: the databases only with their features.
+    let stores = dependencies_of("reel-persistence");
+    assert!(
+        has(&stores, "reel-actors"),
+        "the stores implement the tree's interface"
+    );
+    assert!(!has(&stores, "rusqlite") && !has(&stores, "tokio-postgres"));
+    let all_stores = dependencies_with("reel-persistence", &["--all-features"]);
+    assert!(has(&all_stores, "rusqlite") && has(&all_stores, "tokio-postgres"));
+
+    // The tape server runs no session tree and no replay.
+    let server = dependencies_of("reel-tape-server");
+    for name in ["reel-actors", "reel-replayer", "reel-llm", "ractor"] {
+        assert!(!has(&server, name), "reel-tape-server builds {name}");
+    }
 }

@@ -21,7 +21,7 @@ use std::process::Command;
 use python_sdk::{output_text, python, root, tempdir};
 use reel_protocol::decode_server;
 use reel_recorder::wire_log::{Direction, WireEntry};
-use reel_replayer::server::{SelfSignedCertificate, TapeLibrary, TapeServer, Upstream};
+use reel_tape_server::{SelfSignedCertificate, TapeLibrary, TapeServer, Upstream};
 use serde_json::Value;
 
 /// Tapes made from an SDK's captured frames: for each session, every client frame as it was

@@ -23,7 +23,7 @@ use reel_recorder::cassette::{CassetteFile, Interaction};
 use reel_recorder::llm_tape::RecordedChunk;
 use reel_recorder::trace::Timestamp;
 use reel_recorder::wire_log::{Direction, WireEntry};
-use reel_replayer::server::{
+use reel_tape_server::{
     CassetteLibrary, IgnoreRule, MatchRules, Matching, RunningServer, TapeLibrary, TapeServer,
 };
 use serde_json::json;

@@ -10,16 +10,13 @@
 //! the database dropped and another process took over) cannot overwrite the newer owner's
 //! snapshots: two writers are refused, never merged.
 //!
-//! The claim must end when its process does, however it ends: [`SqlitePersistence`] holds
-//! an operating-system lock on a file per session (the kernel drops it when the process
-//! dies, even by `SIGKILL`); [`PostgresPersistence`] a session-level advisory lock on its
-//! own database connection (the server drops it when the connection closes). A backend
-//! that cannot tell owners apart ([`FsPersistence`](super::FsPersistence),
-//! [`MemoryPersistence`](super::MemoryPersistence), and any implementation that keeps the
-//! default [`SessionPersistence::claim`]) hands out an unfenced claim: last writer wins.
-//!
-//! [`SqlitePersistence`]: super::SqlitePersistence
-//! [`PostgresPersistence`]: super::PostgresPersistence
+//! The claim must end when its process does, however it ends: `reel-persistence`'s
+//! `SqlitePersistence` holds an operating-system lock on a file per session (the kernel
+//! drops it when the process dies, even by `SIGKILL`); its `PostgresPersistence` a
+//! session-level advisory lock on its own database connection (the server drops it when
+//! the connection closes). A backend that cannot tell owners apart (`FsPersistence`,
+//! `MemoryPersistence`, and any implementation that keeps the default
+//! [`SessionPersistence::claim`]) hands out an unfenced claim: last writer wins.
 
 use std::sync::Arc;
 

@@ -22,26 +22,23 @@
 //!   snapshot and waits until it and every earlier one are written, so what changed since
 //!   the last turn boundary is kept even if the process exits right after the session ends.
 //!
-//! Backends: [`FsPersistence`] (a JSON file per session, written atomically),
-//! [`MemoryPersistence`] (tests, in-process restarts), `SqlitePersistence` (feature
-//! `sqlite`: one embedded database file, sessions claimed by a lock per id) and
-//! `PostgresPersistence` (feature `postgres`: a fleet's shared database, sessions claimed
-//! by an advisory lock); implement [`SessionPersistence`] for anything else. A running
-//! session owns its id through a [`SessionClaim`] (see [`claim`]): a second session with
-//! the same id is refused while the first runs, and a stale owner's saves are fenced off.
+//! This module is the interface the tree drives (decision 0043): [`SessionPersistence`],
+//! [`SessionClaim`], [`SessionSnapshot`], [`RestoredSnapshot`], [`PersistenceError`] and
+//! the saver task. The backends are in the `reel-persistence` crate: `FsPersistence` (a
+//! JSON file per session, written atomically), `MemoryPersistence` (tests, in-process
+//! restarts), `SqlitePersistence` (feature `sqlite`: one embedded database file, sessions
+//! claimed by a lock per id) and `PostgresPersistence` (feature `postgres`: a fleet's
+//! shared database, sessions claimed by an advisory lock); implement
+//! [`SessionPersistence`] for anything else. A running session owns its id through a
+//! [`SessionClaim`] (see [`claim`]): a second session with the same id is refused while
+//! the first runs, and a stale owner's saves are fenced off.
 
 pub mod claim;
 mod error;
-mod fs;
-mod memory;
-#[cfg(feature = "postgres")]
-mod postgres;
 mod restored;
 mod saver;
 mod session_id;
 mod snapshot;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 mod time;
 
 use std::sync::Arc;
@@ -51,15 +48,9 @@ use futures_util::future::BoxFuture;
 pub use claim::SessionClaim;
 use claim::Unfenced;
 pub use error::PersistenceError;
-pub use fs::FsPersistence;
-pub use memory::MemoryPersistence;
-#[cfg(feature = "postgres")]
-pub use postgres::PostgresPersistence;
 pub use restored::RestoredSnapshot;
 pub use session_id::{MAX_SESSION_ID_LEN, SessionIdProblem, check_session_id};
 pub use snapshot::{SUMMARY_TURNS, SessionSnapshot};
-#[cfg(feature = "sqlite")]
-pub use sqlite::SqlitePersistence;
 pub use time::rfc3339_utc;
 
 pub(crate) use saver::SnapshotSaver;

@@ -51,7 +51,7 @@ impl fmt::Display for SessionIdProblem {
 /// Checks that `id` can name a session: 1 to [`MAX_SESSION_ID_LEN`] ASCII letters, digits,
 /// `-`, `_` or `.`, not starting with a dot. Such an id is a plain file name everywhere: it
 /// cannot reach outside a directory (`/`, `\`, `..`), hide a file, or clash with the
-/// temporary files [`FsPersistence`](super::FsPersistence) writes (which start with a dot).
+/// temporary files `reel_persistence::FsPersistence` writes (which start with a dot).
 ///
 /// ```
 /// use reel_actors::persistence::{PersistenceError, SessionIdProblem, check_session_id};

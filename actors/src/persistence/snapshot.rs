@@ -32,9 +32,9 @@ pub struct SessionSnapshot {
 }
 
 impl SessionSnapshot {
-    /// The snapshot as a database backend stores it: its JSON in one text column.
-    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-    pub(crate) fn to_stored(&self, session_id: &str) -> Result<String, super::PersistenceError> {
+    /// The snapshot as a database backend stores it: its JSON in one text column (the
+    /// backends of `reel-persistence` use it, so every store writes the same form).
+    pub fn to_stored(&self, session_id: &str) -> Result<String, super::PersistenceError> {
         serde_json::to_string(self).map_err(|source| super::PersistenceError::Encode {
             session_id: session_id.to_owned(),
             source,
@@ -42,8 +42,7 @@ impl SessionSnapshot {
     }
 
     /// A stored snapshot read back; `location` names where it was, for the error.
-    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-    pub(crate) fn from_stored(
+    pub fn from_stored(
         json: &str,
         session_id: &str,
         location: &str,

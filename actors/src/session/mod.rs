@@ -393,9 +393,8 @@ impl LiveSessionBuilder {
     /// use std::sync::{Arc, Mutex};
     /// use reel_actors::LiveSessionBuilder;
     /// use reel_actors::clock::ManualClock;
-    /// use reel_actors::persistence::{
-    ///     MemoryPersistence, RestoredSnapshot, SessionPersistence, SessionSnapshot,
-    /// };
+    /// use reel_actors::persistence::{RestoredSnapshot, SessionPersistence, SessionSnapshot};
+    /// use reel_persistence::MemoryPersistence;
     /// use reel_protocol::{ApiEndpoint, SessionConfig};
     ///
     /// let backend = Arc::new(MemoryPersistence::new());

@@ -15,8 +15,7 @@ use futures_util::future::BoxFuture;
 use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
 use reel_actors::extract::{ExtractionContext, ExtractionError, TurnExtractor};
 use reel_actors::persistence::{
-    FsPersistence, MemoryPersistence, PersistenceError, SessionIdProblem, SessionPersistence,
-    SessionSnapshot,
+    PersistenceError, SessionIdProblem, SessionPersistence, SessionSnapshot,
 };
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::state::State;
@@ -25,6 +24,7 @@ use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::transcript::TranscriptTurn;
 use reel_actors::writer::SessionWriter;
 use reel_actors::{LiveEvent, LiveSessionBuilder, SessionStartError};
+use reel_persistence::{FsPersistence, MemoryPersistence};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use serde_json::{Value, json};
 use support::T0;

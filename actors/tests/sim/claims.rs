@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use reel_actors::persistence::{
-    MemoryPersistence, PersistenceError, SessionClaim, SessionPersistence, SessionSnapshot,
+    PersistenceError, SessionClaim, SessionPersistence, SessionSnapshot,
 };
+use reel_persistence::MemoryPersistence;
 
 /// The id every simulated session runs under.
 pub const SESSION_ID: &str = "sim-session";

@@ -14,11 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
-use reel_actors::persistence::{FsPersistence, MemoryPersistence, SessionIdProblem};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::tools::TypedTool;
 use reel_actors::{Lane, LiveEvent};
 use reel_fluent::{BuildError, Live, LiveBuilder};
+use reel_persistence::{FsPersistence, MemoryPersistence, SessionIdProblem};
 use reel_recorder::journal::read_journal;
 use serde_json::{Value, json};
 use support::{accepted, lane, recording, text, turn_complete, until_turn_complete};

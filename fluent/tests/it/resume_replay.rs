@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use reel_actors::clock::TokioClock;
-use reel_actors::persistence::{MemoryPersistence, SessionPersistence, SessionSnapshot};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::transport::{Connector, LinkError, LinkHalves, LinkOptions, WebSocketConnector};
 use reel_fluent::{Live, LiveBuilder, ReplayOutcome};
+use reel_persistence::{MemoryPersistence, SessionPersistence, SessionSnapshot};
 use reel_protocol::ConnectRequest;
 use reel_recorder::journal::read_journal;
 use serde_json::json;

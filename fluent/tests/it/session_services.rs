@@ -26,13 +26,13 @@ use std::time::Duration;
 
 use postgres_server::Postgres;
 use reel_actors::SessionStartError;
-use reel_actors::persistence::{
-    MemoryPersistence, PersistenceError, PostgresPersistence, SessionPersistence, SessionSnapshot,
-    SqlitePersistence,
-};
 use reel_actors::testing::{SCRIPTED_API_KEY, ScriptedServer};
 use reel_actors::tools::TypedTool;
 use reel_fluent::{ConnectError, Live, LiveBuilder};
+use reel_persistence::{
+    MemoryPersistence, PersistenceError, PostgresPersistence, SessionPersistence, SessionSnapshot,
+    SqlitePersistence,
+};
 use reel_protocol::ApiEndpoint;
 use reel_recorder::journal::{FileJournalSink, read_journal};
 use reel_recorder::read_wire_log;
@@ -258,7 +258,7 @@ async fn tokio_postgres_connect(url: &str) -> tokio_postgres::Client {
 /// it sees the connection gone: a moment after the process died).
 async fn until_claimed(
     store: &Arc<PostgresPersistence>,
-) -> Box<dyn reel_actors::persistence::SessionClaim> {
+) -> Box<dyn reel_persistence::SessionClaim> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         match Arc::clone(store).claim(ID.into()).await {

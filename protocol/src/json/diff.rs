@@ -5,6 +5,13 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// A frame's payload as JSON, or as a JSON string if it is not JSON: the value a diff of
+/// recorded against actual frames compares.
+pub fn payload_json(payload: &[u8]) -> Value {
+    serde_json::from_slice(payload)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(payload).into_owned()))
+}
+
 /// One step of a [`Location`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {
@@ -154,6 +161,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_payload_is_its_json_or_its_text_as_a_string() {
+        assert_eq!(payload_json(br#"{"a":[1]}"#), json!({"a": [1]}));
+        assert_eq!(payload_json(b"not json"), json!("not json"));
+        assert_eq!(payload_json(b"\xff{"), json!("\u{fffd}{"));
+    }
 
     #[test]
     fn diffs_name_every_changed_place_in_document_order() {

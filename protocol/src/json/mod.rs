@@ -33,5 +33,5 @@ mod diff;
 mod path;
 
 pub use casing::{camel_case, snake_case};
-pub use diff::{Location, PathDiff, Place, first_difference, json_diff};
+pub use diff::{Location, PathDiff, Place, first_difference, json_diff, payload_json};
 pub use path::{JsonPath, PathError, PathProblem, Selected};

@@ -15,11 +15,11 @@ use reel_actors::clock::TokioClock;
 use reel_actors::llm::{
     BaseLlm, LlmChunk, LlmError, LlmRequest, LlmStream, TraceRecorder, TraceReplayLlm,
 };
-use reel_actors::persistence::{MemoryPersistence, SessionPersistence, SessionSnapshot};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::transcript::TranscriptTurn;
 use reel_actors::{Lane, LiveEvent, LiveSessionBuilder};
 use reel_extract::{LlmExtractor, RegexExtractor, TurnExtractor};
+use reel_persistence::{MemoryPersistence, SessionPersistence, SessionSnapshot};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
