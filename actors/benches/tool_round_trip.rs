@@ -70,15 +70,15 @@ fn main() {
             {
                 panic!("the link's receiver is gone");
             }
-            let written = match tokio::time::timeout(Duration::from_secs(10), responses.recv()).await
-            {
-                Ok(Some(written)) => written,
-                other => panic!("no toolResponse for round trip {i}: {}", other.is_ok()),
-            };
+            let written =
+                match tokio::time::timeout(Duration::from_secs(10), responses.recv()).await {
+                    Ok(Some(written)) => written,
+                    other => panic!("no toolResponse for round trip {i}: {}", other.is_ok()),
+                };
             let handed_ns = handed.get(i);
             assert!(handed_ns != 0, "round trip {i}'s toolCall was handed over");
-            let written_ns = u64::try_from(written.duration_since(base).as_nanos())
-                .unwrap_or(u64::MAX);
+            let written_ns =
+                u64::try_from(written.duration_since(base).as_nanos()).unwrap_or(u64::MAX);
             if i >= WARMUP {
                 samples.push(written_ns.saturating_sub(handed_ns));
             }

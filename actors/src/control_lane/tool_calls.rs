@@ -12,7 +12,7 @@ use super::tool_batches::{CallSlot, CallStatus, ToolBatch};
 use crate::control_lane::{ControlData, ControlLaneState};
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractionPoint;
-use crate::lane_inbox::LaneItem;
+use crate::mailbox::ControlItem;
 use crate::tools::{
     BargeIn, PhaseToolFilter, ToolContext, ToolError, ToolExecutionMode, ToolOutcome,
     acquire_limits, run_call_holding, running_ack,
@@ -100,10 +100,11 @@ impl ControlLaneState {
                         .get(slot.name())
                         .is_some_and(|tool| tool.streams())
                 {
-                    let control = Arc::clone(&self.peers.control);
+                    let control = Arc::clone(&self.peers.control.inbox);
                     ctx = ctx.with_partials(Arc::new(move |result| {
-                        let _ = control
-                            .push(LaneItem::ToolPartial(Box::new((batch_id, index, result))));
+                        let _ = control.push(ControlItem::ToolPartial(Box::new((
+                            batch_id, index, result,
+                        ))));
                     }));
                 }
                 // A tool that consumes the user's input reads it from the call on.
@@ -122,7 +123,7 @@ impl ControlLaneState {
             }
             let dispatcher = Arc::clone(dispatcher);
             let filter = phase_filter.clone();
-            let control = Arc::clone(&self.peers.control);
+            let control = Arc::clone(&self.peers.control.inbox);
             tokio::spawn(async move {
                 for (index, call, ctx) in starts {
                     let name = call.name.clone().unwrap_or_default();
@@ -141,8 +142,8 @@ impl ControlLaneState {
                             run_call_holding(&dispatcher, &call, ctx, allowed, permits).await;
                         // Never dropped, never waits: the lane's inbox outlives a restart,
                         // and is refused only once the session is over.
-                        let _ =
-                            control.push(LaneItem::ToolDone(Box::new((batch_id, index, outcome))));
+                        let _ = control
+                            .push(ControlItem::ToolDone(Box::new((batch_id, index, outcome))));
                     });
                 }
             });
