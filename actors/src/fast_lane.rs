@@ -18,7 +18,7 @@ use crate::callbacks::FastCallbacks;
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
 use crate::inbox::{Failed, Inbox};
-use crate::lane_inbox::{drained, report_failed};
+use crate::lane_reports::{drained, report_failed};
 use crate::mailbox::{Consumer, EventItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
 use crate::peers::Peers;
 use crate::playback::PlaybackQueue;

@@ -33,7 +33,7 @@ pub mod fault;
 pub(crate) mod go_away;
 pub mod handle;
 pub mod inbox;
-pub(crate) mod lane_inbox;
+pub(crate) mod lane_reports;
 pub mod mailbox;
 pub mod peers;
 pub mod persistence;

@@ -19,7 +19,7 @@ use crate::callbacks::TelemetryCallbacks;
 use crate::child::Child;
 use crate::events::lock;
 use crate::inbox::{Failed, Inbox};
-use crate::lane_inbox::{drained, report_failed};
+use crate::lane_reports::{drained, report_failed};
 use crate::mailbox::{Consumer, EventItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
 use crate::peers::Peers;
 

@@ -82,7 +82,7 @@ use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractorSet;
 use crate::inbox::{Failed, Inbox};
-use crate::lane_inbox::{drained, report_failed};
+use crate::lane_reports::{drained, report_failed};
 use crate::llm::LlmInterceptor;
 use crate::mailbox::{Consumer, ControlItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
 use crate::peers::Peers;

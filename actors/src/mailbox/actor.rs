@@ -192,3 +192,119 @@ impl<C: Consumer> Actor for InboxActor<C> {
         state.consumer.stopped().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use ractor::Actor;
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::inbox::Bound;
+    use crate::mailbox::Mailbox;
+
+    type Numbers = Mailbox<u32, u32, InboxMsg<NoMsg>>;
+
+    /// Hands each number to the test; fails on 13. What it learned of a failed
+    /// predecessor is kept.
+    struct Collect {
+        out: mpsc::UnboundedSender<u32>,
+    }
+
+    #[derive(Clone)]
+    struct CollectArgs {
+        mailbox: Numbers,
+        out: mpsc::UnboundedSender<u32>,
+        recovered: Arc<Mutex<Vec<u32>>>,
+    }
+
+    impl Consumer for Collect {
+        type Item = u32;
+        type Label = u32;
+        type Msg = NoMsg;
+        type Args = CollectArgs;
+
+        const CHUNK: usize = 4;
+
+        fn inbox(args: &CollectArgs) -> Arc<Inbox<u32, u32>> {
+            Arc::clone(&args.mailbox.inbox)
+        }
+
+        async fn start(
+            args: CollectArgs,
+            failed: Option<Failed<u32>>,
+            _myself: &ActorRef<InboxMsg<NoMsg>>,
+        ) -> Result<Self, ActorProcessingErr> {
+            if let Some(failed) = failed {
+                args.recovered.lock().unwrap().push(failed.label);
+            }
+            Ok(Collect { out: args.out })
+        }
+
+        async fn handle(&mut self, item: u32) -> Result<(), ActorProcessingErr> {
+            if item == 13 {
+                return Err("13 fails".into());
+            }
+            let _ = self.out.send(item);
+            Ok(())
+        }
+    }
+
+    fn numbers() -> Numbers {
+        Mailbox::new("numbers", Bound::wait(100), |n| *n, || InboxMsg::Wake)
+    }
+
+    async fn spawn(args: &CollectArgs) -> tokio::task::JoinHandle<()> {
+        let (actor, ended) = Actor::spawn(None, InboxActor::<Collect>::new(), args.clone())
+            .await
+            .unwrap();
+        args.mailbox.actor.set(actor);
+        ended
+    }
+
+    async fn received(rx: &mut mpsc::UnboundedReceiver<u32>, n: usize) -> Vec<u32> {
+        let mut got = Vec::new();
+        while got.len() < n {
+            got.push(rx.recv().await.unwrap());
+        }
+        got
+    }
+
+    #[tokio::test]
+    async fn what_waited_before_the_start_and_more_than_a_chunk_are_all_drained_in_order() {
+        let (out, mut rx) = mpsc::unbounded_channel();
+        let args = CollectArgs {
+            mailbox: numbers(),
+            out,
+            recovered: Arc::default(),
+        };
+        // Ten items (two and a half chunks) before any instance exists: the skeleton's
+        // first wake and its re-wakes after full chunks take them all.
+        args.mailbox.push_all(1..=10).unwrap();
+        let _actor = spawn(&args).await;
+        assert_eq!(received(&mut rx, 10).await, (1..=10).collect::<Vec<_>>());
+        // And the doorbell rings it for what comes later.
+        args.mailbox.push(11).unwrap();
+        assert_eq!(received(&mut rx, 1).await, vec![11]);
+    }
+
+    #[tokio::test]
+    async fn a_successor_learns_of_the_failed_item_and_goes_on_after_it() {
+        let (out, mut rx) = mpsc::unbounded_channel();
+        let args = CollectArgs {
+            mailbox: numbers(),
+            out,
+            recovered: Arc::default(),
+        };
+        let first = spawn(&args).await;
+        args.mailbox.push_all([12, 13, 14]).unwrap();
+        assert_eq!(received(&mut rx, 1).await, vec![12]);
+        // The first instance fails on 13 and ends.
+        first.await.unwrap();
+        args.mailbox.actor.clear();
+        let _second = spawn(&args).await;
+        assert_eq!(received(&mut rx, 1).await, vec![14]);
+        assert_eq!(*args.recovered.lock().unwrap(), vec![13]);
+    }
+}
