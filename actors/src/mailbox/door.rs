@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::child::Child;
 use crate::fault::FaultHook;
-use crate::inbox::{Bound, Doorbell, Inbox, InboxStats};
+use crate::inbox::{Bound, Doorbell, Inbox};
 use crate::slot::Slot;
 
 /// A restartable child's typed mailbox: the [`Inbox`] its items wait in (which outlives each
@@ -74,8 +74,6 @@ pub trait Door: Send + Sync {
     fn clear(&self);
     /// Items waiting (0 for a child without an inbox).
     fn waiting(&self) -> usize;
-    /// The inbox's figures, if the child has one.
-    fn stats(&self) -> Option<InboxStats>;
     /// Installs a fault injector on the inbox, speaking for `child` (nothing for a child
     /// without an inbox).
     fn set_fault_hook(&self, child: Child, hook: Arc<dyn FaultHook>);
@@ -90,10 +88,6 @@ impl<I: Send + 'static, L: Send + 'static, A: Send + 'static> Door for Mailbox<I
         self.inbox.len()
     }
 
-    fn stats(&self) -> Option<InboxStats> {
-        Some(self.inbox.stats())
-    }
-
     fn set_fault_hook(&self, child: Child, hook: Arc<dyn FaultHook>) {
         self.inbox.set_fault_hook(child, hook);
     }
@@ -106,10 +100,6 @@ impl<A: Send + 'static> Door for Slot<A> {
 
     fn waiting(&self) -> usize {
         0
-    }
-
-    fn stats(&self) -> Option<InboxStats> {
-        None
     }
 
     fn set_fault_hook(&self, _child: Child, _hook: Arc<dyn FaultHook>) {}
