@@ -10,25 +10,21 @@
 
 use std::sync::Arc;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{ActorProcessingErr, ActorRef};
 use reel_protocol::{SessionEvent, SessionPhase};
 
 use crate::audio::SharedJitterBuffer;
 use crate::callbacks::FastCallbacks;
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
-use crate::lane_inbox::{LANE_CHUNK, LaneItem, drained, report_failed};
+use crate::inbox::{Failed, Inbox};
+use crate::lane_reports::{drained, report_failed};
+use crate::mailbox::{Consumer, EventItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
 use crate::peers::Peers;
 use crate::playback::PlaybackQueue;
 
-/// Messages to the fast lane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FastMsg {
-    /// Events wait in the lane's inbox ([`Peers::fast`]).
-    Wake,
-}
-
 /// What the fast lane is given at start (and again at each restart).
+#[derive(Clone)]
 pub struct FastLaneArgs {
     /// The application's callbacks.
     pub callbacks: Arc<FastCallbacks>,
@@ -40,74 +36,53 @@ pub struct FastLaneArgs {
     pub peers: Arc<Peers>,
 }
 
-/// The fast lane's state.
-pub struct FastLaneState {
+/// The fast lane: what one instance holds.
+pub struct FastLane {
     args: FastLaneArgs,
 }
 
 /// The FastLane actor.
-pub struct FastLane;
+pub type FastLaneActor = InboxActor<FastLane>;
 
-impl Actor for FastLane {
-    type Msg = FastMsg;
-    type State = FastLaneState;
-    type Arguments = FastLaneArgs;
+impl Consumer for FastLane {
+    type Item = EventItem;
+    type Label = FailedItem;
+    type Msg = NoMsg;
+    type Args = FastLaneArgs;
 
-    async fn pre_start(
-        &self,
-        _myself: ActorRef<FastMsg>,
+    const CHUNK: usize = LANE_CHUNK;
+
+    fn inbox(args: &FastLaneArgs) -> Arc<Inbox<EventItem, FailedItem>> {
+        Arc::clone(&args.peers.fast.inbox)
+    }
+
+    async fn start(
         args: FastLaneArgs,
-    ) -> Result<FastLaneState, ActorProcessingErr> {
-        if let Some(failed) = args.peers.fast.recover() {
+        failed: Option<Failed<FailedItem>>,
+        _myself: &ActorRef<InboxMsg<NoMsg>>,
+    ) -> Result<Self, ActorProcessingErr> {
+        if let Some(failed) = failed {
             report_failed(&args.peers, Child::FastLane, &failed);
         }
-        Ok(FastLaneState { args })
+        Ok(FastLane { args })
     }
 
-    async fn post_start(
-        &self,
-        myself: ActorRef<FastMsg>,
-        _state: &mut FastLaneState,
-    ) -> Result<(), ActorProcessingErr> {
-        // Whatever waited while no instance was in place.
-        let _ = myself.cast(FastMsg::Wake);
-        Ok(())
-    }
-
-    async fn handle(
-        &self,
-        myself: ActorRef<FastMsg>,
-        FastMsg::Wake: FastMsg,
-        state: &mut FastLaneState,
-    ) -> Result<(), ActorProcessingErr> {
-        let inbox = Arc::clone(&state.args.peers.fast);
-        for _ in 0..LANE_CHUNK {
-            let Some(taken) = inbox.take() else {
-                return Ok(());
-            };
-            match taken.item {
-                LaneItem::Event { event, ts_ms, .. } => {
-                    state.handle_event(&event, ts_ms);
-                    state
-                        .args
-                        .peers
-                        .hub
-                        .publish_with(Lane::Fast, || LiveEvent::Session(event));
-                }
-                LaneItem::End => drained(&state.args.peers, Child::FastLane),
-                LaneItem::ToolDone(_)
-                | LaneItem::ToolPartial(_)
-                | LaneItem::Input(_)
-                | LaneItem::FrameSeq(_) => {}
+    async fn handle(&mut self, item: EventItem) -> Result<(), ActorProcessingErr> {
+        match item {
+            EventItem::Event { event, ts_ms } => {
+                self.handle_event(&event, ts_ms);
+                self.args
+                    .peers
+                    .hub
+                    .publish_with(Lane::Fast, || LiveEvent::Session(event));
             }
-            inbox.done(taken.seq);
+            EventItem::End => drained(&self.args.peers, Child::FastLane),
         }
-        let _ = myself.cast(FastMsg::Wake);
         Ok(())
     }
 }
 
-impl FastLaneState {
+impl FastLane {
     fn handle_event(&self, event: &SessionEvent, ts_ms: u64) {
         let callbacks = &self.args.callbacks;
         match event {

@@ -204,7 +204,7 @@ impl LiveHandle {
             fast_lane: peers.fast.stats(),
             control_lane: peers.control.stats(),
             telemetry: peers.telemetry.stats(),
-            state_store: peers.store_inbox.stats(),
+            state_store: peers.store.stats(),
             recorder: self.record_queue.as_ref().map(|q| q.inbox().stats()),
         }
     }

@@ -534,7 +534,9 @@ impl<T, L> Inbox<T, L> {
         if self.finished() >= seq {
             return;
         }
-        self.progress_waiters.fetch_add(1, Ordering::SeqCst);
+        // Counted while it waits, however the wait ends: returned, or its future dropped
+        // (a timeout, a `select!` that took another branch).
+        let _waiting = ProgressWaiter::register(&self.progress_waiters);
         loop {
             let notified = self.progress.notified();
             tokio::pin!(notified);
@@ -544,7 +546,6 @@ impl<T, L> Inbox<T, L> {
             }
             notified.await;
         }
-        self.progress_waiters.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// Items waiting now.
@@ -593,10 +594,32 @@ impl<T, L> Drop for RoomWaiter<'_, T, L> {
     }
 }
 
+/// Counts a task waiting for progress ([`Inbox::wait_finished`]) while it waits, so
+/// [`Inbox::done`] knows to notify, and stops counting it when it stops waiting, however it
+/// stops.
+struct ProgressWaiter<'a> {
+    count: &'a AtomicUsize,
+}
+
+impl<'a> ProgressWaiter<'a> {
+    fn register(count: &'a AtomicUsize) -> Self {
+        // SeqCst, paired with `done`: see there.
+        count.fetch_add(1, Ordering::SeqCst);
+        ProgressWaiter { count }
+    }
+}
+
+impl Drop for ProgressWaiter<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
     use std::sync::atomic::AtomicU32;
+    use std::time::Duration;
 
     use super::*;
 
@@ -868,6 +891,21 @@ mod tests {
         let second = inbox.take().unwrap();
         inbox.done(second.seq);
         waiter.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_wait_finished_stops_counting_its_waiter() {
+        let (inbox, _) = inbox(Bound::wait(10));
+        let last = inbox.push_all([1, 2]).unwrap();
+        // Given up on (virtual time runs out) while the item is not finished: the future
+        // is dropped mid-wait.
+        let waited = tokio::time::timeout(Duration::from_millis(10), inbox.wait_finished(last));
+        assert!(waited.await.is_err(), "nothing finished item {last}");
+        assert_eq!(inbox.progress_waiters.load(Ordering::SeqCst), 0);
+        // And a wait that returns leaves none behind either.
+        drain(&inbox);
+        inbox.wait_finished(last).await;
+        assert_eq!(inbox.progress_waiters.load(Ordering::SeqCst), 0);
     }
 
     #[test]

@@ -1,50 +1,62 @@
-//! [`Peers`]: where the actors of one session find each other.
+//! [`Peers`]: where the actors of one session find each other — a table of typed mailboxes
+//! keyed by [`Child`].
 //!
-//! A restartable actor is reached through its inbox (see [`crate::inbox`]), which outlives
-//! each instance, and woken through its [`Slot`], which the supervisor points at the
-//! current instance. Nothing keeps another actor's `ActorRef` across a restart.
+//! A restartable actor is reached through its [`Mailbox`]: its inbox (see
+//! [`crate::inbox`]), which outlives each instance, and the [`Slot`] of its current
+//! instance, which the supervisor points at each new one. Nothing keeps another actor's
+//! `ActorRef` across a restart. [`Peers::door`] gives the supervisor any child's mailbox
+//! without its types.
 
 use std::sync::Arc;
 
-use crate::clock::{Clock, EventClock, SharedClock};
-use crate::control_lane::ControlMsg;
-use crate::events::EventHub;
-use crate::fast_lane::FastMsg;
-use crate::inbox::{Doorbell, Inbox};
-use crate::lane_inbox::{FailedItem, LANE_BOUND, LaneInbox};
-use crate::router::{ROUTER_BOUND, ROUTER_MAX_BYTES, RouterInbox, RouterWake, router_item_bytes};
-use crate::slot::Slot;
-use crate::state::{StateStoreMsg, StoreInbox, store_inbox};
-use crate::supervisor::SupervisorMsg;
-use crate::telemetry::TelemetryMsg;
-use crate::tools::ToolInputs;
-use crate::transport::TransportMsg;
+use reel_recorder::wire_log::WireEntry;
 
-/// The inboxes and current instances of a session's actors, the clock and the event hub.
-/// The supervisor owns it and fills the slots as it spawns and restarts the actors.
+use crate::child::Child;
+use crate::clock::{Clock, EventClock, SharedClock};
+use crate::events::EventHub;
+use crate::mailbox::{
+    ControlItem, Door, EventItem, FailedItem, InboxMsg, LANE_BOUND, Mailbox, NoMsg, ROUTER_BOUND,
+    ROUTER_MAX_BYTES, RecorderTick, RouterMsg, RouterTimer, SupervisorMsg, TransportMsg,
+    router_item_bytes,
+};
+use crate::slot::Slot;
+use crate::state::{StateStoreMsg, StoreWrite, store_inbox};
+use crate::tools::ToolInputs;
+
+/// The router's mailbox: what it routes, in order (frames, transport steps, reports,
+/// barriers).
+pub type RouterMailbox = Mailbox<RouterMsg, (), InboxMsg<RouterTimer>>;
+
+/// The fast lane's or telemetry's mailbox: events, then the end.
+pub type EventMailbox = Mailbox<EventItem, FailedItem, InboxMsg<NoMsg>>;
+
+/// The control lane's mailbox: events, finished tool calls, input for tools, the end.
+pub type ControlMailbox = Mailbox<ControlItem, FailedItem, InboxMsg<NoMsg>>;
+
+/// The state store's mailbox: the writes waiting for it.
+pub type StoreMailbox = Mailbox<StoreWrite, (), StateStoreMsg>;
+
+/// The recorder's mailbox: the wire entries waiting to be written, each labelled with a
+/// copy of itself (its payload shared, not copied) for a successor to write again.
+pub type RecorderMailbox = Mailbox<WireEntry, WireEntry, InboxMsg<RecorderTick>>;
+
+/// The mailboxes of a session's actors, the clock and the event hub. The supervisor owns
+/// it and fills the slots as it spawns and restarts the actors.
 pub struct Peers {
-    /// The transport.
+    /// The transport (not restarted: it has no inbox, only its current instance).
     pub transport: Arc<Slot<TransportMsg>>,
-    /// What the router routes, in order: frames, transport steps, reports, barriers.
-    pub router: Arc<RouterInbox>,
-    /// The router's current instance.
-    pub router_actor: Arc<Slot<RouterWake>>,
-    /// The fast lane's events.
-    pub fast: Arc<LaneInbox>,
-    /// The fast lane's current instance.
-    pub fast_actor: Arc<Slot<FastMsg>>,
-    /// The control lane's events and finished tool calls.
-    pub control: Arc<LaneInbox>,
-    /// The control lane's current instance.
-    pub control_actor: Arc<Slot<ControlMsg>>,
-    /// The telemetry actor's events.
-    pub telemetry: Arc<LaneInbox>,
-    /// The telemetry actor's current instance.
-    pub telemetry_actor: Arc<Slot<TelemetryMsg>>,
-    /// The state store's current instance.
-    pub store: Arc<Slot<StateStoreMsg>>,
-    /// The writes waiting for the state store.
-    pub store_inbox: Arc<StoreInbox>,
+    /// The router.
+    pub router: RouterMailbox,
+    /// The fast lane.
+    pub fast: EventMailbox,
+    /// The control lane (finished tool calls are pushed here too).
+    pub control: ControlMailbox,
+    /// Telemetry.
+    pub telemetry: EventMailbox,
+    /// The state store.
+    pub store: StoreMailbox,
+    /// The recorder, when the session records its wire.
+    pub recorder: Option<RecorderMailbox>,
     /// The supervisor.
     pub supervisor: Arc<Slot<SupervisorMsg>>,
     /// Where events go to the application.
@@ -58,53 +70,53 @@ impl std::fmt::Debug for Peers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Peers")
             .field("transport", &self.transport)
-            .field("router", &self.router_actor)
-            .field("fast", &self.fast_actor)
-            .field("control", &self.control_actor)
-            .field("telemetry", &self.telemetry_actor)
-            .field("store", &self.store)
+            .field("router", &self.router.actor)
+            .field("fast", &self.fast.actor)
+            .field("control", &self.control.actor)
+            .field("telemetry", &self.telemetry.actor)
+            .field("store", &self.store.actor)
             .field("now_ms", &self.clock.now_ms())
             .finish_non_exhaustive()
     }
 }
 
 impl Peers {
-    /// Empty inboxes and slots around the session's event clock and `hub`.
-    pub fn new(clock: Arc<EventClock>, hub: Arc<EventHub>) -> Self {
-        let router_actor: Arc<Slot<RouterWake>> = Arc::default();
-        let fast_actor: Arc<Slot<FastMsg>> = Arc::default();
-        let control_actor: Arc<Slot<ControlMsg>> = Arc::default();
-        let telemetry_actor: Arc<Slot<TelemetryMsg>> = Arc::default();
-        let store: Arc<Slot<StateStoreMsg>> = Arc::default();
+    /// Empty mailboxes around the session's event clock and `hub`; `recorder` is the
+    /// recorder's, when the session records (its queue makes it).
+    pub fn new(
+        clock: Arc<EventClock>,
+        hub: Arc<EventHub>,
+        recorder: Option<RecorderMailbox>,
+    ) -> Self {
+        let store_actor: Arc<Slot<StateStoreMsg>> = Arc::default();
         Peers {
-            store_inbox: Arc::new(store_inbox(&store)),
-            store,
+            store: Mailbox::from_parts(Arc::new(store_inbox(&store_actor)), store_actor),
             transport: Arc::default(),
-            router: Arc::new(
-                Inbox::new(
-                    "router",
-                    ROUTER_BOUND,
-                    |_| (),
-                    doorbell(&router_actor, || RouterWake::Wake),
-                )
-                .weighed(ROUTER_MAX_BYTES, router_item_bytes),
-            ),
-            fast: Arc::new(lane_inbox("fast_lane", &fast_actor, || FastMsg::Wake)),
-            control: Arc::new(lane_inbox("control_lane", &control_actor, || {
-                ControlMsg::Wake
-            })),
-            telemetry: Arc::new(lane_inbox("telemetry", &telemetry_actor, || {
-                TelemetryMsg::Wake
-            })),
-            router_actor,
-            fast_actor,
-            control_actor,
-            telemetry_actor,
+            router: router_mailbox(),
+            fast: lane("fast_lane"),
+            control: Mailbox::new("control_lane", LANE_BOUND, FailedItem::of_control, wake),
+            telemetry: lane("telemetry"),
+            recorder,
             supervisor: Arc::default(),
             hub,
             tool_input: Arc::default(),
             clock,
         }
+    }
+
+    /// Child `child`'s mailbox, whatever its types (`None` for the recorder of a session
+    /// that does not record). The one table of the children's mailboxes: a new child is one
+    /// arm here.
+    pub fn door(&self, child: Child) -> Option<&dyn Door> {
+        Some(match child {
+            Child::Transport => &*self.transport,
+            Child::Router => &self.router,
+            Child::FastLane => &self.fast,
+            Child::ControlLane => &self.control,
+            Child::Telemetry => &self.telemetry,
+            Child::StateStore => &self.store,
+            Child::Recorder => return self.recorder.as_ref().map(|r| r as &dyn Door),
+        })
     }
 
     /// The session's event clock (see [`EventClock`]).
@@ -118,16 +130,22 @@ impl Peers {
     }
 }
 
-/// A doorbell that sends `wake()` to whatever instance `slot` holds.
-pub fn doorbell<M: Send + 'static>(slot: &Arc<Slot<M>>, wake: fn() -> M) -> Doorbell {
-    let slot = Arc::clone(slot);
-    Box::new(move || slot.cast(wake()))
+fn wake<M>() -> InboxMsg<M> {
+    InboxMsg::Wake
 }
 
-fn lane_inbox<M: Send + 'static>(
-    name: &'static str,
-    slot: &Arc<Slot<M>>,
-    wake: fn() -> M,
-) -> LaneInbox {
-    Inbox::new(name, LANE_BOUND, FailedItem::of, doorbell(slot, wake))
+fn router_mailbox() -> RouterMailbox {
+    let actor: Arc<Slot<InboxMsg<RouterTimer>>> = Arc::default();
+    let inbox = crate::inbox::Inbox::new(
+        "router",
+        ROUTER_BOUND,
+        |_| (),
+        crate::mailbox::doorbell(&actor, wake),
+    )
+    .weighed(ROUTER_MAX_BYTES, router_item_bytes);
+    Mailbox::from_parts(Arc::new(inbox), actor)
+}
+
+fn lane(name: &'static str) -> EventMailbox {
+    Mailbox::new(name, LANE_BOUND, FailedItem::of_event, wake)
 }

@@ -23,13 +23,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{ActorProcessingErr, ActorRef};
 use reel_recorder::wire_log::{Direction, WireEntry, WireRecorder};
 
 use crate::events::lock;
-use crate::inbox::{Bound, Inbox};
-use crate::peers::doorbell;
-use crate::slot::Slot;
+use crate::inbox::{Bound, Failed, Inbox};
+use crate::mailbox::{Consumer, InboxActor, InboxMsg, Mailbox, RecorderTick};
 use crate::telemetry::TelemetryShared;
 
 /// How often the recorder is flushed while frames are being recorded, however long the
@@ -48,22 +47,13 @@ pub const REWRITES: u32 = 2;
 /// How many entries one drain writes before the Recorder lets its mailbox in.
 const RECORD_CHUNK: usize = 256;
 
-/// Messages to the Recorder.
-#[derive(Debug)]
-pub enum RecorderMsg {
-    /// Entries are waiting in the queue.
-    Wake,
-    /// Time to flush.
-    Flush,
-}
-
 /// Entries waiting for the Recorder; shared by the tap and every Recorder instance.
 pub struct RecordQueue {
-    /// Labelled with a copy of each entry (its payload is shared, not copied), so a
-    /// successor can write again the one its predecessor failed on.
-    entries: Inbox<WireEntry, WireEntry>,
+    /// The Recorder's mailbox: its entries, labelled with a copy of each (its payload is
+    /// shared, not copied), so a successor can write again the one its predecessor failed
+    /// on; and its current instance.
+    entries: Mailbox<WireEntry, WireEntry, InboxMsg<RecorderTick>>,
     recorder: Arc<dyn WireRecorder>,
-    actor: Arc<Slot<RecorderMsg>>,
     /// Held by whoever drains, for each entry from take to done.
     draining: Mutex<()>,
     /// Entries lost because the recorder panicked while writing them (the one being
@@ -87,16 +77,14 @@ impl std::fmt::Debug for RecordQueue {
 impl RecordQueue {
     /// A queue in front of `recorder`.
     pub fn new(recorder: Arc<dyn WireRecorder>) -> Self {
-        let actor: Arc<Slot<RecorderMsg>> = Arc::default();
         RecordQueue {
-            entries: Inbox::new(
+            entries: Mailbox::new(
                 "recorder",
                 Bound::wait(RECORD_CAPACITY),
                 WireEntry::clone,
-                doorbell(&actor, || RecorderMsg::Wake),
+                || InboxMsg::Wake,
             ),
             recorder,
-            actor,
             draining: Mutex::new(()),
             lost: std::sync::atomic::AtomicU64::new(0),
             rewrite: Mutex::new(None),
@@ -104,14 +92,14 @@ impl RecordQueue {
         }
     }
 
-    /// Where the Recorder actor is (the supervisor sets it).
-    pub fn actor(&self) -> &Arc<Slot<RecorderMsg>> {
-        &self.actor
+    /// The Recorder's mailbox (the session's [`crate::peers::Peers`] holds it too).
+    pub fn mailbox(&self) -> &Mailbox<WireEntry, WireEntry, InboxMsg<RecorderTick>> {
+        &self.entries
     }
 
     /// The entries' inbox (its figures: high-water mark, waiting entries).
     pub fn inbox(&self) -> &Inbox<WireEntry, WireEntry> {
-        &self.entries
+        &self.entries.inbox
     }
 
     /// Waits until the queue has room: the transport calls it after recording a frame, so
@@ -144,7 +132,12 @@ impl RecordQueue {
     /// Moves the entry a failed Recorder was writing, if any, to [`RecordQueue::rewrite`]:
     /// counted lost until it is written.
     fn take_failed(&self) {
-        if let Some(failed) = self.entries.recover() {
+        self.note_failed(self.entries.recover());
+    }
+
+    /// Keeps the entry a failed Recorder was writing (see [`RecordQueue::take_failed`]).
+    fn note_failed(&self, failed: Option<Failed<WireEntry>>) {
+        if let Some(failed) = failed {
             self.lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             *lock(&self.rewrite) = Some((failed.label, 0));
         }
@@ -203,7 +196,7 @@ impl WireRecorder for RecordQueue {
     }
 
     fn flush(&self) {
-        self.actor.cast(RecorderMsg::Flush);
+        self.entries.actor.cast(InboxMsg::Own(RecorderTick::Flush));
     }
 
     fn error_count(&self) -> u64 {
@@ -240,20 +233,32 @@ pub struct RecorderArgs {
     pub telemetry: Arc<TelemetryShared>,
 }
 
+/// The Recorder: what one instance holds.
+pub struct Recorder {
+    args: RecorderArgs,
+}
+
 /// The Recorder actor.
-pub struct Recorder;
+pub type RecorderActor = InboxActor<Recorder>;
 
-impl Actor for Recorder {
-    type Msg = RecorderMsg;
-    type State = RecorderArgs;
-    type Arguments = RecorderArgs;
+impl Consumer for Recorder {
+    type Item = WireEntry;
+    type Label = WireEntry;
+    type Msg = RecorderTick;
+    type Args = RecorderArgs;
 
-    async fn pre_start(
-        &self,
-        myself: ActorRef<RecorderMsg>,
+    const CHUNK: usize = RECORD_CHUNK;
+
+    fn inbox(args: &RecorderArgs) -> Arc<Inbox<WireEntry, WireEntry>> {
+        Arc::clone(&args.queue.entries.inbox)
+    }
+
+    async fn start(
         args: RecorderArgs,
-    ) -> Result<RecorderArgs, ActorProcessingErr> {
-        args.queue.take_failed();
+        failed: Option<Failed<WireEntry>>,
+        myself: &ActorRef<InboxMsg<RecorderTick>>,
+    ) -> Result<Self, ActorProcessingErr> {
+        args.queue.note_failed(failed);
         if let Some(entry) = args.queue.next_rewrite() {
             // Written again, first, on the blocking pool. A failure here fails this
             // instance's start: the supervisor restarts it, and the next tries again.
@@ -267,62 +272,61 @@ impl Actor for Recorder {
                 .lost
                 .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
-        myself.send_interval(FLUSH_INTERVAL, || RecorderMsg::Flush);
-        Ok(args)
+        myself.send_interval(FLUSH_INTERVAL, || InboxMsg::Own(RecorderTick::Flush));
+        Ok(Recorder { args })
     }
 
-    async fn post_start(
-        &self,
-        myself: ActorRef<RecorderMsg>,
-        _args: &mut RecorderArgs,
-    ) -> Result<(), ActorProcessingErr> {
-        // Whatever a failed predecessor left in the queue.
-        let _ = myself.cast(RecorderMsg::Wake);
-        Ok(())
+    /// One entry, on the blocking pool. The Recorder drains a chunk per trip there instead
+    /// ([`Consumer::drain`] below); this is what a drain does for each entry.
+    async fn handle(&mut self, entry: WireEntry) -> Result<(), ActorProcessingErr> {
+        off_worker(&self.args.queue, move |queue| {
+            let turn_ended = entry.dir == Direction::In && ends_a_turn(&entry.payload);
+            queue.recorder.record(entry);
+            if turn_ended {
+                queue.recorder.flush();
+            }
+        })
+        .await
     }
 
-    async fn post_stop(
-        &self,
-        _myself: ActorRef<RecorderMsg>,
-        args: &mut RecorderArgs,
+    /// A chunk per trip to the blocking pool, each entry under the drain lock; flushed once
+    /// nothing more waits.
+    async fn drain(
+        &mut self,
+        _inbox: &Arc<Inbox<WireEntry, WireEntry>>,
+    ) -> Result<bool, ActorProcessingErr> {
+        off_worker(&self.args.queue, |queue| {
+            let more = queue.drain(RECORD_CHUNK);
+            if !more {
+                // Nothing more waits: write it out now, not at the next tick.
+                queue.recorder.flush();
+            }
+            more
+        })
+        .await
+    }
+
+    async fn message(
+        &mut self,
+        RecorderTick::Flush: RecorderTick,
+        _myself: &ActorRef<InboxMsg<RecorderTick>>,
     ) -> Result<(), ActorProcessingErr> {
-        off_worker(&args.queue, RecordQueue::drain_and_flush).await?;
+        let args = &self.args;
+        if args.queue.take_unflushed() {
+            off_worker(&args.queue, |queue| {
+                while queue.drain(RECORD_CHUNK) {}
+                queue.recorder.flush();
+            })
+            .await?;
+        }
         args.telemetry.set_recording_errors(args.queue.errors());
         Ok(())
     }
 
-    async fn handle(
-        &self,
-        myself: ActorRef<RecorderMsg>,
-        message: RecorderMsg,
-        args: &mut RecorderArgs,
-    ) -> Result<(), ActorProcessingErr> {
-        match message {
-            RecorderMsg::Wake => {
-                let more = off_worker(&args.queue, |queue| {
-                    let more = queue.drain(RECORD_CHUNK);
-                    if !more {
-                        // Nothing more waits: write it out now, not at the next tick.
-                        queue.recorder.flush();
-                    }
-                    more
-                })
-                .await?;
-                if more {
-                    let _ = myself.cast(RecorderMsg::Wake);
-                }
-            }
-            RecorderMsg::Flush => {
-                if args.queue.take_unflushed() {
-                    off_worker(&args.queue, |queue| {
-                        while queue.drain(RECORD_CHUNK) {}
-                        queue.recorder.flush();
-                    })
-                    .await?;
-                }
-                args.telemetry.set_recording_errors(args.queue.errors());
-            }
-        }
+    async fn stopped(&mut self) -> Result<(), ActorProcessingErr> {
+        let args = &self.args;
+        off_worker(&args.queue, RecordQueue::drain_and_flush).await?;
+        args.telemetry.set_recording_errors(args.queue.errors());
         Ok(())
     }
 }

@@ -5,7 +5,7 @@
 //! handle, and the time from the end of a user turn to the model's first output. It does no
 //! other work: no callbacks, no state.
 //!
-//! Everything it routes arrives through one [`RouterInbox`], in order: frames from the
+//! Everything it routes arrives through its one inbox ([`Peers::router`]), in order: frames from the
 //! transport's reader, the transport's steps, reports, barriers. It pushes each lane its
 //! share into the lane's inbox; when a lane's inbox is full it waits for room, so a slow
 //! lane slows the router, the router's full inbox slows the reader, and the reader stops
@@ -13,47 +13,22 @@
 
 use std::sync::Arc;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{ActorProcessingErr, ActorRef};
 use reel_protocol::{
     DecodeLimits, EventDecoder, PhaseInput, PhaseTracker, SessionCommand, SessionError,
-    SessionEvent, SessionPhase, UserInput, decode_server_partial_with,
+    SessionEvent, SessionPhase, decode_server_partial_with,
 };
 use tokio::sync::watch;
 
 use crate::go_away::{GoAwayStep, GoAwayTimer};
-use crate::inbox::{Bound, Inbox};
-use crate::lane_inbox::{LaneInbox, LaneItem};
+use crate::inbox::{Failed, Inbox};
+use crate::mailbox::{
+    Consumer, ControlItem, EventItem, InboxActor, InboxMsg, Lanes, Lifecycle, RouterMsg,
+    RouterTimer, TransportMsg,
+};
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
-use crate::tools::StampedInput;
-use crate::transport::{LinkFrame, Stamp, TransportMsg};
-
-/// How many items wait for the router at most before the transport's reader waits.
-pub const ROUTER_CAPACITY: usize = 1024;
-
-/// How many bytes of frames wait for the router at most before the transport's reader
-/// waits: the router's inbox is bounded in frames and in bytes. Text frames (a hundred
-/// bytes) batch up to [`ROUTER_CAPACITY`] deep, which keeps the reader from waking per
-/// frame; audio (40 ms of 24 kHz PCM is about 2.6 KB of base64) stops at about 400, so a
-/// session buffers no more than 1 MiB before it stops reading the socket.
-pub const ROUTER_MAX_BYTES: usize = 1 << 20;
-
-/// The router inbox's bound: frames wait for room, the transport's own steps and reports
-/// are always accepted (they are few, and must not be lost).
-pub const ROUTER_BOUND: Bound = Bound::wait(ROUTER_CAPACITY);
-
-/// What a router item weighs against [`ROUTER_MAX_BYTES`]: a frame its bytes, anything
-/// else nothing.
-pub fn router_item_bytes(message: &RouterMsg) -> usize {
-    match message {
-        RouterMsg::Inbound { frame, .. } => frame.bytes.len(),
-        RouterMsg::Input(input) => match &input.input {
-            UserInput::Audio(data) | UserInput::Video(data) => data.len(),
-            _ => 0,
-        },
-        _ => 0,
-    }
-}
+use crate::transport::link::{LinkFrame, Stamp};
 
 /// How many items the router handles per wake.
 const ROUTER_CHUNK: usize = 64;
@@ -61,74 +36,23 @@ const ROUTER_CHUNK: usize = 64;
 /// How many items the router gathers for one lane before it pushes them, within a wake.
 const LANE_BATCH: usize = 64;
 
-/// The router's inbox.
-pub type RouterInbox = Inbox<RouterMsg>;
-
-/// Messages to the router's mailbox (what it routes waits in its inbox).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RouterWake {
-    /// Items wait in the inbox.
-    Wake,
-    /// The deadline of a `goAway` that waited for a turn in flight (see
-    /// [`crate::go_away`]).
-    GoAwayDue(u64),
+/// What is routed to each lane and not pushed yet: the router pushes each lane its share
+/// once per wake, under one lock (see [`Router::flush`]).
+#[derive(Default)]
+struct Pending {
+    fast: Vec<EventItem>,
+    control: Vec<ControlItem>,
+    telemetry: Vec<EventItem>,
 }
 
-/// What the router routes.
-#[derive(Debug)]
-pub enum RouterMsg {
-    /// A frame arrived on connection `conn`, already stamped and recorded.
-    Inbound {
-        /// The connection (1-based).
-        conn: u32,
-        /// Its sequence number and time.
-        stamp: Stamp,
-        /// The frame.
-        frame: LinkFrame,
-    },
-    /// The transport did something that moves the session phase.
-    Lifecycle {
-        /// What it did.
-        step: Lifecycle,
-        /// The time of the frame the step sent, if it sent one (else the router's current
-        /// event time applies).
-        ts_ms: Option<u64>,
-    },
-    /// The connection ended. `last` when no reconnect follows: the lanes drain and the
-    /// session ends.
-    LinkDown {
-        /// Close code, if a close frame arrived.
-        code: Option<u16>,
-        /// Close reason, or what broke.
-        reason: Option<String>,
-        /// No reconnect follows.
-        last: bool,
-        /// When.
-        ts_ms: u64,
-    },
-    /// An event the runtime made (an error to report), routed to the control lane in order.
-    Report(Box<SessionEvent>),
-    /// The user's realtime input, for the running tools that consume it (reported only
-    /// when the session has such tools), routed to the control lane in order.
-    Input(Box<StampedInput>),
-    /// Replies with the number of the last item pushed to the fast lane, the control lane
-    /// and telemetry, after everything received before it was routed. With
-    /// [`Inbox::wait_finished`] it tells when the tree has consumed those frames.
-    Barrier(tokio::sync::oneshot::Sender<[u64; 3]>),
-}
-
-/// Transport steps the phase depends on.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Lifecycle {
-    /// Opening a connection.
-    ConnectStarted,
-    /// The setup frame was sent.
-    SetupSent,
-    /// A command went out (only those that matter to the phase or to latency are reported).
-    Sent(SessionCommand),
-    /// The application sent text as the user; routed to the control lane as
-    /// [`SessionEvent::UserText`] (the transcript's user side in a text session).
-    AppText(String),
+impl Pending {
+    fn lens(&self) -> Lanes<usize> {
+        Lanes {
+            fast: self.fast.len(),
+            control: self.control.len(),
+            telemetry: self.telemetry.len(),
+        }
+    }
 }
 
 /// What the router is given at start.
@@ -145,8 +69,8 @@ pub struct RouterArgs {
     pub telemetry: Arc<TelemetryShared>,
 }
 
-/// The router's state.
-pub struct RouterState {
+/// The router: what its one instance holds.
+pub struct Router {
     peers: Arc<Peers>,
     decoder: EventDecoder,
     tracker: PhaseTracker,
@@ -163,35 +87,38 @@ pub struct RouterState {
     events: Vec<SessionEvent>,
     /// The items taken from the inbox in one go, reused for every wake.
     batch: Vec<RouterMsg>,
-    /// What is routed to each lane (fast, control, telemetry) and not pushed yet: the
-    /// router pushes each lane its share once per wake, under one lock (see
-    /// [`RouterState::flush`]).
-    pending: [Vec<LaneItem>; 3],
+    /// What is routed to each lane and not pushed yet.
+    pending: Pending,
     /// Whether the lanes were told the events are over.
     ended: bool,
     /// When a `goAway` turns into a reconnect.
     go_away: GoAwayTimer,
     /// This router, for the `goAway` timer.
-    myself: ActorRef<RouterWake>,
+    myself: ActorRef<InboxMsg<RouterTimer>>,
 }
 
 /// The Router actor.
-pub struct Router;
+pub type RouterActor = InboxActor<Router>;
 
-impl Actor for Router {
-    type Msg = RouterWake;
-    type State = RouterState;
-    type Arguments = RouterArgs;
+impl Consumer for Router {
+    type Item = RouterMsg;
+    type Label = ();
+    type Msg = RouterTimer;
+    type Args = RouterArgs;
 
-    async fn pre_start(
-        &self,
-        myself: ActorRef<RouterWake>,
+    const CHUNK: usize = ROUTER_CHUNK;
+
+    fn inbox(args: &RouterArgs) -> Arc<Inbox<RouterMsg>> {
+        Arc::clone(&args.peers.router.inbox)
+    }
+
+    async fn start(
         args: RouterArgs,
-    ) -> Result<RouterState, ActorProcessingErr> {
-        // The router is not restarted (its failure ends the session), so there is no
-        // predecessor's item to recover; this arms the doorbell for `post_start`.
-        let _ = args.peers.router.recover();
-        Ok(RouterState {
+        // The router is not restarted (its failure ends the session): no predecessor.
+        _failed: Option<Failed<()>>,
+        myself: &ActorRef<InboxMsg<RouterTimer>>,
+    ) -> Result<Self, ActorProcessingErr> {
+        Ok(Router {
             peers: args.peers,
             decoder: EventDecoder::new(),
             tracker: PhaseTracker::new(),
@@ -203,60 +130,53 @@ impl Actor for Router {
             event_time: 0,
             events: Vec::new(),
             batch: Vec::new(),
-            pending: Default::default(),
+            pending: Pending::default(),
             ended: false,
             go_away: GoAwayTimer::default(),
-            myself,
+            myself: myself.clone(),
         })
     }
 
-    async fn post_start(
-        &self,
-        myself: ActorRef<RouterWake>,
-        _state: &mut RouterState,
-    ) -> Result<(), ActorProcessingErr> {
-        // Whatever was pushed before the slot pointed here.
-        let _ = myself.cast(RouterWake::Wake);
+    async fn handle(&mut self, message: RouterMsg) -> Result<(), ActorProcessingErr> {
+        self.route_message(message).await;
         Ok(())
     }
 
-    async fn handle(
-        &self,
-        myself: ActorRef<RouterWake>,
-        message: RouterWake,
-        state: &mut RouterState,
-    ) -> Result<(), ActorProcessingErr> {
-        if let RouterWake::GoAwayDue(id) = message {
-            if state.go_away.due(id) {
-                state.reconnect();
-            }
-            return Ok(());
-        }
-        let inbox = Arc::clone(&state.peers.router);
-        // Taken a chunk at a time under one lock: the router is never restarted (its
-        // failure ends the session), so nothing needs recovering item by item.
-        let mut batch = std::mem::take(&mut state.batch);
+    /// Taken a chunk at a time under one lock: the router is never restarted (its failure
+    /// ends the session), so nothing needs recovering item by item. Each wake ends with
+    /// every lane's share pushed.
+    async fn drain(&mut self, inbox: &Arc<Inbox<RouterMsg>>) -> Result<bool, ActorProcessingErr> {
+        let mut batch = std::mem::take(&mut self.batch);
         let Some(taken) = inbox.take_batch(ROUTER_CHUNK, &mut batch) else {
-            state.batch = batch;
-            state.flush().await;
-            return Ok(());
+            self.batch = batch;
+            self.flush().await;
+            return Ok(false);
         };
         let last = *taken.end();
         for (seq, message) in taken.zip(batch.drain(..)) {
             inbox.before_handling(seq);
-            state.handle(message).await;
+            self.route_message(message).await;
         }
-        state.batch = batch;
+        self.batch = batch;
         inbox.done(last);
-        state.flush().await;
-        // More may wait: let the mailbox breathe, then go on.
-        let _ = myself.cast(RouterWake::Wake);
+        self.flush().await;
+        Ok(true)
+    }
+
+    async fn message(
+        &mut self,
+        RouterTimer::GoAwayDue(id): RouterTimer,
+        _myself: &ActorRef<InboxMsg<RouterTimer>>,
+    ) -> Result<(), ActorProcessingErr> {
+        if self.go_away.due(id) {
+            self.reconnect();
+        }
         Ok(())
     }
 }
 
-impl RouterState {
-    async fn handle(&mut self, message: RouterMsg) {
+impl Router {
+    async fn route_message(&mut self, message: RouterMsg) {
         let state = self;
         match message {
             RouterMsg::Inbound { conn, stamp, frame } => state.inbound(conn, stamp, frame).await,
@@ -276,9 +196,10 @@ impl RouterState {
                     .await;
                 if last && !std::mem::replace(&mut state.ended, true) {
                     state.flush().await;
-                    for lane in state.lanes() {
-                        let _ = lane.push(LaneItem::End);
-                    }
+                    let peers = &state.peers;
+                    let _ = peers.fast.push(EventItem::End);
+                    let _ = peers.control.push(ControlItem::End);
+                    let _ = peers.telemetry.push(EventItem::End);
                 }
             }
             RouterMsg::Report(event) => {
@@ -287,34 +208,36 @@ impl RouterState {
             }
             RouterMsg::Input(input) => {
                 state.advance(Some(input.ts_ms));
-                state.push_control(LaneItem::Input(input)).await;
+                state.push_control(ControlItem::Input(input)).await;
             }
             RouterMsg::Barrier(reply) => {
                 state.flush().await;
-                let [fast, control, telemetry] = state.lanes();
-                let _ = reply.send([
-                    fast.last_pushed(),
-                    control.last_pushed(),
-                    telemetry.last_pushed(),
-                ]);
+                let peers = &state.peers;
+                let _ = reply.send(Lanes {
+                    fast: peers.fast.last_pushed(),
+                    control: peers.control.last_pushed(),
+                    telemetry: peers.telemetry.last_pushed(),
+                });
             }
         }
     }
 }
 
-/// Which lanes the router sends an event to: (fast, control, telemetry). Public so that a
-/// viewer of a recording (`reel studio`) shows each frame's events on the lanes that
-/// handled them, by the router's own rule.
+/// Which lanes the router sends an event to. Public so that a viewer of a recording
+/// (`reel studio`) shows each frame's events on the lanes that handled them, by the
+/// router's own rule.
 ///
 /// ```
+/// use reel_actors::mailbox::Lanes;
 /// use reel_actors::router::destinations;
 /// use reel_protocol::SessionEvent;
 ///
-/// assert_eq!(destinations(&SessionEvent::Interrupted), (true, true, true));
+/// let all = Lanes { fast: true, control: true, telemetry: true };
+/// assert_eq!(destinations(&SessionEvent::Interrupted), all);
 /// ```
-pub fn destinations(event: &SessionEvent) -> (bool, bool, bool) {
+pub fn destinations(event: &SessionEvent) -> Lanes<bool> {
     use SessionEvent as E;
-    match event {
+    let (fast, control, telemetry) = match event {
         E::TextDelta(_) | E::Thought(_) | E::AudioData(_) | E::Media { .. } => (true, false, false),
         E::InterimInputTranscription(_) => (true, false, false),
         E::InputTranscription { is_final, .. } | E::OutputTranscription { is_final, .. } => {
@@ -328,10 +251,15 @@ pub fn destinations(event: &SessionEvent) -> (bool, bool, bool) {
             (false, true, true)
         }
         _ => (false, true, false),
+    };
+    Lanes {
+        fast,
+        control,
+        telemetry,
     }
 }
 
-impl RouterState {
+impl Router {
     /// Asks the transport to reconnect after a `goAway`, presenting the latest handle.
     fn reconnect(&self) {
         if let Some(transport) = self.peers.transport.get() {
@@ -339,11 +267,6 @@ impl RouterState {
                 reason: "go_away".to_owned(),
             });
         }
-    }
-
-    /// The lanes' inboxes: fast, control, telemetry.
-    fn lanes(&self) -> [&LaneInbox; 3] {
-        [&self.peers.fast, &self.peers.control, &self.peers.telemetry]
     }
 
     /// Moves event time to `ts_ms` (never backwards) and returns it.
@@ -375,7 +298,7 @@ impl RouterState {
                 .any(|event| matches!(event, SessionEvent::ToolCall(_)))
         {
             // The input of the calls this frame starts begins after it.
-            self.push_control(LaneItem::FrameSeq(stamp.seq)).await;
+            self.push_control(ControlItem::FrameSeq(stamp.seq)).await;
         }
         for event in &events {
             match event {
@@ -398,7 +321,7 @@ impl RouterState {
                 GoAwayStep::Reconnect => self.reconnect(),
                 GoAwayStep::Wait { id, after } => {
                     self.myself
-                        .send_after(after, move || RouterWake::GoAwayDue(id));
+                        .send_after(after, move || InboxMsg::Own(RouterTimer::GoAwayDue(id)));
                 }
             }
             self.measure_first_response(event, ts_ms);
@@ -461,55 +384,54 @@ impl RouterState {
     }
 
     /// Tracks the phase over `events`, inserting `PhaseChanged` right after the event that
-    /// caused it, and adds each lane its share to what [`RouterState::flush`] pushes.
+    /// caused it, and adds each lane its share to what [`Router::flush`] pushes.
     async fn route(&mut self, events: impl IntoIterator<Item = SessionEvent>, ts_ms: u64) {
-        let starts = self.pending.each_ref().map(Vec::len);
+        let starts = self.pending.lens();
         for event in events {
             let change = self.tracker.apply(PhaseInput::Event(&event));
             for event in std::iter::once(event).chain(change.map(|(from, to)| {
                 self.phase.send_replace(to);
                 SessionEvent::PhaseChanged { from, to }
             })) {
-                let (to_fast, to_control, to_telemetry) = destinations(&event);
-                let [fast, control, telemetry] = &mut self.pending;
-                let item = |event| LaneItem::Event {
+                let to = destinations(&event);
+                let pending = &mut self.pending;
+                if to.telemetry {
+                    pending.telemetry.push(EventItem::Event {
+                        ts_ms,
+                        event: event.clone(),
+                    });
+                }
+                let control = |event| ControlItem::Event {
                     ts_ms,
                     event,
                     frame_end: false,
                 };
-                if to_telemetry {
-                    telemetry.push(item(event.clone()));
-                }
-                match (to_fast, to_control) {
+                match (to.fast, to.control) {
                     (true, true) => {
-                        control.push(item(event.clone()));
-                        fast.push(item(event));
+                        pending.control.push(control(event.clone()));
+                        pending.fast.push(EventItem::Event { ts_ms, event });
                     }
-                    (true, false) => fast.push(item(event)),
-                    (false, _) => control.push(item(event)),
+                    (true, false) => pending.fast.push(EventItem::Event { ts_ms, event }),
+                    (false, _) => pending.control.push(control(event)),
                 }
             }
         }
-        for (pending, start) in self.pending.iter_mut().zip(starts) {
-            if pending.len() > start
-                && let Some(LaneItem::Event { frame_end, .. }) = pending.last_mut()
-            {
-                *frame_end = true;
-            }
-        }
-        if self
-            .pending
-            .iter()
-            .any(|pending| pending.len() >= LANE_BATCH)
+        // Only the control lane runs a per-frame step.
+        if self.pending.control.len() > starts.control
+            && let Some(ControlItem::Event { frame_end, .. }) = self.pending.control.last_mut()
         {
+            *frame_end = true;
+        }
+        let lens = self.pending.lens();
+        if lens.fast.max(lens.control).max(lens.telemetry) >= LANE_BATCH {
             self.flush().await;
         }
     }
 
     /// Adds `item` to what the control lane is pushed next, in order with the events.
-    async fn push_control(&mut self, item: LaneItem) {
-        self.pending[1].push(item);
-        if self.pending[1].len() >= LANE_BATCH {
+    async fn push_control(&mut self, item: ControlItem) {
+        self.pending.control.push(item);
+        if self.pending.control.len() >= LANE_BATCH {
             self.flush().await;
         }
     }
@@ -518,19 +440,14 @@ impl RouterState {
     /// lock and with at most one wake-up; waits first until the lane has room for all of it
     /// (backpressure: a slow lane slows the router).
     async fn flush(&mut self) {
-        let [fast, control, telemetry] = &mut self.pending;
-        for (inbox, pending) in [
-            (&self.peers.fast, fast),
-            (&self.peers.control, control),
-            (&self.peers.telemetry, telemetry),
-        ] {
-            if pending.is_empty() {
-                continue;
-            }
-            inbox.room_for(pending.len()).await;
-            // Refused only once the lane stopped for good (the session is over).
-            let _ = inbox.push_all(pending.drain(..));
-        }
+        let Pending {
+            fast,
+            control,
+            telemetry,
+        } = &mut self.pending;
+        push_pending(&self.peers.fast, fast).await;
+        push_pending(&self.peers.control, control).await;
+        push_pending(&self.peers.telemetry, telemetry).await;
     }
 
     fn measure_first_response(&mut self, event: &SessionEvent, ts_ms: u64) {
@@ -562,4 +479,15 @@ fn ends_user_turn(command: &SessionCommand) -> bool {
             | SessionCommand::AudioStreamEnd
             | SessionCommand::SendToolResponse(_)
     )
+}
+
+/// Pushes `pending` into `inbox` once it has room for all of it (in the order the lanes
+/// have always been pushed: fast, control, telemetry).
+async fn push_pending<T, L>(inbox: &Inbox<T, L>, pending: &mut Vec<T>) {
+    if pending.is_empty() {
+        return;
+    }
+    inbox.room_for(pending.len()).await;
+    // Refused only once the lane stopped for good (the session is over).
+    let _ = inbox.push_all(pending.drain(..));
 }

@@ -22,28 +22,13 @@ use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
 use crate::child::{Child, OnFailure};
-use crate::control_lane::{ControlLane, ControlLaneArgs};
+use crate::child_spec::ChildStart;
 use crate::events::{Lane, LiveEvent};
-use crate::fast_lane::{FastLane, FastLaneArgs};
+use crate::mailbox::{SupervisorMsg, TransportMsg};
 use crate::peers::Peers;
-use crate::recorder::{Recorder, RecorderArgs};
-use crate::router::{Router, RouterArgs};
-use crate::state::{State, StateStore, StateStoreArgs};
-use crate::telemetry::{Telemetry, TelemetryArgs};
-use crate::transport::{TransportArgs, TransportFactory, TransportMsg};
-
-/// Messages to the supervisor.
-#[derive(Debug)]
-pub enum SupervisorMsg {
-    /// A lane handled its last event (after the connection ended for good).
-    Drained(Child),
-    /// The connection is over for good, for this reason.
-    Ending(String),
-    /// A failed actor's backoff has passed: spawn its replacement.
-    Respawn(Child),
-    /// The lanes had the shutdown timeout to drain after the connection ended.
-    DrainTimedOut,
-}
+use crate::persistence::SnapshotSaver;
+use crate::recorder::RecordQueue;
+use crate::state::State;
 
 /// How many restarts are too many.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,25 +67,19 @@ pub struct SessionEnd {
 
 /// Everything the supervisor needs to start, and to restart, the session's actors.
 pub struct SupervisorArgs {
-    /// The session's inboxes and slots, which the supervisor fills as it spawns.
+    /// The session's mailboxes, whose slots the supervisor fills as it spawns.
     pub peers: Arc<Peers>,
-    /// What spawns the transport, and its arguments (used once: the transport is not
-    /// restarted).
-    pub transport: Option<(Box<dyn TransportFactory>, TransportArgs)>,
-    /// Router start arguments (used once: the router is not restarted).
-    pub router: Option<RouterArgs>,
+    /// How each child is started (and started again), by child; started in the order of
+    /// [`Child::ALL`]. A session that does not record has no recorder.
+    pub(crate) children: BTreeMap<Child, ChildStart>,
     /// Counters (restarts are counted here).
     pub telemetry_shared: Arc<crate::telemetry::TelemetryShared>,
-    /// Fast lane arguments, for every instance.
-    pub fast: Arc<dyn Fn() -> FastLaneArgs + Send + Sync>,
-    /// Control lane arguments, for every instance.
-    pub control: ControlLaneArgs,
-    /// Telemetry arguments, for every instance.
-    pub telemetry: Arc<dyn Fn() -> TelemetryArgs + Send + Sync>,
-    /// The session state (the store is restarted on it).
+    /// The session state (its journal is flushed at the end).
     pub state: State,
-    /// The Recorder's arguments, when the session records its wire.
-    pub recorder: Option<RecorderArgs>,
+    /// The recorder's queue, when the session records its wire (drained at the end).
+    pub record_queue: Option<Arc<RecordQueue>>,
+    /// Saves snapshots, if the session persists (finished at the end).
+    pub(crate) saver: Option<SnapshotSaver>,
     /// Restart limits.
     pub policy: RestartPolicy,
     /// How long the lanes may take to drain once the connection is over.
@@ -144,10 +123,9 @@ impl Actor for SessionSupervisor {
             over: false,
         };
         for child in Child::ALL {
-            if child == Child::Recorder && state.args.recorder.is_none() {
-                continue;
+            if state.args.children.contains_key(&child) {
+                state.spawn(&myself, child).await?;
             }
-            state.spawn(&myself, child).await?;
         }
         Ok(state)
     }
@@ -180,12 +158,8 @@ impl Actor for SessionSupervisor {
                     .into_iter()
                     .filter(|c| c.spec().drains && !state.drained.contains(c))
                     .map(|c| {
-                        let inbox = match c {
-                            Child::FastLane => &peers.fast,
-                            Child::ControlLane => &peers.control,
-                            _ => &peers.telemetry,
-                        };
-                        format!("{c} ({} items unhandled)", inbox.len())
+                        let waiting = peers.door(c).map_or(0, |door| door.waiting());
+                        format!("{c} ({waiting} items unhandled)")
                     })
                     .collect();
                 if !busy.is_empty() && !state.over {
@@ -262,88 +236,20 @@ impl SupervisorState {
         myself: &ActorRef<SupervisorMsg>,
         child: Child,
     ) -> Result<(), ActorProcessingErr> {
-        let supervisor = myself.get_cell();
-        let peers = Arc::clone(&self.args.peers);
-        let cell: ActorCell = match child {
-            Child::StateStore => {
-                let args = StateStoreArgs {
-                    state: self.args.state.clone(),
-                    clock: peers.shared_clock(),
-                    inbox: Some((Arc::clone(&peers.store_inbox), Arc::clone(&peers.store))),
-                };
-                let (actor, _) = Actor::spawn_linked(None, StateStore, args, supervisor).await?;
-                peers.store.set(actor.clone());
-                actor.get_cell()
-            }
-            Child::Telemetry => {
-                let args = (self.args.telemetry)();
-                let (actor, _) = Actor::spawn_linked(None, Telemetry, args, supervisor).await?;
-                peers.telemetry_actor.set(actor.clone());
-                actor.get_cell()
-            }
-            Child::FastLane => {
-                let args = (self.args.fast)();
-                let (actor, _) = Actor::spawn_linked(None, FastLane, args, supervisor).await?;
-                peers.fast_actor.set(actor.clone());
-                actor.get_cell()
-            }
-            Child::ControlLane => {
-                let args = self.args.control.clone();
-                let (actor, _) = Actor::spawn_linked(None, ControlLane, args, supervisor).await?;
-                peers.control_actor.set(actor.clone());
-                actor.get_cell()
-            }
-            Child::Recorder => {
-                let args = self
-                    .args
-                    .recorder
-                    .clone()
-                    .ok_or("the recorder was started in a session that does not record")?;
-                let queue = Arc::clone(&args.queue);
-                let (actor, _) = Actor::spawn_linked(None, Recorder, args, supervisor).await?;
-                queue.actor().set(actor.clone());
-                actor.get_cell()
-            }
-            Child::Router => {
-                let args = self
-                    .args
-                    .router
-                    .take()
-                    .ok_or("the router is started once: it is not restarted")?;
-                let (actor, _) = Actor::spawn_linked(None, Router, args, supervisor).await?;
-                peers.router_actor.set(actor.clone());
-                actor.get_cell()
-            }
-            Child::Transport => {
-                let (factory, args) = self
-                    .args
-                    .transport
-                    .take()
-                    .ok_or("the transport is started once: it is not restarted")?;
-                let actor = factory.spawn(args, supervisor).await?;
-                peers.transport.set(actor.clone());
-                actor.get_cell()
-            }
-        };
+        let start = self
+            .args
+            .children
+            .get_mut(&child)
+            .ok_or_else(|| format!("the session has no {child} to start"))?;
+        let cell: ActorCell = start(myself.get_cell()).await?;
         self.children.insert(cell.get_id(), child);
         Ok(())
     }
 
     /// Empties the slot of a child that failed, so nothing is sent to the dead instance.
     fn clear_slot(&self, child: Child) {
-        let peers = &self.args.peers;
-        match child {
-            Child::FastLane => peers.fast_actor.clear(),
-            Child::ControlLane => peers.control_actor.clear(),
-            Child::Telemetry => peers.telemetry_actor.clear(),
-            Child::StateStore => peers.store.clear(),
-            Child::Recorder => {
-                if let Some(recorder) = &self.args.recorder {
-                    recorder.queue.actor().clear();
-                }
-            }
-            Child::Router => peers.router_actor.clear(),
-            Child::Transport => peers.transport.clear(),
+        if let Some(door) = self.args.peers.door(child) {
+            door.clear();
         }
     }
 
@@ -434,7 +340,7 @@ impl SupervisorState {
         // Everything recorded is written before the end is announced — on the blocking
         // pool, not on this worker: file writes never run on tokio's workers.
         let state = self.args.state.clone();
-        let queue = self.args.recorder.as_ref().map(|r| Arc::clone(&r.queue));
+        let queue = self.args.record_queue.clone();
         let written = tokio::task::spawn_blocking(move || {
             state.flush_journal();
             queue.map(|queue| {
@@ -450,7 +356,7 @@ impl SupervisorState {
         }
         // The session's id is given up before the end is announced: when `disconnect` (or
         // a failed `connect`) returns, a new session may claim it at once.
-        if let Some(saver) = &self.args.control.saver {
+        if let Some(saver) = &self.args.saver {
             saver.finish(self.args.shutdown_timeout).await;
         }
         self.args

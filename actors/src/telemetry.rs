@@ -12,24 +12,19 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{ActorProcessingErr, ActorRef};
 use reel_protocol::{SessionEvent, UsageMetadata};
 
 use crate::callbacks::TelemetryCallbacks;
 use crate::child::Child;
 use crate::events::lock;
-use crate::lane_inbox::{LANE_CHUNK, LaneItem, drained, report_failed};
+use crate::inbox::{Failed, Inbox};
+use crate::lane_reports::{drained, report_failed};
+use crate::mailbox::{Consumer, EventItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
 use crate::peers::Peers;
 
 /// How many latency samples are kept per measure (the most recent ones).
 const SAMPLES: usize = 4096;
-
-/// Messages to the Telemetry actor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TelemetryMsg {
-    /// Events wait in its inbox ([`Peers::telemetry`]).
-    Wake,
-}
 
 /// Token counts as last reported by the server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -282,6 +277,7 @@ impl TelemetryShared {
 }
 
 /// What the Telemetry actor is given at start (and again at each restart).
+#[derive(Clone)]
 pub struct TelemetryArgs {
     /// The numbers.
     pub shared: Arc<TelemetryShared>,
@@ -291,75 +287,54 @@ pub struct TelemetryArgs {
     pub peers: Arc<Peers>,
 }
 
-/// The Telemetry actor's state.
-pub struct TelemetryState {
+/// Telemetry: what one instance of the actor holds.
+pub struct Telemetry {
     args: TelemetryArgs,
 }
 
 /// The Telemetry actor.
-pub struct Telemetry;
+pub type TelemetryActor = InboxActor<Telemetry>;
 
-impl Actor for Telemetry {
-    type Msg = TelemetryMsg;
-    type State = TelemetryState;
-    type Arguments = TelemetryArgs;
+impl Consumer for Telemetry {
+    type Item = EventItem;
+    type Label = FailedItem;
+    type Msg = NoMsg;
+    type Args = TelemetryArgs;
 
-    async fn pre_start(
-        &self,
-        _myself: ActorRef<TelemetryMsg>,
+    const CHUNK: usize = LANE_CHUNK;
+
+    fn inbox(args: &TelemetryArgs) -> Arc<Inbox<EventItem, FailedItem>> {
+        Arc::clone(&args.peers.telemetry.inbox)
+    }
+
+    async fn start(
         args: TelemetryArgs,
-    ) -> Result<TelemetryState, ActorProcessingErr> {
-        if let Some(failed) = args.peers.telemetry.recover() {
+        failed: Option<Failed<FailedItem>>,
+        _myself: &ActorRef<InboxMsg<NoMsg>>,
+    ) -> Result<Self, ActorProcessingErr> {
+        if let Some(failed) = failed {
             report_failed(&args.peers, Child::Telemetry, &failed);
         }
-        Ok(TelemetryState { args })
+        Ok(Telemetry { args })
     }
 
-    async fn post_start(
-        &self,
-        myself: ActorRef<TelemetryMsg>,
-        _state: &mut TelemetryState,
-    ) -> Result<(), ActorProcessingErr> {
-        let _ = myself.cast(TelemetryMsg::Wake);
-        Ok(())
-    }
-
-    async fn handle(
-        &self,
-        myself: ActorRef<TelemetryMsg>,
-        TelemetryMsg::Wake: TelemetryMsg,
-        state: &mut TelemetryState,
-    ) -> Result<(), ActorProcessingErr> {
-        let args = &state.args;
-        let inbox = Arc::clone(&args.peers.telemetry);
-        for _ in 0..LANE_CHUNK {
-            let Some(taken) = inbox.take() else {
-                return Ok(());
-            };
-            match &taken.item {
-                LaneItem::Event { event, .. } => match event {
-                    SessionEvent::Usage(usage) => {
-                        args.shared.usage(usage);
-                        if let Some(on_usage) = &args.callbacks.on_usage {
-                            on_usage(usage);
-                        }
+    async fn handle(&mut self, item: EventItem) -> Result<(), ActorProcessingErr> {
+        let args = &self.args;
+        match &item {
+            EventItem::Event { event, .. } => match event {
+                SessionEvent::Usage(usage) => {
+                    args.shared.usage(usage);
+                    if let Some(on_usage) = &args.callbacks.on_usage {
+                        on_usage(usage);
                     }
-                    SessionEvent::TurnComplete { .. } => bump(&args.shared.turns, 1),
-                    SessionEvent::Interrupted => bump(&args.shared.interruptions, 1),
-                    SessionEvent::ToolCall(calls) => {
-                        bump(&args.shared.tool_calls, calls.len() as u64)
-                    }
-                    _ => {}
-                },
-                LaneItem::End => drained(&args.peers, Child::Telemetry),
-                LaneItem::ToolDone(_)
-                | LaneItem::ToolPartial(_)
-                | LaneItem::Input(_)
-                | LaneItem::FrameSeq(_) => {}
-            }
-            inbox.done(taken.seq);
+                }
+                SessionEvent::TurnComplete { .. } => bump(&args.shared.turns, 1),
+                SessionEvent::Interrupted => bump(&args.shared.interruptions, 1),
+                SessionEvent::ToolCall(calls) => bump(&args.shared.tool_calls, calls.len() as u64),
+                _ => {}
+            },
+            EventItem::End => drained(&args.peers, Child::Telemetry),
         }
-        let _ = myself.cast(TelemetryMsg::Wake);
         Ok(())
     }
 }

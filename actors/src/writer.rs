@@ -7,20 +7,10 @@ use reel_protocol::{Content, FunctionResponse, SessionCommand};
 
 use crate::audio::ActivityGate;
 use crate::events::lock;
+use crate::mailbox::TransportMsg;
 use crate::slot::Slot;
-use crate::transport::TransportMsg;
 
-/// Who sent a command: the application through its [`crate::LiveHandle`], or the runtime
-/// (the control lane, tools, callbacks and hooks running inside the tree). A replay runs
-/// the runtime again, so it produces the runtime's frames itself; the application's frames
-/// were recorded only to provoke what the server said, and are not re-sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Origin {
-    /// The application, through its handle.
-    App,
-    /// The runtime.
-    Runtime,
-}
+pub use crate::mailbox::Origin;
 
 /// The session has ended; nothing more can be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

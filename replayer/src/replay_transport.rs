@@ -19,7 +19,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
 use reel_actors::clock::ManualClock;
-use reel_actors::router::RouterMsg;
+use reel_actors::mailbox::RouterMsg;
 use reel_actors::transport::{TransportArgs, TransportFactory, TransportMsg, TreeReports};
 use reel_actors::writer::Origin;
 use reel_protocol::{
@@ -607,12 +607,9 @@ impl TapeReader {
             return;
         };
         let peers = &self.args.peers;
-        for (lane, mark) in [&peers.fast, &peers.control, &peers.telemetry]
-            .into_iter()
-            .zip(marks)
-        {
-            lane.wait_finished(mark).await;
-        }
+        peers.fast.wait_finished(marks.fast).await;
+        peers.control.wait_finished(marks.control).await;
+        peers.telemetry.wait_finished(marks.telemetry).await;
         // Live, the user's input comes in real time and a tool has time to take it; here it
         // comes as fast as the tree takes it: the tape waits for the tools to make room.
         if peers.tool_input.forwarded()

@@ -238,9 +238,9 @@ pub(crate) fn row(entry: &WireEntry, t0: u64) -> EventRow {
 fn lanes_of(message: ServerMessage) -> Vec<&'static str> {
     let (mut fast, mut control) = (false, false);
     for event in events_from_frame(message) {
-        let (to_fast, to_control, _) = destinations(&event);
-        fast |= to_fast;
-        control |= to_control;
+        let to = destinations(&event);
+        fast |= to.fast;
+        control |= to.control;
     }
     [(fast, "fast"), (control, "control")]
         .into_iter()

@@ -129,6 +129,9 @@ struct LinkShared {
     frames_sent: AtomicU64,
     closed: AtomicBool,
     close_seen: Notify,
+    /// Told the moment the session writes a `toolResponse` frame (see
+    /// [`MemoryConnector::tool_responses`]).
+    tool_responses: Mutex<Option<mpsc::UnboundedSender<Instant>>>,
 }
 
 /// A connector for exactly one in-memory link: its sender takes the setup (and anything
@@ -148,6 +151,7 @@ impl MemoryConnector {
             frames_sent: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             close_seen: Notify::new(),
+            tool_responses: Mutex::new(None),
         });
         let sender = MemorySender {
             shared: Arc::clone(&shared),
@@ -174,6 +178,13 @@ impl MemoryConnector {
     pub fn fed(stamps: Option<Arc<Stamps>>) -> (Self, mpsc::UnboundedSender<Fed>) {
         let (tx, rx) = mpsc::unbounded_channel();
         (MemoryConnector::new(Source::Fed { rx, stamps }), tx)
+    }
+
+    /// The times at which the session writes `toolResponse` frames to the link, from now on.
+    pub fn tool_responses(&self) -> mpsc::UnboundedReceiver<Instant> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *lock(&self.shared.tool_responses) = Some(tx);
+        rx
     }
 
     /// Frames the session has written (the setup included).
@@ -207,7 +218,13 @@ struct MemorySender {
 }
 
 impl LinkSender for MemorySender {
-    fn send(&mut self, _frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>> {
+    fn send(&mut self, frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>> {
+        if frame.bytes.starts_with(b"{\"toolResponse\"")
+            && let Some(tap) = lock(&self.shared.tool_responses).as_ref()
+        {
+            // The bench may have stopped listening; the stamp is then of no use to anyone.
+            let _ = tap.send(Instant::now());
+        }
         if self.shared.frames_sent.fetch_add(1, Ordering::AcqRel) == 0 {
             self.shared.setup_seen.notify_one();
         }

@@ -73,7 +73,7 @@ pub use data::ControlData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{ActorProcessingErr, ActorRef};
 use reel_protocol::SessionEvent;
 
 use crate::callback_guard::{CallbackGuard, TimedOut};
@@ -81,16 +81,17 @@ use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractorSet;
-use crate::inbox::Failed;
-use crate::lane_inbox::{FailedItem, LANE_CHUNK, LaneItem, drained, report_failed};
+use crate::inbox::{Failed, Inbox};
+use crate::lane_reports::{drained, report_failed};
 use crate::llm::LlmInterceptor;
+use crate::mailbox::{Consumer, ControlItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
 use crate::peers::Peers;
 use crate::persistence::SnapshotSaver;
 use crate::phases::PhaseMachine;
 use crate::reactive::Reactive;
 use crate::state::State;
 use crate::telemetry::TelemetryShared;
-use crate::tools::{ToolDispatcher, ToolOutcome};
+use crate::tools::ToolDispatcher;
 use crate::transcript::TranscriptTurn;
 use crate::writer::SessionWriter;
 
@@ -98,16 +99,6 @@ use crate::writer::SessionWriter;
 pub const ACTIVE_PHASE_KEY: &str = "session:active_phase";
 /// The state key holding the number of completed model turns.
 pub const TURN_COUNT_KEY: &str = "session:turn_count";
-
-/// Messages to the control lane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ControlMsg {
-    /// Events or finished tool calls wait in the lane's inbox ([`Peers::control`]).
-    Wake,
-}
-
-/// A finished tool call: its batch, its place in the batch, and what happened.
-pub type FinishedCall = (u64, usize, ToolOutcome);
 
 /// What the control lane is given at start (and again at each restart).
 #[derive(Clone)]
@@ -215,83 +206,69 @@ impl ControlLaneState {
 }
 
 /// The ControlLane actor.
-pub struct ControlLane;
+pub type ControlLane = InboxActor<ControlLaneState>;
 
-impl Actor for ControlLane {
-    type Msg = ControlMsg;
-    type State = ControlLaneState;
-    type Arguments = ControlLaneArgs;
+impl Consumer for ControlLaneState {
+    type Item = ControlItem;
+    type Label = FailedItem;
+    type Msg = NoMsg;
+    type Args = ControlLaneArgs;
 
-    async fn pre_start(
-        &self,
-        _myself: ActorRef<ControlMsg>,
+    const CHUNK: usize = LANE_CHUNK;
+
+    fn inbox(args: &ControlLaneArgs) -> Arc<Inbox<ControlItem, FailedItem>> {
+        Arc::clone(&args.peers.control.inbox)
+    }
+
+    async fn start(
         args: ControlLaneArgs,
-    ) -> Result<ControlLaneState, ActorProcessingErr> {
-        let failed = args.peers.control.recover();
+        failed: Option<Failed<FailedItem>>,
+        _myself: &ActorRef<InboxMsg<NoMsg>>,
+    ) -> Result<Self, ActorProcessingErr> {
         Ok(ControlLaneState::new(args, failed))
     }
 
-    async fn post_start(
-        &self,
-        myself: ActorRef<ControlMsg>,
-        state: &mut ControlLaneState,
-    ) -> Result<(), ActorProcessingErr> {
-        let data = Arc::clone(&state.data);
+    async fn started(&mut self) -> Result<(), ActorProcessingErr> {
+        let data = Arc::clone(&self.data);
         let mut data = data.lock().await;
-        if let Some(failed) = state.failed.take() {
-            state.settle_failed(&mut data, &failed).await;
+        if let Some(failed) = self.failed.take() {
+            self.settle_failed(&mut data, &failed).await;
         }
         // What a failed predecessor's callbacks timed out on, after the item it failed on.
-        state.report_timeouts(&mut data).await;
-        drop(data);
-        // Whatever waited while no instance was in place.
-        let _ = myself.cast(ControlMsg::Wake);
+        self.report_timeouts(&mut data).await;
         Ok(())
     }
 
-    async fn handle(
-        &self,
-        myself: ActorRef<ControlMsg>,
-        ControlMsg::Wake: ControlMsg,
-        state: &mut ControlLaneState,
-    ) -> Result<(), ActorProcessingErr> {
-        let lane = &*state;
-        let inbox = Arc::clone(&lane.peers.control);
+    async fn handle(&mut self, item: ControlItem) -> Result<(), ActorProcessingErr> {
+        let lane = &*self;
         let data = Arc::clone(&lane.data);
         let mut data = data.lock().await;
-        for _ in 0..LANE_CHUNK {
-            let Some(taken) = inbox.take() else {
-                return Ok(());
-            };
-            match taken.item {
-                LaneItem::Event {
-                    ts_ms,
-                    event,
-                    frame_end,
-                } => {
-                    lane.event(&mut data, &event, ts_ms).await;
-                    if frame_end {
-                        lane.reactive
-                            .after_batch(&mut data.reactive, &lane.scope(ts_ms))
-                            .await;
-                    }
+        match item {
+            ControlItem::Event {
+                ts_ms,
+                event,
+                frame_end,
+            } => {
+                lane.event(&mut data, &event, ts_ms).await;
+                if frame_end {
+                    lane.reactive
+                        .after_batch(&mut data.reactive, &lane.scope(ts_ms))
+                        .await;
                 }
-                LaneItem::ToolDone(done) => {
-                    let (batch, index, outcome) = *done;
-                    lane.tool_done(&mut data, batch, index, outcome).await;
-                }
-                LaneItem::ToolPartial(partial) => {
-                    let (batch, index, result) = *partial;
-                    lane.tool_partial(&mut data, batch, index, result).await;
-                }
-                LaneItem::Input(input) => data.tool_input.input(&input),
-                LaneItem::FrameSeq(seq) => data.tool_input.frame(seq),
-                LaneItem::End => lane.shutdown(&mut data).await,
             }
-            lane.report_timeouts(&mut data).await;
-            inbox.done(taken.seq);
+            ControlItem::ToolDone(done) => {
+                let (batch, index, outcome) = *done;
+                lane.tool_done(&mut data, batch, index, outcome).await;
+            }
+            ControlItem::ToolPartial(partial) => {
+                let (batch, index, result) = *partial;
+                lane.tool_partial(&mut data, batch, index, result).await;
+            }
+            ControlItem::Input(input) => data.tool_input.input(&input),
+            ControlItem::FrameSeq(seq) => data.tool_input.frame(seq),
+            ControlItem::End => lane.shutdown(&mut data).await,
         }
-        let _ = myself.cast(ControlMsg::Wake);
+        lane.report_timeouts(&mut data).await;
         Ok(())
     }
 }

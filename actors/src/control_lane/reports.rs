@@ -50,6 +50,6 @@ impl ControlLaneState {
         let _ = self
             .peers
             .router
-            .push(crate::router::RouterMsg::Report(Box::new(report)));
+            .push(crate::mailbox::RouterMsg::Report(Box::new(report)));
     }
 }

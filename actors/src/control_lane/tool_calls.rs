@@ -12,10 +12,13 @@ use super::tool_batches::{CallSlot, CallStatus, ToolBatch};
 use crate::control_lane::{ControlData, ControlLaneState};
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractionPoint;
-use crate::lane_inbox::LaneItem;
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::inbox::Inbox;
+use crate::mailbox::{ControlItem, FailedItem};
 use crate::tools::{
-    BargeIn, PhaseToolFilter, ToolContext, ToolError, ToolExecutionMode, ToolOutcome,
-    acquire_limits, run_call_holding, running_ack,
+    BargeIn, PhaseToolFilter, ToolContext, ToolDispatcher, ToolError, ToolExecutionMode,
+    ToolOutcome, acquire_limits, run_call_holding, running_ack,
 };
 
 impl ControlLaneState {
@@ -84,8 +87,6 @@ impl ControlLaneState {
         }
         let batch_id = data.batches.insert(batch);
         if let Some(batch) = data.batches.get_mut(batch_id) {
-            // One starter per batch takes each call's permits in call order, then starts
-            // the call's task: calls past a limit start in call order on any runtime.
             let mut starts = Vec::new();
             for (index, slot) in batch.calls.iter().enumerate() {
                 let CallStatus::Running(cancel) = &slot.status else {
@@ -100,10 +101,11 @@ impl ControlLaneState {
                         .get(slot.name())
                         .is_some_and(|tool| tool.streams())
                 {
-                    let control = Arc::clone(&self.peers.control);
+                    let control = Arc::clone(&self.peers.control.inbox);
                     ctx = ctx.with_partials(Arc::new(move |result| {
-                        let _ = control
-                            .push(LaneItem::ToolPartial(Box::new((batch_id, index, result))));
+                        let _ = control.push(ControlItem::ToolPartial(Box::new((
+                            batch_id, index, result,
+                        ))));
                     }));
                 }
                 // A tool that consumes the user's input reads it from the call on.
@@ -120,32 +122,32 @@ impl ControlLaneState {
                 }
                 starts.push((index, slot.call.clone(), ctx));
             }
-            let dispatcher = Arc::clone(dispatcher);
-            let filter = phase_filter.clone();
-            let control = Arc::clone(&self.peers.control);
-            tokio::spawn(async move {
-                for (index, call, ctx) in starts {
-                    let name = call.name.clone().unwrap_or_default();
-                    let permits = acquire_limits(&dispatcher, &name, &ctx.cancel).await;
-                    let (dispatcher, filter, control) = (
-                        Arc::clone(&dispatcher),
-                        filter.clone(),
-                        Arc::clone(&control),
-                    );
-                    tokio::spawn(async move {
-                        let allowed = filter.as_ref().map(|(phase, tools)| PhaseToolFilter {
-                            phase,
-                            allowed: tools,
-                        });
-                        let outcome =
-                            run_call_holding(&dispatcher, &call, ctx, allowed, permits).await;
-                        // Never dropped, never waits: the lane's inbox outlives a restart,
-                        // and is refused only once the session is over.
-                        let _ =
-                            control.push(LaneItem::ToolDone(Box::new((batch_id, index, outcome))));
-                    });
-                }
+            let limited = starts.iter().any(|(_, call, _)| {
+                let name = call.name.as_deref().unwrap_or_default();
+                dispatcher.limits(name).iter().any(Option::is_some)
             });
+            let control = Arc::clone(&self.peers.control.inbox);
+            if limited {
+                // One starter per batch takes each call's permits in call order, then
+                // starts the call's task: calls past a limit start in call order on any
+                // runtime.
+                let dispatcher = Arc::clone(dispatcher);
+                tokio::spawn(async move {
+                    for (index, call, ctx) in starts {
+                        let name = call.name.clone().unwrap_or_default();
+                        let permits = acquire_limits(&dispatcher, &name, &ctx.cancel).await;
+                        let call = Call::new(batch_id, index, call, ctx, permits);
+                        call.spawn(&dispatcher, &phase_filter, &control);
+                    }
+                });
+            } else {
+                // No call waits for a permit: each starts at once, from here, in call order
+                // (a starter task would be one more hand-off for nothing).
+                for (index, call, ctx) in starts {
+                    let call = Call::new(batch_id, index, call, ctx, Ok(Vec::new()));
+                    call.spawn(dispatcher, &phase_filter, &control);
+                }
+            }
         }
         self.send_tool_responses(data, acks, false).await;
     }
@@ -376,5 +378,57 @@ impl ControlLaneState {
             },
         );
         response
+    }
+}
+
+/// A call about to start: where its outcome goes (its batch and place), what it runs with,
+/// and the permits it holds (or the error that stopped it from getting them).
+struct Call {
+    batch: u64,
+    index: usize,
+    call: FunctionCall,
+    ctx: ToolContext,
+    permits: Result<Vec<OwnedSemaphorePermit>, ToolError>,
+}
+
+impl Call {
+    fn new(
+        batch: u64,
+        index: usize,
+        call: FunctionCall,
+        ctx: ToolContext,
+        permits: Result<Vec<OwnedSemaphorePermit>, ToolError>,
+    ) -> Self {
+        Call {
+            batch,
+            index,
+            call,
+            ctx,
+            permits,
+        }
+    }
+
+    /// Runs the call on a task of its own, which pushes its outcome to the control lane.
+    fn spawn(
+        self,
+        dispatcher: &Arc<ToolDispatcher>,
+        filter: &Option<(String, Vec<String>)>,
+        control: &Arc<Inbox<ControlItem, FailedItem>>,
+    ) {
+        let (dispatcher, filter, control) =
+            (Arc::clone(dispatcher), filter.clone(), Arc::clone(control));
+        tokio::spawn(async move {
+            let allowed = filter.as_ref().map(|(phase, tools)| PhaseToolFilter {
+                phase,
+                allowed: tools,
+            });
+            let outcome =
+                run_call_holding(&dispatcher, &self.call, self.ctx, allowed, self.permits).await;
+            // Never dropped, never waits: the lane's inbox outlives a restart, and is
+            // refused only once the session is over.
+            let _ = control.push(ControlItem::ToolDone(Box::new((
+                self.batch, self.index, outcome,
+            ))));
+        });
     }
 }

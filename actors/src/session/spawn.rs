@@ -1,6 +1,7 @@
 //! Spawning a session: the checks before anything starts, restoring a saved snapshot, and
 //! the tree itself (supervisor, transport, router, lanes, telemetry, state, recorder).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use reel_protocol::{DecodeLimits, SessionPhase};
@@ -9,19 +10,21 @@ use tokio::sync::watch;
 use super::{LiveSessionBuilder, SessionStartError, claim_and_load, instruction_text};
 use crate::audio::{ActivityGate, SharedJitterBuffer};
 use crate::child::Child;
+use crate::child_spec::{ChildStart, once, once_with, restartable};
 use crate::clock::{EventClock, ManualClock, SharedClock, TokioClock};
-use crate::control_lane::{ControlData, ControlLaneArgs};
+use crate::control_lane::{ControlData, ControlLane, ControlLaneArgs};
 use crate::extract::ExtractorSet;
-use crate::fast_lane::FastLaneArgs;
+use crate::fast_lane::{FastLaneActor, FastLaneArgs};
 use crate::handle::LiveHandle;
 use crate::llm::{LlmInterceptor, PassThrough};
 use crate::peers::Peers;
 use crate::persistence::{RestoredSnapshot, SessionSnapshot, SnapshotSaver};
 use crate::playback::PlaybackQueue;
-use crate::recorder::{RecordQueue, RecorderArgs};
-use crate::router::RouterArgs;
+use crate::recorder::{RecordQueue, RecorderActor, RecorderArgs};
+use crate::router::{RouterActor, RouterArgs};
+use crate::state::{StateStore, StateStoreArgs};
 use crate::supervisor::{SessionSupervisor, SupervisorArgs};
-use crate::telemetry::{TelemetryArgs, TelemetryShared};
+use crate::telemetry::{TelemetryActor, TelemetryArgs, TelemetryShared};
 use crate::tools::ToolDispatcher;
 use crate::transport::{TransportArgs, WebSocketConnector, WireTap};
 use crate::writer::{Origin, SessionWriter};
@@ -110,7 +113,11 @@ impl LiveSessionBuilder {
             _ => None,
         };
         let (transcript_tx, transcript_rx) = watch::channel(Arc::from(Vec::new()));
-        let peers = Arc::new(Peers::new(clock, Arc::clone(&self.hub)));
+        let peers = Arc::new(Peers::new(
+            clock,
+            Arc::clone(&self.hub),
+            record_queue.as_ref().map(|queue| queue.mailbox().clone()),
+        ));
         if self
             .dispatcher
             .as_ref()
@@ -121,21 +128,10 @@ impl LiveSessionBuilder {
         }
         let record_queue_for_handle = record_queue.clone();
         if let Some(hook) = &self.fault_hook {
-            peers.router.set_fault_hook(Child::Router, Arc::clone(hook));
-            peers.fast.set_fault_hook(Child::FastLane, Arc::clone(hook));
-            peers
-                .control
-                .set_fault_hook(Child::ControlLane, Arc::clone(hook));
-            peers
-                .telemetry
-                .set_fault_hook(Child::Telemetry, Arc::clone(hook));
-            peers
-                .store_inbox
-                .set_fault_hook(Child::StateStore, Arc::clone(hook));
-            if let Some(queue) = &record_queue {
-                queue
-                    .inbox()
-                    .set_fault_hook(Child::Recorder, Arc::clone(hook));
+            for child in Child::ALL {
+                if let Some(door) = peers.door(child) {
+                    door.set_fault_hook(child, Arc::clone(hook));
+                }
             }
         }
         let telemetry = Arc::new(TelemetryShared::default());
@@ -153,72 +149,131 @@ impl LiveSessionBuilder {
             .clone()
             .unwrap_or_else(|| Arc::new(WebSocketConnector::new()));
 
-        let fast_callbacks = Arc::new(self.fast);
-        let fast_playback = playback.clone();
-        let fast_jitter = jitter.clone();
-        let fast_peers = Arc::clone(&peers);
-        let telemetry_callbacks = Arc::new(self.telemetry);
-        let telemetry_shared = Arc::clone(&telemetry);
-        let telemetry_peers = Arc::clone(&peers);
-        let args = SupervisorArgs {
+        let control = ControlLaneArgs {
+            callback_timeout: self.callback_timeout,
+            data: Arc::new(tokio::sync::Mutex::new(control_data)),
+            callbacks: Arc::new(self.control),
+            interceptors: Arc::new(self.interceptors),
+            dispatcher: self.dispatcher.map(Arc::new),
+            phases: self.phases.map(Arc::new),
+            reactive,
+            state: self.state.clone(),
+            writer: writer.clone(),
+            telemetry: Arc::clone(&telemetry),
             peers: Arc::clone(&peers),
-            transport: Some((
-                self.transport,
-                TransportArgs {
-                    connector,
-                    endpoint: self.endpoint,
-                    config,
-                    options: self.transport_options,
-                    tap,
-                    resume_handle: resume_rx.clone(),
-                    telemetry: Arc::clone(&telemetry),
+            extractors,
+            interceptor: Arc::clone(&interceptor),
+            saver: saver.clone(),
+            transcript_view: Arc::new(transcript_tx),
+            timed_out: Default::default(),
+        };
+        let transport_args = TransportArgs {
+            connector,
+            endpoint: self.endpoint,
+            config,
+            options: self.transport_options,
+            tap,
+            resume_handle: resume_rx.clone(),
+            telemetry: Arc::clone(&telemetry),
+            peers: Arc::clone(&peers),
+        };
+        let router = RouterArgs {
+            peers: Arc::clone(&peers),
+            limits: DecodeLimits {
+                max_frame_bytes: self.transport_options.link.max_frame_bytes,
+            },
+            phase: phase_tx,
+            resume_handle: resume_tx,
+            telemetry: Arc::clone(&telemetry),
+        };
+        // One start per child: the supervisor holds the table, and knows no child's type.
+        let factory = self.transport;
+        let transport_slot = Arc::clone(&peers.transport);
+        let mut children: BTreeMap<Child, ChildStart> = BTreeMap::new();
+        children.insert(
+            Child::StateStore,
+            restartable(
+                StateStore,
+                StateStoreArgs {
+                    state: self.state.clone(),
+                    clock: peers.shared_clock(),
+                    inbox: Some((
+                        Arc::clone(&peers.store.inbox),
+                        Arc::clone(&peers.store.actor),
+                    )),
+                },
+                Arc::clone(&peers.store.actor),
+            ),
+        );
+        children.insert(
+            Child::Telemetry,
+            restartable(
+                TelemetryActor::new(),
+                TelemetryArgs {
+                    shared: Arc::clone(&telemetry),
+                    callbacks: Arc::new(self.telemetry),
                     peers: Arc::clone(&peers),
                 },
-            )),
-            router: Some(RouterArgs {
-                peers: Arc::clone(&peers),
-                limits: DecodeLimits {
-                    max_frame_bytes: self.transport_options.link.max_frame_bytes,
+                Arc::clone(&peers.telemetry.actor),
+            ),
+        );
+        children.insert(
+            Child::FastLane,
+            restartable(
+                FastLaneActor::new(),
+                FastLaneArgs {
+                    callbacks: Arc::new(self.fast),
+                    playback: playback.clone(),
+                    jitter: jitter.clone(),
+                    peers: Arc::clone(&peers),
                 },
-                phase: phase_tx,
-                resume_handle: resume_tx,
+                Arc::clone(&peers.fast.actor),
+            ),
+        );
+        children.insert(
+            Child::ControlLane,
+            restartable(
+                ControlLane::new(),
+                control,
+                Arc::clone(&peers.control.actor),
+            ),
+        );
+        if let (Some(queue), Some(mailbox)) = (&record_queue, &peers.recorder) {
+            let args = RecorderArgs {
+                queue: Arc::clone(queue),
                 telemetry: Arc::clone(&telemetry),
+            };
+            children.insert(
+                Child::Recorder,
+                restartable(RecorderActor::new(), args, Arc::clone(&mailbox.actor)),
+            );
+        }
+        children.insert(
+            Child::Router,
+            once(
+                "router",
+                RouterActor::new(),
+                router,
+                Arc::clone(&peers.router.actor),
+            ),
+        );
+        children.insert(
+            Child::Transport,
+            once_with("transport", move |supervisor| {
+                Box::pin(async move {
+                    let actor = factory.spawn(transport_args, supervisor).await?;
+                    transport_slot.set(actor.clone());
+                    Ok(actor.get_cell())
+                })
             }),
+        );
+        let args = SupervisorArgs {
+            peers: Arc::clone(&peers),
+            children,
             telemetry_shared: Arc::clone(&telemetry),
-            fast: Arc::new(move || FastLaneArgs {
-                callbacks: Arc::clone(&fast_callbacks),
-                playback: fast_playback.clone(),
-                jitter: fast_jitter.clone(),
-                peers: Arc::clone(&fast_peers),
-            }),
-            control: ControlLaneArgs {
-                callback_timeout: self.callback_timeout,
-                data: Arc::new(tokio::sync::Mutex::new(control_data)),
-                callbacks: Arc::new(self.control),
-                interceptors: Arc::new(self.interceptors),
-                dispatcher: self.dispatcher.map(Arc::new),
-                phases: self.phases.map(Arc::new),
-                reactive,
-                state: self.state.clone(),
-                writer: writer.clone(),
-                telemetry: Arc::clone(&telemetry),
-                peers: Arc::clone(&peers),
-                extractors,
-                interceptor: Arc::clone(&interceptor),
-                saver,
-                transcript_view: Arc::new(transcript_tx),
-                timed_out: Default::default(),
-            },
-            telemetry: Arc::new(move || TelemetryArgs {
-                shared: Arc::clone(&telemetry_shared),
-                callbacks: Arc::clone(&telemetry_callbacks),
-                peers: Arc::clone(&telemetry_peers),
-            }),
             state: self.state.clone(),
-            recorder: record_queue.map(|queue| RecorderArgs {
-                queue,
-                telemetry: Arc::clone(&telemetry),
-            }),
+            record_queue,
+            saver,
             policy: self.restart_policy,
             shutdown_timeout: self.shutdown_timeout,
             ended: ended_tx,

@@ -20,7 +20,7 @@ use super::State;
 use super::data::StateOp;
 use crate::clock::SharedClock;
 use crate::inbox::{Bound, Inbox};
-use crate::peers::doorbell;
+use crate::mailbox::doorbell;
 use crate::slot::Slot;
 
 /// How many writes may wait for the store before writers wait for room.
@@ -83,6 +83,7 @@ pub fn store_inbox(slot: &Arc<Slot<StateStoreMsg>>) -> StoreInbox {
 pub struct StateStore;
 
 /// What a StateStore starts with.
+#[derive(Clone)]
 pub struct StateStoreArgs {
     /// The state it writes (and attaches its inbox to).
     pub state: State,

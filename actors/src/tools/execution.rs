@@ -86,11 +86,10 @@ impl ToolOutcome {
 /// - An unknown tool fails at once with [`ToolError::UnknownTool`], listing the tools the
 ///   model may call (those the phase allows, when `filter` is given).
 /// - A tool the phase does not allow fails at once with [`ToolError::NotAllowed`].
-/// - Otherwise the tool's future runs on its own task under the tool's timeout and
-///   `ctx.cancel`; a panic becomes [`ToolError::Panicked`], a timeout
-///   [`ToolError::Timeout`], a cancellation [`ToolError::Cancelled`]. After a timeout or a
-///   cancellation the task has been aborted and its future dropped by the time this
-///   returns.
+/// - Otherwise the tool's future runs, on the task that awaits this, under the tool's
+///   timeout and `ctx.cancel`; a panic becomes [`ToolError::Panicked`] (caught here), a
+///   timeout [`ToolError::Timeout`], a cancellation [`ToolError::Cancelled`]. After a
+///   timeout or a cancellation the future has been dropped by the time this returns.
 ///
 /// Missing `args` count as `{}`. The state writes of the call stay in `ctx.state` until
 /// [`ToolOutcome::settle`].
@@ -168,8 +167,9 @@ pub async fn run_call_holding(
             Err(error) => Err(error),
             Ok(permits) => {
                 let cancel = ctx.cancel.clone();
-                // `call` itself runs inside the task too, so a tool that panics before
-                // handing back its future is caught like one that panics while running.
+                // `call` itself runs inside the supervised future too, so a tool that panics
+                // before handing back its future is caught like one that panics while
+                // running.
                 let tool = Arc::clone(tool);
                 let call_args = args.clone();
                 // A tool that must be confirmed asks first, inside the task: the wait

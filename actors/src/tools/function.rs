@@ -50,8 +50,8 @@ pub trait ToolFunction: Send + Sync + 'static {
     /// without parameters.
     fn parameters(&self) -> Option<Value>;
 
-    /// Runs one call. The future is spawned on its own task, under a timeout and the
-    /// context's cancellation token, so it must own everything it uses.
+    /// Runs one call. In a session the future runs on the call's own task, under a timeout
+    /// and the context's cancellation token, so it must own everything it uses.
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>>;
 
     /// The question to confirm before each call runs, for a tool that must be confirmed

@@ -7,7 +7,7 @@
 //!   not depend on registration or hash order), their timeouts (30 s by default) and
 //!   execution modes, and produces their [`declarations`](ToolDispatcher::declarations).
 //! - [`run_call`] runs one [`FunctionCall`](reel_protocol::FunctionCall): phase filter,
-//!   own task, timeout, cancellation, panics caught; it yields a [`ToolOutcome`].
+//!   timeout, cancellation, panics caught; it yields a [`ToolOutcome`].
 //! - [`ToolOutcome::to_response`] and [`running_ack`] produce the
 //!   [`FunctionResponse`](reel_protocol::FunctionResponse)s; background tools are shaped by
 //!   a [`ResultFormatter`].

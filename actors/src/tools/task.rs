@@ -1,33 +1,38 @@
-//! Running one tool future on its own task, under a time limit and a cancellation token,
-//! with panics caught.
+//! Running one tool future under a time limit and a cancellation token, with panics
+//! caught, on the task that awaits it (the call's own task, in a session).
 
 use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use tokio::task::{JoinError, JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use super::ToolError;
 
-/// What ended the wait for the tool's task.
+/// What ended the wait for the tool's future.
 enum Ending {
-    Finished(Result<Result<Value, ToolError>, JoinError>),
+    Finished(Result<Result<Value, ToolError>, Box<dyn Any + Send>>),
     TimedOut,
     Cancelled,
 }
 
-/// Spawns `future` and waits for it, at most `limit`, and no longer than `cancel` stays
+/// Runs `future` where it is awaited, at most `limit`, and no longer than `cancel` stays
 /// unfired.
 ///
 /// - The tool's own result comes back as it is.
-/// - A panic becomes [`ToolError::Panicked`] with the panic message: the spawned task
-///   catches it, so the caller (a lane actor) never unwinds.
+/// - A panic becomes [`ToolError::Panicked`] with the panic message: it is caught here,
+///   so the caller never unwinds.
 /// - Past `limit`: [`ToolError::Timeout`]; on `cancel`: [`ToolError::Cancelled`]. In both
-///   cases the task is aborted and *waited for*, so when this returns the tool's future has
-///   been dropped: it cannot write to its state view after the call was settled.
+///   cases the future has been dropped when this returns: it cannot write to its state
+///   view after the call was settled.
 ///   (A tool that blocks its thread instead of awaiting delays that drop until it yields.)
+///
+/// It runs on the caller's task rather than on one of its own: in a session each call
+/// already has a task of its own, and another would be two more hand-offs (a spawn, and
+/// the wake of the join) on every tool call's way to its response (decision 0041).
 pub(crate) async fn supervise(
     tool: &str,
     future: BoxFuture<'static, Result<Value, ToolError>>,
@@ -39,52 +44,31 @@ pub(crate) async fn supervise(
             tool: tool.to_owned(),
         });
     }
-    let mut task = tokio::spawn(future);
+    // Unwind safety: on a panic the future is dropped unpolled and only its panic message
+    // is kept, so no state it left half-changed is observed through it.
+    let guarded = AssertUnwindSafe(future).catch_unwind();
     let ending = tokio::select! {
         biased;
         () = cancel.cancelled() => Ending::Cancelled,
-        joined = tokio::time::timeout(limit, &mut task) => match joined {
+        finished = tokio::time::timeout(limit, guarded) => match finished {
             Ok(finished) => Ending::Finished(finished),
             Err(_elapsed) => Ending::TimedOut,
         },
     };
+    // The tool's future is gone here: `select!` dropped the branch that did not finish.
     match ending {
         Ending::Finished(Ok(result)) => result,
-        Ending::Finished(Err(error)) => Err(join_error(tool, error)),
-        Ending::TimedOut => {
-            abort_and_wait(task).await;
-            Err(ToolError::Timeout {
-                tool: tool.to_owned(),
-                after: limit,
-            })
-        }
-        Ending::Cancelled => {
-            abort_and_wait(task).await;
-            Err(ToolError::Cancelled {
-                tool: tool.to_owned(),
-            })
-        }
-    }
-}
-
-/// Aborts the task and waits until its future is dropped. Whatever it was doing is
-/// discarded: a panic racing with the abort is of no interest any more.
-async fn abort_and_wait(task: JoinHandle<Result<Value, ToolError>>) {
-    task.abort();
-    let _discarded = task.await;
-}
-
-/// The error for a task that ended without a result.
-fn join_error(tool: &str, error: JoinError) -> ToolError {
-    match error.try_into_panic() {
-        Ok(payload) => ToolError::Panicked {
+        Ending::Finished(Err(payload)) => Err(ToolError::Panicked {
             tool: tool.to_owned(),
             message: panic_message(payload.as_ref()),
-        },
-        // Aborted from outside (the runtime is shutting down).
-        Err(_) => ToolError::Cancelled {
+        }),
+        Ending::TimedOut => Err(ToolError::Timeout {
             tool: tool.to_owned(),
-        },
+            after: limit,
+        }),
+        Ending::Cancelled => Err(ToolError::Cancelled {
+            tool: tool.to_owned(),
+        }),
     }
 }
 
@@ -133,6 +117,20 @@ mod tests {
         let expected = failed.clone();
         let err = supervise("t", async move { Err(failed) }.boxed(), LIMIT, &cancel).await;
         assert_eq!(err, Err(expected));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_tool_runs_on_the_task_that_awaits_it() {
+        // A call's task awaits `supervise`: the tool runs there, not on a task of its own
+        // (which would be a spawn and a join's wake more on the way to the response).
+        let caller = tokio::spawn(async {
+            let cancel = CancellationToken::new();
+            let tool = async { Ok(json!(tokio::task::id().to_string())) }.boxed();
+            let ran_on = supervise("t", tool, LIMIT, &cancel).await;
+            (tokio::task::id().to_string(), ran_on)
+        });
+        let (caller, ran_on) = caller.await.unwrap();
+        assert_eq!(ran_on, Ok(json!(caller)));
     }
 
     #[tokio::test(start_paused = true)]

@@ -7,7 +7,8 @@
 use futures_util::future::BoxFuture;
 use ractor::{Actor, ActorCell, ActorRef, SpawnErr};
 
-use super::live_transport::{Transport, TransportArgs, TransportMsg};
+use super::live_transport::{Transport, TransportArgs};
+use crate::mailbox::TransportMsg;
 
 /// Spawns the session's transport actor, linked to the supervisor.
 pub trait TransportFactory: Send + 'static {

@@ -15,6 +15,15 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use reel_protocol::{ConnectRequest, DEFAULT_MAX_FRAME_BYTES, FrameKind};
 
+/// A frame's place in the session: its sequence number and session time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// Sequence number, from 1, shared by both directions.
+    pub seq: u64,
+    /// Session time, epoch milliseconds.
+    pub ts_ms: u64,
+}
+
 /// One WebSocket data frame: its kind (text or binary) and its payload, exactly as it
 /// crossed (or will cross) the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]

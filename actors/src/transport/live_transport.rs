@@ -24,60 +24,13 @@ use reel_protocol::{
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::link::Stamp;
 use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, LinkSender};
 use super::tree_reports::TreeReports;
-use super::wire_tap::{Stamp, WireTap};
+use super::wire_tap::WireTap;
+use crate::mailbox::{Origin, RouterMsg, TransportMsg};
 use crate::peers::Peers;
-use crate::router::RouterMsg;
 use crate::telemetry::TelemetryShared;
-use crate::writer::Origin;
-
-/// Messages to the transport.
-#[derive(Debug)]
-pub enum TransportMsg {
-    /// Open the connection (the supervisor sends this once the tree is up).
-    Start,
-    /// Send a command, from the application or the runtime.
-    Send(SessionCommand, Origin),
-    /// `setupComplete` arrived on connection `conn` (from the router).
-    SetupComplete {
-        /// The connection.
-        conn: u32,
-    },
-    /// Reconnect now (after a `goAway`), presenting the latest resumption handle.
-    Reconnect {
-        /// Why.
-        reason: String,
-    },
-    /// Close the session.
-    Disconnect,
-    /// Connection `conn` ended (from its reader task).
-    LinkEnded {
-        /// The connection.
-        conn: u32,
-        /// Close code, if a close frame arrived.
-        code: Option<u16>,
-        /// Close reason, or what broke.
-        reason: Option<String>,
-    },
-    /// The setup timeout of connection `conn` passed.
-    SetupTimedOut {
-        /// The connection.
-        conn: u32,
-    },
-    /// Our close of connection `conn` was not answered in time.
-    CloseTimedOut {
-        /// The connection.
-        conn: u32,
-    },
-    /// Time for reconnect attempt `attempt`.
-    Retry {
-        /// 1-based attempt.
-        attempt: u32,
-        /// Why the connection is being re-established.
-        reason: String,
-    },
-}
 
 /// How reconnects are paced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,17 +14,18 @@ pub mod tree_reports;
 pub mod websocket;
 pub mod wire_tap;
 
+pub use crate::mailbox::TransportMsg;
 pub use factory::{LiveTransportFactory, TransportFactory};
 pub use link::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
+    Stamp,
 };
 pub use live_transport::{
-    HELD_AUDIO_CHUNKS, ReconnectPolicy, Transport, TransportArgs, TransportMsg, TransportOptions,
-    describe_close,
+    HELD_AUDIO_CHUNKS, ReconnectPolicy, Transport, TransportArgs, TransportOptions, describe_close,
 };
 pub use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 pub use tree_reports::TreeReports;
 pub use websocket::{
     CONNECTION_REFUSED, CONNECTION_RESET, DROPPED_WITHOUT_CLOSE, TlsSetupError, WebSocketConnector,
 };
-pub use wire_tap::{Stamp, WireTap};
+pub use wire_tap::WireTap;

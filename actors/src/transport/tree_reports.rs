@@ -8,15 +8,14 @@
 
 use reel_protocol::{SessionCommand, SessionError, SessionEvent, UserInput};
 
+use super::link::Stamp;
 use super::live_transport::describe_close;
-use super::wire_tap::{Stamp, WireTap};
+use super::wire_tap::WireTap;
 use crate::events::{Lane, LiveEvent};
+use crate::mailbox::{Lifecycle, Origin, RouterMsg, SupervisorMsg};
 use crate::peers::Peers;
-use crate::router::{Lifecycle, RouterMsg};
-use crate::supervisor::SupervisorMsg;
 use crate::telemetry::TelemetryShared;
 use crate::tools::StampedInput;
-use crate::writer::Origin;
 
 /// The reports of one transport to its tree.
 #[derive(Clone, Copy)]

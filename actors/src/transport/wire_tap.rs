@@ -15,18 +15,10 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use reel_recorder::wire_log::{CloseMark, Direction, Source, WireEntry, WireRecorder};
 
+use super::link::Stamp;
 use crate::clock::SharedClock;
 use crate::events::lock;
-use crate::writer::Origin;
-
-/// A frame's place in the session: its sequence number and session time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    /// Sequence number, from 1, shared by both directions.
-    pub seq: u64,
-    /// Session time, epoch milliseconds.
-    pub ts_ms: u64,
-}
+use crate::mailbox::Origin;
 
 /// Stamps frames and hands them to the recorder.
 pub struct WireTap {

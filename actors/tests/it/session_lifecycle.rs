@@ -598,8 +598,8 @@ async fn a_fault_hook_fails_children_where_no_application_code_runs() {
 /// the overload backs up into the socket, not into memory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
-    use reel_actors::lane_inbox::LANE_CAPACITY;
-    use reel_actors::router::ROUTER_CAPACITY;
+    use reel_actors::mailbox::LANE_CAPACITY;
+    use reel_actors::mailbox::ROUTER_CAPACITY;
     const FRAMES: usize = 20_000;
     let mut server = ScriptedServer::bind().await;
     let heard = Arc::new(Mutex::new(Vec::with_capacity(FRAMES)));
@@ -655,7 +655,7 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
 /// and the router never backed up).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
-    use reel_actors::router::{ROUTER_CAPACITY, ROUTER_MAX_BYTES};
+    use reel_actors::mailbox::{ROUTER_CAPACITY, ROUTER_MAX_BYTES};
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
     const FRAMES: usize = 2_000;
@@ -915,7 +915,7 @@ impl reel_actors::transport::TransportFactory for KeepPeers {
 /// and `reel replay` hung once in CI.)
 #[tokio::test(start_paused = true)]
 async fn a_barrier_pushed_after_the_session_ended_mid_stream_is_refused_not_left_waiting() {
-    use reel_actors::router::RouterMsg;
+    use reel_actors::mailbox::{Lanes, RouterMsg};
     use std::time::Duration;
     const FRAMES: usize = 1_000;
     let mut server = ScriptedServer::bind().await;
@@ -959,7 +959,15 @@ async fn a_barrier_pushed_after_the_session_ended_mid_stream_is_refused_not_left
         .await
         .expect("a live router answers a barrier")
         .expect("the reply is sent");
-    assert_eq!(marks, [3, 4, 1], "the setup's items, on each lane");
+    assert_eq!(
+        marks,
+        Lanes {
+            fast: 3,
+            control: 4,
+            telemetry: 1
+        },
+        "the setup's items, on each lane"
+    );
 
     // The burst: the lane fails on t300 with no restart left, so the tree ends while the
     // frames behind it are still in the socket and the router's inbox.
