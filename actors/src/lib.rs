@@ -25,6 +25,7 @@ mod callback_guard;
 pub mod callbacks;
 pub mod child;
 pub mod control_lane;
+pub mod disk;
 pub mod events;
 pub mod extract;
 pub mod fast_lane;

@@ -72,7 +72,8 @@ impl LiveSessionBuilder {
         let record_queue = self
             .recorder
             .clone()
-            .map(|recorder| Arc::new(RecordQueue::new(recorder)));
+            .map(|recorder| Arc::new(RecordQueue::new(recorder).on_disk(self.disk.clone())));
+        self.state.set_disk(self.disk.clone());
         let tap = Arc::new(match &record_queue {
             Some(queue) => WireTap::with_queue(frame_clock, Arc::clone(queue)),
             None => WireTap::new(frame_clock, None),
