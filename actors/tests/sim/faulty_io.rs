@@ -1,4 +1,5 @@
-//! Disks that fail on purpose: a wire recorder and a journal writer.
+//! The simulated disk, and writers that fail on purpose: a wire recorder and a journal
+//! writer.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -7,7 +8,41 @@ use std::sync::{Arc, Mutex};
 use reel_recorder::journal::{FileJournalSink, JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{WireEntry, WireRecorder};
 
+use reel_actors::disk::{DiskWork, SimulatedDisk};
+
 use super::plan::{Fault, Plan};
+use super::rng::Rng;
+
+/// The run's disk: each piece of disk work (the Recorder's writes, the journal's flushes,
+/// the final write) takes a time drawn from the seed, up to the plan's `disk_ms`, and runs
+/// on the run's own thread once it has passed — so writes complete in an order the seed
+/// chose, and a rerun repeats it.
+pub struct SimDisk {
+    rng: Mutex<Rng>,
+    max_ms: u64,
+}
+
+impl SimDisk {
+    /// The disk `plan` asks for.
+    pub fn new(plan: &Plan) -> Self {
+        SimDisk {
+            // A stream of its own: the plan's draws stay what they are.
+            rng: Mutex::new(Rng::new(plan.seed ^ 0xD15C_D15C_D15C_D15C)),
+            max_ms: plan.disk_ms,
+        }
+    }
+}
+
+impl SimulatedDisk for SimDisk {
+    fn latency(&self, _work: DiskWork) -> std::time::Duration {
+        let ms = self
+            .rng
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .range(0, self.max_ms + 1);
+        std::time::Duration::from_millis(ms)
+    }
+}
 
 /// The wire log of a run: keeps the sequence numbers it stored, fails the writes the plan
 /// says, and panics once if the plan says so (which fails the Recorder actor).

@@ -33,12 +33,15 @@ pub fn plan(seed: Seed) -> Plan {
     if faults.contains(&Fault::StalledSubscriber) {
         overload(&mut script);
     }
+    // Drawn last, so that the script and the faults stay what they were for every seed.
+    let disk_ms = rng.pick(&[0, 1, 5, 20, 80]);
     Plan {
         seed,
         pace,
         resumption,
         script,
         faults,
+        disk_ms,
     }
 }
 

@@ -288,6 +288,9 @@ pub struct Plan {
     pub script: Vec<Step>,
     /// What goes wrong.
     pub faults: Vec<Fault>,
+    /// The simulated disk's slowest write (virtual ms): each piece of disk work takes a
+    /// seeded time up to it (`sim::faulty_io::SimDisk`).
+    pub disk_ms: u64,
 }
 
 impl Plan {
@@ -357,11 +360,12 @@ impl fmt::Display for Plan {
         ] = self.counts();
         writeln!(
             f,
-            "plan of seed {}: {} frames every {} ms, resumption {}",
+            "plan of seed {}: {} frames every {} ms, resumption {}, disk writes take up to {} ms",
             self.seed,
             self.pace.burst,
             self.pace.tick_ms,
-            if self.resumption { "on" } else { "off" }
+            if self.resumption { "on" } else { "off" },
+            self.disk_ms,
         )?;
         writeln!(
             f,

@@ -91,6 +91,8 @@ pub struct Outcome {
     pub recorder_panicked: bool,
     /// Telemetry at the end.
     pub telemetry: Option<TelemetrySnapshot>,
+    /// When the run started (virtual time: the traces give times as offsets from it).
+    pub started: Instant,
     /// Virtual time the run took.
     pub took: Duration,
 }
@@ -202,6 +204,7 @@ async fn run_on_runtime(plan: &Plan, wire: Wire) -> Outcome {
         wire_failed: shared.app.wire.failed(),
         recorder_panicked: shared.app.wire.panicked(),
         telemetry: handle.as_ref().map(|h| h.telemetry()),
+        started,
         took: started.elapsed(),
     }
 }

@@ -32,6 +32,7 @@ fn steady_stream(texts: u32, faults: Vec<Fault>) -> Plan {
         resumption: false,
         script,
         faults,
+        disk_ms: 0,
     }
 }
 

@@ -194,6 +194,17 @@ pub enum Violation {
     },
     /// A violation of the plan's fault-free run (the baseline), which should have none.
     InBaseline(Box<Violation>),
+    /// The seed's second run did not repeat its first: their traces (`sim::trace`) differ.
+    NotReproducible {
+        /// Which run differs: `with faults` or `fault-free`.
+        run: &'static str,
+        /// The first differing line (1-based).
+        line: usize,
+        /// That line in the first run's trace.
+        first: String,
+        /// That line in the second run's trace.
+        second: String,
+    },
 }
 
 impl Violation {
@@ -228,6 +239,7 @@ impl Violation {
             }
             Violation::IdStillClaimed { .. } => "id_still_claimed",
             Violation::InBaseline(inner) => return format!("baseline: {}", inner.kind()),
+            Violation::NotReproducible { run, .. } => return format!("not_reproducible ({run})"),
         };
         kind.to_owned()
     }
@@ -367,6 +379,15 @@ impl fmt::Display for Violation {
                 )
             }
             Violation::InBaseline(inner) => write!(f, "in the fault-free run: {inner}"),
+            Violation::NotReproducible {
+                run,
+                line,
+                first,
+                second,
+            } => write!(
+                f,
+                "not reproducible: run again, the run {run} differs at line {line} of its trace:\n        first:  {first}\n        second: {second}"
+            ),
         }
     }
 }
