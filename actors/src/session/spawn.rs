@@ -174,6 +174,7 @@ impl LiveSessionBuilder {
                     resume_handle: resume_rx.clone(),
                     telemetry: Arc::clone(&telemetry),
                     peers: Arc::clone(&peers),
+                    fault: self.fault_hook.clone(),
                 },
             )),
             router: Some(RouterArgs {

@@ -27,6 +27,8 @@ use tokio::task::JoinHandle;
 use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, LinkSender};
 use super::tree_reports::TreeReports;
 use super::wire_tap::{Stamp, WireTap};
+use crate::child::Child;
+use crate::fault::FaultHook;
 use crate::peers::Peers;
 use crate::router::RouterMsg;
 use crate::telemetry::TelemetryShared;
@@ -153,6 +155,9 @@ pub struct TransportArgs {
     pub telemetry: Arc<TelemetryShared>,
     /// The session's actors.
     pub peers: Arc<Peers>,
+    /// The session's fault injector, if a simulator installed one: called before each
+    /// message the transport handles (see [`crate::fault`]).
+    pub fault: Option<Arc<dyn FaultHook>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,6 +188,8 @@ pub struct TransportState {
     reconnecting: bool,
     /// The handle presented in the current connection's setup.
     presented_handle: bool,
+    /// Messages taken so far (the fault hook's item numbers).
+    taken: u64,
 }
 
 /// The Transport actor.
@@ -210,6 +217,7 @@ impl Actor for Transport {
             queue: VecDeque::new(),
             reconnecting: false,
             presented_handle: false,
+            taken: 0,
         })
     }
 
@@ -231,6 +239,10 @@ impl Actor for Transport {
         message: TransportMsg,
         state: &mut TransportState,
     ) -> Result<(), ActorProcessingErr> {
+        state.taken += 1;
+        if let Some(hook) = &state.args.fault {
+            hook.before(Child::Transport, state.taken);
+        }
         match message {
             TransportMsg::Start => state.open(&myself, 0, None).await,
             TransportMsg::Send(SessionCommand::Disconnect, _) | TransportMsg::Disconnect => {

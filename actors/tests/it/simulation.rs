@@ -5,10 +5,11 @@
 //! points (panicking callbacks on every lane, a failing state store, a panicking and a
 //! failing recorder, a failing journal disk, slow and hanging tools and callbacks, a
 //! stalled subscriber, link drops, 100 goAways in a row, and failures of the router, the
-//! lanes, telemetry, the store and the recorder inside the tree, through the fault hook;
-//! the transport's are planned and skipped: not hooked yet), run under paused time on a
-//! current-thread runtime against an in-memory link; then the invariants (see
-//! `sim::check`). See `sim` for the parts.
+//! lanes, telemetry, the store, the recorder and the transport inside the tree, through
+//! the fault hook), run under paused time on a current-thread runtime against an in-memory
+//! link, its disk work on a simulated disk whose latencies the seed draws; then the
+//! invariants (see `sim::check`). Every seed runs twice, and the second run's trace must
+//! repeat the first's byte for byte (`sim::trace`). See `sim` for the parts.
 //!
 //! - `cargo test -p reel-actors --test it simulation:: -- --nocapture` runs 500 seeds and prints
 //!   the tally; `REEL_SIM_SEEDS=N` runs N, `REEL_SIM_SEED=S` runs seed S alone and prints
@@ -250,4 +251,37 @@ fn a_rerun_that_differs_is_a_violation() {
         )),
         "{printed}"
     );
+}
+
+/// The transport behind the fault hook (issue 28): it fails on the tool response it is
+/// about to send while frames stream, and the session ends, failed, naming it; the checks
+/// (the end published, nothing recorded lost, no hang, the id free again) hold. Before,
+/// the transport's faults were planned and skipped: the session went on and ended clean.
+#[test]
+fn the_transport_failing_while_frames_stream_ends_the_session_with_its_reason() {
+    let report = run_plan(
+        scenarios::transport_fails_while_frames_stream(),
+        Wire::Memory,
+    );
+    assert!(report.violations.is_empty(), "{report}");
+    let end = report.outcome.end.clone();
+    assert_eq!(
+        end.map(|e| (e.reason, e.failed)),
+        Some((
+            "the transport failed: sim fault: the transport fails on its inbox item 3".to_owned(),
+            true
+        )),
+        "{report}"
+    );
+    let struck: Vec<_> = report
+        .outcome
+        .observed
+        .struck
+        .iter()
+        .map(|s| (s.child, s.at))
+        .collect();
+    assert_eq!(struck, vec![(reel_actors::Child::Transport, 3)], "{report}");
+    // It failed while the frames streamed: the model had sent the call, not the script.
+    let sent = report.outcome.model.sent.len();
+    assert!((502..2_003).contains(&sent), "{report}");
 }

@@ -81,19 +81,21 @@ impl<'a> Checker<'a> {
             _ => false,
         });
         let struck = &outcome.observed.struck[..];
-        let router_failed = struck.iter().any(|s| s.child == Child::Router);
         let mut fatal = Vec::new();
         if must_fail {
             fatal.push(Child::FastLane.as_str());
         }
-        if router_failed {
-            fatal.push(Child::Router.as_str());
+        // The router and the transport are not restarted: their failure ends the session.
+        for child in [Child::Router, Child::Transport] {
+            if struck.iter().any(|s| s.child == child) {
+                fatal.push(child.as_str());
+            }
         }
         Checker {
             plan,
             outcome,
             sent,
-            must_fail: must_fail || router_failed,
+            must_fail: !fatal.is_empty(),
             fatal,
             struck,
         }
@@ -203,12 +205,14 @@ impl<'a> Checker<'a> {
         let o = self.outcome;
         let mut found = Vec::new();
         if let Some(error) = &o.start_error {
-            // The router failed before the session was live (on the setup's answer): the
-            // session ends, failed, before `connect` returns, which says so. Nothing else
-            // can be checked.
-            let router_failed =
-                self.fatal.contains(&Child::Router.as_str()) && error.contains("the router failed");
-            if !router_failed {
+            // The router or the transport failed before the session was live (on the
+            // start, the setup's answer): the session ends, failed, before `connect`
+            // returns, which says so. Nothing else can be checked.
+            let fatal = [Child::Router, Child::Transport].into_iter().any(|child| {
+                self.fatal.contains(&child.as_str())
+                    && error.contains(&format!("the {child} failed"))
+            });
+            if !fatal {
                 found.push(Violation::StartFailed {
                     error: error.clone(),
                 });
@@ -435,16 +439,26 @@ impl<'a> Checker<'a> {
             None => "no end".to_owned(),
             Some(end) => format!("{} (failed: {})", end.reason, end.failed),
         };
+        // The application is told: its stream's last event is the end, with the reason.
+        let told = |reason: &str| {
+            o.events.iter().rev().find_map(|e| match &e.event {
+                LiveEvent::SessionEnded { reason } => Some(reason.as_str()),
+                _ => None,
+            }) == Some(reason)
+        };
         let ok = match &o.end {
             None => false,
             Some(end) if self.must_fail => {
-                end.failed && self.fatal.iter().any(|child| end.reason.contains(child))
+                end.failed
+                    && self.fatal.iter().any(|child| end.reason.contains(child))
+                    && told(&end.reason)
             }
             Some(end) => !end.failed,
         };
         let expected = if self.must_fail {
             format!(
-                "a failed end naming the {} (past the restart limit, or the router failed)",
+                "a failed end naming the {}, published as SessionEnded (past the restart \
+                 limit, or the router or the transport failed)",
                 self.fatal.join(" or the ")
             )
         } else {

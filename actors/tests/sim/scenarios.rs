@@ -52,3 +52,26 @@ pub fn recorder_fails_twice_on_one_frame() -> Plan {
         ],
     )
 }
+
+/// The transport fails (the fault hook) on the tool response it is asked to send while
+/// 2,000 text frames stream at a steady pace: its messages are the start (1), the first
+/// connection's `setupComplete` (2) and the response to `c0`, the model's call after
+/// delta 500 (3). The session must end, failed, saying the transport failed, with the
+/// end published to the application and every frame recorded before it on the wire log.
+pub fn transport_fails_while_frames_stream() -> Plan {
+    let mut plan = steady_stream(
+        2_000,
+        vec![Fault::Internal {
+            child: Child::Transport,
+            at: 3,
+        }],
+    );
+    plan.script.insert(
+        501,
+        Step::ToolCall {
+            calls: vec!["c0".to_owned()],
+            wait: false,
+        },
+    );
+    plan
+}
