@@ -30,6 +30,9 @@ use sim::seed::{Runs, SeedReport, compare, run_plan, run_seed};
 use sim::tally::Tally;
 use sim::violation::Violation;
 
+use reel_recorder::journal::StateMutation;
+use reel_recorder::jsonl::JsonlReader;
+
 /// Seeds run by default.
 const DEFAULT_SEEDS: u64 = 500;
 
@@ -284,4 +287,56 @@ fn the_transport_failing_while_frames_stream_ends_the_session_with_its_reason() 
     // It failed while the frames streamed: the model had sent the call, not the script.
     let sent = report.outcome.model.sent.len();
     assert!((502..2_003).contains(&sent), "{report}");
+}
+
+/// The simulated disk fills up under the journal (issue 28): the production writer counts
+/// every write and flush the disk refused, the session goes on and ends clean, and the
+/// file reads back, with the production reader, as exactly the 3 mutations written before
+/// the disk filled (the 4th torn in half, skipped).
+#[test]
+fn a_journal_whose_disk_fills_up_keeps_what_was_written_and_counts_the_rest() {
+    let plan = scenarios::journal_disk_fills_up();
+    let report = run_plan(plan.clone(), Wire::Memory);
+    assert!(report.violations.is_empty(), "{report}");
+    let o = &report.outcome;
+    let read: Vec<StateMutation> = JsonlReader::new(&o.journal_file[..], "sim-journal.jsonl")
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let keys: Vec<&str> = read.iter().map(|m| m.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "session:is_model_speaking",
+            "session:phase",
+            "session:disconnected"
+        ]
+    );
+    assert_eq!(read[..], o.journal[..3]);
+    assert!(o.journal.len() > 20, "{}", o.journal.len());
+    assert_ne!(o.journal_file.last(), Some(&b'\n'), "the 4th line is torn");
+    assert!(o.journal_refused > 0);
+    assert_eq!(o.journal_file_errors, o.journal_refused);
+    assert_eq!(o.end.as_ref().map(|e| e.failed), Some(false));
+
+    // Had the writer not counted the loss, the check says so.
+    let mut silent = o.clone();
+    silent.journal_file_errors = 0;
+    let found: Vec<String> = sim::check::check(&plan, &silent, None)
+        .iter()
+        .filter(|v| matches!(v, Violation::JournalFile { .. }))
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            format!(
+                "journal file: holds 3 of {} mutations, and its writer counted no failed write",
+                o.journal.len()
+            ),
+            format!(
+                "journal file: the disk refused {} writes, its writer counted none",
+                o.journal_refused
+            ),
+        ]
+    );
 }

@@ -315,6 +315,7 @@ impl<'a> Checker<'a> {
         found.extend(self.resume_handles());
         if o.end.is_some() && o.hang.is_none() {
             found.extend(self.wire_log());
+            found.extend(self.journal_file());
         }
         if let Some(backlog) = o.stalled_backlog
             && backlog > STALL_BOUND
@@ -786,6 +787,67 @@ impl<'a> Checker<'a> {
         let reported = o.telemetry.as_ref().map_or(0, |t| t.recording_errors);
         if failed != reported {
             found.push(Violation::RecordingErrorsNotReported { failed, reported });
+        }
+        found
+    }
+
+    /// The journal file, read back with the production reader once the session ended and
+    /// the journal was flushed: every mutation in it, in order, is the journal's (a torn
+    /// last line, cut by a full disk, is skipped); a file that holds fewer mutations than
+    /// the journal had its loss counted by its writer (an application reading the count
+    /// knows its file is incomplete); and a disk that refused a write was counted.
+    fn journal_file(&self) -> Vec<Violation> {
+        use reel_recorder::jsonl::JsonlReader;
+        let o = self.outcome;
+        let mut found = Vec::new();
+        let mut fail = |what: String| found.push(Violation::JournalFile { what });
+        let reader = JsonlReader::<reel_recorder::journal::StateMutation, _>::new(
+            &o.journal_file[..],
+            super::faulty_io::JOURNAL_FILE,
+        );
+        let mut read = Vec::new();
+        for entry in reader {
+            match entry {
+                Ok(mutation) => read.push(mutation),
+                Err(error) => {
+                    fail(format!(
+                        "unreadable after {} mutations: {error}",
+                        read.len()
+                    ));
+                    break;
+                }
+            }
+        }
+        if let Some((at, (got, want))) = read
+            .iter()
+            .zip(&o.journal)
+            .enumerate()
+            .find(|(_, (got, want))| got != want)
+        {
+            fail(format!(
+                "mutation {} reads {got:?}, the journal had {want:?}",
+                at + 1
+            ));
+        }
+        if read.len() > o.journal.len() {
+            fail(format!(
+                "holds {} mutations, the journal had {}",
+                read.len(),
+                o.journal.len()
+            ));
+        }
+        if read.len() < o.journal.len() && o.journal_file_errors == 0 {
+            fail(format!(
+                "holds {} of {} mutations, and its writer counted no failed write",
+                read.len(),
+                o.journal.len()
+            ));
+        }
+        if o.journal_refused > 0 && o.journal_file_errors == 0 {
+            fail(format!(
+                "the disk refused {} writes, its writer counted none",
+                o.journal_refused
+            ));
         }
         found
     }

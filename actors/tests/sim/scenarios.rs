@@ -75,3 +75,20 @@ pub fn transport_fails_while_frames_stream() -> Plan {
     );
     plan
 }
+
+/// The journal's disk fills up after 3 writes, in the middle of the 4th, while 200 text
+/// frames stream through two turns: the production journal writer (`FileJournalSink`) on
+/// the simulated disk must count the refused writes, and the file must read back, with the
+/// production reader, as exactly the mutations written before (the torn line skipped).
+pub fn journal_disk_fills_up() -> Plan {
+    let mut plan = steady_stream(100, vec![Fault::FailingJournal { after: 3 }]);
+    let second = plan.script.clone();
+    plan.script
+        .extend(second.into_iter().map(|step| match step {
+            Step::Text(n) => Step::Text(n + 100),
+            Step::Usage(n) => Step::Usage(n + 1),
+            other => other,
+        }));
+    plan.disk_ms = 5;
+    plan
+}

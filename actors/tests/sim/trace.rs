@@ -76,12 +76,26 @@ pub fn of(outcome: &Outcome) -> String {
         "journal file errors",
         &outcome.journal_file_errors,
     );
+    line(&mut out, "journal file refused", &outcome.journal_refused);
+    let _ = writeln!(
+        out,
+        "journal file: {} bytes, FNV-1a {:016x}",
+        outcome.journal_file.len(),
+        fnv1a(&outcome.journal_file)
+    );
     line(&mut out, "wire stored", &outcome.wire_stored);
     line(&mut out, "wire failed", &outcome.wire_failed);
     line(&mut out, "recorder panicked", &outcome.recorder_panicked);
     line(&mut out, "telemetry", &outcome.telemetry);
     line(&mut out, "took", &outcome.took);
     out
+}
+
+/// FNV-1a, 64 bits: a file's bytes in one trace line.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn line(out: &mut String, name: &str, value: &impl Debug) {
