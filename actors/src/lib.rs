@@ -25,6 +25,7 @@ pub mod callbacks;
 pub mod child;
 mod child_spec;
 pub(crate) mod control_lane;
+pub mod disk;
 pub mod events;
 pub mod extract;
 pub(crate) mod fast_lane;

@@ -9,7 +9,7 @@
 //! `kill -9` therefore loses at most the last [`FLUSH_INTERVAL`] of frames (plus the time
 //! the process was not scheduled), and nothing from before the last finished turn.
 //!
-//! Writing happens on tokio's blocking pool, never on a worker thread: a slow disk does
+//! Writing happens on the session's [`Disk`] (tokio's blocking pool), never on a worker thread: a slow disk does
 //! not stall the session's actors. Draining is exclusive: the Recorder, its successor and
 //! the supervisor's final drain at the end of the session take a lock around each entry's
 //! take-record-done, so no entry is written twice or out of order. If the recorder panics
@@ -26,6 +26,7 @@ use std::time::Duration;
 use ractor::{ActorProcessingErr, ActorRef};
 use reel_recorder::wire_log::{Direction, WireEntry, WireRecorder};
 
+use crate::disk::{Disk, DiskWork};
 use crate::events::lock;
 use crate::inbox::{Bound, Failed, Inbox};
 use crate::mailbox::{Consumer, InboxActor, InboxMsg, Mailbox, RecorderTick};
@@ -64,6 +65,8 @@ pub struct RecordQueue {
     /// Set when an entry is queued, cleared by the flush tick that writes it out: an idle
     /// session's tick costs no trip to the blocking pool.
     unflushed: AtomicBool,
+    /// Where the writes run.
+    disk: Disk,
 }
 
 impl std::fmt::Debug for RecordQueue {
@@ -89,7 +92,14 @@ impl RecordQueue {
             lost: std::sync::atomic::AtomicU64::new(0),
             rewrite: Mutex::new(None),
             unflushed: AtomicBool::new(false),
+            disk: Disk::default(),
         }
+    }
+
+    /// The same queue, writing on `disk` (tokio's blocking pool by default).
+    pub fn on_disk(mut self, disk: Disk) -> Self {
+        self.disk = disk;
+        self
     }
 
     /// The Recorder's mailbox (the session's [`crate::peers::Peers`] holds it too).
@@ -212,16 +222,17 @@ fn ends_a_turn(payload: &[u8]) -> bool {
         || memchr::memmem::find(payload, b"turn_complete").is_some()
 }
 
-/// Runs `work` on the queue on tokio's blocking pool; a panic in the recorder comes back as
-/// the actor's failure.
+/// Runs `work` on the queue on the session's disk (tokio's blocking pool, or a simulator's);
+/// a panic in the recorder comes back as the actor's failure, saying what failed.
 async fn off_worker<T: Send + 'static>(
     queue: &Arc<RecordQueue>,
     work: impl FnOnce(&RecordQueue) -> T + Send + 'static,
 ) -> Result<T, ActorProcessingErr> {
+    let disk = queue.disk.clone();
     let queue = Arc::clone(queue);
-    tokio::task::spawn_blocking(move || work(&queue))
+    disk.run(DiskWork::WireLog, move || work(&queue))
         .await
-        .map_err(|error| format!("the wire recorder failed while writing: {error}").into())
+        .map_err(|error| format!("the wire recorder failed: {error}").into())
 }
 
 /// What a Recorder starts with (each instance).

@@ -337,18 +337,20 @@ impl SupervisorState {
             },
         );
         peers.hub.close();
-        // Everything recorded is written before the end is announced — on the blocking
-        // pool, not on this worker: file writes never run on tokio's workers.
+        // Everything recorded is written before the end is announced — on the session's
+        // disk, not on this worker: file writes never run on tokio's workers.
         let state = self.args.state.clone();
         let queue = self.args.record_queue.clone();
-        let written = tokio::task::spawn_blocking(move || {
-            state.flush_journal();
-            queue.map(|queue| {
-                queue.drain_and_flush();
-                queue.error_count()
+        let disk = state.disk();
+        let written = disk
+            .run(crate::disk::DiskWork::FinalFlush, move || {
+                state.flush_journal();
+                queue.map(|queue| {
+                    queue.drain_and_flush();
+                    queue.error_count()
+                })
             })
-        })
-        .await;
+            .await;
         match written {
             Ok(Some(errors)) => self.args.telemetry_shared.set_recording_errors(errors),
             Ok(None) => {}

@@ -303,9 +303,8 @@ impl ControlLaneState {
         let now = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
         self.flush_signals(data, now, true).await;
         self.save_final_snapshot(data).await;
-        // On the blocking pool: file writes never run on tokio's workers.
-        let state = self.state.clone();
-        let _ = tokio::task::spawn_blocking(move || state.flush_journal()).await;
+        // On the session's disk: file writes never run on tokio's workers.
+        let _ = self.state.flush_journal_on_disk().await;
         drained(&self.peers, Child::ControlLane);
     }
 

@@ -85,6 +85,7 @@ pub struct LiveSessionBuilder {
     callback_timeout: Duration,
     shutdown_timeout: Duration,
     fault_hook: Option<Arc<dyn crate::fault::FaultHook>>,
+    disk: crate::disk::Disk,
     playback: Option<usize>,
     jitter: Option<JitterConfig>,
     client_vad: Option<VadConfig>,
@@ -122,6 +123,7 @@ impl LiveSessionBuilder {
             callback_timeout: DEFAULT_CALLBACK_TIMEOUT,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             fault_hook: None,
+            disk: crate::disk::Disk::default(),
             playback: None,
             jitter: None,
             client_vad: None,
@@ -329,6 +331,14 @@ impl LiveSessionBuilder {
     /// (see [`crate::fault`]).
     pub fn fault_hook(mut self, hook: Arc<dyn crate::fault::FaultHook>) -> Self {
         self.fault_hook = Some(hook);
+        self
+    }
+
+    /// Runs the session's disk work (the Recorder's writes, the journal's flushes) on a
+    /// simulator's disk instead of tokio's blocking pool: on the session's runtime, after
+    /// the latency `disk` gives each piece (see [`crate::disk`]). For simulators and tests.
+    pub fn simulated_disk(mut self, disk: Arc<dyn crate::disk::SimulatedDisk>) -> Self {
+        self.disk = crate::disk::Disk::Simulated(disk);
         self
     }
 

@@ -75,7 +75,8 @@ impl LiveSessionBuilder {
         let record_queue = self
             .recorder
             .clone()
-            .map(|recorder| Arc::new(RecordQueue::new(recorder)));
+            .map(|recorder| Arc::new(RecordQueue::new(recorder).on_disk(self.disk.clone())));
+        self.state.set_disk(self.disk.clone());
         let tap = Arc::new(match &record_queue {
             Some(queue) => WireTap::with_queue(frame_clock, Arc::clone(queue)),
             None => WireTap::new(frame_clock, None),
@@ -176,6 +177,7 @@ impl LiveSessionBuilder {
             resume_handle: resume_rx.clone(),
             telemetry: Arc::clone(&telemetry),
             peers: Arc::clone(&peers),
+            fault: self.fault_hook.clone(),
         };
         let router = RouterArgs {
             peers: Arc::clone(&peers),

@@ -402,6 +402,27 @@ impl State {
         }
     }
 
+    /// Sets where the session's disk work runs (the journal's flushes among it).
+    pub(crate) fn set_disk(&self, disk: crate::disk::Disk) {
+        self.shared.set_disk(disk);
+    }
+
+    /// Where the session's disk work runs.
+    pub(crate) fn disk(&self) -> crate::disk::Disk {
+        self.shared.disk()
+    }
+
+    /// Flushes the journal sink on the session's disk ([`crate::disk::Disk`]): tokio's
+    /// blocking pool, never a worker, or a simulator's disk.
+    pub(crate) async fn flush_journal_on_disk(&self) -> Result<(), crate::disk::DiskFailed> {
+        let state = self.clone();
+        self.disk()
+            .run(crate::disk::DiskWork::JournalFlush, move || {
+                state.flush_journal()
+            })
+            .await
+    }
+
     /// The last mutations (at most [`RECENT_MUTATIONS`]), oldest first.
     pub fn recent_mutations(&self) -> Vec<StateMutation> {
         let data = self.shared.load();

@@ -13,12 +13,15 @@ use serde_json::Value;
 use super::data::{StateData, StateOp};
 use super::store::StoreInbox;
 use crate::clock::{SharedClock, TokioClock};
+use crate::disk::Disk;
 
 /// The shared core of a session's state.
 pub(crate) struct StateShared {
     data: ArcSwap<StateData>,
     clock: ArcSwap<SharedClock>,
     sink: ArcSwapOption<Arc<dyn JournalSink>>,
+    /// Where the sink's flushes run (see [`Disk`]).
+    disk: ArcSwap<Disk>,
     /// Where writes queue for the store, while one is attached.
     store: ArcSwapOption<StoreInbox>,
     /// Serializes writers. Normally only the actor writes, but a write applied directly (no
@@ -35,6 +38,7 @@ impl StateShared {
             data: ArcSwap::from_pointee(StateData::default()),
             clock: ArcSwap::from_pointee(clock),
             sink: ArcSwapOption::empty(),
+            disk: ArcSwap::from_pointee(Disk::default()),
             store: ArcSwapOption::empty(),
             write_lock: Mutex::new(()),
         }
@@ -88,6 +92,16 @@ impl StateShared {
     /// Sets (or, with `None`, removes) the journal sink.
     pub(crate) fn set_sink(&self, sink: Option<Arc<dyn JournalSink>>) {
         self.sink.store(sink.map(Arc::new));
+    }
+
+    /// Sets where the sink's flushes run.
+    pub(crate) fn set_disk(&self, disk: Disk) {
+        self.disk.store(Arc::new(disk));
+    }
+
+    /// Where the sink's flushes run.
+    pub(crate) fn disk(&self) -> Disk {
+        Disk::clone(&self.disk.load())
     }
 
     /// The journal sink, if any.

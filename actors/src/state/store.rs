@@ -204,9 +204,8 @@ impl Actor for StateStore {
             }));
         }
         state.state.shared().detach_if(&state.inbox);
-        // On the blocking pool: file writes never run on tokio's workers.
-        let journal = state.state.clone();
-        let _ = tokio::task::spawn_blocking(move || journal.flush_journal()).await;
+        // On the session's disk: file writes never run on tokio's workers.
+        let _ = state.state.flush_journal_on_disk().await;
         Ok(())
     }
 }

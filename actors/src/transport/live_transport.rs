@@ -29,6 +29,8 @@ use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, Li
 use super::tree_reports::TreeReports;
 use super::wire_tap::WireTap;
 use crate::mailbox::{Origin, RouterMsg, TransportMsg};
+use crate::child::Child;
+use crate::fault::FaultHook;
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
 
@@ -106,6 +108,9 @@ pub struct TransportArgs {
     pub telemetry: Arc<TelemetryShared>,
     /// The session's actors.
     pub peers: Arc<Peers>,
+    /// The session's fault injector, if a simulator installed one: called before each
+    /// message the transport handles (see [`crate::fault`]).
+    pub fault: Option<Arc<dyn FaultHook>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +141,8 @@ pub struct TransportState {
     reconnecting: bool,
     /// The handle presented in the current connection's setup.
     presented_handle: bool,
+    /// Messages taken so far (the fault hook's item numbers).
+    taken: u64,
 }
 
 /// The Transport actor.
@@ -163,6 +170,7 @@ impl Actor for Transport {
             queue: VecDeque::new(),
             reconnecting: false,
             presented_handle: false,
+            taken: 0,
         })
     }
 
@@ -184,6 +192,10 @@ impl Actor for Transport {
         message: TransportMsg,
         state: &mut TransportState,
     ) -> Result<(), ActorProcessingErr> {
+        state.taken += 1;
+        if let Some(hook) = &state.args.fault {
+            hook.before(Child::Transport, state.taken);
+        }
         match message {
             TransportMsg::Start => state.open(&myself, 0, None).await,
             TransportMsg::Send(SessionCommand::Disconnect, _) | TransportMsg::Disconnect => {

@@ -26,7 +26,7 @@ use reel_actors::tools::{
 use reel_protocol::{FunctionCall, UsageMetadata, UserInput};
 use serde_json::{Value, json};
 
-use super::faulty_io::{SimJournal, SimWireLog};
+use super::faulty_io::{SimDisk, SimJournal, SimWireLog};
 use super::frames::{self, LISTEN, LISTEN_CHUNKS, TOOL};
 use super::hook::SimHook;
 use super::plan::{Fault, Plan};
@@ -178,6 +178,8 @@ pub struct App {
     pub journal: Arc<SimJournal>,
     /// The wire log.
     pub wire: Arc<SimWireLog>,
+    /// The disk the wire log and the journal are written on.
+    pub disk: Arc<SimDisk>,
     faults: Arc<Faults>,
     hook: Option<Arc<SimHook>>,
     /// The model calls the input-streaming tool: it is registered, and the caller speaks.
@@ -198,6 +200,7 @@ impl App {
             state,
             journal,
             wire: Arc::new(SimWireLog::new(plan)),
+            disk: Arc::new(SimDisk::new(plan)),
             faults: Arc::new(Faults::of(plan)),
             listens: plan.listens(),
         }
@@ -227,6 +230,7 @@ impl App {
             None => builder,
         };
         builder
+            .simulated_disk(self.disk.clone())
             .with_state(self.state.clone())
             .record_wire(self.wire.clone())
             .fast_callbacks(self.fast())

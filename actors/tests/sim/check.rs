@@ -81,19 +81,21 @@ impl<'a> Checker<'a> {
             _ => false,
         });
         let struck = &outcome.observed.struck[..];
-        let router_failed = struck.iter().any(|s| s.child == Child::Router);
         let mut fatal = Vec::new();
         if must_fail {
             fatal.push(Child::FastLane.as_str());
         }
-        if router_failed {
-            fatal.push(Child::Router.as_str());
+        // The router and the transport are not restarted: their failure ends the session.
+        for child in [Child::Router, Child::Transport] {
+            if struck.iter().any(|s| s.child == child) {
+                fatal.push(child.as_str());
+            }
         }
         Checker {
             plan,
             outcome,
             sent,
-            must_fail: must_fail || router_failed,
+            must_fail: !fatal.is_empty(),
             fatal,
             struck,
         }
@@ -203,12 +205,14 @@ impl<'a> Checker<'a> {
         let o = self.outcome;
         let mut found = Vec::new();
         if let Some(error) = &o.start_error {
-            // The router failed before the session was live (on the setup's answer): the
-            // session ends, failed, before `connect` returns, which says so. Nothing else
-            // can be checked.
-            let router_failed =
-                self.fatal.contains(&Child::Router.as_str()) && error.contains("the router failed");
-            if !router_failed {
+            // The router or the transport failed before the session was live (on the
+            // start, the setup's answer): the session ends, failed, before `connect`
+            // returns, which says so. Nothing else can be checked.
+            let fatal = [Child::Router, Child::Transport].into_iter().any(|child| {
+                self.fatal.contains(&child.as_str())
+                    && error.contains(&format!("the {child} failed"))
+            });
+            if !fatal {
                 found.push(Violation::StartFailed {
                     error: error.clone(),
                 });
@@ -311,6 +315,7 @@ impl<'a> Checker<'a> {
         found.extend(self.resume_handles());
         if o.end.is_some() && o.hang.is_none() {
             found.extend(self.wire_log());
+            found.extend(self.journal_file());
         }
         if let Some(backlog) = o.stalled_backlog
             && backlog > STALL_BOUND
@@ -435,16 +440,26 @@ impl<'a> Checker<'a> {
             None => "no end".to_owned(),
             Some(end) => format!("{} (failed: {})", end.reason, end.failed),
         };
+        // The application is told: its stream's last event is the end, with the reason.
+        let told = |reason: &str| {
+            o.events.iter().rev().find_map(|e| match &e.event {
+                LiveEvent::SessionEnded { reason } => Some(reason.as_str()),
+                _ => None,
+            }) == Some(reason)
+        };
         let ok = match &o.end {
             None => false,
             Some(end) if self.must_fail => {
-                end.failed && self.fatal.iter().any(|child| end.reason.contains(child))
+                end.failed
+                    && self.fatal.iter().any(|child| end.reason.contains(child))
+                    && told(&end.reason)
             }
             Some(end) => !end.failed,
         };
         let expected = if self.must_fail {
             format!(
-                "a failed end naming the {} (past the restart limit, or the router failed)",
+                "a failed end naming the {}, published as SessionEnded (past the restart \
+                 limit, or the router or the transport failed)",
                 self.fatal.join(" or the ")
             )
         } else {
@@ -772,6 +787,67 @@ impl<'a> Checker<'a> {
         let reported = o.telemetry.as_ref().map_or(0, |t| t.recording_errors);
         if failed != reported {
             found.push(Violation::RecordingErrorsNotReported { failed, reported });
+        }
+        found
+    }
+
+    /// The journal file, read back with the production reader once the session ended and
+    /// the journal was flushed: every mutation in it, in order, is the journal's (a torn
+    /// last line, cut by a full disk, is skipped); a file that holds fewer mutations than
+    /// the journal had its loss counted by its writer (an application reading the count
+    /// knows its file is incomplete); and a disk that refused a write was counted.
+    fn journal_file(&self) -> Vec<Violation> {
+        use reel_recorder::jsonl::JsonlReader;
+        let o = self.outcome;
+        let mut found = Vec::new();
+        let mut fail = |what: String| found.push(Violation::JournalFile { what });
+        let reader = JsonlReader::<reel_recorder::journal::StateMutation, _>::new(
+            &o.journal_file[..],
+            super::faulty_io::JOURNAL_FILE,
+        );
+        let mut read = Vec::new();
+        for entry in reader {
+            match entry {
+                Ok(mutation) => read.push(mutation),
+                Err(error) => {
+                    fail(format!(
+                        "unreadable after {} mutations: {error}",
+                        read.len()
+                    ));
+                    break;
+                }
+            }
+        }
+        if let Some((at, (got, want))) = read
+            .iter()
+            .zip(&o.journal)
+            .enumerate()
+            .find(|(_, (got, want))| got != want)
+        {
+            fail(format!(
+                "mutation {} reads {got:?}, the journal had {want:?}",
+                at + 1
+            ));
+        }
+        if read.len() > o.journal.len() {
+            fail(format!(
+                "holds {} mutations, the journal had {}",
+                read.len(),
+                o.journal.len()
+            ));
+        }
+        if read.len() < o.journal.len() && o.journal_file_errors == 0 {
+            fail(format!(
+                "holds {} of {} mutations, and its writer counted no failed write",
+                read.len(),
+                o.journal.len()
+            ));
+        }
+        if o.journal_refused > 0 && o.journal_file_errors == 0 {
+            fail(format!(
+                "the disk refused {} writes, its writer counted none",
+                o.journal_refused
+            ));
         }
         found
     }

@@ -33,12 +33,15 @@ pub fn plan(seed: Seed) -> Plan {
     if faults.contains(&Fault::StalledSubscriber) {
         overload(&mut script);
     }
+    // Drawn last, so that the script and the faults stay what they were for every seed.
+    let disk_ms = rng.pick(&[0, 1, 5, 20, 80]);
     Plan {
         seed,
         pace,
         resumption,
         script,
         faults,
+        disk_ms,
     }
 }
 
@@ -147,6 +150,7 @@ struct Targets {
     steps: usize,
     audio: u64,
     resumptions: u64,
+    go_aways: u64,
 }
 
 impl Targets {
@@ -161,6 +165,7 @@ impl Targets {
             steps: script.len(),
             audio: 0,
             resumptions: 0,
+            go_aways: 0,
         };
         for step in script {
             match step {
@@ -177,6 +182,7 @@ impl Targets {
                 Step::TurnComplete => targets.turns += 1,
                 Step::Audio(_) => targets.audio += 1,
                 Step::Resumption(_) => targets.resumptions += 1,
+                Step::GoAway => targets.go_aways += 1,
                 _ => {}
             }
         }
@@ -193,7 +199,11 @@ impl Targets {
         let calls = self.call_frames.len() as u64;
         let turns = u64::from(self.turns);
         let n = match child {
-            Child::Router | Child::Recorder | Child::Transport => self.steps as u64,
+            Child::Router | Child::Recorder => self.steps as u64,
+            // Its messages: the start and each connection's `setupComplete` and end (a
+            // goAway opens a new one), and the commands it sends (a tool response per
+            // call; the caller's audio comes on top).
+            Child::Transport => 2 + 3 * self.go_aways + self.calls.len() as u64,
             Child::FastLane => texts + self.audio,
             Child::ControlLane => usages + calls + turns + self.resumptions,
             Child::Telemetry => usages + calls + turns,
@@ -302,7 +312,7 @@ fn faults(rng: &mut Rng, script: &[Step]) -> Vec<Fault> {
             }
             97..=99 => {
                 let child = rng.pick(&INTERNAL);
-                if child != Child::Transport && !budget(child.as_str(), 1) {
+                if !budget(child.as_str(), 1) {
                     continue;
                 }
                 Fault::Internal {
@@ -347,9 +357,7 @@ fn faults(rng: &mut Rng, script: &[Step]) -> Vec<Fault> {
         for _ in 0..rng.range(1, 3) {
             let child = rng.pick(&INTERNAL);
             let at = rng.range(1, targets.items(child) + 1);
-            if (child == Child::Transport || budget(child.as_str(), 1))
-                && taken.insert(format!("internal:{child}:{at}"))
-            {
+            if budget(child.as_str(), 1) && taken.insert(format!("internal:{child}:{at}")) {
                 faults.push(Fault::Internal { child, at });
             }
         }
@@ -375,7 +383,7 @@ fn faults(rng: &mut Rng, script: &[Step]) -> Vec<Fault> {
     faults
 }
 
-/// The children a `Fault::Internal` aims at (the transport's are skipped: not hooked yet).
+/// The children a `Fault::Internal` aims at.
 const INTERNAL: [Child; 7] = [
     Child::Router,
     Child::FastLane,

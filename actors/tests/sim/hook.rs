@@ -13,8 +13,9 @@
 //! The hook writes down, as it strikes, how far the application's callbacks had got
 //! (`Struck`): a lane handles its items one at a time, in order, so the item it failed on
 //! is the first event of its kind after those — what the checks need to name the one
-//! event a lane failure may lose. The transport has no inbox and is not hooked yet: its
-//! faults are planned, counted and skipped.
+//! event a lane failure may lose. The transport has a mailbox, not an inbox: it calls the
+//! hook before each message it handles (opening the connection, a command to send,
+//! `setupComplete`, a connection's end, a reconnect), and its failure ends the session.
 //!
 //! `Fault::ListenRestart` is aimed at a moment rather than an item number: the
 //! input-streaming tool arms the hook when its call hears its first chunk, and the
@@ -60,7 +61,6 @@ impl SimHook {
     pub fn new(plan: &Plan, observed: Shared) -> Self {
         let planned = Child::ALL
             .into_iter()
-            .filter(|c| *c != Child::Transport)
             .flat_map(|child| plan.internal(child).map(move |at| (child, at)))
             .collect();
         let listens = plan

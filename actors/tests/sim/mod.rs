@@ -8,6 +8,7 @@
 //!   [`model`]: the model playing a script.
 //! - [`app`]: the application and its faulty callbacks; [`faulty_io`]: failing disks.
 //! - [`run`]: one run; [`seed`]: one seed and its report; [`scenarios`]: hand-written plans; [`check`]: the invariants; [`violation`]: what breaks them;
+//!   [`trace`]: a run as text, which a rerun must repeat byte for byte;
 //!   [`tally`]: the figures over many seeds; [`quiet`]: keeping planned panics off stderr;
 //!   [`hook`]: the faults injected inside the tree, through its fault hook; [`claims`]: a
 //!   session store with one owner per id.
@@ -29,4 +30,5 @@ pub mod run;
 pub mod scenarios;
 pub mod seed;
 pub mod tally;
+pub mod trace;
 pub mod violation;

@@ -151,9 +151,9 @@ pub enum Fault {
     },
     /// A child fails inside the tree, where no application code runs, on the `at`-th item
     /// its inbox hands it (1-based, counted across restarts): injected through
-    /// `reel_actors::fault::FaultHook` (see `sim::hook`). The router's failure ends the
-    /// session; the lanes, telemetry, the state store and the recorder restart. The
-    /// transport is not hooked yet: its faults are planned, counted and skipped.
+    /// `reel_actors::fault::FaultHook` (see `sim::hook`). The router's and the transport's
+    /// failures end the session; the lanes, telemetry, the state store and the recorder
+    /// restart. The transport's items are the messages it handles.
     Internal {
         /// The child.
         child: Child,
@@ -207,7 +207,7 @@ impl Fault {
                 Child::Telemetry => "internal (telemetry)",
                 Child::StateStore => "internal (state store)",
                 Child::Recorder => "internal (recorder)",
-                Child::Transport => "internal (transport, skipped: not hooked yet)",
+                Child::Transport => "internal (transport)",
             },
         }
     }
@@ -256,13 +256,6 @@ impl fmt::Display for Fault {
             Fault::GoAwayStorm { before_step, count } => {
                 write!(f, "{count} goAways in a row before step {before_step}")
             }
-            Fault::Internal {
-                child: Child::Transport,
-                at,
-            } => write!(
-                f,
-                "the transport fails on item {at} (SKIPPED: the transport is not hooked yet)"
-            ),
             Fault::Internal { child, at } => {
                 write!(f, "the {child} fails on its inbox item {at} (fault hook)")
             }
@@ -288,6 +281,9 @@ pub struct Plan {
     pub script: Vec<Step>,
     /// What goes wrong.
     pub faults: Vec<Fault>,
+    /// The simulated disk's slowest write (virtual ms): each piece of disk work takes a
+    /// seeded time up to it (`sim::faulty_io::SimDisk`).
+    pub disk_ms: u64,
 }
 
 impl Plan {
@@ -357,11 +353,12 @@ impl fmt::Display for Plan {
         ] = self.counts();
         writeln!(
             f,
-            "plan of seed {}: {} frames every {} ms, resumption {}",
+            "plan of seed {}: {} frames every {} ms, resumption {}, disk writes take up to {} ms",
             self.seed,
             self.pace.burst,
             self.pace.tick_ms,
-            if self.resumption { "on" } else { "off" }
+            if self.resumption { "on" } else { "off" },
+            self.disk_ms,
         )?;
         writeln!(
             f,

@@ -81,8 +81,12 @@ pub struct Outcome {
     pub id_reclaimed: Option<Result<(), String>>,
     /// Every state mutation, in order.
     pub journal: Vec<StateMutation>,
-    /// Failed writes of the journal file.
+    /// Failed writes of the journal file, as its writer counts them.
     pub journal_file_errors: u64,
+    /// The journal file, as the simulated disk holds it at the end.
+    pub journal_file: Vec<u8>,
+    /// Writes and flushes of the journal file the disk refused (it was full).
+    pub journal_refused: u64,
     /// Wire-log sequence numbers stored, and those whose write failed.
     pub wire_stored: Vec<u64>,
     /// Wire-log sequence numbers whose write failed.
@@ -91,6 +95,8 @@ pub struct Outcome {
     pub recorder_panicked: bool,
     /// Telemetry at the end.
     pub telemetry: Option<TelemetrySnapshot>,
+    /// When the run started (virtual time: the traces give times as offsets from it).
+    pub started: Instant,
     /// Virtual time the run took.
     pub took: Duration,
 }
@@ -198,10 +204,13 @@ async fn run_on_runtime(plan: &Plan, wire: Wire) -> Outcome {
         id_reclaimed: lock(&shared.id_reclaimed).clone(),
         journal: shared.app.journal.memory.entries(),
         journal_file_errors: shared.app.journal.file_errors(),
+        journal_file: shared.app.journal.disk_file.bytes(),
+        journal_refused: shared.app.journal.disk_file.refused(),
         wire_stored: shared.app.wire.stored(),
         wire_failed: shared.app.wire.failed(),
         recorder_panicked: shared.app.wire.panicked(),
         telemetry: handle.as_ref().map(|h| h.telemetry()),
+        started,
         took: started.elapsed(),
     }
 }

@@ -32,6 +32,7 @@ fn steady_stream(texts: u32, faults: Vec<Fault>) -> Plan {
         resumption: false,
         script,
         faults,
+        disk_ms: 0,
     }
 }
 
@@ -50,4 +51,44 @@ pub fn recorder_fails_twice_on_one_frame() -> Plan {
             Fault::RecorderPanic { seq: 300 },
         ],
     )
+}
+
+/// The transport fails (the fault hook) on the tool response it is asked to send while
+/// 2,000 text frames stream at a steady pace: its messages are the start (1), the first
+/// connection's `setupComplete` (2) and the response to `c0`, the model's call after
+/// delta 500 (3). The session must end, failed, saying the transport failed, with the
+/// end published to the application and every frame recorded before it on the wire log.
+pub fn transport_fails_while_frames_stream() -> Plan {
+    let mut plan = steady_stream(
+        2_000,
+        vec![Fault::Internal {
+            child: Child::Transport,
+            at: 3,
+        }],
+    );
+    plan.script.insert(
+        501,
+        Step::ToolCall {
+            calls: vec!["c0".to_owned()],
+            wait: false,
+        },
+    );
+    plan
+}
+
+/// The journal's disk fills up after 3 writes, in the middle of the 4th, while 200 text
+/// frames stream through two turns: the production journal writer (`FileJournalSink`) on
+/// the simulated disk must count the refused writes, and the file must read back, with the
+/// production reader, as exactly the mutations written before (the torn line skipped).
+pub fn journal_disk_fills_up() -> Plan {
+    let mut plan = steady_stream(100, vec![Fault::FailingJournal { after: 3 }]);
+    let second = plan.script.clone();
+    plan.script
+        .extend(second.into_iter().map(|step| match step {
+            Step::Text(n) => Step::Text(n + 100),
+            Step::Usage(n) => Step::Usage(n + 1),
+            other => other,
+        }));
+    plan.disk_ms = 5;
+    plan
 }

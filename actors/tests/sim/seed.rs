@@ -7,6 +7,7 @@ use super::check::check;
 use super::generate;
 use super::plan::{Plan, Seed};
 use super::run::{Outcome, Wire, run};
+use super::trace;
 use super::violation::Violation;
 
 /// What one seed came to.
@@ -18,7 +19,8 @@ pub struct SeedReport {
     pub wire: Wire,
     /// The run with faults.
     pub outcome: Outcome,
-    /// Session runs made (2 with a baseline).
+    /// Session runs made: with faults and the fault-free baseline (if it has faults), and
+    /// on the in-memory wire both again.
     pub runs: u64,
     /// Every violation found.
     pub violations: Vec<Violation>,
@@ -30,23 +32,83 @@ pub fn run_seed(seed: Seed, wire: Wire) -> SeedReport {
     run_plan(plan, wire)
 }
 
-/// Runs `plan` over `wire` (and its fault-free baseline, if it has faults) and checks it.
+/// The runs of one plan: with its faults, and the fault-free baseline (if it has faults).
+#[derive(Debug, Clone)]
+pub struct Runs {
+    /// The run with faults.
+    pub with_faults: Outcome,
+    /// The fault-free run.
+    pub baseline: Option<Outcome>,
+}
+
+impl Runs {
+    /// Runs `plan` over `wire`, and its fault-free baseline if it has faults.
+    pub fn of(plan: &Plan, wire: Wire) -> Self {
+        let with_faults = run(plan, wire);
+        let baseline = (!plan.faults.is_empty()).then(|| run(&plan.without_faults(), wire));
+        Runs {
+            with_faults,
+            baseline,
+        }
+    }
+
+    /// Session runs made.
+    fn count(&self) -> u64 {
+        1 + u64::from(self.baseline.is_some())
+    }
+}
+
+/// Runs `plan` over `wire` (and its fault-free baseline, if it has faults), checks it, and,
+/// on the in-memory wire, runs it all again: the second runs must repeat the first byte for
+/// byte (see `sim::trace`). A loopback run goes through real sockets, whose timing is the
+/// machine's: it is run once.
 pub fn run_plan(plan: Plan, wire: Wire) -> SeedReport {
     super::quiet::silence_planned_panics();
-    let outcome = run(&plan, wire);
-    let (baseline, runs) = if plan.faults.is_empty() {
-        (None, 1)
-    } else {
-        (Some(run(&plan.without_faults(), wire)), 2)
-    };
-    let violations = check(&plan, &outcome, baseline.as_ref());
+    let first = Runs::of(&plan, wire);
+    let mut violations = check(&plan, &first.with_faults, first.baseline.as_ref());
+    let mut runs = first.count();
+    if wire == Wire::Memory {
+        let second = Runs::of(&plan, wire);
+        runs += second.count();
+        violations.extend(compare(&first, &second));
+    }
     SeedReport {
         plan,
         wire,
-        outcome,
+        outcome: first.with_faults,
         runs,
         violations,
     }
+}
+
+/// Where `second`, a rerun of the same plan, did not repeat `first`: for each of the two
+/// runs, the first line at which their traces differ.
+pub fn compare(first: &Runs, second: &Runs) -> Vec<Violation> {
+    let pairs = [
+        (
+            "with faults",
+            Some(&first.with_faults),
+            Some(&second.with_faults),
+        ),
+        (
+            "fault-free",
+            first.baseline.as_ref(),
+            second.baseline.as_ref(),
+        ),
+    ];
+    pairs
+        .into_iter()
+        .filter_map(|(run, a, b)| {
+            let trace = |o: Option<&Outcome>| o.map(trace::of).unwrap_or_default();
+            let (line, first, second) = trace::first_difference(&trace(a), &trace(b))?;
+            Some(Violation::NotReproducible {
+                run,
+                line,
+                first,
+                second,
+            })
+        })
+        .collect()
 }
 
 impl SeedReport {

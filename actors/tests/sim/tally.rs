@@ -14,7 +14,8 @@ use super::violation::Violation;
 pub struct Tally {
     /// Seeds run.
     pub seeds: u64,
-    /// Session runs (a seed with faults runs twice: with them, and without as the baseline).
+    /// Session runs (a seed with faults runs with them and without, as the baseline; on
+    /// the in-memory wire, both twice: the rerun must repeat the first).
     pub runs: u64,
     /// Script frames the model sent, over all runs with faults.
     pub frames: u64,
@@ -97,7 +98,7 @@ impl fmt::Display for Tally {
         writeln!(f, "simulation tally")?;
         writeln!(
             f,
-            "  seeds run: {} ({} session runs, {} script frames sent in the runs with faults) in {:.1?}",
+            "  seeds run: {} ({} session runs, {} script frames sent in the first runs with faults) in {:.1?}",
             self.seeds, self.runs, self.frames, self.took
         )?;
         writeln!(f, "  faults injected, by kind:")?;

@@ -192,8 +192,25 @@ pub enum Violation {
         /// Why the claim was refused.
         error: String,
     },
+    /// The journal file on the simulated disk is not what was written before its disk
+    /// failed, or lost mutations its writer did not count as failed writes.
+    JournalFile {
+        /// What is wrong, exactly.
+        what: String,
+    },
     /// A violation of the plan's fault-free run (the baseline), which should have none.
     InBaseline(Box<Violation>),
+    /// The seed's second run did not repeat its first: their traces (`sim::trace`) differ.
+    NotReproducible {
+        /// Which run differs: `with faults` or `fault-free`.
+        run: &'static str,
+        /// The first differing line (1-based).
+        line: usize,
+        /// That line in the first run's trace.
+        first: String,
+        /// That line in the second run's trace.
+        second: String,
+    },
 }
 
 impl Violation {
@@ -227,7 +244,9 @@ impl Violation {
                 return format!("timeout_not_reported ({callback})");
             }
             Violation::IdStillClaimed { .. } => "id_still_claimed",
+            Violation::JournalFile { .. } => "journal_file",
             Violation::InBaseline(inner) => return format!("baseline: {}", inner.kind()),
+            Violation::NotReproducible { run, .. } => return format!("not_reproducible ({run})"),
         };
         kind.to_owned()
     }
@@ -366,7 +385,17 @@ impl fmt::Display for Violation {
                     "the session's id was still claimed after its end: {error}"
                 )
             }
+            Violation::JournalFile { what } => write!(f, "journal file: {what}"),
             Violation::InBaseline(inner) => write!(f, "in the fault-free run: {inner}"),
+            Violation::NotReproducible {
+                run,
+                line,
+                first,
+                second,
+            } => write!(
+                f,
+                "not reproducible: run again, the run {run} differs at line {line} of its trace:\n        first:  {first}\n        second: {second}"
+            ),
         }
     }
 }
