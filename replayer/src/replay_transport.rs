@@ -9,6 +9,13 @@
 //! handshake flows until the harness releases the tape. Frames the runtime sends are compared
 //! with the recorded ones; frames the application sent are recorded for audit only and not
 //! re-sent.
+//!
+//! It stands on the transport seam and on nothing else of the tree: it names only
+//! `reel_actors::transport::seam` (a test, `tape_reader_seam`, reads this file to hold it
+//! there). The setup frame comes from [`TransportArgs::connection_setup`], as the live
+//! transport's does; frames reach the router through [`TreeReports::deliver`]; the pauses
+//! for the tree to catch up are [`TreeReports::barrier`] and
+//! [`TreeReports::tool_input_room`].
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,10 +25,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
-use reel_actors::clock::ManualClock;
-use reel_actors::mailbox::RouterMsg;
-use reel_actors::transport::{TransportArgs, TransportFactory, TransportMsg, TreeReports};
-use reel_actors::writer::Origin;
+use reel_actors::transport::seam::{
+    LinkFrame, ManualClock, Origin, TransportArgs, TransportFactory, TransportMsg, TreeReports,
+};
 use reel_protocol::{
     CommandEncoder, FrameKind, SessionCommand, UserInput, decode_client, decode_server,
 };
@@ -283,7 +289,7 @@ impl ReplayTransportState {
 
 /// What this transport tells the tree: the same reports as the live transport's.
 fn reports(args: &TransportArgs) -> TreeReports<'_> {
-    TreeReports::new(&args.peers, &args.tap, &args.telemetry)
+    args.tree()
 }
 
 /// Reports the end of connection `conn` exactly as the live transport does.
@@ -353,7 +359,7 @@ impl TapeReader {
                         && decode_server(&entry.payload).is_ok_and(|m| m.setup_complete.is_some());
                     // A call that may read input starts here: the input that follows goes to
                     // it once the lane has started it (so the tape paces itself on it).
-                    let starts_calls = self.args.peers.tool_input.forwarded()
+                    let starts_calls = reports(&self.args).forwards_input()
                         && memchr::memmem::find(&entry.payload, b"\"toolCall\"").is_some();
                     self.deliver(entry).await;
                     if is_setup_complete && !handshake_done {
@@ -401,7 +407,7 @@ impl TapeReader {
                     // more (see `barrier`).
                     if handed > 0
                         && self.options.pacing.waits_for_consumption()
-                        && self.args.peers.tool_input.running()
+                        && reports(&self.args).input_running()
                     {
                         self.barrier().await;
                         in_flight = 0;
@@ -463,19 +469,11 @@ impl TapeReader {
     async fn open_connection(&mut self) {
         let mut conn = self.conn.lock().await;
         *conn += 1;
-        let handle = self.args.resume_handle.borrow().clone();
-        let resuming = self.args.config.setup().session_resumption.is_some();
-        let config = match handle {
-            Some(handle) if resuming => {
-                self.shared.presented_handle.store(true, Ordering::Release);
-                self.args.config.clone().session_resume_from(handle)
-            }
-            _ => {
-                self.shared.presented_handle.store(false, Ordering::Release);
-                self.args.config.clone()
-            }
-        };
-        let setup = Bytes::from(config.setup_frame(self.args.endpoint.platform()));
+        let setup = self.args.connection_setup();
+        self.shared
+            .presented_handle
+            .store(setup.presented_handle, Ordering::Release);
+        let setup = setup.frame;
         let recorded = self.tape.peek().cloned().filter(|e| is_setup(&e.payload));
         if let Some(entry) = &recorded {
             self.shared.clock.set(entry.ts_ms);
@@ -499,13 +497,9 @@ impl TapeReader {
         } else {
             FrameKind::Text
         };
-        let inbound = RouterMsg::Inbound {
-            conn,
-            stamp,
-            frame: reel_actors::transport::LinkFrame::new(kind, entry.payload),
-        };
         // Waits while the router is full, as the live reader does.
-        let _ = self.args.peers.router.push_wait(inbound).await;
+        let frame = LinkFrame::new(kind, entry.payload);
+        let _ = reports(&self.args).deliver(conn, stamp, frame).await;
     }
 
     /// A frame the application sent is not re-sent (there is no wire), but it keeps its
@@ -531,7 +525,7 @@ impl TapeReader {
         }
         // In the order the live transport reports them: the text, the input, the command.
         let mut handed = 0;
-        if self.args.peers.tool_input.forwarded() {
+        if reports.forwards_input() {
             for (part, input) in (0..).zip(UserInput::of_message(&message)) {
                 reports.app_input(input, part, stamp);
                 handed += 1;
@@ -601,23 +595,13 @@ impl TapeReader {
 
     /// Waits until every lane has handled everything routed so far.
     async fn barrier(&self) {
-        let (reply, marks) = tokio::sync::oneshot::channel();
-        let _ = self.args.peers.router.push(RouterMsg::Barrier(reply));
-        let Ok(marks) = marks.await else {
-            return;
-        };
-        let peers = &self.args.peers;
-        peers.fast.wait_finished(marks.fast).await;
-        peers.control.wait_finished(marks.control).await;
-        peers.telemetry.wait_finished(marks.telemetry).await;
+        let tree = reports(&self.args);
+        if tree.barrier().await.is_err() {
+            return; // the session is over
+        }
         // Live, the user's input comes in real time and a tool has time to take it; here it
         // comes as fast as the tree takes it: the tape waits for the tools to make room.
-        if peers.tool_input.forwarded()
-            && !peers
-                .tool_input
-                .wait_for_room(self.options.produce_timeout)
-                .await
-        {
+        if !tree.tool_input_room(self.options.produce_timeout).await {
             tracing::warn!("a tool does not take its input: the replay reads on");
         }
     }

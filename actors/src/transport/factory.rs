@@ -1,24 +1,16 @@
-//! [`TransportFactory`]: what stands behind `TransportMsg` in a session.
+//! [`LiveTransportFactory`]: the live implementation of the transport seam's
+//! [`TransportFactory`].
 //!
 //! The supervisor spawns the transport through a factory, so a session runs live (the
 //! [`Transport`] actor over a [`super::Connector`]) or from a recording (a tape-reading actor
-//! from the replayer) with nothing else in the tree changing.
+//! from the replayer) with nothing else in the tree changing (see [`super::seam`]).
 
 use futures_util::future::BoxFuture;
 use ractor::{Actor, ActorCell, ActorRef, SpawnErr};
 
 use super::live_transport::{Transport, TransportArgs};
+use super::seam::TransportFactory;
 use crate::mailbox::TransportMsg;
-
-/// Spawns the session's transport actor, linked to the supervisor.
-pub trait TransportFactory: Send + 'static {
-    /// Spawns it with `args`, supervised by `supervisor`.
-    fn spawn(
-        self: Box<Self>,
-        args: TransportArgs,
-        supervisor: ActorCell,
-    ) -> BoxFuture<'static, Result<ActorRef<TransportMsg>, SpawnErr>>;
-}
 
 /// The live transport: the [`Transport`] actor over the builder's connector.
 #[derive(Debug, Default, Clone, Copy)]

@@ -28,9 +28,9 @@ use super::link::Stamp;
 use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, LinkSender};
 use super::tree_reports::TreeReports;
 use super::wire_tap::WireTap;
-use crate::mailbox::{Origin, RouterMsg, TransportMsg};
 use crate::child::Child;
 use crate::fault::FaultHook;
+use crate::mailbox::{Origin, TransportMsg};
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
 
@@ -313,7 +313,7 @@ impl TransportState {
 
     /// What this transport tells the tree (shared with the tape reader).
     fn reports(&self) -> TreeReports<'_> {
-        TreeReports::new(&self.args.peers, &self.args.tap, &self.args.telemetry)
+        self.args.tree()
     }
 
     fn report(&self, error: SessionError) {
@@ -361,22 +361,13 @@ impl TransportState {
             receiver,
             Arc::clone(&self.args.tap),
             Arc::clone(&self.args.peers),
+            Arc::clone(&self.args.telemetry),
         ));
 
         // The setup, presenting the latest resumption handle if resumption is on.
-        let handle = self.args.resume_handle.borrow().clone();
-        let resuming = self.args.config.setup().session_resumption.is_some();
-        let config = match handle {
-            Some(handle) if resuming => {
-                self.presented_handle = true;
-                self.args.config.clone().session_resume_from(handle)
-            }
-            _ => {
-                self.presented_handle = false;
-                self.args.config.clone()
-            }
-        };
-        let setup = bytes::Bytes::from(config.setup_frame(self.args.endpoint.platform()));
+        let setup = self.args.connection_setup();
+        self.presented_handle = setup.presented_handle;
+        let setup = setup.frame;
         self.link = Link::AwaitingSetup;
         // Both steps carry the setup frame's time, and reach the router before the frame
         // leaves, so before anything the server answers.
@@ -514,8 +505,10 @@ fn spawn_reader(
     mut receiver: Box<dyn LinkReceiver>,
     tap: Arc<WireTap>,
     peers: Arc<Peers>,
+    telemetry: Arc<TelemetryShared>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
+        let tree = TreeReports::new(&peers, &tap, &telemetry);
         let (code, reason) = loop {
             match receiver.recv().await {
                 Some(LinkEvent::Frame(frame)) => {
@@ -523,8 +516,7 @@ fn spawn_reader(
                     let stamp = tap.stamp_in(conn, binary, &frame.bytes);
                     // Waits while the router or the recorder is full: backpressure to the
                     // socket.
-                    let inbound = RouterMsg::Inbound { conn, stamp, frame };
-                    if peers.router.push_wait(inbound).await.is_err() {
+                    if tree.deliver(conn, stamp, frame).await.is_err() {
                         return; // the router is gone: the session is over
                     }
                     tap.room().await;

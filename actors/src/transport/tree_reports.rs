@@ -1,14 +1,20 @@
-//! [`TreeReports`]: what a transport tells the rest of the tree, in one place.
+//! [`TreeReports`]: everything a transport may do to the rest of the tree, in one place.
 //!
 //! Two transports move frames: the live one (a WebSocket) and, in replay, the tape reader.
-//! Everything the tree learns from them that is not a frame — a connection opening, a
-//! command gone out that moves the phase, the user's text, a connection ending, the
-//! session's end, a reconnect — is decided here, and both call it, so the phase, reconnect
-//! and end semantics of a replay cannot drift from the live session's.
+//! Everything the tree learns from them — an inbound frame ([`TreeReports::deliver`]), a
+//! connection opening, a command gone out that moves the phase, the user's text and input,
+//! a connection ending, the session's end, a reconnect — is decided here, and both call it,
+//! so the phase, reconnect and end semantics of a replay cannot drift from the live
+//! session's. A transport that paces itself on the tree (the tape reader) asks it here to
+//! wait until the lanes have handled what was routed ([`TreeReports::barrier`]) and until
+//! running tools have room for more input ([`TreeReports::tool_input_room`]). See
+//! [`super::seam`] for the whole seam.
+
+use std::time::Duration;
 
 use reel_protocol::{SessionCommand, SessionError, SessionEvent, UserInput};
 
-use super::link::Stamp;
+use super::link::{LinkFrame, Stamp};
 use super::live_transport::describe_close;
 use super::wire_tap::WireTap;
 use crate::events::{Lane, LiveEvent};
@@ -39,6 +45,54 @@ impl<'a> TreeReports<'a> {
             tap,
             telemetry,
         }
+    }
+
+    /// Hands inbound frame `frame` of connection `conn`, stamped `stamp`, to the router,
+    /// waiting while its inbox is full (backpressure to whatever reads the frames).
+    /// `Err(SessionOver)` once the router is gone: the session is over.
+    pub async fn deliver(
+        &self,
+        conn: u32,
+        stamp: Stamp,
+        frame: LinkFrame,
+    ) -> Result<(), SessionOver> {
+        let inbound = RouterMsg::Inbound { conn, stamp, frame };
+        match self.peers.router.push_wait(inbound).await {
+            Ok(_) => Ok(()),
+            Err(_) => Err(SessionOver),
+        }
+    }
+
+    /// Waits until every lane has handled everything routed so far: the router flushes
+    /// what it holds and says how far each lane's inbox was pushed, and each lane is waited
+    /// for up to that item. `Err(SessionOver)` at once once the router is gone (or if it
+    /// went before answering).
+    pub async fn barrier(&self) -> Result<(), SessionOver> {
+        let (reply, marks) = tokio::sync::oneshot::channel();
+        // Refused only once the router is gone; the reply's sender is then dropped.
+        let _ = self.peers.router.push(RouterMsg::Barrier(reply));
+        let marks = marks.await.map_err(|_| SessionOver)?;
+        self.peers.fast.wait_finished(marks.fast).await;
+        self.peers.control.wait_finished(marks.control).await;
+        self.peers.telemetry.wait_finished(marks.telemetry).await;
+        Ok(())
+    }
+
+    /// Whether the session has tools that consume the user's input (the transport then
+    /// reports it, through [`TreeReports::sent`] or [`TreeReports::app_input`]).
+    pub fn forwards_input(&self) -> bool {
+        self.peers.tool_input.forwarded()
+    }
+
+    /// Whether a tool call is reading the user's input now.
+    pub fn input_running(&self) -> bool {
+        self.peers.tool_input.running()
+    }
+
+    /// Waits until every running tool that reads input has room for more, at most `limit`:
+    /// `false` if the limit passed first. `true` at once when no tool consumes input.
+    pub async fn tool_input_room(&self, limit: Duration) -> bool {
+        !self.forwards_input() || self.peers.tool_input.wait_for_room(limit).await
     }
 
     fn router(&self, message: RouterMsg) {
@@ -166,3 +220,8 @@ impl<'a> TreeReports<'a> {
         }
     }
 }
+
+/// The session is over: the router is gone and takes no more frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the session is over: the router takes no more frames")]
+pub struct SessionOver;

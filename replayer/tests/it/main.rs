@@ -12,5 +12,6 @@ mod offline_one_pass;
 mod pacing;
 mod reactive_replay;
 mod runtime_prompts;
+mod tape_reader_seam;
 mod trace_export;
 mod unprovoked_frames;
