@@ -352,15 +352,18 @@ impl TapeReader {
                     }
                     previous_ts = Some(entry.ts_ms);
                     last_inbound_ts = Some(entry.ts_ms);
+                    // The frame is scanned once for the calls it makes: that tells both
+                    // which calls are open and whether it starts calls.
+                    let mut makes_calls = false;
                     if let Some(CallFrame::Calls(ids)) = call_frame(&entry.payload) {
+                        makes_calls = true;
                         open_calls.extend(ids);
                     }
                     let is_setup_complete = !handshake_done
                         && decode_server(&entry.payload).is_ok_and(|m| m.setup_complete.is_some());
                     // A call that may read input starts here: the input that follows goes to
                     // it once the lane has started it (so the tape paces itself on it).
-                    let starts_calls = reports(&self.args).forwards_input()
-                        && memchr::memmem::find(&entry.payload, b"\"toolCall\"").is_some();
+                    let starts_calls = makes_calls && reports(&self.args).forwards_input();
                     self.deliver(entry).await;
                     if is_setup_complete && !handshake_done {
                         handshake_done = true;

@@ -275,27 +275,28 @@ pub(crate) fn response_answers(payload: &[u8]) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// A key's two spellings (the wire's camelCase, and snake_case), each searched for with a
-/// searcher built once: building one per frame was a tenth of the tape reader's time.
-type Spellings = LazyLock<[memmem::Finder<'static>; 2]>;
+/// A key's two spellings after its common start `"tool` (the wire's camelCase, and
+/// snake_case): `Call`/`_call`, `Response`/`_response`.
+type Spellings = [&'static [u8]; 2];
 
-static TOOL_CALL: Spellings = LazyLock::new(|| {
-    [
-        memmem::Finder::new("\"toolCall"),
-        memmem::Finder::new("\"tool_call"),
-    ]
-});
+const TOOL_CALL: Spellings = [b"Call", b"_call"];
 
-static TOOL_RESPONSE: Spellings = LazyLock::new(|| {
-    [
-        memmem::Finder::new("\"toolResponse"),
-        memmem::Finder::new("\"tool_response"),
-    ]
-});
+const TOOL_RESPONSE: Spellings = [b"Response", b"_response"];
 
-/// Whether `payload` holds either spelling of a key.
+/// The start every key searched for shares, searched for with a searcher built once:
+/// building one per frame was a tenth of the tape reader's time.
+static TOOL_KEY: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new("\"tool"));
+
+/// Whether `payload` holds either spelling of a key: one scan for the shared start, each
+/// hit's next bytes compared with the spellings (a frame that mentions no tool — an audio
+/// chunk — is scanned once, not once per spelling).
 fn mentions(payload: &[u8], spellings: &Spellings) -> bool {
-    spellings.iter().any(|key| key.find(payload).is_some())
+    let start = TOOL_KEY.needle().len();
+    TOOL_KEY.find_iter(payload).any(|at| {
+        let rest = &payload[at + start..];
+        spellings.iter().any(|tail| rest.starts_with(tail))
+    })
 }
 
 #[cfg(test)]
@@ -446,5 +447,32 @@ mod tests {
         scan.end();
         assert_eq!(scan.setup().await, Err(MissingSetup::NoClientFrame));
         assert_eq!(scan.stats().await.inbound, 1);
+    }
+
+    #[test]
+    fn a_key_is_found_in_either_spelling_and_nowhere_else() {
+        let found = |payload: &str| {
+            [
+                mentions(payload.as_bytes(), &TOOL_CALL),
+                mentions(payload.as_bytes(), &TOOL_RESPONSE),
+            ]
+        };
+        assert_eq!(found(r#"{"toolCall":{}}"#), [true, false]);
+        assert_eq!(found(r#"{"tool_call":{}}"#), [true, false]);
+        assert_eq!(found(r#"{"toolCallCancellation":{}}"#), [true, false]);
+        assert_eq!(found(r#"{"toolResponse":{}}"#), [false, true]);
+        assert_eq!(found(r#"{"tool_response":{}}"#), [false, true]);
+        // A text that says "tools" first, the key after it: every hit is looked at.
+        assert_eq!(
+            found(r#"{"text":"\"tools\"","toolCall":{}}"#),
+            [true, false]
+        );
+        assert_eq!(found(r#"{"text":"\"tools\" \"tool"}"#), [false, false]);
+        assert_eq!(
+            found(r#"{"realtimeInput":{"audio":"AAAA"}}"#),
+            [false, false]
+        );
+        // The key's start at the very end of the payload.
+        assert_eq!(found(r#"x"tool"#), [false, false]);
     }
 }
