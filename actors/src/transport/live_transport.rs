@@ -28,9 +28,9 @@ use super::link::Stamp;
 use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, LinkSender};
 use super::tree_reports::TreeReports;
 use super::wire_tap::WireTap;
-use crate::mailbox::{Origin, RouterMsg, TransportMsg};
 use crate::child::Child;
 use crate::fault::FaultHook;
+use crate::mailbox::{Origin, RouterMsg, TransportMsg};
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
 
