@@ -12,7 +12,8 @@
 //! │                            transcript, extractors, snapshots
 //! ├── Telemetry                counters, latencies, token usage
 //! ├── StateStore               persistent map, prefix scopes, mutation journal + sink
-//! └── Recorder                 wire log writer: buffered, flushed every second and on stop
+//! └── Recorder                 wire log writer: buffered; flushed when its queue
+//!                              empties, every 50 ms while busy, and on stop
 //! ```
 //!
 //! Start one with [`LiveSessionBuilder`]; drive it with the [`LiveHandle`] it returns.

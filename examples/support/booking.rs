@@ -256,7 +256,7 @@ pub struct Booking {
 impl Booking {
     fn observe(&mut self, lane: Lane, event: &LiveEvent) {
         match (lane, event) {
-            (Lane::Fast, LiveEvent::Session(SessionEvent::TextComplete(text))) => {
+            (Lane::Control, LiveEvent::Session(SessionEvent::TextComplete(text))) => {
                 println!("assistant: {text}");
                 self.answers.push(text.clone());
             }

@@ -108,9 +108,9 @@ pub struct Conversation {
 impl Conversation {
     fn observe(&mut self, lane: Lane, event: &LiveEvent) {
         match (lane, event) {
-            (Lane::Fast, LiveEvent::Session(SessionEvent::TextComplete(text)))
+            (Lane::Control, LiveEvent::Session(SessionEvent::TextComplete(text)))
             | (
-                Lane::Fast,
+                Lane::Control,
                 LiveEvent::Session(SessionEvent::OutputTranscription {
                     text,
                     is_final: true,

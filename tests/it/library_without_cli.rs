@@ -107,10 +107,9 @@ fn without_defaults_there_is_no_sqlite_no_certificate_generator_and_no_test_serv
             .map(|(name, _)| name.clone())
             .collect::<std::collections::BTreeSet<_>>()
     };
-    // hyper's `server`: `reel studio`'s web server, under the `cli` feature.
     assert_eq!(
         testing(&features(true)).into_iter().collect::<Vec<_>>(),
-        ["hyper", "reel-actors", "reel-llm"]
+        ["reel-actors", "reel-llm"]
     );
     assert!(
         testing(&features(false)).is_empty(),
