@@ -30,6 +30,7 @@ mod record_extraction;
 mod replay_verdict;
 mod resume_replay;
 mod session;
+mod session_options;
 mod session_services;
 mod setup_golden;
 mod streaming_tools;
