@@ -34,4 +34,5 @@ mod session_options;
 mod session_services;
 mod setup_golden;
 mod streaming_tools;
+mod subscribe_early;
 mod validation;
