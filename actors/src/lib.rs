@@ -66,5 +66,5 @@ pub use child::Child;
 pub use events::{EventEnvelope, EventStream, Lane, LiveEvent};
 pub use handle::{BufferStats, LiveHandle};
 pub use reactive::{ReactiveConfig, ReactiveError, Watcher};
-pub use session::{LiveSessionBuilder, SessionStartError};
+pub use session::{LiveSessionBuilder, SessionOptions, SessionStartError};
 pub use supervisor::{RestartPolicy, SessionEnd};

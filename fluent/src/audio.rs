@@ -1,33 +1,30 @@
 //! Client audio on the chain: the adaptive playback jitter buffer and client-side voice
-//! activity detection (`reel_actors::audio`).
+//! activity detection (`reel_actors::audio`). Both are fields of the chain's
+//! [`SessionOptions`], handed to the runtime whole.
 
+use reel_actors::SessionOptions;
 use reel_actors::audio::{JitterConfig, VadConfig};
 use reel_protocol::SessionConfig;
 
 use crate::builder::LiveBuilder;
 use crate::error::BuildError;
 
-/// The chain's client-audio settings.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct AudioPart {
-    pub(crate) jitter: Option<JitterConfig>,
-    pub(crate) client_vad: Option<VadConfig>,
-}
-
-impl AudioPart {
-    /// Both configs can work, and client VAD has the server's detection off in `config`.
-    pub(crate) fn checked(&self, config: &SessionConfig) -> Result<(), BuildError> {
-        if let Some(jitter) = &self.jitter {
-            jitter.validate()?;
-        }
-        if let Some(vad) = &self.client_vad {
-            vad.validate()?;
-            if config.server_vad() {
-                return Err(BuildError::ClientVadWithServerVad);
-            }
-        }
-        Ok(())
+/// Both client-audio configs in `options` can work, and client VAD has the server's
+/// detection off in `config`.
+pub(crate) fn check_audio(
+    options: &SessionOptions,
+    config: &SessionConfig,
+) -> Result<(), BuildError> {
+    if let Some(jitter) = &options.jitter_buffer {
+        jitter.validate()?;
     }
+    if let Some(vad) = &options.client_vad {
+        vad.validate()?;
+        if config.server_vad() {
+            return Err(BuildError::ClientVadWithServerVad);
+        }
+    }
+    Ok(())
 }
 
 impl LiveBuilder {
@@ -49,7 +46,7 @@ impl LiveBuilder {
     /// assert!(matches!(error, BuildError::Jitter(_)));
     /// ```
     pub fn jitter_buffer(mut self, config: JitterConfig) -> Self {
-        self.audio.jitter = Some(config);
+        self.options.jitter_buffer = Some(config);
         self
     }
 
@@ -70,7 +67,7 @@ impl LiveBuilder {
     /// ```
     pub fn client_vad(mut self, config: VadConfig) -> Self {
         self.config = self.config.manual_activity_detection();
-        self.audio.client_vad = Some(config);
+        self.options.client_vad = Some(config);
         self
     }
 }

@@ -7,17 +7,18 @@
 //! ([`crate::llm`]), recording ([`crate::recording`]), and the ways to start
 //! ([`crate::connect`], [`crate::replay`]). Each concern keeps its own part of the builder
 //! and puts it into the runtime's [`LiveSessionBuilder`] in [`crate::plan`]; a new concern
-//! is a new part and one more line there.
+//! is a new part and one more line there. The tree-level settings (buffers, client audio,
+//! timeouts) are not a part: the chain's setters write the runtime's own
+//! [`SessionOptions`], handed over whole (decision 0047).
 
 use std::fmt;
 use std::sync::Arc;
 
 use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
 use reel_actors::state::State;
-use reel_actors::{EventStream, LiveSessionBuilder};
+use reel_actors::{EventStream, LiveSessionBuilder, SessionOptions};
 use reel_protocol::SessionConfig;
 
-use crate::audio::AudioPart;
 use crate::error::BuildError;
 use crate::extraction::ExtractorsPart;
 use crate::llm::LlmPart;
@@ -122,8 +123,9 @@ pub struct LiveBuilder {
     pub(crate) llm: LlmPart,
     pub(crate) recording: RecordingPart,
     pub(crate) state: Option<State>,
-    pub(crate) playback: Option<usize>,
-    pub(crate) audio: AudioPart,
+    /// The tree-level settings (buffers, client audio, timeouts): written by the chain's
+    /// setters, handed to the runtime whole.
+    pub(crate) options: SessionOptions,
     pub(crate) customizers: Vec<Customizer>,
     pub(crate) relay: EventRelay,
 }
@@ -179,8 +181,7 @@ impl LiveBuilder {
             llm: LlmPart::default(),
             recording: RecordingPart::default(),
             state: None,
-            playback: None,
-            audio: AudioPart::default(),
+            options: SessionOptions::default(),
             customizers: Vec::new(),
             relay: EventRelay::default(),
         }
@@ -211,7 +212,7 @@ impl LiveBuilder {
     /// assert!(builder.validate().is_ok());
     /// ```
     pub fn playback_buffer(mut self, chunks: usize) -> Self {
-        self.playback = Some(chunks);
+        self.options.playback_buffer = Some(chunks);
         self
     }
 

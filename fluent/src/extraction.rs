@@ -90,16 +90,12 @@ impl ExtractedFields {
 #[derive(Clone, Default)]
 pub(crate) struct ExtractorsPart {
     declared: Vec<Declared>,
-    timeout: Option<Duration>,
 }
 
 impl fmt::Debug for ExtractorsPart {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.declared.iter().map(|d| d.extractor.name()).collect();
-        f.debug_struct("Extractors")
-            .field("names", &names)
-            .field("timeout", &self.timeout)
-            .finish()
+        f.debug_struct("Extractors").field("names", &names).finish()
     }
 }
 
@@ -107,7 +103,6 @@ impl fmt::Debug for ExtractorsPart {
 #[derive(Clone, Default)]
 pub(crate) struct Extractors {
     pub(crate) extractors: Vec<Arc<dyn TurnExtractor>>,
-    pub(crate) timeout: Option<Duration>,
 }
 
 impl ExtractorsPart {
@@ -134,7 +129,6 @@ impl ExtractorsPart {
                 .iter()
                 .map(|d| Arc::clone(&d.extractor))
                 .collect(),
-            timeout: self.timeout,
         })
     }
 
@@ -372,7 +366,7 @@ impl LiveBuilder {
     /// assert!(builder.validate().is_ok());
     /// ```
     pub fn extraction_timeout(mut self, timeout: Duration) -> Self {
-        self.extractors.timeout = Some(timeout);
+        self.options.extraction_timeout = timeout;
         self
     }
 

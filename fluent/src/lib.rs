@@ -71,7 +71,9 @@
 //! - Mistakes in the chain are a [`BuildError`], reported before anything connects.
 //! - Below the chain is the runtime's
 //!   [`LiveSessionBuilder`](reel_actors::LiveSessionBuilder); reach it with
-//!   [`customize`](LiveBuilder::customize).
+//!   [`customize`](LiveBuilder::customize). The chain's tree-level settings
+//!   (`playback_buffer`, `jitter_buffer`, `client_vad`, `extraction_timeout`) are fields of
+//!   the one [`SessionOptions`](reel_actors::SessionOptions) it hands the runtime.
 
 // Library code never unwraps: a mistake is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

@@ -7,7 +7,8 @@
 //! `on_extraction_error` and `on_resumed` among the control lane's), the control lane's
 //! interceptors (`before_tool_response`, `on_turn_boundary`, the instruction hooks), reactive state
 //! (watchers, computed values, temporal patterns), extractors, persistence, the model-call
-//! interceptors, recording.
+//! interceptors, recording. The tree-level settings go over as one
+//! [`SessionOptions`](reel_actors::SessionOptions), written by the chain's setters.
 //!
 //! Parts that check each other: extractors flatten their results into `derived:{field}`
 //! keys, so the fields a typed extractor writes join the `derived:` keys
@@ -22,16 +23,16 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use reel_actors::LiveSessionBuilder;
 use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
 use reel_actors::llm::{CassetteMode, LlmInterceptor};
 use reel_actors::phases::PhaseMachine;
 use reel_actors::reactive::ReactiveConfig;
 use reel_actors::state::State;
 use reel_actors::tools::ToolDispatcher;
+use reel_actors::{LiveSessionBuilder, SessionOptions};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 
-use crate::audio::AudioPart;
+use crate::audio::check_audio;
 use crate::builder::{Customizer, LiveBuilder};
 use crate::error::BuildError;
 use crate::extraction::Extractors;
@@ -55,8 +56,8 @@ pub(crate) struct Plan {
     /// The control lane's hooks on what the runtime sends.
     outbound: Interceptors,
     telemetry: TelemetryCallbacks,
-    playback: Option<usize>,
-    audio: AudioPart,
+    /// The tree-level settings, as the chain wrote them.
+    options: SessionOptions,
     customizers: Vec<Customizer>,
     extractors: Extractors,
     /// The chain's persistence; a replay puts an in-memory backend here.
@@ -91,7 +92,7 @@ impl LiveBuilder {
         let reactive = self.reactive.config(&self.extractors.fields())?;
         let persistence = self.persistence.checked(self.recording.wire_path())?;
         let live_cassette = self.llm.live_cassette(self.recording.wire_path())?;
-        self.audio.checked(&self.config)?;
+        check_audio(&self.options, &self.config)?;
         // The runtime's own check, on a builder that is never spawned: the same texts, and
         // the setup exactly as the session will send it.
         let mut probe = LiveSessionBuilder::new(self.config.clone(), ApiEndpoint::offline());
@@ -129,8 +130,7 @@ impl LiveBuilder {
             control: self.control.clone(),
             outbound: self.interceptors.clone(),
             telemetry: self.telemetry.clone(),
-            playback: self.playback,
-            audio: self.audio,
+            options: self.options,
             customizers: self.customizers.clone(),
             extractors,
             persistence,
@@ -166,6 +166,7 @@ impl Plan {
         recorders: Recorders,
     ) -> LiveSessionBuilder {
         let mut session = LiveSessionBuilder::new(self.config, endpoint)
+            .options(self.options)
             .fast_callbacks(self.fast)
             .control_callbacks(self.control)
             .interceptors(self.outbound)
@@ -183,20 +184,8 @@ impl Plan {
         if let Some(state) = self.state {
             session = session.with_state(state);
         }
-        if let Some(chunks) = self.playback {
-            session = session.playback_buffer(chunks);
-        }
-        if let Some(jitter) = self.audio.jitter {
-            session = session.jitter_buffer(jitter);
-        }
-        if let Some(vad) = self.audio.client_vad {
-            session = session.client_vad(vad);
-        }
         for extractor in self.extractors.extractors {
             session = session.extractor(extractor);
-        }
-        if let Some(timeout) = self.extractors.timeout {
-            session = session.extraction_timeout(timeout);
         }
         let layers = self.cassette.into_iter().chain(self.interceptors).collect();
         if let Some(interceptor) = layered(layers) {

@@ -28,7 +28,7 @@ use crate::audio::{JitterConfig, VadConfig};
 use crate::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
 use crate::clock::SharedClock;
 use crate::events::{EventHub, EventStream};
-use crate::extract::{DEFAULT_EXTRACTION_TIMEOUT, TurnExtractor};
+use crate::extract::TurnExtractor;
 use crate::handle::LiveHandle;
 use crate::llm::LlmInterceptor;
 use crate::persistence::{
@@ -43,9 +43,11 @@ use crate::tools::ToolDispatcher;
 use crate::transport::{Connector, LiveTransportFactory, TransportFactory, TransportOptions};
 
 mod error;
+mod options;
 mod spawn;
 
 pub use error::SessionStartError;
+pub use options::SessionOptions;
 
 /// How long an awaited callback may take by default; see
 /// [`LiveSessionBuilder::callback_timeout`].
@@ -80,20 +82,12 @@ pub struct LiveSessionBuilder {
     state: State,
     clock: Option<SharedClock>,
     recorder: Option<Arc<dyn WireRecorder>>,
-    transport_options: TransportOptions,
-    restart_policy: RestartPolicy,
-    callback_timeout: Duration,
-    shutdown_timeout: Duration,
+    options: SessionOptions,
     fault_hook: Option<Arc<dyn crate::fault::FaultHook>>,
     disk: crate::disk::Disk,
-    playback: Option<usize>,
-    jitter: Option<JitterConfig>,
-    client_vad: Option<VadConfig>,
-    budget: Duration,
     hub: Arc<EventHub>,
     transport: Box<dyn TransportFactory>,
     extractors: Vec<Arc<dyn TurnExtractor>>,
-    extraction_timeout: Duration,
     interceptor: Option<Arc<dyn LlmInterceptor>>,
     persistence: Option<Arc<dyn SessionPersistence>>,
     session_id: Option<String>,
@@ -118,26 +112,30 @@ impl LiveSessionBuilder {
             state: State::new(),
             clock: None,
             recorder: None,
-            transport_options: TransportOptions::default(),
-            restart_policy: RestartPolicy::default(),
-            callback_timeout: DEFAULT_CALLBACK_TIMEOUT,
-            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            options: SessionOptions::default(),
             fault_hook: None,
             disk: crate::disk::Disk::default(),
-            playback: None,
-            jitter: None,
-            client_vad: None,
-            budget: DEFAULT_SESSION_BUDGET,
             hub: Arc::new(EventHub::new()),
             transport: Box::new(LiveTransportFactory),
             extractors: Vec::new(),
-            extraction_timeout: DEFAULT_EXTRACTION_TIMEOUT,
             interceptor: None,
             persistence: None,
             session_id: None,
             on_restored: None,
             restored_at: None,
         }
+    }
+
+    /// Every tree-level setting at once (see [`SessionOptions`]), in place of those given
+    /// before; the setters below change one of them each.
+    pub fn options(mut self, options: SessionOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The tree-level settings the session will start with.
+    pub fn session_options(&self) -> &SessionOptions {
+        &self.options
     }
 
     /// Tools the runtime dispatches (their declarations join the setup, sorted by name).
@@ -263,20 +261,20 @@ impl LiveSessionBuilder {
 
     /// Timeouts, limits and reconnects of the transport.
     pub fn transport_options(mut self, options: TransportOptions) -> Self {
-        self.transport_options = options;
+        self.options.transport = options;
         self
     }
 
     /// Restart limits of the supervisor.
     pub fn restart_policy(mut self, policy: RestartPolicy) -> Self {
-        self.restart_policy = policy;
+        self.options.restart_policy = policy;
         self
     }
 
     /// Keeps model audio in a playback queue of at most `chunks` chunks, cleared on
     /// interruption ([`LiveHandle::playback`]).
     pub fn playback_buffer(mut self, chunks: usize) -> Self {
-        self.playback = Some(chunks);
+        self.options.playback_buffer = Some(chunks);
         self
     }
 
@@ -287,7 +285,7 @@ impl LiveSessionBuilder {
     /// [`LiveSessionBuilder::playback_buffer`]. A config that cannot work stops the start
     /// with [`SessionStartError::Jitter`].
     pub fn jitter_buffer(mut self, config: JitterConfig) -> Self {
-        self.jitter = Some(config);
+        self.options.jitter_buffer = Some(config);
         self
     }
 
@@ -301,11 +299,7 @@ impl LiveSessionBuilder {
     /// [`VoiceActivityDetector`]: crate::audio::VoiceActivityDetector
     /// [`ActivityGate`]: crate::audio::ActivityGate
     pub fn client_vad(mut self, config: VadConfig) -> Self {
-        // A setup that already has it off is kept as it is, field for field.
-        if self.config.server_vad() {
-            self.config = self.config.manual_activity_detection();
-        }
-        self.client_vad = Some(config);
+        self.options.client_vad = Some(config);
         self
     }
 
@@ -313,7 +307,7 @@ impl LiveSessionBuilder {
     /// `on_interrupted`, blocking callbacks, phase hooks) may take before the control lane
     /// goes on without it and reports a `SessionError::CallbackTimeout` (default 10 s).
     pub fn callback_timeout(mut self, timeout: Duration) -> Self {
-        self.callback_timeout = timeout;
+        self.options.callback_timeout = timeout;
         self
     }
 
@@ -322,7 +316,7 @@ impl LiveSessionBuilder {
     /// so [`LiveHandle::disconnect`](crate::LiveHandle::disconnect) returns within the
     /// transport's close timeout plus this, whatever a callback does.
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
-        self.shutdown_timeout = timeout;
+        self.options.shutdown_timeout = timeout;
         self
     }
 
@@ -344,7 +338,7 @@ impl LiveSessionBuilder {
 
     /// How long the session is expected to last (for `session:remaining_budget_ms`).
     pub fn session_budget(mut self, budget: Duration) -> Self {
-        self.budget = budget;
+        self.options.session_budget = budget;
         self
     }
 
@@ -356,10 +350,11 @@ impl LiveSessionBuilder {
     }
 
     /// How long the control lane waits for one extractor (default
-    /// [`DEFAULT_EXTRACTION_TIMEOUT`]); past it the extraction fails with
+    /// [`DEFAULT_EXTRACTION_TIMEOUT`](crate::extract::DEFAULT_EXTRACTION_TIMEOUT)); past
+    /// it the extraction fails with
     /// [`ExtractionError::TimedOut`](crate::extract::ExtractionError::TimedOut).
     pub fn extraction_timeout(mut self, timeout: Duration) -> Self {
-        self.extraction_timeout = timeout;
+        self.options.extraction_timeout = timeout;
         self
     }
 
@@ -469,6 +464,11 @@ impl LiveSessionBuilder {
     /// initial one if `None`).
     fn config_starting_in(&self, phase: Option<&str>) -> Result<SessionConfig, SessionStartError> {
         let mut config = self.config.clone();
+        // Client VAD turns the server's detection off; a setup that already has it off is
+        // kept as it is, field for field.
+        if self.options.client_vad.is_some() && config.server_vad() {
+            config = config.manual_activity_detection();
+        }
         let mut declared: Vec<String> = config
             .function_names()
             .into_iter()

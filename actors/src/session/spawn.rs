@@ -35,8 +35,12 @@ impl LiveSessionBuilder {
     pub async fn spawn(mut self) -> Result<LiveHandle, SessionStartError> {
         self.check_extractors()?;
         // Checked before anything is loaded or started.
-        let jitter = self.jitter.map(SharedJitterBuffer::new).transpose()?;
-        let gate = self.client_vad.map(ActivityGate::new).transpose()?;
+        let jitter = self
+            .options
+            .jitter_buffer
+            .map(SharedJitterBuffer::new)
+            .transpose()?;
+        let gate = self.options.client_vad.map(ActivityGate::new).transpose()?;
         // Owned arguments: the builder is not `Sync`, so no borrow of it may be held
         // across an await.
         let (claim, restored) =
@@ -94,7 +98,7 @@ impl LiveSessionBuilder {
                 .map_err(SessionStartError::RestoreState)?;
         }
         self.state.set_clock(Arc::clone(&clock) as SharedClock);
-        let mut control_data = ControlData::new(self.budget, &self.state);
+        let mut control_data = ControlData::new(self.options.session_budget, &self.state);
         if let Some(snapshot) = restored {
             control_data.resume_from(snapshot);
         }
@@ -107,7 +111,7 @@ impl LiveSessionBuilder {
         let extractors = Arc::new(ExtractorSet::new(
             self.extractors,
             interceptor.as_ref(),
-            self.extraction_timeout,
+            self.options.extraction_timeout,
         ));
         let saver = match (claim, self.session_id) {
             (Some(claim), Some(id)) => Some(SnapshotSaver::start(claim, id)),
@@ -144,14 +148,14 @@ impl LiveSessionBuilder {
         if let Some(gate) = gate {
             app_writer = app_writer.with_gate(gate);
         }
-        let playback = self.playback.map(PlaybackQueue::new);
+        let playback = self.options.playback_buffer.map(PlaybackQueue::new);
         let connector = self
             .connector
             .clone()
             .unwrap_or_else(|| Arc::new(WebSocketConnector::new()));
 
         let control = ControlLaneArgs {
-            callback_timeout: self.callback_timeout,
+            callback_timeout: self.options.callback_timeout,
             data: Arc::new(tokio::sync::Mutex::new(control_data)),
             callbacks: Arc::new(self.control),
             interceptors: Arc::new(self.interceptors),
@@ -172,7 +176,7 @@ impl LiveSessionBuilder {
             connector,
             endpoint: self.endpoint,
             config,
-            options: self.transport_options,
+            options: self.options.transport,
             tap,
             resume_handle: resume_rx.clone(),
             telemetry: Arc::clone(&telemetry),
@@ -182,7 +186,7 @@ impl LiveSessionBuilder {
         let router = RouterArgs {
             peers: Arc::clone(&peers),
             limits: DecodeLimits {
-                max_frame_bytes: self.transport_options.link.max_frame_bytes,
+                max_frame_bytes: self.options.transport.link.max_frame_bytes,
             },
             phase: phase_tx,
             resume_handle: resume_tx,
@@ -276,8 +280,8 @@ impl LiveSessionBuilder {
             state: self.state.clone(),
             record_queue,
             saver,
-            policy: self.restart_policy,
-            shutdown_timeout: self.shutdown_timeout,
+            policy: self.options.restart_policy,
+            shutdown_timeout: self.options.shutdown_timeout,
             ended: ended_tx,
         };
         ractor::Actor::spawn(None, SessionSupervisor, Box::new(args))
