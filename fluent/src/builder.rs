@@ -15,6 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
+use reel_actors::events::EventHub;
 use reel_actors::state::State;
 use reel_actors::{EventStream, LiveSessionBuilder, SessionOptions};
 use reel_protocol::SessionConfig;
@@ -27,7 +28,6 @@ use crate::persistence::PersistencePart;
 use crate::phases::PhasesPart;
 use crate::reactive::ReactivePart;
 use crate::recording::RecordingPart;
-use crate::relay::EventRelay;
 use crate::tools::ToolsPart;
 
 /// A change to the runtime's builder, for what the fluent chain does not cover.
@@ -127,7 +127,9 @@ pub struct LiveBuilder {
     /// setters, handed to the runtime whole.
     pub(crate) options: SessionOptions,
     pub(crate) customizers: Vec<Customizer>,
-    pub(crate) relay: EventRelay,
+    /// The hub the session will publish on: made here, so that [`LiveBuilder::subscribe`]
+    /// can hand out streams before the session exists; the plan gives it to the runtime.
+    pub(crate) hub: Arc<EventHub>,
 }
 
 impl Default for LiveBuilder {
@@ -183,7 +185,7 @@ impl LiveBuilder {
             state: None,
             options: SessionOptions::default(),
             customizers: Vec::new(),
-            relay: EventRelay::default(),
+            hub: Arc::new(EventHub::new()),
         }
     }
 
@@ -255,7 +257,7 @@ impl LiveBuilder {
     /// # }
     /// ```
     pub fn subscribe(&self) -> EventStream {
-        self.relay.subscribe()
+        self.hub.subscribe()
     }
 
     /// Checks the chain without starting anything: phases, tools and their agreement,

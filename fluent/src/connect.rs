@@ -47,9 +47,6 @@ impl LiveBuilder {
             plan.cassette = Some(cassette.interceptor());
         }
         let session = plan.session_builder(endpoint, recorders);
-        if self.relay.has_subscribers() {
-            self.relay.forward(session.subscribe());
-        }
         if let Some(link) = &studio {
             link.forward_notes(session.subscribe());
         }

@@ -98,7 +98,6 @@ mod reactive;
 mod recorded_journal;
 mod recorded_mcp;
 mod recording;
-mod relay;
 mod replay;
 mod replayed;
 mod resume_file;

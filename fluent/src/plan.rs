@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, TelemetryCallbacks};
+use reel_actors::events::EventHub;
 use reel_actors::llm::{CassetteMode, LlmInterceptor};
 use reel_actors::phases::PhaseMachine;
 use reel_actors::reactive::ReactiveConfig;
@@ -59,6 +60,8 @@ pub(crate) struct Plan {
     /// The tree-level settings, as the chain wrote them.
     options: SessionOptions,
     customizers: Vec<Customizer>,
+    /// The chain's event hub, which the session publishes on.
+    hub: Arc<EventHub>,
     extractors: Extractors,
     /// The chain's persistence; a replay puts an in-memory backend here.
     pub(crate) persistence: Option<Persisting>,
@@ -132,6 +135,7 @@ impl LiveBuilder {
             telemetry: self.telemetry.clone(),
             options: self.options,
             customizers: self.customizers.clone(),
+            hub: Arc::clone(&self.hub),
             extractors,
             persistence,
             live_cassette,
@@ -167,6 +171,7 @@ impl Plan {
     ) -> LiveSessionBuilder {
         let mut session = LiveSessionBuilder::new(self.config, endpoint)
             .options(self.options)
+            .event_hub(self.hub)
             .fast_callbacks(self.fast)
             .control_callbacks(self.control)
             .interceptors(self.outbound)

@@ -277,8 +277,7 @@ impl LiveBuilder {
             session = session.restored_at(ms);
         }
         let mut replay = replay_session(session, tape, options).await?;
-        let from_start = self.relay.subscribe();
-        self.relay.forward(replay.events());
+        let from_start = replay.events();
         replay.release();
         Ok(ReplayedSession::new(
             replay,

@@ -452,6 +452,16 @@ impl LiveSessionBuilder {
         self.hub.subscribe()
     }
 
+    /// Publishes the session's events on `hub` instead of a hub of its own: streams taken
+    /// from `hub` before this builder existed see every event of the session from its very
+    /// first, as [`subscribe`](Self::subscribe) would give them. The fluent chain hands out
+    /// streams before it makes this builder, and gives its hub here. The hub is closed when
+    /// the session ends, so it serves one session.
+    pub fn event_hub(mut self, hub: Arc<EventHub>) -> Self {
+        self.hub = hub;
+        self
+    }
+
     /// The setup this session will send when it starts afresh: the config, plus the
     /// dispatcher's declarations and the initial phase's instruction. Checks the phases and
     /// tool names. (A session restored from a snapshot starts in the saved phase, with its
