@@ -204,7 +204,8 @@ pub type InstructionFn = Arc<dyn Fn(&State) -> Option<String> + Send + Sync>;
 /// blocking (no concurrent variant), so their effects are ordered like the events and a
 /// replay produces the same frames.
 ///
-/// Where they run in the turn pipeline is described in [`crate::control_lane`]. The
+/// Where they run in the turn pipeline is described in the control lane's module
+/// (`actors/src/control_lane/mod.rs`, and `docs/architecture.md`). The
 /// instruction hooks, at each turn complete, after the extractors, the phase transitions,
 /// the watchers and the temporal patterns:
 ///

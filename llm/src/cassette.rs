@@ -265,7 +265,7 @@ impl Cassette {
     }
 
     /// This cassette as a session's interceptor (for
-    /// [`LiveSessionBuilder::llm_interceptor`](crate::LiveSessionBuilder::llm_interceptor)).
+    /// `reel_actors::LiveSessionBuilder::llm_interceptor`).
     pub fn interceptor(&self) -> Arc<dyn LlmInterceptor> {
         Arc::new(self.clone())
     }

@@ -42,7 +42,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS reel_sessions (
 const CLAIM_KEEPALIVES: &str =
     "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3";
 
-/// Session snapshots in PostgreSQL (see the [module docs](self)).
+/// Session snapshots in PostgreSQL (the module's docs say more).
 #[derive(Clone)]
 pub struct PostgresPersistence {
     inner: Arc<Inner>,

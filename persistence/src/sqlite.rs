@@ -30,7 +30,7 @@ use reel_actors::persistence::check_session_id;
 /// How long a statement waits for another process's write to finish.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Session snapshots in an SQLite file (see the [module docs](self)).
+/// Session snapshots in an SQLite file (the module's docs say more).
 ///
 /// ```
 /// # fn main() -> Result<(), reel_persistence::PersistenceError> {

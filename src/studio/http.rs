@@ -12,7 +12,7 @@
 //! | `/api/recordings/NAME/audio.wav` | the call's audio |
 //! | `/api/recordings/NAME/peaks?from=MS&to=MS&buckets=N` | the audio's loudness, per slice |
 //! | `/api/diff/A/B` | two recordings compared ([`DiffView`](super::diff::DiffView)) |
-//! | `/api/live?name=NAME` | a WebSocket: a running session streams its recording in ([`live`](super::live)) |
+//! | `/api/live?name=NAME` | a WebSocket: a running session streams its recording in (`live.rs`) |
 //!
 //! `NAME` is a `*.wire.jsonl` file directly in the directory; anything else (a path, `..`,
 //! a link leading out of the directory) is answered 404.

@@ -1,13 +1,13 @@
 //! `reel studio`: a local web page over a directory of recordings, to see inside a call.
 //!
-//! The list of recordings ([`catalog`]); a call as a timeline of lanes (the wire both ways,
+//! The list of recordings (`catalog`); a call as a timeline of lanes (the wire both ways,
 //! tool calls as bars, turns with their time to first audio, the journal's state changes)
 //! with every frame clickable to its JSON and raw bytes, and its audio played in sync with a
-//! moving cursor ([`call`]); served by a small loopback server ([`http`]) whose page is
-//! embedded in the binary ([`assets`]). Two recordings, or a recording and its replay, side by
-//! side with their first divergence ([`diff`]). One recording as one self-contained HTML file
-//! ([`offline`], `reel show LOG --html`). A running session streams into it as it happens
-//! ([`live`], `Live::builder().studio(addr)`).
+//! moving cursor (`call`); served by a small loopback server (`http`) whose page is
+//! embedded in the binary (`assets`). Two recordings, or a recording and its replay, side by
+//! side with their first divergence (`diff`). One recording as one self-contained HTML file
+//! (`offline`, `reel show LOG --html`). A running session streams into it as it happens
+//! (`live`, `Live::builder().studio(addr)`).
 
 pub mod access;
 pub mod assets;

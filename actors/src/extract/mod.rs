@@ -38,7 +38,7 @@
 //!
 //! At turn complete they run after the transcript turn is finalized and before the computed
 //! values and the phase transitions, so guards see fresh extractions (see
-//! [`crate::control_lane`] for the whole pipeline).
+//! the control lane's module, `actors/src/control_lane/mod.rs`, for the whole pipeline).
 //!
 //! Models given to extractors go through the session's
 //! [`LlmInterceptor`](crate::llm::LlmInterceptor) once, when the session starts

@@ -38,7 +38,7 @@ pub fn router_item_bytes(message: &RouterMsg) -> usize {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouterTimer {
     /// The deadline of a `goAway` that waited for a turn in flight (see
-    /// [`crate::go_away`]).
+    /// `actors/src/go_away.rs`).
     GoAwayDue(u64),
 }
 

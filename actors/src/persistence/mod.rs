@@ -95,7 +95,7 @@ pub trait SessionPersistence: Send + Sync + 'static {
     /// Forgets the session's snapshot (nothing to forget is not an error).
     fn delete<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<(), PersistenceError>>;
 
-    /// Claims `session_id` for a session about to start (see [`claim`](self::claim)): the
+    /// Claims `session_id` for a session about to start (see [`claim`]): the
     /// session loads its snapshot after this and saves only through the claim. The default
     /// cannot tell owners apart: it never refuses, and its saves are this backend's
     /// [`save`](SessionPersistence::save) (last writer wins).

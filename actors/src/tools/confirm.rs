@@ -113,7 +113,7 @@ impl ConfirmationProvider for StaticConfirmation {
     }
 }
 
-/// A tool that runs only once confirmed (see the [module docs](self)).
+/// A tool that runs only once confirmed by the session's [`ConfirmationProvider`].
 ///
 /// ```
 /// use reel_actors::tools::{ConfirmTool, SimpleTool, ToolFunction};

@@ -136,7 +136,7 @@ impl Drop for ToolInput {
 }
 
 /// The session's side of the input queues of running tools: whether input is forwarded
-/// at all, and how full the queues are. One per session, in [`Peers`](crate::Peers).
+/// at all, and how full the queues are. One per session, in [`Peers`](crate::peers::Peers).
 #[derive(Debug, Default)]
 pub struct ToolInputs {
     /// Whether the session has a tool that consumes input: only then does the transport

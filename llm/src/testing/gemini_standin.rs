@@ -26,7 +26,7 @@
 //! # }
 //! ```
 //!
-//! Like [`super::ScriptedServer`], it uses no timers and runs its tasks on the runtime that
+//! Like `reel_actors::testing::ScriptedServer`, it uses no timers and runs its tasks on the runtime that
 //! called `bind`, so it works under `#[tokio::test(start_paused = true)]`.
 
 use std::collections::VecDeque;

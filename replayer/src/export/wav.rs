@@ -114,7 +114,7 @@ pub struct WavSummary {
     pub chunks_out: u64,
 }
 
-/// Writes a call's audio as it reads the wire log ([module](self)).
+/// Writes a call's audio as it reads the wire log (the module's docs say how).
 #[derive(Debug)]
 pub struct WavExporter<W: Write + Seek> {
     out: W,
