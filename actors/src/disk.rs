@@ -17,11 +17,12 @@
 //! names the task, which differs from run to run and tells a reader of a restart reason
 //! nothing).
 
-use std::any::Any;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
+
+use crate::panic_message::panic_message;
 
 /// A piece of disk work the tree runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -117,17 +118,6 @@ impl Disk {
                 })
             }
         }
-    }
-}
-
-/// The text of a panic payload (`panic!("…")` carries a `&str` or a `String`).
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "the panic carried no message".to_owned()
     }
 }
 

@@ -36,6 +36,7 @@ pub mod handle;
 pub mod inbox;
 pub(crate) mod lane_reports;
 pub mod mailbox;
+mod panic_message;
 pub mod peers;
 pub mod persistence;
 pub mod phases;

@@ -13,6 +13,7 @@ use super::context::ExtractionContext;
 use super::error::ExtractionError;
 use super::extractor::TurnExtractor;
 use crate::llm::LlmInterceptor;
+use crate::panic_message::panic_message;
 use crate::transcript::TranscriptTurn;
 
 /// The outcome of one extractor in a run: its name and its result.
@@ -116,13 +117,4 @@ impl ExtractorSet {
 /// The last `n` of `turns`.
 fn window(turns: &[TranscriptTurn], n: usize) -> &[TranscriptTurn] {
     &turns[turns.len().saturating_sub(n)..]
-}
-
-/// The message of a caught panic.
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned())
 }

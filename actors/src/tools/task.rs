@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::ToolError;
+use crate::panic_message::panic_message;
 
 /// What ended the wait for the tool's future.
 enum Ending {
@@ -69,17 +70,6 @@ pub(crate) async fn supervise(
         Ending::Cancelled => Err(ToolError::Cancelled {
             tool: tool.to_owned(),
         }),
-    }
-}
-
-/// The text of a panic payload (`panic!("…")` carries a `&str` or a `String`).
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "the panic carried no message".to_owned()
     }
 }
 
@@ -263,12 +253,5 @@ mod tests {
         assert_eq!(result, Err(ToolError::Cancelled { tool: "t".into() }));
         tokio::task::yield_now().await;
         assert!(!started.load(Ordering::SeqCst));
-    }
-
-    #[test]
-    fn panic_messages_of_every_payload_kind() {
-        assert_eq!(panic_message(&"static"), "static");
-        assert_eq!(panic_message(&String::from("owned")), "owned");
-        assert_eq!(panic_message(&42_u8), "the panic carried no message");
     }
 }
