@@ -29,6 +29,8 @@ mod markdown;
 mod python_sdk;
 #[path = "../serve_support/mod.rs"]
 mod serve_support;
+#[path = "../support/studio_calls.rs"]
+mod studio_calls;
 #[path = "../support/system_packages.rs"]
 mod system_packages;
 

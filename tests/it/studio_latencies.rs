@@ -3,6 +3,7 @@
 //! Chromium.
 
 use crate::chromium;
+use crate::studio_calls;
 
 use std::path::{Path, PathBuf};
 
@@ -11,16 +12,6 @@ use reel::studio::RunningStudio;
 use reel::studio::call::overview;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use serde_json::{Value, json};
-
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "reel-studio-latencies-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Turn 1: the user asks at 100 ms, the model calls a tool at 300 ms, the app answers 250 ms
 /// later, the model's text comes at 700 ms and its audio at 760 ms. Turn 2: the user asks at
@@ -81,35 +72,16 @@ fn call_with_tools() -> Vec<WireEntry> {
             r#"{"serverContent":{"turnComplete":true}}"#.into(),
         ),
     ];
-    frames
-        .into_iter()
-        .enumerate()
-        .map(|(i, (ts, dir, payload))| {
-            WireEntry::frame(
-                i as u64 + 1,
-                dir,
-                t0 + ts,
-                payload.into_bytes(),
-                None,
-                false,
-            )
-        })
-        .collect()
+    studio_calls::entries(t0, frames)
 }
 
 fn write_call(dir: &Path) -> PathBuf {
-    let path = dir.join("tools.wire.jsonl");
-    let text: String = call_with_tools()
-        .iter()
-        .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
-        .collect();
-    std::fs::write(&path, text).unwrap();
-    path
+    studio_calls::write_log(dir, "tools.wire.jsonl", &call_with_tools())
 }
 
 #[test]
 fn each_turn_has_its_times_to_first_audio_and_text_and_its_tool_time() {
-    let dir = fresh_dir("overview");
+    let dir = studio_calls::fresh_dir("latencies", "overview");
     let path = write_call(&dir);
     let overview = serde_json::to_value(overview(&path, "tools.wire.jsonl").unwrap()).unwrap();
     assert_eq!(
@@ -135,10 +107,10 @@ async fn in_a_browser_the_latencies_show_per_turn_and_the_tool_panel_shows_its_r
     ) {
         return;
     }
-    let dir = fresh_dir("browser");
+    let dir = studio_calls::fresh_dir("latencies", "browser");
     write_call(&dir);
     let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
-    let profile = fresh_dir("chromium-profile");
+    let profile = studio_calls::fresh_dir("latencies", "chromium-profile");
     let mut browser = Browser::start(&profile).await;
 
     browser

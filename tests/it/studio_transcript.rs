@@ -3,6 +3,7 @@
 //! instruction, tools), from the overview's JSON to the page in headless Chromium.
 
 use crate::chromium;
+use crate::studio_calls;
 
 use std::path::{Path, PathBuf};
 
@@ -11,16 +12,6 @@ use reel::studio::RunningStudio;
 use reel::studio::call::overview;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use serde_json::json;
-
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "reel-studio-transcript-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// A voice call with transcriptions both ways, then a typed question answered in text.
 fn transcribed_call() -> Vec<WireEntry> {
@@ -83,35 +74,16 @@ fn transcribed_call() -> Vec<WireEntry> {
             r#"{"serverContent":{"outputTranscription":{"text":""}}}"#,
         ),
     ];
-    frames
-        .into_iter()
-        .enumerate()
-        .map(|(i, (ts, dir, payload))| {
-            WireEntry::frame(
-                i as u64 + 1,
-                dir,
-                t0 + ts,
-                payload.as_bytes().to_vec(),
-                None,
-                false,
-            )
-        })
-        .collect()
+    studio_calls::entries(t0, Vec::from(frames))
 }
 
 fn write_call(dir: &Path) -> PathBuf {
-    let path = dir.join("booking.wire.jsonl");
-    let text: String = transcribed_call()
-        .iter()
-        .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
-        .collect();
-    std::fs::write(&path, text).unwrap();
-    path
+    studio_calls::write_log(dir, "booking.wire.jsonl", &transcribed_call())
 }
 
 #[test]
 fn the_overview_holds_who_said_what_and_when_and_the_setup_in_a_few_fields() {
-    let dir = fresh_dir("overview");
+    let dir = studio_calls::fresh_dir("transcript", "overview");
     let path = write_call(&dir);
     let overview = serde_json::to_value(overview(&path, "booking.wire.jsonl").unwrap()).unwrap();
     assert_eq!(
@@ -142,10 +114,10 @@ async fn in_a_browser_the_transcript_sits_beside_the_timeline_and_a_click_seeks_
     ) {
         return;
     }
-    let dir = fresh_dir("browser");
+    let dir = studio_calls::fresh_dir("transcript", "browser");
     write_call(&dir);
     let studio = RunningStudio::start("127.0.0.1:0", &dir).await.unwrap();
-    let profile = fresh_dir("chromium-profile");
+    let profile = studio_calls::fresh_dir("transcript", "chromium-profile");
     let mut browser = Browser::start(&profile).await;
 
     browser
