@@ -18,6 +18,9 @@ pub use reel_replayer as replayer;
 /// The tape server and recording proxy (`reel serve`): part of the command line.
 #[cfg(feature = "cli")]
 pub use reel_tape_server as tape_server;
+/// The tool kinds (`SimpleTool`, `TypedTool`, `CachedTool`, `ConfirmTool`, MCP tools with
+/// the `mcp` feature) and the tree's tool interface, re-exported (the `reel-tools` crate).
+pub use reel_tools as tools;
 
 mod failure;
 pub use failure::Failure;

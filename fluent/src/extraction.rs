@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use reel_actors::callbacks::{AsyncCallback, CallbackMode};
 use reel_actors::llm::BaseLlm;
-use reel_actors::tools::parameters_for;
 use reel_extract::{ExtractionTrigger, LlmExtractor, RecordExtractor, TurnExtractor};
+use reel_tools::parameters_for;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -6,7 +6,7 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use reel_actors::tools::TypedTool;
+//! use reel_tools::TypedTool;
 //! use reel_fluent::{Live, LiveBuilder};
 //! use serde_json::json;
 //!
@@ -116,6 +116,6 @@ pub use replayed::{ReplayOutcome, ReplayedSession};
 pub use studio_link::{STUDIO_TOKEN_ENV, StudioLink};
 pub use watch::LiveWatch;
 
-/// MCP servers for [`LiveBuilder::mcp`] (the `mcp` feature): `reel_actors::tools::mcp`.
+/// MCP servers for [`LiveBuilder::mcp`] (the `mcp` feature): `reel_tools::mcp`.
 #[cfg(feature = "mcp")]
-pub use reel_actors::tools::mcp::{McpError, McpServer, McpTool, McpToolset};
+pub use reel_tools::mcp::{McpError, McpServer, McpTool, McpToolset};

@@ -13,12 +13,12 @@ use reel_actors::reactive::{
     ReactiveConfig, ReactiveError, TemporalRegistry, WatchBuilder, Watcher,
 };
 use reel_actors::testing::{ScriptedServer, ServerConn};
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::{
     EventStream, Lane, LiveEvent, LiveHandle, LiveSessionBuilder, SessionStartError,
 };
 use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::{Value, json};
 use support::{T0, settle, start};
 use tokio::time::Instant;

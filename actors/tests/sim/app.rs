@@ -19,11 +19,11 @@ use reel_actors::callbacks::{
     ToolCallFuture,
 };
 use reel_actors::state::State;
-use reel_actors::tools::{
+use reel_protocol::{FunctionCall, UsageMetadata, UserInput};
+use reel_tools::{
     InputEvent, InputStreamingTool, SimpleTool, ToolContext, ToolDispatcher, ToolError, ToolInput,
     ToolStream,
 };
-use reel_protocol::{FunctionCall, UsageMetadata, UserInput};
 use serde_json::{Value, json};
 
 use super::faulty_io::{SimDisk, SimJournal, SimWireLog};

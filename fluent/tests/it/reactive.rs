@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::SimpleTool;
 use reel_fluent::{Live, LiveBuilder};
 use reel_protocol::SessionEvent;
 use reel_recorder::journal::StateMutation;
 use reel_recorder::wire_log::WireEntry;
+use reel_tools::SimpleTool;
 use serde_json::{Value, json};
 use support::{recording, text, turn_complete, until_turn_complete};
 

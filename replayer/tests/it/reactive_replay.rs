@@ -11,12 +11,12 @@ use std::time::Duration;
 use reel_actors::clock::TokioClock;
 use reel_actors::reactive::{ReactiveConfig, TemporalRegistry, Watcher};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::writer::Origin;
 use reel_actors::{Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use replay_support::{Outcome, connect, drain, lane, replay_outcome, seen, turn_complete};
 use serde_json::{Value, json};
 

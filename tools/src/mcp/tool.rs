@@ -9,7 +9,7 @@ use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
 
 use super::answer;
-use crate::tools::{ToolContext, ToolError, ToolFunction};
+use crate::{ToolContext, ToolError, ToolFunction};
 
 /// The connection to one server, shared by its tools: the server is gone (the process
 /// killed, the HTTP session closed) when the last of them is dropped.
@@ -67,7 +67,7 @@ impl McpTool {
     }
 
     /// The input schema as the server sent it (JSON Schema); the declaration carries it
-    /// rewritten for the Live API ([`live_schema`](crate::tools::live_schema)).
+    /// rewritten for the Live API ([`live_schema`](crate::live_schema)).
     pub fn input_schema(&self) -> &Value {
         &self.input_schema
     }

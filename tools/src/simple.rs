@@ -20,7 +20,7 @@ pub(crate) type ToolBody =
 /// JSON Schema through [`live_schema`](super::live_schema) first.
 ///
 /// ```
-/// use reel_actors::tools::{SimpleTool, ToolFunction};
+/// use reel_tools::{SimpleTool, ToolFunction};
 /// use serde_json::{Value, json};
 ///
 /// let weather = SimpleTool::new(

@@ -22,7 +22,7 @@ use super::{ToolContext, ToolError, ToolFunction};
 /// the session did.
 ///
 /// ```
-/// use reel_actors::tools::{CachedTool, SimpleTool, ToolFunction};
+/// use reel_tools::{CachedTool, SimpleTool, ToolFunction};
 /// use serde_json::json;
 ///
 /// let rate = CachedTool::new(SimpleTool::new("get_rate", "An exchange rate.", None, |_, _| async {

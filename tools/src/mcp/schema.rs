@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::tools::live_schema;
+use crate::live_schema;
 
 /// The `parameters` for an MCP input schema, or `None` for a tool without parameters.
 pub(crate) fn parameters(input_schema: &Value) -> Option<Value> {

@@ -15,7 +15,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
-use crate::tools::ToolError;
+use crate::ToolError;
 
 /// The answer for a `tools/call` result of tool `tool` (the declared name).
 pub(crate) fn from_result(tool: &str, result: CallToolResult) -> Result<Value, ToolError> {

@@ -4,11 +4,11 @@
 //! An [`McpServer`] says where a server is: a command started as a child process
 //! ([`McpServer::stdio`]) or a URL speaking streamable HTTP ([`McpServer::http`]), with an
 //! optional allow-list and name prefix. [`McpServer::connect`] starts it, lists its tools
-//! and gives an [`McpToolset`]: one [`McpTool`] per tool, each a [`ToolFunction`](crate::tools::ToolFunction)
+//! and gives an [`McpToolset`]: one [`McpTool`] per tool, each a [`ToolFunction`](crate::ToolFunction)
 //! whose declaration carries the server's name (prefixed), description and input schema
-//! (rewritten for the Live API by [`live_schema`](crate::tools::live_schema)).
+//! (rewritten for the Live API by [`live_schema`](crate::live_schema)).
 //!
-//! Registered in a [`ToolDispatcher`](crate::tools::ToolDispatcher), an MCP tool runs like
+//! Registered in a [`ToolDispatcher`](crate::ToolDispatcher), an MCP tool runs like
 //! a native one: from the control lane, under the same timeout, cancellation, concurrency
 //! and barge-in rules; a cancelled or timed-out call drops its request and the SDK sends
 //! `notifications/cancelled`. What the model reads:
@@ -18,9 +18,9 @@
 //! | `structuredContent` (an object) | that object |
 //! | text content | `{"result": "<the texts, one per line>"}` |
 //! | other content (images, resources) | `{"content": [<the blocks>]}` |
-//! | `isError: true` | ``{"error": "tool `x` failed: <the text>"}`` ([`ToolError::ExecutionFailed`](crate::tools::ToolError::ExecutionFailed)) |
+//! | `isError: true` | ``{"error": "tool `x` failed: <the text>"}`` ([`ToolError::ExecutionFailed`](crate::ToolError::ExecutionFailed)) |
 //! | a JSON-RPC error | the same, with the error's message |
-//! | nothing: the connection closed, the process died | ``{"error": "tool `x` could not be reached: …"}`` ([`ToolError::Unreachable`](crate::tools::ToolError::Unreachable)) |
+//! | nothing: the connection closed, the process died | ``{"error": "tool `x` could not be reached: …"}`` ([`ToolError::Unreachable`](crate::ToolError::Unreachable)) |
 //!
 //! A replay never connects: `Live::builder().replay(..)` takes the MCP tools'
 //! declarations from the recorded setup and their answers from the recorded tool

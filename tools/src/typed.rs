@@ -24,7 +24,7 @@ use super::{ToolContext, ToolError, ToolFunction, parameters_for};
 /// \"four\", expected u8"). The result is any `Serialize` value.
 ///
 /// ```
-/// use reel_actors::tools::{ToolFunction, TypedTool};
+/// use reel_tools::{ToolFunction, TypedTool};
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
 /// use serde_json::json;

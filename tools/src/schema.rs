@@ -49,7 +49,7 @@ const MAX_DEPTH: usize = 64;
 /// required; properties keep their declaration order.
 ///
 /// ```
-/// use reel_actors::tools::parameters_for;
+/// use reel_tools::parameters_for;
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
 ///
@@ -97,7 +97,7 @@ pub fn parameters_for<T: JsonSchema>() -> Option<Value> {
 ///   in a fixed order, and the root's `title` goes; property order is kept.
 ///
 /// ```
-/// use reel_actors::tools::live_schema;
+/// use reel_tools::live_schema;
 /// use serde_json::json;
 ///
 /// let schema = json!({

@@ -31,7 +31,7 @@ pub(crate) enum Transport {
 ///
 /// ```
 /// use std::time::Duration;
-/// use reel_actors::tools::mcp::McpServer;
+/// use reel_tools::mcp::McpServer;
 ///
 /// let time = McpServer::stdio("uvx", ["mcp-server-time", "--local-timezone", "Europe/London"])
 ///     .allow(["get_current_time"])
@@ -153,7 +153,7 @@ impl McpServer {
     /// connects, uses it to tell the server's recorded tools from the rest.
     ///
     /// ```
-    /// use reel_actors::tools::mcp::McpServer;
+    /// use reel_tools::mcp::McpServer;
     ///
     /// let server = McpServer::http("http://127.0.0.1:8931/mcp").prefix("web_").allow(["search"]);
     /// assert!(server.may_declare("web_search"));

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::server::Transport;
 use super::tool::Connection;
 use super::{McpError, McpServer, McpTool, McpToolset};
-use crate::tools::validate_name;
+use crate::validate_name;
 
 impl McpServer {
     /// Starts (stdio) or reaches (HTTP) the server, completes the MCP handshake and lists
@@ -149,9 +149,7 @@ impl McpServer {
                 Arc::clone(connection),
             ));
         }
-        tools.sort_by(|a, b| {
-            crate::tools::ToolFunction::name(a).cmp(crate::tools::ToolFunction::name(b))
-        });
+        tools.sort_by(|a, b| crate::ToolFunction::name(a).cmp(crate::ToolFunction::name(b)));
         Ok(tools)
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::McpTool;
-use crate::tools::{DispatchError, ToolDispatcher, ToolFunction};
+use crate::{DispatchError, ToolDispatcher, ToolFunction};
 
 /// The tools of one connected MCP server ([`McpServer::connect`](super::McpServer::connect)),
 /// sorted by declared name. The server stays connected (its process running) while any of
@@ -12,8 +12,8 @@ use crate::tools::{DispatchError, ToolDispatcher, ToolFunction};
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// use reel_actors::tools::ToolDispatcher;
-/// use reel_actors::tools::mcp::McpServer;
+/// use reel_tools::ToolDispatcher;
+/// use reel_tools::mcp::McpServer;
 ///
 /// let toolset = McpServer::stdio("python3", ["-m", "mcp_server_time"]).connect().await?;
 /// assert_eq!(toolset.names(), ["convert_time", "get_current_time"]);
