@@ -172,8 +172,11 @@ impl LiveBuilder {
         self
     }
 
-    /// A computed value, written to `derived:{name}` at every turn complete (before the
-    /// phase transitions are evaluated, so guards see it): `compute` returns the value
+    /// A computed value, written to `derived:{name}` at every commit point: after a tool's
+    /// writes are committed, and at every turn complete (before the phase transitions are
+    /// evaluated, so guards see it); at both, before the watchers look, so a watcher of
+    /// `derived:{name}` fires in the same cycle as the writes it derives from. `compute`
+    /// returns the value
     /// (`Some(null)` removes it) or `None` to leave it as it is. `deps` are the full keys it
     /// reads; a dependency on another computed value's `derived:` key puts it after that
     /// one, whatever the order they were added in. A value unchanged writes nothing.

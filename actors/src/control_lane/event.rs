@@ -117,8 +117,8 @@ impl ControlLaneState {
         }
     }
 
-    /// Tool writes were committed: the `AfterToolCall` extractors run, then the watchers and
-    /// sustained patterns look at the writes.
+    /// Tool writes were committed: the `AfterToolCall` extractors run, then the computed
+    /// values are recomputed, then the watchers and sustained patterns look at the writes.
     pub(crate) async fn after_commit(&self, data: &mut ControlData) {
         self.extract(data, ExtractionPoint::AfterToolCall).await;
         let now_ms = crate::clock::Clock::now_ms(self.peers.clock().as_ref());

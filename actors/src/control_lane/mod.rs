@@ -39,8 +39,9 @@
 //!
 //! and only then publish the turn complete event. The seed's steps for navigation context,
 //! tool advisory, repair, steering and the batched context frame have no counterpart in
-//! reel yet. `AfterToolCall` extractors run whenever tool responses were sent, before the
-//! watchers look at the tools' writes.
+//! reel yet. Whenever tool responses were sent (a commit point), the `AfterToolCall`
+//! extractors run, then the computed values are recomputed, then the watchers and the
+//! sustained patterns look at the tools' writes.
 //!
 //! A phase transition sends the new phase's instruction when it happens (step 5), before
 //! the phase's enter hook runs — unless an `instruction_template` is set: then the

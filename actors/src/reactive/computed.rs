@@ -1,5 +1,5 @@
-//! Computed values: `derived:{name}` keys recomputed from the state at each turn complete,
-//! in dependency order.
+//! Computed values: `derived:{name}` keys recomputed from the state at each commit point
+//! (tool writes committed, turn complete), in dependency order.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,7 +27,8 @@ struct Computed {
 ///
 /// A value names the keys it depends on; a dependency on another computed value's
 /// `derived:` key puts it after that value, so a chain is computed in one pass. Every value
-/// is recomputed at every turn complete (not only those whose dependencies changed: the
+/// is recomputed at every commit point — after tool writes are committed and at every turn
+/// complete, before the watchers look (not only those whose dependencies changed: the
 /// closure reads the whole state, and an undeclared dependency must not leave a value
 /// stale); a result equal to the current value writes nothing, so the journal shows only
 /// real changes. Values depending on each other in a cycle are refused when the registry is

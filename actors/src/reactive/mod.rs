@@ -16,9 +16,15 @@
 //!
 //! # When they run
 //!
-//! A **mutation cycle** ends at two points, and the watchers are evaluated at both: when
-//! the control lane has committed tool writes (a `toolResponse` was answered), and at turn
-//! complete. An evaluation reads the journal since the last one
+//! A **mutation cycle** ends at two points, the *commit points*, and the computed values
+//! and the watchers run at both, computed values first: when the control lane has
+//! committed tool writes (a `toolResponse` was answered), and at turn complete. At a tool
+//! commit, in order: the `AfterToolCall` extractors, **every computed value** (in
+//! dependency order), the **watchers**, the sustained temporal patterns. So a computed
+//! value is never a turn behind the tools' writes it depends on, and a watcher of a
+//! `derived:` key sees it change in the same cycle as its inputs (the seed's order:
+//! "computed variables recompute in dependency order, watchers evaluate against the
+//! diff"). An evaluation of the watchers reads the journal since the last one
 //! ([`State::mutations_since`](crate::state::State::mutations_since) from a cursor the
 //! lane keeps across restarts), so it sees *every* change since then — the tools', the
 //! `session:` keys', the `turn:` clearing, the phase, the computed values, the turn count

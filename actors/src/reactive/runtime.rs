@@ -78,9 +78,11 @@ impl Reactive {
             .await;
     }
 
-    /// After tool writes were committed: watchers on the changes since their last
-    /// evaluation, then the sustained patterns.
+    /// After tool writes were committed: every computed value (so watchers and guards see
+    /// values derived from the tools' writes at once, not a turn later), then watchers on
+    /// the changes since their last evaluation, then the sustained patterns.
     pub(crate) async fn after_commit(&self, data: &mut ReactiveData, scope: &Scope<'_>) {
+        self.computed.recompute(scope.state).await;
         self.watch(data, scope.state, scope.guard).await;
         self.after_batch(data, scope).await;
     }

@@ -94,12 +94,14 @@ pub struct WatchBuilder {
 }
 
 impl WatchBuilder {
-    /// Fires when the value rises to `threshold` or above from below it (both numbers).
+    /// Fires when the value rises to `threshold` or above from below it, or first appears
+    /// there (from absent); see [`Predicate`] for absence and non-numbers.
     pub fn crossed_above(self, threshold: f64) -> Self {
         self.when(Predicate::CrossedAbove(threshold))
     }
 
-    /// Fires when the value falls below `threshold` from it or above (both numbers).
+    /// Fires when the value falls below `threshold` from it or above, or first appears
+    /// below it (from absent); see [`Predicate`] for absence and non-numbers.
     pub fn crossed_below(self, threshold: f64) -> Self {
         self.when(Predicate::CrossedBelow(threshold))
     }

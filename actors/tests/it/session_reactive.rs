@@ -195,11 +195,18 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
     let mut rig = Rig::start(&mut server, |b| b.reactive(reactive)).await;
     assert_eq!(entries(&log), Vec::new());
 
-    // Absent → 5 is not a crossing (absent is not a number); any change of the tier is.
+    // Absent → 5 crosses below 10: an absent key is on neither side, its first value lands
+    // below (issue 29); any change of the tier is a change.
     rig.write(json!([["app:score", 5], ["app:tier", "silver"]]))
         .await;
     rig.settle().await;
-    assert_eq!(entries(&log), [("changed", Value::Null, json!("silver"))]);
+    assert_eq!(
+        entries(&log),
+        [
+            ("below", Value::Null, json!(5)),
+            ("changed", Value::Null, json!("silver"))
+        ]
+    );
 
     rig.write(json!([["app:score", 12], ["turn:flag", true]]))
         .await;
@@ -213,7 +220,7 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
     .await;
     rig.settle().await;
     assert_eq!(
-        entries(&log)[1..],
+        entries(&log)[2..],
         [
             ("above", json!(5), json!(12)),
             ("true", Value::Null, json!(true)),
@@ -225,7 +232,7 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
 
     // Turn complete clears `turn:flag` (true → absent).
     rig.turn().await;
-    assert_eq!(entries(&log)[6..], [("false", json!(true), Value::Null)]);
+    assert_eq!(entries(&log)[7..], [("false", json!(true), Value::Null)]);
 
     // Changed and changed back within one commit: no change.
     rig.write(json!([["app:tier", "silver"], ["app:tier", "gold"]]))
@@ -234,7 +241,59 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
     rig.write(json!([["app:score", 10]])).await;
     rig.turn().await;
     rig.settle().await;
-    assert_eq!(entries(&log)[7..], [("above", json!(9), json!(10))]);
+    assert_eq!(entries(&log)[8..], [("above", json!(9), json!(10))]);
+
+    // Removed: a removal crosses nothing. Back at 20: a first value again, above.
+    rig.write(json!([["app:score", null]])).await;
+    rig.write(json!([["app:score", 20]])).await;
+    rig.settle().await;
+    assert_eq!(entries(&log)[9..], [("above", Value::Null, json!(20))]);
+}
+
+/// Issue 29: computed values are recalculated at every commit point the watchers use — at a
+/// tool commit too, not only at turn complete — and before the watchers, so a watcher of a
+/// `derived:` key fires in the same cycle as the tool write it derives from.
+#[tokio::test(start_paused = true)]
+async fn computed_values_are_recalculated_when_a_tool_commits_before_the_watchers_look() {
+    let log: Log<(&str, Value, Value)> = Arc::default();
+    let reactive = ReactiveConfig::new()
+        .computed("doubled", &["app:n"], |s| {
+            Some(json!(s.get::<i64>("app:n")? * 2))
+        })
+        .watch(logged(Watcher::on("derived:doubled"), "doubled", &log));
+    let sink = Arc::new(MemoryJournalSink::new());
+    let journal: Arc<dyn JournalSink> = sink.clone();
+    let mut server = ScriptedServer::bind().await;
+    let mut rig = Rig::start(&mut server, |b| b.reactive(reactive).journal_sink(journal)).await;
+
+    rig.write(json!([["app:n", 2]])).await;
+    rig.settle().await;
+    // No turn has completed: the tool's commit alone recalculated the value.
+    assert_eq!(rig.handle.state().get::<i64>("derived:doubled"), Some(4));
+    assert_eq!(entries(&log), [("doubled", Value::Null, json!(4))]);
+    rig.write(json!([["app:n", 5]])).await;
+    rig.settle().await;
+    assert_eq!(entries(&log)[1..], [("doubled", json!(4), json!(10))]);
+    // A turn complete with nothing new writes nothing and fires nothing.
+    rig.turn().await;
+    rig.settle().await;
+    assert_eq!(entries(&log).len(), 2);
+    // In the journal, each value right after the write it derives from.
+    let keys: Vec<(String, Value)> = sink
+        .entries()
+        .iter()
+        .filter(|m| m.key.starts_with("app:") || m.key.starts_with("derived:"))
+        .map(|m| (m.key.clone(), m.new.clone()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("app:n".to_owned(), json!(2)),
+            ("derived:doubled".to_owned(), json!(4)),
+            ("app:n".to_owned(), json!(5)),
+            ("derived:doubled".to_owned(), json!(10)),
+        ]
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -579,13 +638,15 @@ async fn the_turn_pipeline_runs_computed_transitions_watchers_temporal_then_on_t
     assert_eq!(
         entries(&steps),
         [
-            // The tool's commit: everything since the session started, the initial phase too.
+            // The tool's commit: the computed value first, then the watchers over everything
+            // since the session started (the initial phase too).
+            "computed",
+            r#"derived:doubled: null -> 4"#,
             r#"phase: null -> "start""#,
-            // Turn 1: the guard sees the computed value; the watchers see both the value and
+            // Turn 1: computed again (unchanged), the guard sees the value; the watchers see
             // the transition it caused.
             "computed",
             "guard",
-            r#"derived:doubled: null -> 4"#,
             r#"phase: "start" -> "next""#,
             "when_turns",
             "on_turn_complete",
