@@ -4,8 +4,8 @@
 use std::fmt;
 use std::future::Future;
 
-use reel_actors::reactive::{Predicate, WatchBuilder, Watcher};
 use reel_actors::state::State;
+use reel_reactive::{Predicate, WatchBuilder, Watcher};
 use serde_json::Value;
 
 use crate::builder::LiveBuilder;
@@ -18,7 +18,7 @@ use crate::builder::LiveBuilder;
 /// committed (after the computed values), and at each turn complete (after the computed
 /// values and the phase transitions) — over every change since the previous evaluation. The action gets the
 /// key's value before the cycle's first change and after its last (`null` for absent),
-/// and the state. See [`reel_actors::reactive`] for the exact rules.
+/// and the state. See [`reel_reactive`] for the exact rules.
 ///
 /// ```
 /// use reel_fluent::Live;
@@ -64,7 +64,7 @@ impl LiveWatch {
     /// at or above it (a key absent before is on neither side, so its first value crosses
     /// into the side it lands on; a removal crosses nothing; a value that is not a number
     /// never crosses). The threshold must be a finite number. See
-    /// [`Predicate`](reel_actors::reactive::Predicate) for the exact rules.
+    /// [`Predicate`](reel_reactive::Predicate) for the exact rules.
     ///
     /// ```
     /// use reel_fluent::Live;
@@ -137,8 +137,8 @@ impl LiveWatch {
     /// Fires when `predicate` accepts the change.
     ///
     /// ```
-    /// use reel_actors::reactive::Predicate;
     /// use reel_fluent::Live;
+    /// use reel_reactive::Predicate;
     /// let builder = Live::builder()
     ///     .watch("app:score")
     ///     .when(Predicate::CrossedAbove(3.0))

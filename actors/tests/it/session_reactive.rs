@@ -1,6 +1,7 @@
-//! Reactive state through a whole session: watchers fired by tool commits and turn
-//! completes, computed values written in dependency order, temporal patterns on event time,
-//! and the order of the turn pipeline.
+//! The control lane's commit points through a whole session, seen by the `reel-reactive`
+//! crate's reactor: watchers fired by tool commits and turn completes, computed values
+//! written in dependency order at both, temporal patterns on event time, the order of the
+//! turn pipeline, and the reactor's progress kept across a restart of the lane.
 
 use crate::support;
 
@@ -9,15 +10,12 @@ use std::time::Duration;
 
 use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
 use reel_actors::phases::{Phase, PhaseMachine};
-use reel_actors::reactive::{
-    ReactiveConfig, ReactiveError, TemporalRegistry, WatchBuilder, Watcher,
-};
+use reel_actors::reactor::StateReactor;
 use reel_actors::testing::{ScriptedServer, ServerConn};
 use reel_actors::tools::{SimpleTool, ToolDispatcher};
-use reel_actors::{
-    EventStream, Lane, LiveEvent, LiveHandle, LiveSessionBuilder, SessionStartError,
-};
-use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
+use reel_actors::{EventStream, Lane, LiveEvent, LiveHandle, LiveSessionBuilder};
+use reel_protocol::{SessionConfig, SessionEvent};
+use reel_reactive::{ReactiveConfig, TemporalRegistry, WatchBuilder, Watcher};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use serde_json::{Value, json};
 use support::{T0, settle, start};
@@ -28,6 +26,11 @@ type Log<T> = Arc<Mutex<Vec<T>>>;
 
 fn entries<T: Clone>(log: &Log<T>) -> Vec<T> {
     log.lock().unwrap().clone()
+}
+
+/// The session's reactor: `config`, checked.
+fn reactor(config: ReactiveConfig) -> Box<dyn StateReactor> {
+    Box::new(config.build().unwrap())
 }
 
 /// A tool that writes `args.writes` (`[[key, value], …]`) in order, as one commit.
@@ -192,7 +195,7 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
             &log,
         ));
     let mut server = ScriptedServer::bind().await;
-    let mut rig = Rig::start(&mut server, |b| b.reactive(reactive)).await;
+    let mut rig = Rig::start(&mut server, |b| b.reactor(reactor(reactive))).await;
     assert_eq!(entries(&log), Vec::new());
 
     // Absent → 5 crosses below 10: an absent key is on neither side, its first value lands
@@ -264,7 +267,10 @@ async fn computed_values_are_recalculated_when_a_tool_commits_before_the_watcher
     let sink = Arc::new(MemoryJournalSink::new());
     let journal: Arc<dyn JournalSink> = sink.clone();
     let mut server = ScriptedServer::bind().await;
-    let mut rig = Rig::start(&mut server, |b| b.reactive(reactive).journal_sink(journal)).await;
+    let mut rig = Rig::start(&mut server, |b| {
+        b.reactor(reactor(reactive)).journal_sink(journal)
+    })
+    .await;
 
     rig.write(json!([["app:n", 2]])).await;
     rig.settle().await;
@@ -318,7 +324,7 @@ async fn a_concurrent_watcher_does_not_hold_the_lane_up() {
         },
     ));
     let mut server = ScriptedServer::bind().await;
-    let mut rig = Rig::start(&mut server, |b| b.reactive(reactive)).await;
+    let mut rig = Rig::start(&mut server, |b| b.reactor(reactor(reactive))).await;
     rig.write(json!([["app:go", true]])).await;
     // The action waits; the lane answers the next call all the same.
     rig.write(json!([["app:later", 7]])).await;
@@ -350,7 +356,10 @@ async fn a_computed_chain_writes_exact_derived_entries_and_feeds_watchers() {
     let sink = Arc::new(MemoryJournalSink::new());
     let journal: Arc<dyn JournalSink> = sink.clone();
     let mut server = ScriptedServer::bind().await;
-    let mut rig = Rig::start(&mut server, |b| b.reactive(reactive).journal_sink(journal)).await;
+    let mut rig = Rig::start(&mut server, |b| {
+        b.reactor(reactor(reactive)).journal_sink(journal)
+    })
+    .await;
 
     rig.write(json!([["app:price", 250]])).await;
     rig.turn().await; // `total` has no quantity yet: no write at all
@@ -411,35 +420,6 @@ async fn a_computed_chain_writes_exact_derived_entries_and_feeds_watchers() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn computed_values_in_a_cycle_are_refused_with_the_cycle_named() {
-    let cyclic = ReactiveConfig::new()
-        .computed("fine", &["app:x"], |_| None)
-        .computed("a", &["derived:b"], |_| None)
-        .computed("b", &["derived:c", "derived:fine"], |_| None)
-        .computed("c", &["derived:a"], |_| None);
-    let refused = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
-        .reactive(cyclic)
-        .spawn()
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(
-        refused.to_string(),
-        "invalid reactive rules: computed values depend on each other in a cycle: \
-         a -> b -> c -> a (each depends on the next)"
-    );
-    let SessionStartError::Reactive(error) = refused else {
-        panic!("{refused:?}");
-    };
-    assert_eq!(
-        error,
-        ReactiveError::Cycle {
-            path: vec!["a".into(), "b".into(), "c".into(), "a".into()]
-        }
-    );
-}
-
-#[tokio::test(start_paused = true)]
 async fn when_sustained_fires_after_exactly_its_duration_of_event_time_and_resets() {
     let fired: Log<u64> = Arc::default();
     let log = Arc::clone(&fired);
@@ -454,7 +434,7 @@ async fn when_sustained_fires_after_exactly_its_duration_of_event_time_and_reset
     );
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(ReactiveConfig::new().temporal(temporal))
+        b.reactor(reactor(ReactiveConfig::new().temporal(temporal)))
     })
     .await;
 
@@ -502,7 +482,7 @@ async fn when_rate_fires_on_the_nth_event_within_the_window_and_not_when_spread_
     );
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(ReactiveConfig::new().temporal(temporal))
+        b.reactor(reactor(ReactiveConfig::new().temporal(temporal)))
     })
     .await;
 
@@ -543,7 +523,7 @@ async fn when_turns_fires_after_n_consecutive_turns_once_per_streak() {
     );
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(ReactiveConfig::new().temporal(temporal))
+        b.reactor(reactor(ReactiveConfig::new().temporal(temporal)))
     })
     .await;
     for engaged in [true, false, true, true, true, false, true, true] {
@@ -626,7 +606,7 @@ async fn the_turn_pipeline_runs_computed_transitions_watchers_temporal_then_on_t
     };
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(reactive)
+        b.reactor(reactor(reactive))
             .phases(phases)
             .control_callbacks(callbacks)
     })
@@ -697,7 +677,7 @@ async fn temporal_progress_survives_a_restart_of_the_control_lane() {
     };
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(ReactiveConfig::new().temporal(temporal))
+        b.reactor(reactor(ReactiveConfig::new().temporal(temporal)))
             .control_callbacks(callbacks)
     })
     .await;
@@ -738,7 +718,7 @@ async fn hung_watcher_and_temporal_actions_time_out_and_the_session_goes_on() {
         ));
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(reactive)
+        b.reactor(reactor(reactive))
             .callback_timeout(Duration::from_secs(2))
             .shutdown_timeout(Duration::from_secs(30))
     })
@@ -812,7 +792,7 @@ async fn a_timeout_kept_by_a_lane_that_then_fails_is_reported_by_its_successor()
     );
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(reactive)
+        b.reactor(reactor(reactive))
             .control_callbacks(callbacks)
             .callback_timeout(Duration::from_secs(2))
     })

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::error::ReactiveError;
-use super::order::dependency_order;
-use crate::state::{State, prefix};
+use crate::error::ReactiveError;
+use crate::order::dependency_order;
+use reel_actors::state::{State, prefix};
 
 /// How a computed value is worked out: `Some(value)` is written to `derived:{name}` (`null`
 /// removes it), `None` writes nothing (the last value stays).
@@ -35,7 +35,7 @@ struct Computed {
 /// built ([`ComputedRegistry::order`], [`ReactiveError::Cycle`]).
 ///
 /// ```
-/// use reel_actors::reactive::ComputedRegistry;
+/// use reel_reactive::ComputedRegistry;
 /// use serde_json::json;
 ///
 /// let computed = ComputedRegistry::new()

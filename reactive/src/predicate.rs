@@ -26,7 +26,7 @@ use serde_json::Value;
 ///   side and never crosses, from or to: `"5"` → 11 is not a crossing.
 ///
 /// ```
-/// use reel_actors::reactive::Predicate;
+/// use reel_reactive::Predicate;
 /// use serde_json::{Value, json};
 ///
 /// assert!(Predicate::CrossedAbove(10.0).matches(&json!(9), &json!(10)));
