@@ -14,7 +14,7 @@
 //!   (`when_turns`).
 //!
 //! They live above the session tree (`reel-actors`), which runs them through one trait,
-//! [`StateReactor`](reel_actors::reactor::StateReactor), at each state commit point and
+//! [`StateReactor`], at each state commit point and
 //! after the events the control lane handles (decision 0049). [`ReactiveConfig::build`]
 //! checks the rules into a [`Reactive`], that reactor: give it to a session with
 //! [`LiveSessionBuilder::reactor`](reel_actors::LiveSessionBuilder::reactor), or declare the
