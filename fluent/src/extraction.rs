@@ -173,8 +173,8 @@ impl LiveBuilder {
     /// A watcher on an extracted field fires on the first extraction too: before it the
     /// field is absent, and an absent key's first value crosses into the side of the
     /// threshold it lands on (see [`LiveWatch::crossed_above`](crate::LiveWatch::crossed_above)).
-    /// Here the model is a [`GeminiLlm`](reel_actors::llm::GeminiLlm) on a loopback stand-in
-    /// of the REST API and the Live API a scripted server, so the example runs offline:
+    /// Here the model is a `GeminiLlm` on a loopback stand-in of the REST API and the Live
+    /// API a scripted server, so the example runs offline:
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
