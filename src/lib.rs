@@ -13,6 +13,9 @@ pub use reel_fluent as fluent;
 pub use reel_llm as llm;
 pub use reel_persistence as persistence;
 pub use reel_protocol as protocol;
+/// Watchers, computed values and temporal patterns (the `reel-reactive` crate; it was
+/// `reel::actors::reactive`).
+pub use reel_reactive as reactive;
 pub use reel_recorder as recorder;
 pub use reel_replayer as replayer;
 /// The tape server and recording proxy (`reel serve`): part of the command line.

@@ -9,9 +9,9 @@ use reel_actors::SessionStartError;
 use reel_actors::audio::{JitterConfigError, VadConfigError};
 use reel_actors::llm::CassetteError;
 use reel_actors::phases::PhaseError;
-use reel_actors::reactive::ReactiveError;
 use reel_persistence::{PersistenceError, SessionIdProblem};
 use reel_protocol::EndpointError;
+use reel_reactive::ReactiveError;
 use reel_recorder::RecordError;
 use reel_tools::DispatchError;
 
@@ -212,7 +212,6 @@ impl From<SessionStartError> for BuildError {
     fn from(error: SessionStartError) -> Self {
         match error {
             SessionStartError::Phases(phases) => BuildError::Phases(phases),
-            SessionStartError::Reactive(reactive) => BuildError::Reactive(reactive),
             other => BuildError::Session(other),
         }
     }

@@ -189,8 +189,8 @@ fn the_session_tree_builds_no_http_client() {
     );
 }
 
-/// Decision 0043: each capability crate sits on its side of the tree and pulls in only what
-/// its seam needs.
+/// Decision 0043 (and 0049 for the reactive layer): each capability crate sits on its side
+/// of the tree and pulls in only what its seam needs.
 #[test]
 fn the_capability_crates_sit_where_decision_0043_puts_them() {
     let has = |tree: &[String], name: &str| tree.iter().any(|d| d == name);
@@ -202,6 +202,7 @@ fn the_capability_crates_sit_where_decision_0043_puts_them() {
         "libsqlite3-sys",
         "tokio-postgres",
         "reel-persistence",
+        "reel-reactive",
         "reel-tape-server",
         "rcgen",
     ] {

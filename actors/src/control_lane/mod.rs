@@ -8,9 +8,9 @@
 //! The lane is the single writer of state derived from the event stream (the `session:`
 //! keys, `turn:` clearing, the turn count, the active phase, the computed `derived:` values,
 //! the extractors' results) and commits tool writes in call order, so a replay of the same
-//! frames writes the same journal, entry by entry. It also runs the reactive rules
-//! (watchers, computed values, temporal patterns) on event time; see [`crate::reactive`]
-//! for when.
+//! frames writes the same journal, entry by entry. It also calls the session's state
+//! reactor (the `reel-reactive` crate's watchers, computed values and temporal patterns)
+//! on event time; see [`crate::reactor`] for when.
 //!
 //! # The turn pipeline
 //!
@@ -20,10 +20,10 @@
 //! 2. finalize the transcript turn ([`crate::transcript`]) at the event's time;
 //! 3. run the extractors due this turn ([`crate::extract`]: `EveryTurn`, `Interval(n)`),
 //!    concurrently, wait for them, and commit their results in registration order;
-//! 4. recompute the computed values;
+//! 4. the reactor recomputes its derived values (the computed values);
 //! 5. evaluate the phase transitions; after a transition, run the `OnPhaseChange`
 //!    extractors;
-//! 6. watchers, then temporal patterns;
+//! 6. the reactor's commit point (watchers, then temporal patterns);
 //! 7. the instruction step ([`Interceptors`]): `instruction_template` (its `Some(text)`
 //!    replaces the whole instruction, the phase's too), else on a turn without a phase
 //!    transition `instruction_amendment` (appended to the current phase's instruction
@@ -32,15 +32,16 @@
 //! 8. `on_turn_boundary`, awaited (what it sends goes out before `on_turn_complete` runs);
 //! 9. `on_turn_complete`;
 //! 10. `session:turn_count` + 1;
-//! 11. (as after every event) write the `session:` keys due, count the event for the rate
-//!     patterns;
+//! 11. (as after every event) write the `session:` keys due, hand the event to the reactor
+//!     (the rate patterns count it);
 //! 12. hand a snapshot to the persistence writer, if the session persists
 //!     ([`crate::persistence`]);
 //!
 //! and only then publish the turn complete event. The seed's steps for navigation context,
 //! tool advisory, repair, steering and the batched context frame have no counterpart in
-//! reel yet. `AfterToolCall` extractors run whenever tool responses were sent, before the
-//! watchers look at the tools' writes.
+//! reel yet. Whenever tool responses were sent (a commit point), the `AfterToolCall`
+//! extractors run, then the reactor recomputes its derived values and sees the tools'
+//! writes (the computed values, then the watchers and the sustained patterns).
 //!
 //! A phase transition sends the new phase's instruction when it happens (step 5), before
 //! the phase's enter hook runs — unless an `instruction_template` is set: then the
@@ -61,6 +62,7 @@ mod event;
 mod extraction;
 mod outbound;
 mod persist;
+mod reacting;
 mod reports;
 pub(crate) mod signals;
 pub(crate) mod tool_batches;
@@ -88,7 +90,6 @@ use crate::mailbox::{Consumer, ControlItem, FailedItem, InboxActor, InboxMsg, LA
 use crate::peers::Peers;
 use crate::persistence::SnapshotSaver;
 use crate::phases::PhaseMachine;
-use crate::reactive::Reactive;
 use crate::state::State;
 use crate::telemetry::TelemetryShared;
 use crate::tools::ToolDispatcher;
@@ -114,8 +115,6 @@ pub struct ControlLaneArgs {
     pub dispatcher: Option<Arc<ToolDispatcher>>,
     /// The conversation phases, if any.
     pub phases: Option<Arc<PhaseMachine>>,
-    /// Watchers, computed values and temporal patterns.
-    pub reactive: Arc<Reactive>,
     /// The session state.
     pub state: State,
     /// Sends to the transport.
@@ -148,7 +147,6 @@ pub struct ControlLaneState {
     pub(crate) interceptors: Arc<Interceptors>,
     pub(crate) dispatcher: Option<Arc<ToolDispatcher>>,
     pub(crate) phases: Option<Arc<PhaseMachine>>,
-    pub(crate) reactive: Arc<Reactive>,
     pub(crate) state: State,
     pub(crate) writer: SessionWriter,
     pub(crate) telemetry: Arc<TelemetryShared>,
@@ -172,7 +170,6 @@ impl ControlLaneState {
             interceptors,
             dispatcher,
             phases,
-            reactive,
             state,
             writer,
             telemetry,
@@ -190,7 +187,6 @@ impl ControlLaneState {
             interceptors,
             dispatcher,
             phases,
-            reactive,
             state,
             writer,
             guard: CallbackGuard::new(callback_timeout, Arc::clone(&telemetry), timed_out),
@@ -251,9 +247,7 @@ impl Consumer for ControlLaneState {
             } => {
                 lane.event(&mut data, &event, ts_ms).await;
                 if frame_end {
-                    lane.reactive
-                        .after_batch(&mut data.reactive, &lane.scope(ts_ms))
-                        .await;
+                    lane.react_to_batch(&mut data, ts_ms).await;
                 }
             }
             ControlItem::ToolDone(done) => {

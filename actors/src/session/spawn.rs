@@ -59,7 +59,6 @@ impl LiveSessionBuilder {
         if let Some(handle) = &saved_handle {
             config = config.session_resume_from(handle.clone());
         }
-        let reactive = Arc::new(self.reactive.build()?);
         let frame_clock: SharedClock = self
             .clock
             .clone()
@@ -99,6 +98,7 @@ impl LiveSessionBuilder {
         }
         self.state.set_clock(Arc::clone(&clock) as SharedClock);
         let mut control_data = ControlData::new(self.options.session_budget, &self.state);
+        control_data.reactor = self.reactor.take();
         if let Some(snapshot) = restored {
             control_data.resume_from(snapshot);
         }
@@ -161,7 +161,6 @@ impl LiveSessionBuilder {
             interceptors: Arc::new(self.interceptors),
             dispatcher: self.dispatcher.map(Arc::new),
             phases: self.phases.map(Arc::new),
-            reactive,
             state: self.state.clone(),
             writer: writer.clone(),
             telemetry: Arc::clone(&telemetry),

@@ -37,6 +37,7 @@
 //! # }
 //! ```
 
+mod changes;
 mod data;
 mod delta;
 mod error;
@@ -54,6 +55,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use changes::{Change, Changes};
 pub use data::{RECENT_MUTATIONS, StateOp};
 pub use delta::DeltaState;
 pub use error::StateError;

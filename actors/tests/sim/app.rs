@@ -226,7 +226,7 @@ impl App {
             None => builder,
         };
         let builder = match self.watchers() {
-            Some(reactive) => builder.reactive(reactive),
+            Some(reactive) => builder.reactor(Box::new(reactive)),
             None => builder,
         };
         builder
@@ -240,8 +240,8 @@ impl App {
     }
 
     /// A blocking watcher that hangs, for each `Fault::HangingWatcher` (none without).
-    fn watchers(&self) -> Option<reel_actors::reactive::ReactiveConfig> {
-        use reel_actors::reactive::{ReactiveConfig, Watcher};
+    fn watchers(&self) -> Option<reel_reactive::Reactive> {
+        use reel_reactive::{ReactiveConfig, Watcher};
         if self.faults.watch_hang.is_empty() {
             return None;
         }
@@ -253,7 +253,11 @@ impl App {
                     .then(|_old, _new, _state| std::future::pending::<()>()),
             );
         }
-        Some(reactive)
+        Some(
+            reactive
+                .build()
+                .expect("one watcher per key is a valid rule"),
+        )
     }
 
     fn fast(&self) -> FastCallbacks {

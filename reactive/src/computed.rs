@@ -1,5 +1,5 @@
-//! Computed values: `derived:{name}` keys recomputed from the state at each turn complete,
-//! in dependency order.
+//! Computed values: `derived:{name}` keys recomputed from the state at each commit point
+//! (tool writes committed, turn complete), in dependency order.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::error::ReactiveError;
-use super::order::dependency_order;
-use crate::state::{State, prefix};
+use crate::error::ReactiveError;
+use crate::order::dependency_order;
+use reel_actors::state::{State, prefix};
 
 /// How a computed value is worked out: `Some(value)` is written to `derived:{name}` (`null`
 /// removes it), `None` writes nothing (the last value stays).
@@ -27,14 +27,15 @@ struct Computed {
 ///
 /// A value names the keys it depends on; a dependency on another computed value's
 /// `derived:` key puts it after that value, so a chain is computed in one pass. Every value
-/// is recomputed at every turn complete (not only those whose dependencies changed: the
+/// is recomputed at every commit point — after tool writes are committed and at every turn
+/// complete, before the watchers look (not only those whose dependencies changed: the
 /// closure reads the whole state, and an undeclared dependency must not leave a value
 /// stale); a result equal to the current value writes nothing, so the journal shows only
 /// real changes. Values depending on each other in a cycle are refused when the registry is
 /// built ([`ComputedRegistry::order`], [`ReactiveError::Cycle`]).
 ///
 /// ```
-/// use reel_actors::reactive::ComputedRegistry;
+/// use reel_reactive::ComputedRegistry;
 /// use serde_json::json;
 ///
 /// let computed = ComputedRegistry::new()

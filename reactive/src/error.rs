@@ -1,11 +1,11 @@
 //! [`ReactiveError`]: why a set of reactive rules was refused before the session started.
 
-/// Why a [`ReactiveConfig`](super::ReactiveConfig) was refused. Found when it is built
-/// (by [`ReactiveConfig::build`](super::ReactiveConfig::build), or by
-/// [`LiveSessionBuilder::spawn`](crate::LiveSessionBuilder::spawn)), never by a panic.
+/// Why a [`ReactiveConfig`](crate::ReactiveConfig) was refused. Found when it is built
+/// (by [`ReactiveConfig::build`](crate::ReactiveConfig::build), before any session
+/// starts), never by a panic.
 ///
 /// ```
-/// use reel_actors::reactive::{ComputedRegistry, ReactiveError};
+/// use reel_reactive::{ComputedRegistry, ReactiveError};
 ///
 /// let computed = ComputedRegistry::new()
 ///     .computed("a", &["derived:b"], |_| None)

@@ -6,12 +6,35 @@ use serde_json::Value;
 /// the key's value before the cycle's first change (`old`) and after its last (`new`);
 /// `null` is absence (the state never holds `null`).
 ///
+/// # Crossings and absence
+///
+/// A threshold splits the numbers into two sides: at or above it, and below it. A
+/// crossing is a value that *arrives* on a side it was not on before:
+///
+/// - **absent → present**: an absent key is on neither side, so its first value crosses
+///   into the side it lands on. With a threshold of 3, absent → 5 is a
+///   [`CrossedAbove`](Predicate::CrossedAbove) and absent → 1 a
+///   [`CrossedBelow`](Predicate::CrossedBelow); absent → 3 is `CrossedAbove` (at the
+///   threshold is above it). This is what makes a watcher on an extracted field fire on
+///   the first extraction.
+/// - **present → absent**: a removed key arrives on no side: no crossing fires. When it
+///   comes back, its first value is a crossing again (as from absent).
+/// - **present → present**: both must be numbers; from below to at-or-above is
+///   `CrossedAbove`, from at-or-above to below is `CrossedBelow`. A value that stays on
+///   its side crosses nothing.
+/// - A value that is present but not a number (a string, a bool, an object) is on no
+///   side and never crosses, from or to: `"5"` → 11 is not a crossing.
+///
 /// ```
-/// use reel_actors::reactive::Predicate;
+/// use reel_reactive::Predicate;
 /// use serde_json::{Value, json};
 ///
 /// assert!(Predicate::CrossedAbove(10.0).matches(&json!(9), &json!(10)));
-/// assert!(!Predicate::CrossedAbove(10.0).matches(&Value::Null, &json!(12))); // not numeric
+/// assert!(Predicate::CrossedAbove(3.0).matches(&Value::Null, &json!(5))); // first value
+/// assert!(!Predicate::CrossedAbove(3.0).matches(&Value::Null, &json!(1)));
+/// assert!(Predicate::CrossedBelow(3.0).matches(&Value::Null, &json!(1)));
+/// assert!(!Predicate::CrossedBelow(3.0).matches(&json!(5), &Value::Null)); // removed
+/// assert!(!Predicate::CrossedAbove(10.0).matches(&json!("5"), &json!(12))); // not numeric
 /// assert!(Predicate::BecameTrue.matches(&Value::Null, &json!(true)));
 /// assert!(Predicate::BecameFalse.matches(&json!(true), &Value::Null)); // removed
 /// assert!(!Predicate::Changed.matches(&json!("a"), &json!("a"))); // a round trip
@@ -24,9 +47,11 @@ pub enum Predicate {
     /// The value became this one (and was not it before). `ChangedTo(Value::Null)` fires
     /// when the key is removed. Equality is JSON equality: `1` and `1.0` differ.
     ChangedTo(Value),
-    /// Both values are numbers and `old < threshold <= new`.
+    /// `new` is a number at or above the threshold, and `old` was a number below it or
+    /// absent (see [crossings and absence](Predicate#crossings-and-absence)).
     CrossedAbove(f64),
-    /// Both values are numbers and `old >= threshold > new`.
+    /// `new` is a number below the threshold, and `old` was a number at or above it or
+    /// absent (see [crossings and absence](Predicate#crossings-and-absence)).
     CrossedBelow(f64),
     /// The value is `true` and was not (absent, `false`, or anything else) before.
     BecameTrue,
@@ -42,10 +67,14 @@ impl Predicate {
             Predicate::Changed => old != new,
             Predicate::ChangedTo(target) => new == target && old != target,
             Predicate::CrossedAbove(threshold) => {
-                numbers(old, new).is_some_and(|(old, new)| old < *threshold && *threshold <= new)
+                side(new, *threshold) == Some(Side::Above)
+                    && side(old, *threshold) != Some(Side::Above)
+                    && !off_the_number_line(old)
             }
             Predicate::CrossedBelow(threshold) => {
-                numbers(old, new).is_some_and(|(old, new)| old >= *threshold && *threshold > new)
+                side(new, *threshold) == Some(Side::Below)
+                    && side(old, *threshold) != Some(Side::Below)
+                    && !off_the_number_line(old)
             }
             Predicate::BecameTrue => *new == TRUE && *old != TRUE,
             Predicate::BecameFalse => *old == TRUE && *new != TRUE,
@@ -53,8 +82,28 @@ impl Predicate {
     }
 }
 
-fn numbers(old: &Value, new: &Value) -> Option<(f64, f64)> {
-    Some((old.as_f64()?, new.as_f64()?))
+/// A side of a threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// At or above it.
+    Above,
+    /// Below it.
+    Below,
+}
+
+/// The side of `threshold` a value is on; `None` for no side: absent, or not a number.
+fn side(value: &Value, threshold: f64) -> Option<Side> {
+    let number = value.as_f64()?;
+    Some(if number >= threshold {
+        Side::Above
+    } else {
+        Side::Below
+    })
+}
+
+/// A value present but not a number: nothing crosses from it.
+fn off_the_number_line(value: &Value) -> bool {
+    !value.is_null() && !value.is_number()
 }
 
 #[cfg(test)]
@@ -72,11 +121,43 @@ mod tests {
         assert!(p.matches(&json!(-3), &json!(40)));
         assert!(!p.matches(&json!(10), &json!(11)), "was not below");
         assert!(!p.matches(&json!(5), &json!(9.99)), "did not reach it");
-        assert!(!p.matches(&NULL, &json!(11)), "absent is not a number");
         assert!(
             !p.matches(&json!("5"), &json!(11)),
             "a string is not a number"
         );
+        assert!(!p.matches(&json!(5), &json!("11")), "to a string");
+        assert!(!p.matches(&json!(5), &json!(true)), "to a bool");
+    }
+
+    /// Issue 29: a key absent before is on neither side, so its first value crosses into
+    /// the side it lands on; a removal crosses nothing.
+    #[test]
+    fn absent_to_present_crosses_into_the_side_it_lands_on_and_removal_crosses_nothing() {
+        let above = Predicate::CrossedAbove(3.0);
+        let below = Predicate::CrossedBelow(3.0);
+        let cases = [
+            // (old, new, crossed_above, crossed_below)
+            (NULL, json!(5), true, false),
+            (NULL, json!(3), true, false),
+            (NULL, json!(1), false, true),
+            (NULL, json!(-2.5), false, true),
+            (json!(5), NULL, false, false),
+            (json!(1), NULL, false, false),
+            (NULL, json!("5"), false, false),
+            (NULL, NULL, false, false),
+        ];
+        let judged: Vec<_> = cases
+            .iter()
+            .map(|(old, new, _, _)| {
+                (
+                    old.clone(),
+                    new.clone(),
+                    above.matches(old, new),
+                    below.matches(old, new),
+                )
+            })
+            .collect();
+        assert_eq!(judged, cases);
     }
 
     #[test]
@@ -86,7 +167,11 @@ mod tests {
         assert!(p.matches(&json!(15), &json!(-1)));
         assert!(!p.matches(&json!(9), &json!(8)), "was already below");
         assert!(!p.matches(&json!(12), &json!(10)), "10 is not below 10");
-        assert!(!p.matches(&json!(12), &NULL), "removal is not a number");
+        assert!(!p.matches(&json!(12), &NULL), "removal crosses nothing");
+        assert!(
+            !p.matches(&json!("12"), &json!(9)),
+            "a string is not a number"
+        );
     }
 
     #[test]

@@ -13,10 +13,10 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use reel_protocol::SessionEvent;
 
-use super::error::ReactiveError;
-use crate::callback_guard::CallbackGuard;
-use crate::state::State;
-use crate::writer::SessionWriter;
+use crate::error::ReactiveError;
+use reel_actors::callback_guard::CallbackGuard;
+use reel_actors::state::State;
+use reel_actors::writer::SessionWriter;
 
 pub(crate) use trackers::TemporalData;
 
@@ -76,7 +76,7 @@ struct Pattern {
 ///
 /// ```
 /// use std::time::Duration;
-/// use reel_actors::reactive::TemporalRegistry;
+/// use reel_reactive::TemporalRegistry;
 /// use reel_protocol::SessionEvent;
 ///
 /// let temporal = TemporalRegistry::new()

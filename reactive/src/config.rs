@@ -1,22 +1,23 @@
 //! [`ReactiveConfig`]: a session's watchers, computed values and temporal patterns, and
-//! [`Reactive`], the checked set the control lane runs.
+//! [`Reactive`], the checked set the control lane runs (as the session's
+//! [`StateReactor`](reel_actors::reactor::StateReactor)).
 
 use serde_json::Value;
 
-use super::computed::{ComputedRegistry, ComputedValues};
-use super::error::ReactiveError;
-use super::temporal::TemporalRegistry;
-use super::watcher::{Watcher, WatcherRegistry};
-use crate::state::State;
+use crate::computed::{ComputedRegistry, ComputedValues};
+use crate::error::ReactiveError;
+use crate::temporal::{TemporalData, TemporalRegistry};
+use crate::watcher::{Watcher, WatcherRegistry};
+use reel_actors::state::State;
 
-/// A session's reactive rules, given to
-/// [`LiveSessionBuilder::reactive`](crate::LiveSessionBuilder::reactive). Checked when the
-/// session starts ([`ReactiveConfig::build`]): a cycle among computed values or a temporal
-/// pattern name used twice is a [`ReactiveError`].
+/// A session's reactive rules. Checked by [`ReactiveConfig::build`] — a cycle among
+/// computed values or a temporal pattern name used twice is a [`ReactiveError`] — into a
+/// [`Reactive`], which a session runs as its reactor
+/// ([`LiveSessionBuilder::reactor`](reel_actors::LiveSessionBuilder::reactor)).
 ///
 /// ```
 /// use std::time::Duration;
-/// use reel_actors::reactive::{ReactiveConfig, TemporalRegistry, Watcher};
+/// use reel_reactive::{ReactiveConfig, TemporalRegistry, Watcher};
 /// use serde_json::json;
 ///
 /// let reactive = ReactiveConfig::new()
@@ -83,16 +84,37 @@ impl ReactiveConfig {
             watchers: self.watchers,
             computed,
             temporal: self.temporal,
+            progress: TemporalData::default(),
         })
     }
 }
 
-/// A checked [`ReactiveConfig`], as the control lane runs it. The default has no rules.
+/// A checked [`ReactiveConfig`], as the control lane runs it: the session's
+/// [`StateReactor`](reel_actors::reactor::StateReactor) (see the [crate documentation](crate)
+/// for when each rule runs). It holds the rules and their progress (sustained start times,
+/// rate windows, turn streaks), which the control lane keeps across its restarts. The
+/// default has no rules.
+///
+/// ```
+/// use reel_actors::LiveSessionBuilder;
+/// use reel_protocol::{ApiEndpoint, SessionConfig};
+/// use reel_reactive::{ReactiveConfig, Watcher};
+///
+/// let reactive = ReactiveConfig::new()
+///     .watch(Watcher::on("app:tier").changed_to("gold").then(|_, _, _| async {}))
+///     .build()
+///     .unwrap();
+/// let builder = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
+///     .reactor(Box::new(reactive));
+/// # let _ = builder;
+/// ```
 #[derive(Clone, Default, Debug)]
 pub struct Reactive {
     pub(crate) watchers: WatcherRegistry,
     pub(crate) computed: ComputedValues,
     pub(crate) temporal: TemporalRegistry,
+    /// The temporal patterns' progress.
+    pub(crate) progress: TemporalData,
 }
 
 impl Reactive {
