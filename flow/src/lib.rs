@@ -39,3 +39,8 @@ pub use guard::{CustomGuard, Guard, GuardContext};
 pub use monitor::{Mode, Monitor};
 pub use report::{Denial, FlowExplanation, Posture, Verdict, Violation};
 pub use state_view::StateView;
+
+/// The README's example, compiled and run as a doc test.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctest;
