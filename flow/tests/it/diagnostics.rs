@@ -144,6 +144,18 @@ fn compile_finds_unreachable_steps() {
             reason: "its gate waits for done(d), which can only happen after the step itself; gate it on an earlier step".into()
         }
     );
+    let after_an_unreachable_one = Flow::new()
+        .step("receipt")
+        .after("pay")
+        .done(ok("sent"))
+        .step("pay")
+        .gate(Guard::called_ok("charge_card"))
+        .allow(["charge_card"])
+        .done(ok("paid"));
+    assert_eq!(
+        compiled(after_an_unreachable_one),
+        "step \"receipt\" is unreachable: it waits for step \"pay\", which is unreachable"
+    );
     let tool_only_later = Flow::new()
         .step("pay")
         .gate(Guard::called_ok("charge_card"))

@@ -132,3 +132,65 @@ fn state_written_before_a_call_counts_and_a_background_ack_is_not_a_return() {
         "no require, no terminal: every step must be done"
     );
 }
+
+#[test]
+fn a_recording_on_disk_is_scored_with_the_journal_beside_it() {
+    let dir = std::env::temp_dir().join(format!("reel-flow-score-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (wire, journal) = (dir.join("call.wire.jsonl"), dir.join("call.journal.jsonl"));
+    let lines = |items: Vec<String>| items.join("\n") + "\n";
+    let entries = [
+        frame(1, Direction::Out, 10, json!({"setup": {}})),
+        call(2, 100, "a", "charge_card"),
+        answer(3, 100, "a", "charge_card", json!({"charged": 5})),
+        call(4, 300, "b", "lookup_account"),
+    ];
+    std::fs::write(
+        &wire,
+        lines(
+            entries
+                .iter()
+                .map(|e| serde_json::to_string(e).unwrap())
+                .collect(),
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        reel_flow::score::journal_beside(&wire),
+        None,
+        "no journal yet"
+    );
+    std::fs::write(
+        &journal,
+        lines(vec![
+            serde_json::to_string(&write(1, 200, "verified", json!(true), false)).unwrap(),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        reel_flow::score::journal_beside(&wire),
+        Some(journal.clone())
+    );
+
+    let score = reel_flow::score::score_recording(&wire, Some(&journal), &flow()).unwrap();
+    assert_eq!(
+        score
+            .violations
+            .iter()
+            .map(|v| (v.seq, v.tool.as_str()))
+            .collect::<Vec<_>>(),
+        [(2, "charge_card"), (4, "lookup_account")],
+        "charge_card before verify; lookup_account after it"
+    );
+    assert_eq!(
+        (score.tool_calls, score.journal_entries, score.complete),
+        (2, 1, true),
+        "pay latched done on the earlier charge once verify was"
+    );
+    let missing = reel_flow::score::score_recording(&dir.join("none.wire.jsonl"), None, &flow());
+    assert!(matches!(
+        missing,
+        Err(reel_flow::score::ScoreError::Recording(_))
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
