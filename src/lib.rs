@@ -9,6 +9,9 @@
 
 pub use reel_actors as actors;
 pub use reel_extract as extract;
+/// Governed flows as data: the `Flow` value, its monitor, conformance scoring of
+/// recordings (the `reel-flow` crate).
+pub use reel_flow as flow;
 pub use reel_fluent as fluent;
 pub use reel_llm as llm;
 pub use reel_persistence as persistence;
