@@ -447,7 +447,7 @@ fn ends_user_turn(command: &SessionCommand) -> bool {
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
-    use reel_protocol::{FunctionCall, SessionEvent as E, UsageMetadata};
+    use reel_protocol::{FunctionCall, SessionEvent as E};
 
     use super::*;
 
@@ -487,7 +487,7 @@ mod tests {
                 to: SessionPhase::ModelSpeaking,
             },
             E::Interrupted,
-            E::Usage(Box::new(UsageMetadata::default())),
+            E::Usage(Box::default()),
             E::TurnComplete {
                 reason: None,
                 waiting_for_input: false,
