@@ -83,10 +83,12 @@ use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractorSet;
-use crate::inbox::{Failed, Inbox};
+use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
 use crate::llm::LlmInterceptor;
-use crate::mailbox::{Consumer, ControlItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
+use crate::mailbox::{
+    Consumer, ConsumerMailbox, ControlItem, FailedItem, InboxMsg, LANE_CHUNK, NoMsg,
+};
 use crate::peers::Peers;
 use crate::persistence::SnapshotSaver;
 use crate::phases::PhaseMachine;
@@ -201,19 +203,17 @@ impl ControlLaneState {
     }
 }
 
-/// The ControlLane actor.
-pub type ControlLane = InboxActor<ControlLaneState>;
-
 impl Consumer for ControlLaneState {
     type Item = ControlItem;
     type Label = FailedItem;
     type Msg = NoMsg;
     type Args = ControlLaneArgs;
 
+    const CHILD: Child = Child::ControlLane;
     const CHUNK: usize = LANE_CHUNK;
 
-    fn inbox(args: &ControlLaneArgs) -> Arc<Inbox<ControlItem, FailedItem>> {
-        Arc::clone(&args.peers.control.inbox)
+    fn mailbox(args: &ControlLaneArgs) -> &ConsumerMailbox<Self> {
+        &args.peers.lanes.control
     }
 
     async fn start(
