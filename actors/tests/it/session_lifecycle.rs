@@ -604,10 +604,19 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
     let mut server = ScriptedServer::bind().await;
     let heard = Arc::new(Mutex::new(Vec::with_capacity(FRAMES)));
     let sink = Arc::clone(&heard);
+    // The last frame's callback says so: the disconnect below waits for it, because a
+    // disconnect bounds its close handshake (5 s), and on a machine whose cores are busy the
+    // frames still in the socket can take longer than that to get through the busy lane.
+    let all_heard = Arc::new(tokio::sync::Notify::new());
+    let last_heard = Arc::clone(&all_heard);
     let callbacks = FastCallbacks {
         on_text: Some(Arc::new(move |t: &str| {
             busy(t.len() as u64, 5_000);
-            sink.lock().unwrap().push(t[1..].parse::<usize>().unwrap());
+            let n = t[1..].parse::<usize>().unwrap();
+            sink.lock().unwrap().push(n);
+            if n == FRAMES - 1 {
+                last_heard.notify_one();
+            }
         })),
         ..Default::default()
     };
@@ -615,6 +624,10 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
     for n in 0..FRAMES {
         conn.send_json(&text(&format!("t{n}"))).await;
     }
+    // A guard against a hang, not a timing assumption: a lost frame fails here.
+    tokio::time::timeout(std::time::Duration::from_secs(300), all_heard.notified())
+        .await
+        .expect("the last frame reached the fast lane's callback");
     let (done, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!done.failed, "{}", done.reason);
     assert_eq!(*heard.lock().unwrap(), (0..FRAMES).collect::<Vec<_>>());
