@@ -366,6 +366,12 @@ impl Router {
             Lifecycle::ConnectStarted => PhaseInput::ConnectStarted,
             Lifecycle::SetupSent => PhaseInput::SetupSent,
             Lifecycle::Sent(ref command) => {
+                if let SessionCommand::UpdateInstruction(text) = command {
+                    // In the wire's order, whoever sent it: the control lane keeps the
+                    // latest for the next connection (decision 0051).
+                    self.push_control(ControlItem::InstructionSent(text.clone()))
+                        .await;
+                }
                 if ends_user_turn(command) {
                     self.awaiting_response_since = Some(ts_ms);
                 }

@@ -552,6 +552,15 @@ impl TapeReader {
                 }
             }
         }
+        // The application's instruction: the control lane sends the latest again after a
+        // reconnect. A replay without the application takes the runtime's instruction
+        // updates from the recording, so its control lane must not send one of its own.
+        if let Some(text) = message.instruction_update()
+            && !self.options.without_application
+        {
+            let command = SessionCommand::UpdateInstruction(text);
+            reports.sent(command, Origin::App, stamp, false);
+        }
         if let Some(responses) = message.tool_response.and_then(|r| r.function_responses) {
             let command = SessionCommand::SendToolResponse(responses);
             reports.sent(command, Origin::App, stamp, false);

@@ -1,7 +1,9 @@
 //! [`ControlData`]: what the control lane keeps across its restarts.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::outbound::Resend;
 use super::signals::SessionSignals;
 use super::tool_batches::ToolBatches;
 use super::tool_input::ToolInputData;
@@ -31,6 +33,13 @@ pub struct ControlData {
     /// The system instruction every setup carries, the first and each reconnect's: the
     /// transport builds them all from the session's config.
     pub(crate) setup_instruction: Option<String>,
+    /// The system instruction last on the wire, whoever sent it (the runtime or the
+    /// application), as the router reports them in the wire's order; `None` until one
+    /// goes out after the setup.
+    pub(crate) wire_instruction: Option<String>,
+    /// The instructions this lane sent that have not been reported on the wire yet, oldest
+    /// first, each marked when it is a reconnect's re-send.
+    pub(crate) instructions_in_flight: VecDeque<(String, Resend)>,
     /// The session's own instruction (the config's, before any phase's): what an
     /// amendment is appended to in a phase that has no instruction.
     pub(crate) base_instruction: Option<String>,
@@ -54,6 +63,8 @@ impl ControlData {
             resumed: None,
             last_instruction: None,
             setup_instruction: None,
+            wire_instruction: None,
+            instructions_in_flight: VecDeque::new(),
             base_instruction: None,
             tool_input: ToolInputData::default(),
         }

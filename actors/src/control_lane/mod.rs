@@ -266,6 +266,7 @@ impl Consumer for ControlLaneState {
             }
             ControlItem::Input(input) => data.tool_input.input(&input),
             ControlItem::FrameSeq(seq) => data.tool_input.frame(seq),
+            ControlItem::InstructionSent(text) => lane.instruction_sent(&mut data, text),
             ControlItem::End => lane.shutdown(&mut data).await,
         }
         lane.report_timeouts(&mut data).await;
@@ -331,7 +332,9 @@ impl ControlLaneState {
             // Handed again: each call takes a piece of input once.
             FailedItem::Input(input) => data.tool_input.input(input),
             FailedItem::FrameSeq(seq) => data.tool_input.frame(*seq),
-            FailedItem::Event { .. } | FailedItem::ToolPartial { .. } => {}
+            FailedItem::Event { .. }
+            | FailedItem::ToolPartial { .. }
+            | FailedItem::InstructionSent => {}
         }
         report_failed(&self.peers, Child::ControlLane, failed);
     }

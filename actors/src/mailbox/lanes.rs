@@ -77,6 +77,10 @@ pub enum ControlItem {
     /// of a `toolCall` frame (when the session has tools that consume input), whose calls
     /// take the input stamped after it.
     FrameSeq(u64),
+    /// A system instruction went out on the wire (sent by the control lane, a callback or
+    /// the application), in the order of the wire: the control lane keeps the latest, to
+    /// send it again after a reconnect (decision 0051).
+    InstructionSent(String),
     /// No more events: the lane finishes and reports drained.
     End,
 }
@@ -115,6 +119,8 @@ pub enum FailedItem {
     Input(Box<StampedInput>),
     /// The sequence number of a `toolCall` frame (the successor notes it again).
     FrameSeq(u64),
+    /// A system instruction that went out (noting it cannot fail; nothing is redone).
+    InstructionSent,
     /// The end of the events.
     End,
 }
@@ -165,6 +171,7 @@ impl FailedItem {
             },
             ControlItem::Input(input) => FailedItem::Input(input.clone()),
             ControlItem::FrameSeq(seq) => FailedItem::FrameSeq(*seq),
+            ControlItem::InstructionSent(_) => FailedItem::InstructionSent,
             ControlItem::End => FailedItem::End,
         }
     }
@@ -177,6 +184,7 @@ impl FailedItem {
             FailedItem::ToolPartial { .. } => "tool_partial",
             FailedItem::Input(_) => "tool_input",
             FailedItem::FrameSeq(_) => "frame_seq",
+            FailedItem::InstructionSent => "instruction_sent",
             FailedItem::End => "end",
         }
     }

@@ -127,3 +127,65 @@ async fn without_a_change_the_setup_instruction_stands_and_nothing_is_sent_again
     settle(&mut events).await;
     hello_is_next(&handle, &mut conn2).await;
 }
+
+fn instruction_frame(text: &str) -> String {
+    format!(r#"{{"contextUpdate":{{"systemInstruction":{{"parts":[{{"text":"{text}"}}]}}}}}}"#)
+}
+
+/// The application's instruction, set on the first connection, is the one the next
+/// connection gets after its setup (decision 0051).
+#[tokio::test(start_paused = true)]
+async fn the_applications_instruction_is_sent_again_after_a_reconnect() {
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, mut events) = phased_session(&mut server).await;
+    handle.update_instruction("Speak French.").unwrap();
+    assert_eq!(
+        conn.recv().await.unwrap().text(),
+        Some(instruction_frame("Speak French.").as_str())
+    );
+    settle(&mut events).await;
+
+    let mut conn2 = reconnected(&mut server, &mut conn).await;
+    let next = tokio::time::timeout(Duration::from_secs(5), conn2.recv()).await;
+    assert_eq!(
+        next.unwrap().unwrap().text(),
+        Some(instruction_frame("Speak French.").as_str())
+    );
+    settle(&mut events).await;
+    hello_is_next(&handle, &mut conn2).await;
+}
+
+/// An instruction the application sets while the connection is down waits for the next
+/// one and goes out with its setup, before the control lane re-sends the older one it knew
+/// of: the lane then sends the application's again, so it is the last on the wire.
+#[tokio::test(start_paused = true)]
+async fn an_instruction_set_while_reconnecting_is_the_last_on_the_new_connection() {
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, mut events) = phased_session(&mut server).await;
+    handle.update_instruction("Speak French.").unwrap();
+    conn.recv().await.unwrap();
+    settle(&mut events).await;
+
+    conn.send_json(&json!({"goAway": {"timeLeft": "5s"}})).await;
+    let mut conn2 = server.accept().await;
+    let setup = conn2.recv().await.unwrap();
+    assert_eq!(setup.text(), Some(setup_text(Some("h-1")).as_str()));
+    // Set while the new connection waits for its setup to complete: held.
+    handle.update_instruction("Speak German.").unwrap();
+    conn2.send_json(&json!({"setupComplete": {}})).await;
+    let mut frames = Vec::new();
+    for _ in 0..3 {
+        let next = tokio::time::timeout(Duration::from_secs(5), conn2.recv()).await;
+        frames.push(next.unwrap().unwrap().text().unwrap().to_owned());
+    }
+    assert_eq!(
+        frames,
+        [
+            instruction_frame("Speak German."),
+            instruction_frame("Speak French."),
+            instruction_frame("Speak German."),
+        ]
+    );
+    settle(&mut events).await;
+    hello_is_next(&handle, &mut conn2).await;
+}

@@ -5,6 +5,7 @@
 #[path = "../replay_support/mod.rs"]
 mod replay_support;
 
+mod app_instruction_reconnect;
 mod determinism;
 mod extraction_replay;
 mod interceptors_replay;
