@@ -91,6 +91,8 @@ pub struct Router {
     pending: Pending,
     /// Whether the lanes were told the events are over.
     ended: bool,
+    /// Whether the control lane was told a video frame went out (once per session).
+    video_sent: bool,
     /// When a `goAway` turns into a reconnect.
     go_away: GoAwayTimer,
     /// This router, for the `goAway` timer.
@@ -132,6 +134,7 @@ impl Consumer for Router {
             batch: Vec::new(),
             pending: Pending::default(),
             ended: false,
+            video_sent: false,
             go_away: GoAwayTimer::default(),
             myself: myself.clone(),
         })
@@ -371,6 +374,11 @@ impl Router {
                     // latest for the next connection (decision 0051).
                     self.push_control(ControlItem::InstructionSent(text.clone()))
                         .await;
+                }
+                if matches!(command, SessionCommand::SendVideo(_))
+                    && !std::mem::replace(&mut self.video_sent, true)
+                {
+                    self.push_control(ControlItem::VideoSent).await;
                 }
                 if ends_user_turn(command) {
                     self.awaiting_response_since = Some(ts_ms);

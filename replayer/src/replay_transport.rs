@@ -534,6 +534,17 @@ impl TapeReader {
                 handed += 1;
             }
         }
+        // The session's first video frame makes it an audio-video one
+        // (`session:session_type`), as the live transport's report of it does.
+        if let Some(video) = UserInput::of_message(&message)
+            .into_iter()
+            .find_map(|input| match input {
+                UserInput::Video(data) => Some(data),
+                _ => None,
+            })
+        {
+            reports.sent(SessionCommand::SendVideo(video), Origin::App, stamp, false);
+        }
         if let Some(input) = &message.realtime_input {
             let signals = [
                 (

@@ -16,7 +16,7 @@
 //!
 //! At turn complete, in this order (the seed's pipeline, as far as reel has its steps):
 //!
-//! 1. clear the `turn:` keys;
+//! 1. write the turn's `session:` keys (its usage included), then clear the `turn:` keys;
 //! 2. finalize the transcript turn ([`crate::transcript`]) at the event's time;
 //! 3. run the extractors due this turn ([`crate::extract`]: `EveryTurn`, `Interval(n)`),
 //!    concurrently, wait for them, and commit their results in registration order;
@@ -267,6 +267,7 @@ impl Consumer for ControlLaneState {
             ControlItem::Input(input) => data.tool_input.input(&input),
             ControlItem::FrameSeq(seq) => data.tool_input.frame(seq),
             ControlItem::InstructionSent(text) => lane.instruction_sent(&mut data, text),
+            ControlItem::VideoSent => data.signals.video_sent(),
             ControlItem::End => lane.shutdown(&mut data).await,
         }
         lane.report_timeouts(&mut data).await;
@@ -311,7 +312,7 @@ impl ControlLaneState {
 
     /// Settles the item a failed predecessor was handling: every tool call it concerned
     /// still gets an answer (an error, unless its tool is still running and will answer),
-    /// then it is reported; a failed end marker is handled again.
+    /// then it is reported; a failed end marker or a noted video frame is handled again.
     async fn settle_failed(&self, data: &mut ControlData, failed: &Failed<FailedItem>) {
         match &failed.label {
             FailedItem::Event { calls, .. } if !calls.is_empty() => {
@@ -332,6 +333,8 @@ impl ControlLaneState {
             // Handed again: each call takes a piece of input once.
             FailedItem::Input(input) => data.tool_input.input(input),
             FailedItem::FrameSeq(seq) => data.tool_input.frame(*seq),
+            // Noted again: noting it twice is noting it once.
+            FailedItem::VideoSent => data.signals.video_sent(),
             FailedItem::Event { .. }
             | FailedItem::ToolPartial { .. }
             | FailedItem::InstructionSent => {}

@@ -33,6 +33,9 @@ impl ControlLaneState {
     /// The turn pipeline (at event time `ts_ms`): see the module documentation for the
     /// steps, and [`crate::reactive`] for why the reactive ones come in this order.
     pub(crate) async fn turn_complete(&self, data: &mut ControlData, ts_ms: u64) {
+        // The turn's `session:` keys (its usage among them) first: the pipeline and the
+        // turn's callbacks see the state complete.
+        self.flush_signals(data, ts_ms, true).await;
         if let Err(error) = self.state.clear_prefix("turn:").await {
             self.report_state_write("clearing the turn: keys".to_owned(), &error);
         }

@@ -81,6 +81,9 @@ pub enum ControlItem {
     /// the application), in the order of the wire: the control lane keeps the latest, to
     /// send it again after a reconnect (decision 0051).
     InstructionSent(String),
+    /// The application's first video frame went out: the session is an audio-video one
+    /// from now on (`session:session_type`).
+    VideoSent,
     /// No more events: the lane finishes and reports drained.
     End,
 }
@@ -121,6 +124,9 @@ pub enum FailedItem {
     FrameSeq(u64),
     /// A system instruction that went out (noting it cannot fail; nothing is redone).
     InstructionSent,
+    /// The first video frame that went out (the successor notes it: noting it twice is
+    /// noting it once).
+    VideoSent,
     /// The end of the events.
     End,
 }
@@ -172,6 +178,7 @@ impl FailedItem {
             ControlItem::Input(input) => FailedItem::Input(input.clone()),
             ControlItem::FrameSeq(seq) => FailedItem::FrameSeq(*seq),
             ControlItem::InstructionSent(_) => FailedItem::InstructionSent,
+            ControlItem::VideoSent => FailedItem::VideoSent,
             ControlItem::End => FailedItem::End,
         }
     }
@@ -185,6 +192,7 @@ impl FailedItem {
             FailedItem::Input(_) => "tool_input",
             FailedItem::FrameSeq(_) => "frame_seq",
             FailedItem::InstructionSent => "instruction_sent",
+            FailedItem::VideoSent => "video_sent",
             FailedItem::End => "end",
         }
     }

@@ -19,6 +19,7 @@ mod client_vad_speech;
 mod interceptors;
 mod persistence;
 mod reconnect_instruction;
+mod session_keys;
 mod session_lifecycle;
 mod session_reactive;
 mod session_recording;
