@@ -113,6 +113,7 @@ pub use llm_drift::LlmDrift;
 pub use phase::PhaseBuilder;
 pub use replay::{TapeSource, default_replay_options};
 pub use replayed::{ReplayOutcome, ReplayedSession};
+pub use resume_file::{RecordedResume, seed_resumed_from};
 pub use studio_link::{STUDIO_TOKEN_ENV, StudioLink};
 pub use watch::LiveWatch;
 

@@ -45,6 +45,7 @@ mod cli_inputs_once;
 mod cli_mutation_probe;
 mod cli_replay;
 mod cli_replay_farm;
+mod cli_replay_resumed;
 mod cli_salvage;
 mod cli_schema;
 mod cli_serve;
