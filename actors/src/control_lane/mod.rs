@@ -312,7 +312,8 @@ impl ControlLaneState {
 
     /// Settles the item a failed predecessor was handling: every tool call it concerned
     /// still gets an answer (an error, unless its tool is still running and will answer),
-    /// then it is reported; a failed end marker or a noted video frame is handled again.
+    /// then it is reported; a failed end marker, a noted instruction or video frame is
+    /// handled again.
     async fn settle_failed(&self, data: &mut ControlData, failed: &Failed<FailedItem>) {
         match &failed.label {
             FailedItem::Event { calls, .. } if !calls.is_empty() => {
@@ -333,11 +334,10 @@ impl ControlLaneState {
             // Handed again: each call takes a piece of input once.
             FailedItem::Input(input) => data.tool_input.input(input),
             FailedItem::FrameSeq(seq) => data.tool_input.frame(*seq),
-            // Noted again: noting it twice is noting it once.
+            // Noted again: noting them cannot fail, so the failure struck before.
+            FailedItem::InstructionSent(text) => self.instruction_sent(data, text.clone()),
             FailedItem::VideoSent => data.signals.video_sent(),
-            FailedItem::Event { .. }
-            | FailedItem::ToolPartial { .. }
-            | FailedItem::InstructionSent => {}
+            FailedItem::Event { .. } | FailedItem::ToolPartial { .. } => {}
         }
         report_failed(&self.peers, Child::ControlLane, failed);
     }

@@ -122,8 +122,10 @@ pub enum FailedItem {
     Input(Box<StampedInput>),
     /// The sequence number of a `toolCall` frame (the successor notes it again).
     FrameSeq(u64),
-    /// A system instruction that went out (noting it cannot fail; nothing is redone).
-    InstructionSent,
+    /// A system instruction that went out. Noting it cannot fail, so a failure on this
+    /// item struck before it was noted: the successor notes it (else the lane would send
+    /// an older instruction after the next reconnect).
+    InstructionSent(String),
     /// The first video frame that went out (the successor notes it: noting it twice is
     /// noting it once).
     VideoSent,
@@ -177,7 +179,7 @@ impl FailedItem {
             },
             ControlItem::Input(input) => FailedItem::Input(input.clone()),
             ControlItem::FrameSeq(seq) => FailedItem::FrameSeq(*seq),
-            ControlItem::InstructionSent(_) => FailedItem::InstructionSent,
+            ControlItem::InstructionSent(text) => FailedItem::InstructionSent(text.clone()),
             ControlItem::VideoSent => FailedItem::VideoSent,
             ControlItem::End => FailedItem::End,
         }
@@ -191,7 +193,7 @@ impl FailedItem {
             FailedItem::ToolPartial { .. } => "tool_partial",
             FailedItem::Input(_) => "tool_input",
             FailedItem::FrameSeq(_) => "frame_seq",
-            FailedItem::InstructionSent => "instruction_sent",
+            FailedItem::InstructionSent(_) => "instruction_sent",
             FailedItem::VideoSent => "video_sent",
             FailedItem::End => "end",
         }

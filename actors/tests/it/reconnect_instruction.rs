@@ -4,6 +4,7 @@
 
 use crate::support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::LiveHandle;
@@ -185,6 +186,59 @@ async fn an_instruction_set_while_reconnecting_is_the_last_on_the_new_connection
             instruction_frame("Speak French."),
             instruction_frame("Speak German."),
         ]
+    );
+    settle(&mut events).await;
+    hello_is_next(&handle, &mut conn2).await;
+}
+
+/// The control lane fails on the item that notes the application's instruction (a fault
+/// injected before it handles it): its successor notes it, and the next connection still
+/// gets the application's instruction.
+#[tokio::test(start_paused = true)]
+async fn a_control_lane_failure_on_the_instructions_report_loses_nothing() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use reel_actors::Child;
+    use reel_actors::fault::FaultHook;
+
+    /// Fails the control lane on the first item it takes once armed.
+    #[derive(Default)]
+    struct FailNextControlItem(AtomicBool);
+    impl FaultHook for FailNextControlItem {
+        fn before(&self, child: Child, input: u64) {
+            if child == Child::ControlLane && self.0.swap(false, Ordering::SeqCst) {
+                panic!("injected fault in {child} at input {input}");
+            }
+        }
+    }
+
+    let mut server = ScriptedServer::bind().await;
+    let hook = Arc::new(FailNextControlItem::default());
+    let config = SessionConfig::default().session_resume(true);
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.phases(greeting_then_booking()).fault_hook(hook.clone()),
+        config,
+    )
+    .await;
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}))
+        .await;
+    settle(&mut events).await;
+    // Nothing else flows: the next item the control lane takes is the instruction's report.
+    hook.0.store(true, Ordering::SeqCst);
+    handle.update_instruction("Speak French.").unwrap();
+    assert_eq!(
+        conn.recv().await.unwrap().text(),
+        Some(instruction_frame("Speak French.").as_str())
+    );
+    let seen = settle(&mut events).await;
+    assert_eq!(support::restarts(&seen), [("control_lane", 1)]);
+
+    let mut conn2 = reconnected(&mut server, &mut conn).await;
+    let next = tokio::time::timeout(Duration::from_secs(5), conn2.recv()).await;
+    assert_eq!(
+        next.unwrap().unwrap().text(),
+        Some(instruction_frame("Speak French.").as_str())
     );
     settle(&mut events).await;
     hello_is_next(&handle, &mut conn2).await;
