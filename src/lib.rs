@@ -33,7 +33,7 @@ pub mod studio;
 
 /// The names most programs need, in one import.
 pub mod prelude {
-    pub use reel_fluent::Live;
+    pub use reel_fluent::{ContextDelivery, Live, RepairConfig, SteeringMode};
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
     pub use reel_protocol::{

@@ -24,6 +24,7 @@
 mod callback_guard;
 pub mod callbacks;
 pub mod child;
+pub mod conversation;
 mod child_spec;
 pub(crate) mod control_lane;
 pub mod disk;

@@ -116,6 +116,10 @@ pub use replayed::{ReplayOutcome, ReplayedSession};
 pub use studio_link::{STUDIO_TOKEN_ENV, StudioLink};
 pub use watch::LiveWatch;
 
+/// Conversation control for [`LiveBuilder::steering_mode`], [`LiveBuilder::context_delivery`],
+/// [`LiveBuilder::phase_defaults`] and [`LiveBuilder::repair`].
+pub use reel_actors::conversation::{ContextDelivery, PhaseDefaults, RepairConfig, SteeringMode};
+
 /// MCP servers for [`LiveBuilder::mcp`] (the `mcp` feature): `reel_actors::tools::mcp`.
 #[cfg(feature = "mcp")]
 pub use reel_actors::tools::mcp::{McpError, McpServer, McpTool, McpToolset};

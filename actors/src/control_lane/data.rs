@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::signals::SessionSignals;
 use super::tool_batches::ToolBatches;
 use super::tool_input::ToolInputData;
+use crate::conversation::ConversationData;
 use crate::persistence::SessionSnapshot;
 use crate::reactive::ReactiveData;
 use crate::state::State;
@@ -36,6 +37,8 @@ pub struct ControlData {
     pub(crate) base_instruction: Option<String>,
     /// The user's input for the running tools that consume it.
     pub(crate) tool_input: ToolInputData,
+    /// Conversation control: steering, delivery, repair counts, the previous phase.
+    pub(crate) conversation: ConversationData,
 }
 
 impl ControlData {
@@ -56,12 +59,22 @@ impl ControlData {
             setup_instruction: None,
             base_instruction: None,
             tool_input: ToolInputData::default(),
+            conversation: ConversationData::default(),
         }
     }
 
     /// The number of the turn in progress (1-based).
     pub(crate) fn turn_number(&self) -> u32 {
         u32::try_from(self.turn_count.saturating_add(1)).unwrap_or(u32::MAX)
+    }
+
+    /// Steers the conversation with `steering` and delivers its context with `delivery`.
+    pub fn converse(
+        &mut self,
+        steering: crate::conversation::SteeringMode,
+        delivery: crate::conversation::ContextDelivery,
+    ) {
+        self.conversation = ConversationData::new(steering, delivery);
     }
 
     /// Goes on from `snapshot` (whose state is already restored): its phase, turn count

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use crate::audio::{JitterConfig, VadConfig};
+use crate::conversation::{ContextDelivery, SteeringMode};
 use crate::extract::DEFAULT_EXTRACTION_TIMEOUT;
 use crate::supervisor::RestartPolicy;
 use crate::transport::TransportOptions;
@@ -67,6 +68,10 @@ pub struct SessionOptions {
     pub transport: TransportOptions,
     /// Restart limits of the supervisor.
     pub restart_policy: RestartPolicy,
+    /// How phases steer the model (default [`SteeringMode::InstructionUpdate`]).
+    pub steering: SteeringMode,
+    /// When a turn boundary's context is sent (default [`ContextDelivery::Immediate`]).
+    pub context_delivery: ContextDelivery,
 }
 
 impl Default for SessionOptions {
@@ -81,6 +86,8 @@ impl Default for SessionOptions {
             extraction_timeout: DEFAULT_EXTRACTION_TIMEOUT,
             transport: TransportOptions::default(),
             restart_policy: RestartPolicy::default(),
+            steering: SteeringMode::default(),
+            context_delivery: ContextDelivery::default(),
         }
     }
 }

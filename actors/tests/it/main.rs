@@ -7,6 +7,8 @@
 mod sim;
 #[path = "../speech/mod.rs"]
 mod speech;
+#[path = "../conversation_support/mod.rs"]
+mod conversation_support;
 #[path = "../support/mod.rs"]
 mod support;
 #[path = "../../../tests/support/system_packages.rs"]
@@ -15,6 +17,8 @@ mod system_packages;
 mod turns_support;
 
 mod client_audio;
+mod conversation_frames;
+mod conversation_repair;
 mod client_vad_speech;
 mod interceptors;
 mod persistence;
