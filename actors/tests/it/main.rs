@@ -17,6 +17,7 @@ mod system_packages;
 mod turns_support;
 
 mod client_audio;
+mod conversation_faults;
 mod conversation_frames;
 mod conversation_repair;
 mod client_vad_speech;
