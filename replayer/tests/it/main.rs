@@ -5,6 +5,7 @@
 #[path = "../replay_support/mod.rs"]
 mod replay_support;
 
+mod conversation_replay;
 mod determinism;
 mod extraction_replay;
 mod interceptors_replay;
