@@ -33,9 +33,9 @@ pub mod studio;
 
 /// The names most programs need, in one import.
 pub mod prelude {
-    pub use reel_fluent::{ContextDelivery, Live, RepairConfig, SteeringMode};
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
+    pub use reel_fluent::{ContextDelivery, Live, RepairConfig, SteeringMode};
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,
         Platform, ServerMessage, SessionCommand, SessionConfig, SessionEvent, SessionPhase,

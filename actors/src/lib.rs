@@ -24,9 +24,9 @@
 mod callback_guard;
 pub mod callbacks;
 pub mod child;
-pub mod conversation;
 mod child_spec;
 pub(crate) mod control_lane;
+pub mod conversation;
 pub mod disk;
 pub mod events;
 pub mod extract;

@@ -530,7 +530,11 @@ impl PhaseMachine {
             return None;
         }
         phase.transitions.iter().find(|t| {
-            (t.guard)(state) && self.phases.get(&t.target).is_some_and(|p| p.may_enter(state))
+            (t.guard)(state)
+                && self
+                    .phases
+                    .get(&t.target)
+                    .is_some_and(|p| p.may_enter(state))
         })
     }
 
@@ -546,7 +550,10 @@ impl PhaseMachine {
 
     /// `phase`'s modifiers merged with the defaults': the defaults' first.
     pub fn modifiers_of<'a>(&'a self, phase: &'a Phase) -> impl Iterator<Item = &'a Modifier> {
-        self.defaults.modifiers().iter().chain(phase.modifiers.iter())
+        self.defaults
+            .modifiers()
+            .iter()
+            .chain(phase.modifiers.iter())
     }
 
     /// Whether `phase` carries the navigation block (its own or the defaults').

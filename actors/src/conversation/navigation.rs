@@ -45,10 +45,9 @@ pub fn still_needed(phase: &Phase, state: &State) -> Vec<String> {
 pub fn render(phase: &Phase, previous: Option<&Previous>, state: &State) -> String {
     let mut lines = vec!["[Navigation]".to_owned()];
     match phase.instruction_for(state) {
-        Some(instruction) => lines.push(format!(
-            "Current phase: {} -- {instruction}",
-            phase.name()
-        )),
+        Some(instruction) => {
+            lines.push(format!("Current phase: {} -- {instruction}", phase.name()))
+        }
         None => lines.push(format!("Current phase: {}", phase.name())),
     }
     if let Some(previous) = previous {

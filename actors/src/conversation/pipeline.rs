@@ -20,10 +20,15 @@ impl ControlLaneState {
     }
 
     /// The navigation block of `phase`, if it carries one.
-    fn navigation_of(&self, data: &ControlData, phases: &PhaseMachine, phase: &Phase) -> Option<String> {
-        phases.navigates(phase).then(|| {
-            navigation::render(phase, data.conversation.previous.as_ref(), &self.state)
-        })
+    fn navigation_of(
+        &self,
+        data: &ControlData,
+        phases: &PhaseMachine,
+        phase: &Phase,
+    ) -> Option<String> {
+        phases
+            .navigates(phase)
+            .then(|| navigation::render(phase, data.conversation.previous.as_ref(), &self.state))
     }
 
     /// The system instruction of phase `name` as the steering mode has it: under
@@ -121,7 +126,9 @@ impl ControlLaneState {
                     }
                     if let Some(target) = repair.escalate_to.clone()
                         && target != current
-                        && phases.phase(&target).is_some_and(|p| p.may_enter(&self.state))
+                        && phases
+                            .phase(&target)
+                            .is_some_and(|p| p.may_enter(&self.state))
                     {
                         let reason = format!(
                             "repair: {} still needed after {} turns",

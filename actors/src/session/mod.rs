@@ -513,8 +513,8 @@ impl LiveSessionBuilder {
             // phase's goes as a context turn.
             if self.options.steering.updates_instruction()
                 && let Some(instruction) = phases
-                .phase(phase.unwrap_or(phases.initial()))
-                .and_then(|p| p.instruction_for(&self.state))
+                    .phase(phase.unwrap_or(phases.initial()))
+                    .and_then(|p| p.instruction_for(&self.state))
             {
                 config = config.system_instruction(instruction);
             }

@@ -60,7 +60,10 @@ async fn script(steering: SteeringMode, delivery: ContextDelivery) -> (Value, Ve
         settle(&mut events).await;
     }
     assert_eq!(
-        handle.state().get::<String>(NAVIGATION_CONTEXT_KEY).as_deref(),
+        handle
+            .state()
+            .get::<String>(NAVIGATION_CONTEXT_KEY)
+            .as_deref(),
         Some(NAV_IDENTIFY)
     );
     (setup["setup"]["systemInstruction"].clone(), log)
@@ -88,7 +91,10 @@ async fn context_injection_immediate_sends_each_boundary_as_one_frame_at_once() 
             context(&["Greet the caller.", NAV_GREETING], false),
             app(),
             user_text("one"),
-            context(&[NAME, "Ask for the organization.", NAV_IDENTIFY, ENTER], true),
+            context(
+                &[NAME, "Ask for the organization.", NAV_IDENTIFY, ENTER],
+                true
+            ),
             app(),
             user_text("two"),
             // Nothing changed at this boundary: nothing is sent.
@@ -112,7 +118,10 @@ async fn context_injection_deferred_holds_context_for_the_next_send_but_not_a_pr
             context(&["Greet the caller.", NAV_GREETING], false),
             user_text("one"),
             // The enter prompt asks the model to answer: sent at once.
-            context(&[NAME, "Ask for the organization.", NAV_IDENTIFY, ENTER], true),
+            context(
+                &[NAME, "Ask for the organization.", NAV_IDENTIFY, ENTER],
+                true
+            ),
             app(),
             user_text("two"),
             app(),

@@ -33,16 +33,17 @@ fn app() -> Value {
 async fn unmet_needs_nudge_at_n_and_escalate_at_m() {
     let escalated = Arc::new(std::sync::Mutex::new(Vec::<Option<Value>>::new()));
     let seen = Arc::clone(&escalated);
-    let repair = RepairConfig::new(2, 4)
-        .escalate_to("close")
-        .on_escalate(move |state: State, _writer| {
-            let seen = Arc::clone(&seen);
-            async move {
-                seen.lock()
-                    .unwrap()
-                    .push(state.get_raw(REPAIR_UNFULFILLED_KEY));
-            }
-        });
+    let repair =
+        RepairConfig::new(2, 4)
+            .escalate_to("close")
+            .on_escalate(move |state: State, _writer| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    seen.lock()
+                        .unwrap()
+                        .push(state.get_raw(REPAIR_UNFULFILLED_KEY));
+                }
+            });
     let mut server = ScriptedServer::bind().await;
     let (handle, mut conn, _setup, mut events) = start(
         &mut server,
@@ -105,13 +106,19 @@ async fn unmet_needs_nudge_at_n_and_escalate_at_m() {
             user_text("turn 5"),
         ]
     );
-    assert_eq!(handle.state().get::<bool>(REPAIR_ESCALATION_KEY), Some(true));
+    assert_eq!(
+        handle.state().get::<bool>(REPAIR_ESCALATION_KEY),
+        Some(true)
+    );
     assert_eq!(
         handle.state().get_raw(REPAIR_UNFULFILLED_KEY),
         Some(json!(["caller_org"]))
     );
     assert_eq!(
-        handle.state().get::<String>("session:active_phase").as_deref(),
+        handle
+            .state()
+            .get::<String>("session:active_phase")
+            .as_deref(),
         Some("close")
     );
     assert_eq!(
@@ -162,14 +169,20 @@ async fn an_entry_guard_blocks_the_transition_until_it_holds() {
     conn.send_json(&turn_complete()).await;
     settle(&mut events).await;
     assert_eq!(
-        handle.state().get::<String>("session:active_phase").as_deref(),
+        handle
+            .state()
+            .get::<String>("session:active_phase")
+            .as_deref(),
         Some("greeting")
     );
     handle.state().set("caller_name", "Ada").await.unwrap();
     conn.send_json(&turn_complete()).await;
     settle(&mut events).await;
     assert_eq!(
-        handle.state().get::<String>("session:active_phase").as_deref(),
+        handle
+            .state()
+            .get::<String>("session:active_phase")
+            .as_deref(),
         Some("identify")
     );
 }
@@ -182,7 +195,10 @@ async fn enter_prompt_fn_sees_the_state_and_the_finished_turns() {
         .phase(Phase::new("confirm").enter_prompt_fn(|state, turns| {
             let city = state.get::<String>("app:city").unwrap_or_default();
             let said = turns.last().map(|t| t.user.clone()).unwrap_or_default();
-            format!("{city}, after {} turn(s); the user said: {said}", turns.len())
+            format!(
+                "{city}, after {} turn(s); the user said: {said}",
+                turns.len()
+            )
         }))
         .build()
         .unwrap();

@@ -2,13 +2,13 @@
 //! each file beside this one is a module holding one area's tests; the support
 //! modules they share are declared here once.
 
+#[path = "../conversation_support/mod.rs"]
+mod conversation_support;
 #[allow(dead_code)]
 #[path = "../sim/mod.rs"]
 mod sim;
 #[path = "../speech/mod.rs"]
 mod speech;
-#[path = "../conversation_support/mod.rs"]
-mod conversation_support;
 #[path = "../support/mod.rs"]
 mod support;
 #[path = "../../../tests/support/system_packages.rs"]
@@ -17,10 +17,10 @@ mod system_packages;
 mod turns_support;
 
 mod client_audio;
+mod client_vad_speech;
 mod conversation_faults;
 mod conversation_frames;
 mod conversation_repair;
-mod client_vad_speech;
 mod interceptors;
 mod persistence;
 mod reconnect_instruction;

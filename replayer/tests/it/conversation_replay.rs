@@ -11,15 +11,13 @@ use crate::replay_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reel_actors::{LiveEvent, LiveSessionBuilder};
 use reel_actors::clock::TokioClock;
-use reel_actors::conversation::{
-    ContextDelivery, PhaseDefaults, RepairConfig, SteeringMode,
-};
+use reel_actors::conversation::{ContextDelivery, PhaseDefaults, RepairConfig, SteeringMode};
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::{ScriptedServer, ServerConn};
 use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::writer::Origin;
+use reel_actors::{LiveEvent, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
@@ -139,7 +137,8 @@ async fn turn(conn: &mut ServerConn) {
 
 const NAV_GREETING: &str = "[Navigation]\nCurrent phase: greeting -- Greet the caller.\nStill needed: caller_name\nPossible next:\n  -> identify: when the caller gives their name";
 const NAV_IDENTIFY: &str = "[Navigation]\nCurrent phase: identify -- Ask for the organization.\nPrevious: greeting (turn 0)\nStill needed: caller_org\nPossible next:\n  -> close: when the organization is known";
-const NAV_CLOSE: &str = "[Navigation]\nCurrent phase: close -- Say goodbye.\nPrevious: identify (turn 4)";
+const NAV_CLOSE: &str =
+    "[Navigation]\nCurrent phase: close -- Say goodbye.\nPrevious: identify (turn 4)";
 const NUDGE: &str = "I still need to collect: caller_org.";
 
 /// Records the call: the user speaks (the queued greeting context goes first), gives a
