@@ -167,6 +167,11 @@ impl LiveBuilder {
 }
 
 impl Plan {
+    /// Whether the phases steer the conversation (`PhaseMachine::converses`).
+    pub(crate) fn steers(&self) -> bool {
+        self.phases.as_ref().is_some_and(PhaseMachine::converses)
+    }
+
     /// The runtime's builder for this plan at `endpoint`, recording into `recorders`.
     pub(crate) fn session_builder(
         self,

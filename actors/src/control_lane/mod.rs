@@ -251,6 +251,8 @@ impl Consumer for ControlLaneState {
         let mut data = data.lock().await;
         if let Some(failed) = self.failed.take() {
             self.settle_failed(&mut data, &failed).await;
+            // Whatever it failed on, `connect` does not wait for it any longer.
+            self.peers.pending_context.entered();
         }
         // What a failed predecessor's callbacks timed out on, after the item it failed on.
         self.report_timeouts(&mut data).await;

@@ -20,6 +20,7 @@ use crate::handle::LiveHandle;
 use crate::llm::{LlmInterceptor, PassThrough};
 use crate::peers::Peers;
 use crate::persistence::{RestoredSnapshot, SessionSnapshot, SnapshotSaver};
+use crate::phases::PhaseMachine;
 use crate::playback::PlaybackQueue;
 use crate::recorder::{RecordQueue, RecorderActor, RecorderArgs};
 use crate::router::{RouterActor, RouterArgs};
@@ -149,6 +150,9 @@ impl LiveSessionBuilder {
         let mut app_writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::App);
         if let Some(gate) = gate {
             app_writer = app_writer.with_gate(gate);
+        }
+        if self.phases.as_ref().is_some_and(PhaseMachine::converses) {
+            peers.pending_context.gate_connect();
         }
         if self.options.context_delivery == ContextDelivery::Deferred {
             app_writer = app_writer.with_deferred(Arc::clone(&peers.pending_context));
