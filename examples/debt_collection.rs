@@ -17,7 +17,7 @@
 //! frame at each turn boundary included — is the recorded one.
 
 #[path = "support/debt_collection.rs"]
-pub mod debt_collection;
+pub mod collector;
 #[path = "support/main_of.rs"]
 mod main_of;
 #[path = "support/tape_server.rs"]
@@ -26,7 +26,7 @@ mod tape_server;
 use std::error::Error;
 use std::process::ExitCode;
 
-use debt_collection::{CALLER_TURNS, Call, converse, debt_collector};
+use collector::{CALLER_TURNS, Call, converse, debt_collector};
 use main_of::main_of;
 use reel::protocol::ApiEndpoint;
 use reel::recorder::jsonl::JsonlReader;

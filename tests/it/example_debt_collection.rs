@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use debt_collection::debt_collection::{CALLER_TURNS, Call, converse, debt_collector};
+use debt_collection::collector::{CALLER_TURNS, Call, converse, debt_collector};
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
 use reel_protocol::decode_client;
