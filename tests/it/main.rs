@@ -58,6 +58,7 @@ mod crash_recording;
 mod demo_run;
 mod demo_tape;
 mod doc_links;
+mod example_call_screening;
 mod example_debt_collection;
 mod example_phases;
 mod example_proxy;
