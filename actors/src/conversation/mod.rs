@@ -27,10 +27,11 @@ pub use context_batch::ContextBatch;
 pub use defaults::PhaseDefaults;
 pub use deferred::PendingContext;
 pub use enter_prompt::{EnterPrompt, EnterPromptFn};
-pub use modifiers::{ContextFn, Modifier};
+pub use modifiers::{ContextFn, Modifier, Predicate};
 pub use navigation::{NAVIGATION_CONTEXT_KEY, Previous};
 pub use repair::{
-    NeedsFulfillment, REPAIR_ESCALATION_KEY, REPAIR_UNFULFILLED_KEY, RepairAction, RepairConfig,
+    EscalationHook, NeedsFulfillment, REPAIR_ESCALATION_KEY, REPAIR_UNFULFILLED_KEY, RepairAction,
+    RepairConfig,
 };
 pub use steering::{ContextDelivery, SteeringMode};
 

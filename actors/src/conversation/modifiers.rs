@@ -6,11 +6,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::phases::Guard;
 use crate::state::State;
 
 /// Text computed from the state.
 pub type ContextFn = Arc<dyn Fn(&State) -> String + Send + Sync>;
+
+/// Whether a conditional modifier applies, judged on the state (the same shape as a phase
+/// guard, `crate::phases::Guard`).
+pub type Predicate = Arc<dyn Fn(&State) -> bool + Send + Sync>;
 
 /// One modifier. Rendered in declaration order, the defaults' first (see
 /// [`PhaseDefaults`](super::PhaseDefaults)); each renders to at most one line.
@@ -21,7 +24,7 @@ pub enum Modifier {
     /// `with_state` (`StateAppend`).
     StateAppend(Vec<String>),
     /// The text when the predicate holds. The seed's `when` (`Conditional`).
-    Conditional(Guard, String),
+    Conditional(Predicate, String),
     /// What the function returns, unless empty. The seed's `with_context`
     /// (`CustomAppend`).
     CustomAppend(ContextFn),

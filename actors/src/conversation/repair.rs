@@ -2,8 +2,16 @@
 //! an escalation ([`RepairConfig`], [`NeedsFulfillment`]).
 
 use std::fmt;
+use std::sync::Arc;
 
-use crate::phases::PhaseHook;
+use futures_util::future::BoxFuture;
+
+use crate::state::State;
+use crate::writer::SessionWriter;
+
+/// What runs when needs escalate (the same shape as a phase hook,
+/// `crate::phases::PhaseHook`).
+pub type EscalationHook = Arc<dyn Fn(State, SessionWriter) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// The state key latched (`true`) when a phase's needs escalate.
 pub const REPAIR_ESCALATION_KEY: &str = "repair:escalation";
@@ -36,7 +44,7 @@ pub struct RepairConfig {
     /// The phase the escalation moves to, if any.
     pub escalate_to: Option<String>,
     /// Runs when the needs escalate, with the state and the runtime's writer.
-    pub on_escalate: Option<PhaseHook>,
+    pub on_escalate: Option<EscalationHook>,
 }
 
 impl fmt::Debug for RepairConfig {
@@ -77,10 +85,10 @@ impl RepairConfig {
     /// Runs `f` when the needs escalate.
     pub fn on_escalate<F, Fut>(mut self, f: F) -> Self
     where
-        F: Fn(crate::state::State, crate::writer::SessionWriter) -> Fut + Send + Sync + 'static,
+        F: Fn(State, SessionWriter) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = ()> + Send + 'static,
     {
-        self.on_escalate = Some(std::sync::Arc::new(move |s, w| Box::pin(f(s, w))));
+        self.on_escalate = Some(Arc::new(move |s, w| Box::pin(f(s, w))));
         self
     }
 }
