@@ -16,7 +16,8 @@ use crate::transport::TransportOptions;
 use super::{DEFAULT_CALLBACK_TIMEOUT, DEFAULT_SESSION_BUDGET, DEFAULT_SHUTDOWN_TIMEOUT};
 
 /// The settings of a session's tree: buffers, client audio, timeouts, the session budget,
-/// the transport's limits and the supervisor's restart policy. What the session is made of
+/// the transport's limits, the supervisor's restart policy, and how phases steer the
+/// conversation (steering mode, context delivery; decision 0050). What the session is made of
 /// besides — its setup, tools, callbacks, phases, state, recorders, transport — is given
 /// to the builder on its own.
 ///
