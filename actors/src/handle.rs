@@ -209,9 +209,9 @@ impl LiveHandle {
         let peers = &self.peers;
         BufferStats {
             router: peers.router.stats(),
-            fast_lane: peers.fast.stats(),
-            control_lane: peers.control.stats(),
-            telemetry: peers.telemetry.stats(),
+            fast_lane: peers.lanes.fast.stats(),
+            control_lane: peers.lanes.control.stats(),
+            telemetry: peers.lanes.telemetry.stats(),
             state_store: peers.store.stats(),
             recorder: self.record_queue.as_ref().map(|q| q.inbox().stats()),
         }

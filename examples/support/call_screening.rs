@@ -17,10 +17,10 @@ mod turns;
 use std::collections::BTreeMap;
 use std::error::Error;
 
-use reel::actors::tools::{SimpleTool, ToolContext, ToolError};
 use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::fluent::{ContextDelivery, Live, LiveBuilder, RepairConfig, SteeringMode};
 use reel::protocol::SessionEvent;
+use reel::tools::{SimpleTool, ToolContext, ToolError};
 use serde_json::{Value, json};
 use turns::wait_for_turn;
 

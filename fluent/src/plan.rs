@@ -27,11 +27,11 @@ use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, Tele
 use reel_actors::events::EventHub;
 use reel_actors::llm::{CassetteMode, LlmInterceptor};
 use reel_actors::phases::PhaseMachine;
-use reel_actors::reactive::ReactiveConfig;
 use reel_actors::state::State;
 use reel_actors::tools::ToolDispatcher;
 use reel_actors::{LiveSessionBuilder, SessionOptions};
 use reel_protocol::{ApiEndpoint, SessionConfig};
+use reel_reactive::Reactive;
 
 use crate::audio::check_audio;
 use crate::builder::{Customizer, LiveBuilder};
@@ -50,7 +50,7 @@ pub(crate) struct Plan {
     config: SessionConfig,
     pub(crate) dispatcher: Option<ToolDispatcher>,
     phases: Option<PhaseMachine>,
-    reactive: Option<ReactiveConfig>,
+    reactive: Option<Reactive>,
     state: Option<State>,
     fast: FastCallbacks,
     control: ControlCallbacks,
@@ -92,7 +92,7 @@ impl LiveBuilder {
         let dispatcher = self.tools.dispatcher(discovered, pending)?;
         let phases = self.phases.machine()?;
         let extractors = self.extractors.checked()?;
-        let reactive = self.reactive.config(&self.extractors.fields())?;
+        let reactive = self.reactive.checked(&self.extractors.fields())?;
         let persistence = self.persistence.checked(self.recording.wire_path())?;
         let live_cassette = self.llm.live_cassette(self.recording.wire_path())?;
         check_audio(&self.options, &self.config)?;
@@ -192,7 +192,7 @@ impl Plan {
             session = session.phases(phases);
         }
         if let Some(reactive) = self.reactive {
-            session = session.reactive(reactive);
+            session = session.reactor(Box::new(reactive));
         }
         // Before the journal sink: the sink is set on the state the session runs on.
         if let Some(state) = self.state {

@@ -40,6 +40,7 @@ mod cli_decode;
 mod cli_diff;
 mod cli_export;
 mod cli_export_cassette;
+mod cli_flow;
 mod cli_honest_reports;
 mod cli_inputs_once;
 mod cli_mutation_probe;

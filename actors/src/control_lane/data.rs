@@ -7,7 +7,7 @@ use super::tool_batches::ToolBatches;
 use super::tool_input::ToolInputData;
 use crate::conversation::ConversationData;
 use crate::persistence::SessionSnapshot;
-use crate::reactive::ReactiveData;
+use crate::reactor::{ChangeCursor, StateReactor};
 use crate::state::State;
 use crate::transcript::{PendingTurn, TranscriptBuffer};
 
@@ -18,7 +18,11 @@ pub struct ControlData {
     pub(crate) signals: SessionSignals,
     pub(crate) active_phase: Option<String>,
     pub(crate) turn_count: u64,
-    pub(crate) reactive: ReactiveData,
+    /// The session's reactor (watchers, computed values, …), if it has one: held here so a
+    /// restarted lane calls the same one, with the progress it kept.
+    pub(crate) reactor: Option<Box<dyn StateReactor>>,
+    /// Where the last commit point left the journal.
+    pub(crate) changes: ChangeCursor,
     /// The finished turns.
     pub(crate) transcript: TranscriptBuffer,
     /// The turn in progress.
@@ -43,14 +47,15 @@ pub struct ControlData {
 
 impl ControlData {
     /// Fresh data for a session expected to last `budget` (for `session:remaining_budget_ms`),
-    /// whose watchers see the changes made to `state` from now on.
+    /// whose reactor sees the changes made to `state` from now on.
     pub fn new(budget: Duration, state: &State) -> Self {
         ControlData {
             batches: ToolBatches::default(),
             signals: SessionSignals::new(u64::try_from(budget.as_millis()).unwrap_or(u64::MAX)),
             active_phase: None,
             turn_count: 0,
-            reactive: ReactiveData::new(state),
+            reactor: None,
+            changes: ChangeCursor::new(state),
             transcript: TranscriptBuffer::new(),
             pending: PendingTurn::default(),
             resume_handle: None,

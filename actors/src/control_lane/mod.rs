@@ -8,9 +8,9 @@
 //! The lane is the single writer of state derived from the event stream (the `session:`
 //! keys, `turn:` clearing, the turn count, the active phase, the computed `derived:` values,
 //! the extractors' results) and commits tool writes in call order, so a replay of the same
-//! frames writes the same journal, entry by entry. It also runs the reactive rules
-//! (watchers, computed values, temporal patterns) on event time; see [`crate::reactive`]
-//! for when.
+//! frames writes the same journal, entry by entry. It also calls the session's state
+//! reactor (the `reel-reactive` crate's watchers, computed values and temporal patterns)
+//! on event time; see [`crate::reactor`] for when.
 //!
 //! # The turn pipeline
 //!
@@ -21,7 +21,7 @@
 //! 3. run the extractors due this turn ([`crate::extract`]: `EveryTurn`, `Interval(n)`),
 //!    concurrently, wait for them, and commit their results in registration order [4] —
 //!    before the transitions, so their guards see what was just extracted;
-//! 4. recompute the computed values [5];
+//! 4. the reactor recomputes its derived values (the computed values) [5];
 //! 5. evaluate the phase transitions [7] (the first whose guard holds and whose target's
 //!    entry guard allows it: exit hook, the new phase, its instruction as the steering mode
 //!    has it, enter hook); after a transition, run the `OnPhaseChange` extractors [7c];
@@ -33,7 +33,7 @@
 //!    changed or on entry), the phase's instruction and navigation block [12] (as context
 //!    under `ContextInjection`, on entry / when it changed), the enter prompt [13] (on
 //!    entry);
-//! 7. watchers, then temporal patterns [8, 9];
+//! 7. the reactor's commit point (watchers, then temporal patterns) [8, 9];
 //! 8. the instruction step ([`Interceptors`]) [10–12]: `instruction_template` (its
 //!    `Some(text)` replaces the whole instruction, the phase's too), else on a turn without
 //!    a phase transition `instruction_amendment` (appended to the current phase's
@@ -48,15 +48,16 @@
 //!     [15];
 //! 11. `on_turn_complete` [16];
 //! 12. `session:turn_count` + 1, last, so guards saw the current count [17];
-//! 13. (as after every event) write the `session:` keys due, count the event for the rate
-//!     patterns;
+//! 13. (as after every event) write the `session:` keys due, hand the event to the reactor
+//!     (the rate patterns count it);
 //! 14. hand a snapshot to the persistence writer, if the session persists
 //!     ([`crate::persistence`]) [18];
 //!
 //! and only then publish the turn complete event. The seed's tool advisory (a context turn
 //! listing a phase's tools) has no counterpart: reel enforces the phase's tool list
-//! instead. `AfterToolCall` extractors run whenever tool responses were sent, before the
-//! watchers look at the tools' writes. A failure of the lane mid-pipeline loses the
+//! instead. Whenever tool responses were sent (a commit point), the `AfterToolCall`
+//! extractors run, then the reactor recomputes its derived values and sees the tools'
+//! writes (the computed values, then the watchers and the sustained patterns). A failure of the lane mid-pipeline loses the
 //! batch not sent yet, never part of it: the batch is one frame, handed over whole.
 //!
 //! A phase transition sends the new phase's instruction when it happens (step 5), before
@@ -79,6 +80,7 @@ mod event;
 mod extraction;
 mod outbound;
 mod persist;
+mod reacting;
 mod reports;
 pub(crate) mod signals;
 pub(crate) mod tool_batches;
@@ -99,14 +101,15 @@ use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractorSet;
-use crate::inbox::{Failed, Inbox};
+use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
 use crate::llm::LlmInterceptor;
-use crate::mailbox::{Consumer, ControlItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
+use crate::mailbox::{
+    Consumer, ConsumerMailbox, ControlItem, FailedItem, InboxMsg, LANE_CHUNK, NoMsg,
+};
 use crate::peers::Peers;
 use crate::persistence::SnapshotSaver;
 use crate::phases::PhaseMachine;
-use crate::reactive::Reactive;
 use crate::state::State;
 use crate::telemetry::TelemetryShared;
 use crate::tools::ToolDispatcher;
@@ -132,8 +135,6 @@ pub struct ControlLaneArgs {
     pub dispatcher: Option<Arc<ToolDispatcher>>,
     /// The conversation phases, if any.
     pub phases: Option<Arc<PhaseMachine>>,
-    /// Watchers, computed values and temporal patterns.
-    pub reactive: Arc<Reactive>,
     /// The session state.
     pub state: State,
     /// Sends to the transport.
@@ -166,7 +167,6 @@ pub struct ControlLaneState {
     pub(crate) interceptors: Arc<Interceptors>,
     pub(crate) dispatcher: Option<Arc<ToolDispatcher>>,
     pub(crate) phases: Option<Arc<PhaseMachine>>,
-    pub(crate) reactive: Arc<Reactive>,
     pub(crate) state: State,
     pub(crate) writer: SessionWriter,
     pub(crate) telemetry: Arc<TelemetryShared>,
@@ -190,7 +190,6 @@ impl ControlLaneState {
             interceptors,
             dispatcher,
             phases,
-            reactive,
             state,
             writer,
             telemetry,
@@ -208,7 +207,6 @@ impl ControlLaneState {
             interceptors,
             dispatcher,
             phases,
-            reactive,
             state,
             writer,
             guard: CallbackGuard::new(callback_timeout, Arc::clone(&telemetry), timed_out),
@@ -223,19 +221,17 @@ impl ControlLaneState {
     }
 }
 
-/// The ControlLane actor.
-pub type ControlLane = InboxActor<ControlLaneState>;
-
 impl Consumer for ControlLaneState {
     type Item = ControlItem;
     type Label = FailedItem;
     type Msg = NoMsg;
     type Args = ControlLaneArgs;
 
+    const CHILD: Child = Child::ControlLane;
     const CHUNK: usize = LANE_CHUNK;
 
-    fn inbox(args: &ControlLaneArgs) -> Arc<Inbox<ControlItem, FailedItem>> {
-        Arc::clone(&args.peers.control.inbox)
+    fn mailbox(args: &ControlLaneArgs) -> &ConsumerMailbox<Self> {
+        &args.peers.lanes.control
     }
 
     async fn start(
@@ -271,9 +267,7 @@ impl Consumer for ControlLaneState {
             } => {
                 lane.event(&mut data, &event, ts_ms).await;
                 if frame_end {
-                    lane.reactive
-                        .after_batch(&mut data.reactive, &lane.scope(ts_ms))
-                        .await;
+                    lane.react_to_batch(&mut data, ts_ms).await;
                 }
             }
             ControlItem::ToolDone(done) => {

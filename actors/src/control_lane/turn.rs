@@ -9,6 +9,7 @@ use serde_json::json;
 use super::{ACTIVE_PHASE_KEY, ControlData, ControlLaneState, TURN_COUNT_KEY};
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractionPoint;
+use crate::reactor::CommitPoint;
 
 impl ControlLaneState {
     pub(crate) async fn enter_initial_phase(&self, data: &mut ControlData) {
@@ -32,7 +33,7 @@ impl ControlLaneState {
     }
 
     /// The turn pipeline (at event time `ts_ms`): see the module documentation for the
-    /// steps, and [`crate::reactive`] for why the reactive ones come in this order.
+    /// steps, and [`crate::reactor`] for where the reactor's come.
     pub(crate) async fn turn_complete(&self, data: &mut ControlData, ts_ms: u64) {
         if let Err(error) = self.state.clear_prefix("turn:").await {
             self.report_state_write("clearing the turn: keys".to_owned(), &error);
@@ -42,14 +43,13 @@ impl ControlLaneState {
         self.transcript_view
             .send_replace(Arc::from(data.transcript.turns()));
         self.extract(data, ExtractionPoint::TurnComplete).await;
-        self.reactive.recompute(&self.state).await;
+        self.recompute(data).await;
         let transitioned = self.evaluate_phases(data).await;
         if transitioned {
             self.extract(data, ExtractionPoint::PhaseChange).await;
         }
         let (context, transitioned) = self.conversation_step(data, transitioned).await;
-        self.reactive
-            .at_turn_complete(&mut data.reactive, &self.scope(ts_ms))
+        self.react_to_commit(data, CommitPoint::TurnComplete, ts_ms)
             .await;
         self.instruction_step(data, transitioned);
         self.deliver_context(data, context);

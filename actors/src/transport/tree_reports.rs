@@ -72,9 +72,7 @@ impl<'a> TreeReports<'a> {
         // Refused only once the router is gone; the reply's sender is then dropped.
         let _ = self.peers.router.push(RouterMsg::Barrier(reply));
         let marks = marks.await.map_err(|_| SessionOver)?;
-        self.peers.fast.wait_finished(marks.fast).await;
-        self.peers.control.wait_finished(marks.control).await;
-        self.peers.telemetry.wait_finished(marks.telemetry).await;
+        self.peers.lanes.wait_finished(marks).await;
         Ok(())
     }
 

@@ -13,6 +13,9 @@ mod speech;
 mod support;
 #[path = "../../../tests/support/system_packages.rs"]
 mod system_packages;
+#[allow(dead_code)]
+#[path = "../../../tools/tests/support/tool_calls.rs"]
+mod tool_calls;
 #[path = "../turns_support/mod.rs"]
 mod turns_support;
 

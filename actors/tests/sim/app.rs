@@ -21,11 +21,11 @@ use reel_actors::callbacks::{
 use reel_actors::conversation::{PhaseDefaults, RepairConfig};
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::state::State;
-use reel_actors::tools::{
+use reel_protocol::{FunctionCall, UsageMetadata, UserInput};
+use reel_tools::{
     InputEvent, InputStreamingTool, SimpleTool, ToolContext, ToolDispatcher, ToolError, ToolInput,
     ToolStream,
 };
-use reel_protocol::{FunctionCall, UsageMetadata, UserInput};
 use serde_json::{Value, json};
 
 use super::faulty_io::{SimDisk, SimJournal, SimWireLog};
@@ -234,7 +234,7 @@ impl App {
             None => builder,
         };
         let builder = match self.watchers() {
-            Some(reactive) => builder.reactive(reactive),
+            Some(reactive) => builder.reactor(Box::new(reactive)),
             None => builder,
         };
         let builder = match &self.conversation {
@@ -255,8 +255,8 @@ impl App {
     }
 
     /// A blocking watcher that hangs, for each `Fault::HangingWatcher` (none without).
-    fn watchers(&self) -> Option<reel_actors::reactive::ReactiveConfig> {
-        use reel_actors::reactive::{ReactiveConfig, Watcher};
+    fn watchers(&self) -> Option<reel_reactive::Reactive> {
+        use reel_reactive::{ReactiveConfig, Watcher};
         if self.faults.watch_hang.is_empty() {
             return None;
         }
@@ -268,7 +268,11 @@ impl App {
                     .then(|_old, _new, _state| std::future::pending::<()>()),
             );
         }
-        Some(reactive)
+        Some(
+            reactive
+                .build()
+                .expect("one watcher per key is a valid rule"),
+        )
     }
 
     fn fast(&self) -> FastCallbacks {

@@ -8,10 +8,10 @@ use crate::support;
 use std::time::Duration;
 
 use reel_actors::testing::{ScriptedServer, ServerConn};
-use reel_actors::tools::SimpleTool;
 use reel_fluent::{ContextDelivery, Live, LiveBuilder, RepairConfig, SteeringMode};
 use reel_recorder::journal::StateMutation;
 use reel_recorder::wire_log::WireEntry;
+use reel_tools::SimpleTool;
 use serde_json::{Value, json};
 use support::{recording, turn_complete, until_turn_complete};
 

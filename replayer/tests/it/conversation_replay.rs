@@ -15,13 +15,13 @@ use reel_actors::clock::TokioClock;
 use reel_actors::conversation::{ContextDelivery, PhaseDefaults, RepairConfig, SteeringMode};
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::{ScriptedServer, ServerConn};
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::writer::Origin;
 use reel_actors::{LiveEvent, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
 use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use replay_support::connect;
 use serde_json::{Value, json};
 
