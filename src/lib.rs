@@ -9,15 +9,24 @@
 
 pub use reel_actors as actors;
 pub use reel_extract as extract;
+/// Governed flows as data: the `Flow` value, its monitor, conformance scoring of
+/// recordings (the `reel-flow` crate).
+pub use reel_flow as flow;
 pub use reel_fluent as fluent;
 pub use reel_llm as llm;
 pub use reel_persistence as persistence;
 pub use reel_protocol as protocol;
+/// Watchers, computed values and temporal patterns (the `reel-reactive` crate; it was
+/// `reel::actors::reactive`).
+pub use reel_reactive as reactive;
 pub use reel_recorder as recorder;
 pub use reel_replayer as replayer;
 /// The tape server and recording proxy (`reel serve`): part of the command line.
 #[cfg(feature = "cli")]
 pub use reel_tape_server as tape_server;
+/// The tool kinds (`SimpleTool`, `TypedTool`, `CachedTool`, `ConfirmTool`, MCP tools with
+/// the `mcp` feature) and the tree's tool interface, re-exported (the `reel-tools` crate).
+pub use reel_tools as tools;
 
 mod failure;
 pub use failure::Failure;
@@ -33,9 +42,9 @@ pub mod studio;
 
 /// The names most programs need, in one import.
 pub mod prelude {
-    pub use reel_fluent::Live;
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
+    pub use reel_fluent::{ContextDelivery, Live, RepairConfig, SteeringMode};
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,
         Platform, ServerMessage, SessionCommand, SessionConfig, SessionEvent, SessionPhase,

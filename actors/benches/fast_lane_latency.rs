@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks, FastCallbacks};
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::transport::LinkFrame;
 use reel_protocol::Base64Data;
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::json;
 
 use support::{

@@ -16,8 +16,8 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::transport::LinkFrame;
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::json;
 
 use support::{Fed, MemoryConnector, Stamps, load_average, memory_builder, runtime, summarize};

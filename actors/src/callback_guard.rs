@@ -26,9 +26,25 @@ use crate::telemetry::TelemetryShared;
 pub(crate) struct TimedOut(Arc<Mutex<Vec<SessionEvent>>>);
 
 /// Awaits application code for at most the callback timeout, and keeps the reports of those
-/// that took longer until the control lane handles them.
+/// that took longer until the control lane handles them. The control lane hands its guard
+/// to the session's [`StateReactor`](crate::reactor::StateReactor) in each
+/// [`ReactorScope`](crate::reactor::ReactorScope), so what a reactor awaits of the
+/// application is cut off and reported like the lane's own callbacks.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// use std::time::Duration;
+/// use reel_actors::callback_guard::CallbackGuard;
+///
+/// let guard = CallbackGuard::detached(Duration::from_secs(2));
+/// assert_eq!(guard.within("watch action", "app:score", async { 7 }).await, Some(7));
+/// let hung = guard.within("watch action", "app:score", std::future::pending::<()>());
+/// assert_eq!(hung.await, None);
+/// # }
+/// ```
 #[derive(Debug)]
-pub(crate) struct CallbackGuard {
+pub struct CallbackGuard {
     timeout: Duration,
     telemetry: Arc<TelemetryShared>,
     timed_out: TimedOut,
@@ -49,11 +65,19 @@ impl CallbackGuard {
         }
     }
 
+    /// A guard of its own, outside a session: it cuts callbacks off after `timeout` and
+    /// keeps its counts and reports to itself (for running rules in tests).
+    pub fn detached(timeout: Duration) -> Self {
+        CallbackGuard::new(timeout, Arc::default(), TimedOut::default())
+    }
+
     /// Awaits `callback` (application code named `name`) for at most the timeout. Past it
     /// the callback is dropped, counted, logged with `what` (which watcher, which pattern),
-    /// its report kept for [`CallbackGuard::take_reports`] (except for `on_error` itself,
-    /// which is only logged: its report would call it again), and `None` is returned.
-    pub(crate) async fn within<T>(
+    /// its report kept until the control lane handles it — a
+    /// `SessionError::CallbackTimeout` for `name` at the event time of the item it held up
+    /// (except for `on_error` itself, which is only logged: its report would call it
+    /// again) — and `None` is returned.
+    pub async fn within<T>(
         &self,
         name: &'static str,
         what: &str,

@@ -1,25 +1,5 @@
 //! [`Child`]: the actors a session's supervisor starts, and how each one is restarted.
 
-/// One of the actors of a session's tree. The supervisor, the restart report
-/// ([`crate::LiveEvent::Restarted`]) and the failed-event report all name children with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Child {
-    /// Moves bytes in and out; the only place frames cross the wire.
-    Transport,
-    /// Decodes inbound frames into events and feeds the lanes.
-    Router,
-    /// Audio, text, transcripts, voice activity: synchronous callbacks.
-    FastLane,
-    /// Tool calls, turns, phases, awaited callbacks, the session's own state keys.
-    ControlLane,
-    /// Counters, latencies, token usage.
-    Telemetry,
-    /// The single writer of the session state.
-    StateStore,
-    /// Writes the wire log.
-    Recorder,
-}
-
 /// What the supervisor does when a child fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnFailure {
@@ -41,49 +21,60 @@ pub struct RestartSpec {
     pub drains: bool,
 }
 
-impl Child {
-    /// Every child, in the order the supervisor starts them: leaves first, so whoever sends
-    /// to an actor finds it in place.
-    pub const ALL: [Child; 7] = [
-        Child::StateStore,
-        Child::Telemetry,
-        Child::FastLane,
-        Child::ControlLane,
-        Child::Recorder,
-        Child::Router,
-        Child::Transport,
-    ];
-
-    /// Its name in reports and logs: `fast_lane`, `control_lane`, `state_store`, …
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Child::Transport => "transport",
-            Child::Router => "router",
-            Child::FastLane => "fast_lane",
-            Child::ControlLane => "control_lane",
-            Child::Telemetry => "telemetry",
-            Child::StateStore => "state_store",
-            Child::Recorder => "recorder",
+/// Declares the children once, one row each, in the order the supervisor starts them: the
+/// variant (with its doc), its name in reports and logs, what the supervisor does when it
+/// fails, and whether the session waits for it to drain. From the rows come [`Child`],
+/// [`Child::ALL`], [`Child::as_str`] and [`Child::spec`]: a new child is one row.
+macro_rules! children {
+    ($($(#[$doc:meta])* $child:ident = $name:literal, $on_failure:ident, drains: $drains:literal;)+) => {
+        /// One of the actors of a session's tree. The supervisor, the restart report
+        /// ([`crate::LiveEvent::Restarted`]) and the failed-event report all name children
+        /// with it. Ordered as they start.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Child {
+            $($(#[$doc])* $child,)+
         }
-    }
 
-    /// How the supervisor treats it.
-    pub fn spec(self) -> RestartSpec {
-        match self {
-            Child::Transport | Child::Router => RestartSpec {
-                on_failure: OnFailure::EndSession,
-                drains: false,
-            },
-            Child::FastLane | Child::ControlLane | Child::Telemetry => RestartSpec {
-                on_failure: OnFailure::Restart,
-                drains: true,
-            },
-            Child::StateStore | Child::Recorder => RestartSpec {
-                on_failure: OnFailure::Restart,
-                drains: false,
-            },
+        impl Child {
+            /// Every child, in the order the supervisor starts them: leaves first, so
+            /// whoever sends to an actor finds it in place.
+            pub const ALL: [Child; [$(Child::$child),+].len()] = [$(Child::$child),+];
+
+            /// Its name in reports and logs: `fast_lane`, `control_lane`, `state_store`, …
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Child::$child => $name,)+
+                }
+            }
+
+            /// How the supervisor treats it.
+            pub fn spec(self) -> RestartSpec {
+                match self {
+                    $(Child::$child => RestartSpec {
+                        on_failure: OnFailure::$on_failure,
+                        drains: $drains,
+                    },)+
+                }
+            }
         }
-    }
+    };
+}
+
+children! {
+    /// The single writer of the session state.
+    StateStore = "state_store", Restart, drains: false;
+    /// Counters, latencies, token usage.
+    Telemetry = "telemetry", Restart, drains: true;
+    /// Audio, text, transcripts, voice activity: synchronous callbacks.
+    FastLane = "fast_lane", Restart, drains: true;
+    /// Tool calls, turns, phases, awaited callbacks, the session's own state keys.
+    ControlLane = "control_lane", Restart, drains: true;
+    /// Writes the wire log.
+    Recorder = "recorder", Restart, drains: false;
+    /// Decodes inbound frames into events and feeds the lanes.
+    Router = "router", EndSession, drains: false;
+    /// Moves bytes in and out; the only place frames cross the wire.
+    Transport = "transport", EndSession, drains: false;
 }
 
 impl std::fmt::Display for Child {

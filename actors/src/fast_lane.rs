@@ -17,9 +17,11 @@ use crate::audio::SharedJitterBuffer;
 use crate::callbacks::FastCallbacks;
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
-use crate::inbox::{Failed, Inbox};
+use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
-use crate::mailbox::{Consumer, EventItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
+use crate::mailbox::{
+    Consumer, ConsumerMailbox, EventItem, FailedItem, InboxMsg, LANE_CHUNK, NoMsg,
+};
 use crate::peers::Peers;
 use crate::playback::PlaybackQueue;
 
@@ -41,19 +43,17 @@ pub struct FastLane {
     args: FastLaneArgs,
 }
 
-/// The FastLane actor.
-pub type FastLaneActor = InboxActor<FastLane>;
-
 impl Consumer for FastLane {
     type Item = EventItem;
     type Label = FailedItem;
     type Msg = NoMsg;
     type Args = FastLaneArgs;
 
+    const CHILD: Child = Child::FastLane;
     const CHUNK: usize = LANE_CHUNK;
 
-    fn inbox(args: &FastLaneArgs) -> Arc<Inbox<EventItem, FailedItem>> {
-        Arc::clone(&args.peers.fast.inbox)
+    fn mailbox(args: &FastLaneArgs) -> &ConsumerMailbox<Self> {
+        &args.peers.lanes.fast
     }
 
     async fn start(

@@ -8,8 +8,9 @@
 //! ├── Router                   decodes inbound frames into events, routes them to the lanes
 //! ├── FastLane                 audio, text deltas, transcripts, VAD: sync callbacks
 //! ├── ControlLane              tool calls, turn complete, phases, async callbacks,
-//! │                            watchers, computed values, temporal patterns,
-//! │                            transcript, extractors, snapshots
+//! │                            the state reactor (watchers, computed values,
+//! │                            temporal patterns: reel-reactive), transcript,
+//! │                            extractors, snapshots
 //! ├── Telemetry                counters, latencies, token usage
 //! ├── StateStore               persistent map, prefix scopes, mutation journal + sink
 //! └── Recorder                 wire log writer: buffered; flushed when its queue
@@ -21,11 +22,12 @@
 // Library code never unwraps: a bad frame or a failed tool is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-mod callback_guard;
+pub mod callback_guard;
 pub mod callbacks;
 pub mod child;
 mod child_spec;
 pub(crate) mod control_lane;
+pub mod conversation;
 pub mod disk;
 pub mod events;
 pub mod extract;
@@ -41,7 +43,7 @@ pub mod peers;
 pub mod persistence;
 pub mod phases;
 pub mod playback;
-pub mod reactive;
+pub mod reactor;
 pub mod recorder;
 pub mod router;
 pub mod session;
@@ -66,6 +68,5 @@ pub use reel_recorder::clock;
 pub use child::Child;
 pub use events::{EventEnvelope, EventStream, Lane, LiveEvent};
 pub use handle::{BufferStats, LiveHandle};
-pub use reactive::{ReactiveConfig, ReactiveError, Watcher};
 pub use session::{LiveSessionBuilder, SessionOptions, SessionStartError};
 pub use supervisor::{RestartPolicy, SessionEnd};

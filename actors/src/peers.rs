@@ -1,26 +1,26 @@
-//! [`Peers`]: where the actors of one session find each other — a table of typed mailboxes
-//! keyed by [`Child`].
+//! [`Peers`]: where the actors of one session find each other — a table of typed mailboxes,
+//! one field per child.
 //!
 //! A restartable actor is reached through its [`Mailbox`]: its inbox (see
 //! [`crate::inbox`]), which outlives each instance, and the [`Slot`] of its current
 //! instance, which the supervisor points at each new one. Nothing keeps another actor's
-//! `ActorRef` across a restart. [`Peers::door`] gives the supervisor any child's mailbox
-//! without its types.
+//! `ActorRef` across a restart. The supervisor reaches each child's mailbox without its types
+//! through its table of starts (each start carries its child's `Door`).
 
 use std::sync::Arc;
 
 use reel_recorder::wire_log::WireEntry;
 
-use crate::child::Child;
 use crate::clock::{Clock, EventClock, SharedClock};
 use crate::events::EventHub;
 use crate::mailbox::{
-    ControlItem, Door, EventItem, FailedItem, InboxMsg, LANE_BOUND, Mailbox, NoMsg, ROUTER_BOUND,
+    ControlItem, EventItem, InboxMsg, LaneMailbox, LaneMailboxes, Mailbox, ROUTER_BOUND,
     ROUTER_MAX_BYTES, RecorderTick, RouterMsg, RouterTimer, SupervisorMsg, TransportMsg,
     router_item_bytes,
 };
 use crate::slot::Slot;
-use crate::state::{StateStoreMsg, StoreWrite, store_inbox};
+pub use crate::state::StoreMailbox;
+use crate::state::store_mailbox;
 use crate::tools::ToolInputs;
 
 /// The router's mailbox: what it routes, in order (frames, transport steps, reports,
@@ -28,13 +28,10 @@ use crate::tools::ToolInputs;
 pub type RouterMailbox = Mailbox<RouterMsg, (), InboxMsg<RouterTimer>>;
 
 /// The fast lane's or telemetry's mailbox: events, then the end.
-pub type EventMailbox = Mailbox<EventItem, FailedItem, InboxMsg<NoMsg>>;
+pub type EventMailbox = LaneMailbox<EventItem>;
 
 /// The control lane's mailbox: events, finished tool calls, input for tools, the end.
-pub type ControlMailbox = Mailbox<ControlItem, FailedItem, InboxMsg<NoMsg>>;
-
-/// The state store's mailbox: the writes waiting for it.
-pub type StoreMailbox = Mailbox<StoreWrite, (), StateStoreMsg>;
+pub type ControlMailbox = LaneMailbox<ControlItem>;
 
 /// The recorder's mailbox: the wire entries waiting to be written, each labelled with a
 /// copy of itself (its payload shared, not copied) for a successor to write again.
@@ -47,12 +44,9 @@ pub struct Peers {
     pub transport: Arc<Slot<TransportMsg>>,
     /// The router.
     pub router: RouterMailbox,
-    /// The fast lane.
-    pub fast: EventMailbox,
-    /// The control lane (finished tool calls are pushed here too).
-    pub control: ControlMailbox,
-    /// Telemetry.
-    pub telemetry: EventMailbox,
+    /// The lanes the router feeds: the fast lane, the control lane (finished tool calls are
+    /// pushed there too), telemetry.
+    pub lanes: LaneMailboxes,
     /// The state store.
     pub store: StoreMailbox,
     /// The recorder, when the session records its wire.
@@ -63,6 +57,9 @@ pub struct Peers {
     pub hub: Arc<EventHub>,
     /// The user's input for running tools: whether it is forwarded, their queues.
     pub tool_input: Arc<ToolInputs>,
+    /// Context queued for the application's next send (deferred delivery); outlives the
+    /// control lane's restarts.
+    pub pending_context: Arc<crate::conversation::PendingContext>,
     clock: Arc<EventClock>,
 }
 
@@ -71,9 +68,9 @@ impl std::fmt::Debug for Peers {
         f.debug_struct("Peers")
             .field("transport", &self.transport)
             .field("router", &self.router.actor)
-            .field("fast", &self.fast.actor)
-            .field("control", &self.control.actor)
-            .field("telemetry", &self.telemetry.actor)
+            .field("fast", &self.lanes.fast.actor)
+            .field("control", &self.lanes.control.actor)
+            .field("telemetry", &self.lanes.telemetry.actor)
             .field("store", &self.store.actor)
             .field("now_ms", &self.clock.now_ms())
             .finish_non_exhaustive()
@@ -88,35 +85,18 @@ impl Peers {
         hub: Arc<EventHub>,
         recorder: Option<RecorderMailbox>,
     ) -> Self {
-        let store_actor: Arc<Slot<StateStoreMsg>> = Arc::default();
         Peers {
-            store: Mailbox::from_parts(Arc::new(store_inbox(&store_actor)), store_actor),
+            store: store_mailbox(),
             transport: Arc::default(),
             router: router_mailbox(),
-            fast: lane("fast_lane"),
-            control: Mailbox::new("control_lane", LANE_BOUND, FailedItem::of_control, wake),
-            telemetry: lane("telemetry"),
+            lanes: LaneMailboxes::new(),
             recorder,
             supervisor: Arc::default(),
             hub,
             tool_input: Arc::default(),
+            pending_context: Arc::default(),
             clock,
         }
-    }
-
-    /// Child `child`'s mailbox, whatever its types (`None` for the recorder of a session
-    /// that does not record). The one table of the children's mailboxes: a new child is one
-    /// arm here.
-    pub fn door(&self, child: Child) -> Option<&dyn Door> {
-        Some(match child {
-            Child::Transport => &*self.transport,
-            Child::Router => &self.router,
-            Child::FastLane => &self.fast,
-            Child::ControlLane => &self.control,
-            Child::Telemetry => &self.telemetry,
-            Child::StateStore => &self.store,
-            Child::Recorder => return self.recorder.as_ref().map(|r| r as &dyn Door),
-        })
     }
 
     /// The session's event clock (see [`EventClock`]).
@@ -144,8 +124,4 @@ fn router_mailbox() -> RouterMailbox {
     )
     .weighed(ROUTER_MAX_BYTES, router_item_bytes);
     Mailbox::from_parts(Arc::new(inbox), actor)
-}
-
-fn lane(name: &'static str) -> EventMailbox {
-    Mailbox::new(name, LANE_BOUND, FailedItem::of_event, wake)
 }

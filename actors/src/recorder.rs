@@ -26,10 +26,11 @@ use std::time::Duration;
 use ractor::{ActorProcessingErr, ActorRef};
 use reel_recorder::wire_log::{Direction, WireEntry, WireRecorder};
 
+use crate::child::Child;
 use crate::disk::{Disk, DiskWork};
 use crate::events::lock;
 use crate::inbox::{Bound, Failed, Inbox};
-use crate::mailbox::{Consumer, InboxActor, InboxMsg, Mailbox, RecorderTick};
+use crate::mailbox::{Consumer, ConsumerMailbox, InboxActor, InboxMsg, Mailbox, RecorderTick};
 use crate::telemetry::TelemetryShared;
 
 /// How often the recorder is flushed while frames are being recorded, however long the
@@ -258,10 +259,11 @@ impl Consumer for Recorder {
     type Msg = RecorderTick;
     type Args = RecorderArgs;
 
+    const CHILD: Child = Child::Recorder;
     const CHUNK: usize = RECORD_CHUNK;
 
-    fn inbox(args: &RecorderArgs) -> Arc<Inbox<WireEntry, WireEntry>> {
-        Arc::clone(&args.queue.entries.inbox)
+    fn mailbox(args: &RecorderArgs) -> &ConsumerMailbox<Self> {
+        &args.queue.entries
     }
 
     async fn start(

@@ -20,11 +20,12 @@ use reel_protocol::{
 };
 use tokio::sync::watch;
 
+use crate::child::Child;
 use crate::go_away::{GoAwayStep, GoAwayTimer};
 use crate::inbox::{Failed, Inbox};
 use crate::mailbox::{
-    Consumer, ControlItem, EventItem, InboxActor, InboxMsg, Lanes, Lifecycle, RouterMsg,
-    RouterTimer, TransportMsg,
+    Consumer, ConsumerMailbox, ControlItem, InboxActor, InboxMsg, LaneItems, Lanes, Lifecycle,
+    RouterMsg, RouterTimer, TransportMsg,
 };
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
@@ -35,25 +36,6 @@ const ROUTER_CHUNK: usize = 64;
 
 /// How many items the router gathers for one lane before it pushes them, within a wake.
 const LANE_BATCH: usize = 64;
-
-/// What is routed to each lane and not pushed yet: the router pushes each lane its share
-/// once per wake, under one lock (see [`Router::flush`]).
-#[derive(Default)]
-struct Pending {
-    fast: Vec<EventItem>,
-    control: Vec<ControlItem>,
-    telemetry: Vec<EventItem>,
-}
-
-impl Pending {
-    fn lens(&self) -> Lanes<usize> {
-        Lanes {
-            fast: self.fast.len(),
-            control: self.control.len(),
-            telemetry: self.telemetry.len(),
-        }
-    }
-}
 
 /// What the router is given at start.
 pub struct RouterArgs {
@@ -87,8 +69,9 @@ pub struct Router {
     events: Vec<SessionEvent>,
     /// The items taken from the inbox in one go, reused for every wake.
     batch: Vec<RouterMsg>,
-    /// What is routed to each lane and not pushed yet.
-    pending: Pending,
+    /// What is routed to each lane and not pushed yet: the router pushes each lane its
+    /// share once per wake, under one lock (see [`Router::flush`]).
+    pending: LaneItems,
     /// Whether the lanes were told the events are over.
     ended: bool,
     /// Whether the control lane was told a video frame went out (once per session).
@@ -108,10 +91,11 @@ impl Consumer for Router {
     type Msg = RouterTimer;
     type Args = RouterArgs;
 
+    const CHILD: Child = Child::Router;
     const CHUNK: usize = ROUTER_CHUNK;
 
-    fn inbox(args: &RouterArgs) -> Arc<Inbox<RouterMsg>> {
-        Arc::clone(&args.peers.router.inbox)
+    fn mailbox(args: &RouterArgs) -> &ConsumerMailbox<Self> {
+        &args.peers.router
     }
 
     async fn start(
@@ -132,7 +116,7 @@ impl Consumer for Router {
             event_time: 0,
             events: Vec::new(),
             batch: Vec::new(),
-            pending: Pending::default(),
+            pending: LaneItems::default(),
             ended: false,
             video_sent: false,
             go_away: GoAwayTimer::default(),
@@ -199,10 +183,7 @@ impl Router {
                     .await;
                 if last && !std::mem::replace(&mut state.ended, true) {
                     state.flush().await;
-                    let peers = &state.peers;
-                    let _ = peers.fast.push(EventItem::End);
-                    let _ = peers.control.push(ControlItem::End);
-                    let _ = peers.telemetry.push(EventItem::End);
+                    state.peers.lanes.push_end();
                 }
             }
             RouterMsg::Report(event) => {
@@ -215,12 +196,7 @@ impl Router {
             }
             RouterMsg::Barrier(reply) => {
                 state.flush().await;
-                let peers = &state.peers;
-                let _ = reply.send(Lanes {
-                    fast: peers.fast.last_pushed(),
-                    control: peers.control.last_pushed(),
-                    telemetry: peers.telemetry.last_pushed(),
-                });
+                let _ = reply.send(state.peers.lanes.last_pushed());
             }
         }
     }
@@ -240,25 +216,45 @@ impl Router {
 /// ```
 pub fn destinations(event: &SessionEvent) -> Lanes<bool> {
     use SessionEvent as E;
-    let (fast, control, telemetry) = match event {
-        E::TextDelta(_) | E::Thought(_) | E::AudioData(_) | E::Media { .. } => (true, false, false),
-        E::InterimInputTranscription(_) => (true, false, false),
-        E::InputTranscription { is_final, .. } | E::OutputTranscription { is_final, .. } => {
-            (true, *is_final, false)
-        }
-        E::TextComplete(_) | E::VoiceActivityStart | E::VoiceActivityEnd => (true, true, false),
-        E::PhaseChanged { .. } => (true, true, false),
-        E::Interrupted => (true, true, true),
-        E::Usage(_) => (false, true, true),
-        E::TurnComplete { .. } | E::ToolCall(_) | E::Connected { .. } | E::Disconnected { .. } => {
-            (false, true, true)
-        }
-        _ => (false, true, false),
-    };
     Lanes {
-        fast,
-        control,
-        telemetry,
+        // What plays or shows as it streams, and what changes how it plays.
+        fast: matches!(
+            event,
+            E::TextDelta(_)
+                | E::Thought(_)
+                | E::AudioData(_)
+                | E::Media { .. }
+                | E::InterimInputTranscription(_)
+                | E::InputTranscription { .. }
+                | E::OutputTranscription { .. }
+                | E::TextComplete(_)
+                | E::VoiceActivityStart
+                | E::VoiceActivityEnd
+                | E::PhaseChanged { .. }
+                | E::Interrupted
+        ),
+        // Everything but the stream's pieces (transcripts only once final).
+        control: match event {
+            E::TextDelta(_)
+            | E::Thought(_)
+            | E::AudioData(_)
+            | E::Media { .. }
+            | E::InterimInputTranscription(_) => false,
+            E::InputTranscription { is_final, .. } | E::OutputTranscription { is_final, .. } => {
+                *is_final
+            }
+            _ => true,
+        },
+        // What is counted.
+        telemetry: matches!(
+            event,
+            E::Interrupted
+                | E::Usage(_)
+                | E::TurnComplete { .. }
+                | E::ToolCall(_)
+                | E::Connected { .. }
+                | E::Disconnected { .. }
+        ),
     }
 }
 
@@ -407,37 +403,11 @@ impl Router {
                 self.phase.send_replace(to);
                 SessionEvent::PhaseChanged { from, to }
             })) {
-                let to = destinations(&event);
-                let pending = &mut self.pending;
-                if to.telemetry {
-                    pending.telemetry.push(EventItem::Event {
-                        ts_ms,
-                        event: event.clone(),
-                    });
-                }
-                let control = |event| ControlItem::Event {
-                    ts_ms,
-                    event,
-                    frame_end: false,
-                };
-                match (to.fast, to.control) {
-                    (true, true) => {
-                        pending.control.push(control(event.clone()));
-                        pending.fast.push(EventItem::Event { ts_ms, event });
-                    }
-                    (true, false) => pending.fast.push(EventItem::Event { ts_ms, event }),
-                    (false, _) => pending.control.push(control(event)),
-                }
+                self.pending.add(destinations(&event), ts_ms, event);
             }
         }
-        // Only the control lane runs a per-frame step.
-        if self.pending.control.len() > starts.control
-            && let Some(ControlItem::Event { frame_end, .. }) = self.pending.control.last_mut()
-        {
-            *frame_end = true;
-        }
-        let lens = self.pending.lens();
-        if lens.fast.max(lens.control).max(lens.telemetry) >= LANE_BATCH {
+        self.pending.end_frame(starts);
+        if self.pending.lens().iter().any(|len| *len >= LANE_BATCH) {
             self.flush().await;
         }
     }
@@ -454,14 +424,7 @@ impl Router {
     /// lock and with at most one wake-up; waits first until the lane has room for all of it
     /// (backpressure: a slow lane slows the router).
     async fn flush(&mut self) {
-        let Pending {
-            fast,
-            control,
-            telemetry,
-        } = &mut self.pending;
-        push_pending(&self.peers.fast, fast).await;
-        push_pending(&self.peers.control, control).await;
-        push_pending(&self.peers.telemetry, telemetry).await;
+        self.peers.lanes.push(&mut self.pending).await;
     }
 
     fn measure_first_response(&mut self, event: &SessionEvent, ts_ms: u64) {
@@ -495,13 +458,122 @@ fn ends_user_turn(command: &SessionCommand) -> bool {
     )
 }
 
-/// Pushes `pending` into `inbox` once it has room for all of it (in the order the lanes
-/// have always been pushed: fast, control, telemetry).
-async fn push_pending<T, L>(inbox: &Inbox<T, L>, pending: &mut Vec<T>) {
-    if pending.is_empty() {
-        return;
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use reel_protocol::{FunctionCall, SessionEvent as E};
+
+    use super::*;
+
+    /// Each event's lanes, by the router's rule: fast, control, telemetry.
+    #[test]
+    fn every_kind_of_event_goes_to_its_lanes() {
+        let events = [
+            E::TextDelta("a".into()),
+            E::Thought("a".into()),
+            E::AudioData(Bytes::from_static(b"pcm")),
+            E::Media {
+                mime_type: "image/png".into(),
+                data: Bytes::new(),
+            },
+            E::InterimInputTranscription("a".into()),
+            E::InputTranscription {
+                text: "a".into(),
+                is_final: false,
+            },
+            E::InputTranscription {
+                text: "a".into(),
+                is_final: true,
+            },
+            E::OutputTranscription {
+                text: "a".into(),
+                is_final: false,
+            },
+            E::OutputTranscription {
+                text: "a".into(),
+                is_final: true,
+            },
+            E::TextComplete("a".into()),
+            E::VoiceActivityStart,
+            E::VoiceActivityEnd,
+            E::PhaseChanged {
+                from: SessionPhase::Active,
+                to: SessionPhase::ModelSpeaking,
+            },
+            E::Interrupted,
+            E::Usage(Box::default()),
+            E::TurnComplete {
+                reason: None,
+                waiting_for_input: false,
+            },
+            E::ToolCall(vec![FunctionCall::default()]),
+            E::Connected { session_id: None },
+            E::Disconnected {
+                code: None,
+                reason: None,
+            },
+            E::UserText("a".into()),
+            E::GenerationComplete,
+            E::ToolCallCancelled(Vec::new()),
+            E::GoAway { time_left: None },
+        ];
+        let rows: Vec<(String, [bool; 3])> = events
+            .iter()
+            .map(|event| {
+                let to = destinations(event);
+                let final_ = match event {
+                    E::InputTranscription { is_final, .. }
+                    | E::OutputTranscription { is_final, .. } => {
+                        if *is_final {
+                            " final"
+                        } else {
+                            " partial"
+                        }
+                    }
+                    _ => "",
+                };
+                (
+                    format!("{}{final_}", event.kind()),
+                    [to.fast, to.control, to.telemetry],
+                )
+            })
+            .collect();
+        let row = |kind: &str, lanes: [bool; 3]| (kind.to_owned(), lanes);
+        // No event goes to telemetry alone, nor to the fast lane and telemetry only.
+        let (f, c, fc, ct, fct) = (
+            [true, false, false],
+            [false, true, false],
+            [true, true, false],
+            [false, true, true],
+            [true, true, true],
+        );
+        assert_eq!(
+            rows,
+            vec![
+                row("text", f),
+                row("thought", f),
+                row("audio", f),
+                row("media", f),
+                row("interim_input_transcription", f),
+                row("input_transcription partial", f),
+                row("input_transcription final", fc),
+                row("output_transcription partial", f),
+                row("output_transcription final", fc),
+                row("text_complete", fc),
+                row("vad_start", fc),
+                row("vad_end", fc),
+                row("phase_changed", fc),
+                row("interrupted", fct),
+                row("usage", ct),
+                row("turn_complete", ct),
+                row("tool_call", ct),
+                row("connected", ct),
+                row("disconnected", ct),
+                row("user_text", c),
+                row("generation_complete", c),
+                row("tool_call_cancelled", c),
+                row("go_away", c),
+            ]
+        );
     }
-    inbox.room_for(pending.len()).await;
-    // Refused only once the lane stopped for good (the session is over).
-    let _ = inbox.push_all(pending.drain(..));
 }

@@ -22,7 +22,7 @@ use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
 use crate::child::{Child, OnFailure};
-use crate::child_spec::ChildStart;
+use crate::child_spec::Children;
 use crate::events::{Lane, LiveEvent};
 use crate::mailbox::{SupervisorMsg, TransportMsg};
 use crate::peers::Peers;
@@ -69,9 +69,9 @@ pub struct SessionEnd {
 pub struct SupervisorArgs {
     /// The session's mailboxes, whose slots the supervisor fills as it spawns.
     pub peers: Arc<Peers>,
-    /// How each child is started (and started again), by child; started in the order of
-    /// [`Child::ALL`]. A session that does not record has no recorder.
-    pub(crate) children: BTreeMap<Child, ChildStart>,
+    /// How each child is started (and started again), and its mailbox, by child; started in
+    /// the order of [`Child::ALL`]. A session that does not record has no recorder.
+    pub(crate) children: Children,
     /// Counters (restarts are counted here).
     pub telemetry_shared: Arc<crate::telemetry::TelemetryShared>,
     /// The session state (its journal is flushed at the end).
@@ -123,7 +123,7 @@ impl Actor for SessionSupervisor {
             over: false,
         };
         for child in Child::ALL {
-            if state.args.children.contains_key(&child) {
+            if state.args.children.contains(child) {
                 state.spawn(&myself, child).await?;
             }
         }
@@ -153,12 +153,12 @@ impl Actor for SessionSupervisor {
                 }
             }
             SupervisorMsg::DrainTimedOut => {
-                let peers = &state.args.peers;
+                let children = &state.args.children;
                 let busy: Vec<String> = Child::ALL
                     .into_iter()
                     .filter(|c| c.spec().drains && !state.drained.contains(c))
                     .map(|c| {
-                        let waiting = peers.door(c).map_or(0, |door| door.waiting());
+                        let waiting = children.door(c).map_or(0, |door| door.waiting());
                         format!("{c} ({waiting} items unhandled)")
                     })
                     .collect();
@@ -239,16 +239,16 @@ impl SupervisorState {
         let start = self
             .args
             .children
-            .get_mut(&child)
+            .get_mut(child)
             .ok_or_else(|| format!("the session has no {child} to start"))?;
-        let cell: ActorCell = start(myself.get_cell()).await?;
+        let cell: ActorCell = start.start(myself.get_cell()).await?;
         self.children.insert(cell.get_id(), child);
         Ok(())
     }
 
     /// Empties the slot of a child that failed, so nothing is sent to the dead instance.
     fn clear_slot(&self, child: Child) {
-        if let Some(door) = self.args.peers.door(child) {
+        if let Some(door) = self.args.children.door(child) {
             door.clear();
         }
     }

@@ -18,9 +18,11 @@ use reel_protocol::{SessionEvent, UsageMetadata};
 use crate::callbacks::TelemetryCallbacks;
 use crate::child::Child;
 use crate::events::lock;
-use crate::inbox::{Failed, Inbox};
+use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
-use crate::mailbox::{Consumer, EventItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
+use crate::mailbox::{
+    Consumer, ConsumerMailbox, EventItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg,
+};
 use crate::peers::Peers;
 
 /// How many latency samples are kept per measure (the most recent ones).
@@ -301,10 +303,11 @@ impl Consumer for Telemetry {
     type Msg = NoMsg;
     type Args = TelemetryArgs;
 
+    const CHILD: Child = Child::Telemetry;
     const CHUNK: usize = LANE_CHUNK;
 
-    fn inbox(args: &TelemetryArgs) -> Arc<Inbox<EventItem, FailedItem>> {
-        Arc::clone(&args.peers.telemetry.inbox)
+    fn mailbox(args: &TelemetryArgs) -> &ConsumerMailbox<Self> {
+        &args.peers.lanes.telemetry
     }
 
     async fn start(

@@ -15,10 +15,10 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::sync::{Arc, Mutex};
 
-use reel::actors::tools::{SimpleTool, ToolContext, ToolError, TypedTool};
 use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::fluent::{Live, LiveBuilder};
 use reel::protocol::SessionEvent;
+use reel::tools::{SimpleTool, ToolContext, ToolError, TypedTool};
 use serde_json::{Value, json};
 use turns::wait_for_turn;
 

@@ -15,12 +15,12 @@ mod turns;
 
 use std::error::Error;
 
-use reel::actors::tools::{ToolContext, ToolError, TypedTool};
 use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::demo::weather::{Conditions, lookup};
 use reel::fluent::{Live, LiveBuilder};
 use reel::protocol::SessionEvent;
 use reel::tape_server::RunningServer;
+use reel::tools::{ToolContext, ToolError, TypedTool};
 use serde_json::Value;
 pub use tape_server::endpoint_of;
 use tape_server::serve_tape;

@@ -76,7 +76,7 @@ impl Live {
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// use reel_actors::tools::TypedTool;
+/// use reel_tools::TypedTool;
 /// use reel_fluent::Live;
 /// use serde_json::json;
 ///

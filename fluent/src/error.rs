@@ -9,11 +9,11 @@ use reel_actors::SessionStartError;
 use reel_actors::audio::{JitterConfigError, VadConfigError};
 use reel_actors::llm::CassetteError;
 use reel_actors::phases::PhaseError;
-use reel_actors::reactive::ReactiveError;
-use reel_actors::tools::DispatchError;
 use reel_persistence::{PersistenceError, SessionIdProblem};
 use reel_protocol::EndpointError;
+use reel_reactive::ReactiveError;
 use reel_recorder::RecordError;
+use reel_tools::DispatchError;
 
 /// The chain does not describe a valid session. Found by
 /// [`LiveBuilder::validate`](crate::LiveBuilder::validate), and by every way to start,
@@ -212,7 +212,6 @@ impl From<SessionStartError> for BuildError {
     fn from(error: SessionStartError) -> Self {
         match error {
             SessionStartError::Phases(phases) => BuildError::Phases(phases),
-            SessionStartError::Reactive(reactive) => BuildError::Reactive(reactive),
             other => BuildError::Session(other),
         }
     }
@@ -270,7 +269,7 @@ pub enum ConnectError {
     /// reached or listed; the error names it. Nothing was sent to the model.
     #[cfg(feature = "mcp")]
     #[error(transparent)]
-    Mcp(#[from] reel_actors::tools::mcp::McpError),
+    Mcp(#[from] reel_tools::mcp::McpError),
     /// The studio the chain streams to ([`studio`](crate::LiveBuilder::studio)) could not
     /// be reached, or the recording's name cannot be used there.
     #[error("cannot stream to the studio at {addr}: {reason}")]

@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use reel_actors::callbacks::{AsyncCallback, CallbackMode};
 use reel_actors::llm::BaseLlm;
-use reel_actors::tools::parameters_for;
 use reel_extract::{ExtractionTrigger, LlmExtractor, RecordExtractor, TurnExtractor};
+use reel_tools::parameters_for;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -170,11 +170,22 @@ impl LiveBuilder {
     /// [`llm_cassette`](LiveBuilder::llm_cassette) and answered from the recording by
     /// [`replay`](LiveBuilder::replay).
     ///
-    /// ```no_run
-    /// # fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// A watcher on an extracted field fires on the first extraction too: before it the
+    /// field is absent, and an absent key's first value crosses into the side of the
+    /// threshold it lands on (see [`LiveWatch::crossed_above`](crate::LiveWatch::crossed_above)).
+    /// Here the model is a `GeminiLlm` on a loopback stand-in of the REST API and the Live
+    /// API a scripted server, so the example runs offline:
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use std::sync::Arc;
-    /// use reel_actors::llm::GeminiLlm;
+    /// use reel_actors::{Lane, LiveEvent};
+    /// use reel_actors::testing::ScriptedServer;
+    /// use reel_actors::testing::gemini_standin::{Answer, GeminiStandin};
     /// use reel_fluent::Live;
+    /// use reel_protocol::SessionEvent;
+    /// use serde_json::json;
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct CallerMood {
@@ -184,13 +195,49 @@ impl LiveBuilder {
     ///     urgency: u8,
     /// }
     ///
-    /// let llm = Arc::new(GeminiLlm::from_env("gemini-2.5-flash")?);
+    /// // The extractor's model answers the first turn with urgency 5.
+    /// let standin = GeminiStandin::bind().await;
+    /// standin.push(Answer::json(&json!({"candidates": [{"content": {"role": "model",
+    ///     "parts": [{"text": r#"{"mood": "angry", "urgency": 5}"#}]}, "finishReason": "STOP"}]})));
+    /// // In production: `GeminiLlm::from_env("gemini-2.5-flash")?`.
+    /// let llm = Arc::new(standin.llm_builder("gemini-2.5-flash").build()?);
     /// let builder = Live::builder()
+    ///     .text_only()
     ///     .extract_turns::<CallerMood>(llm, "Extract the caller's mood and urgency.")
     ///     .watch("derived:urgency")
     ///     .crossed_above(4.0)
-    ///     .then(|_, _, _| async { println!("escalate") });
+    ///     .blocking()
+    ///     .then(|_old, _new, state| async move {
+    ///         let _ = state.set("app:escalated", true).await;
+    ///     });
     /// assert!(builder.validate().is_ok());
+    ///
+    /// // One turn of a call, from a scripted Live server.
+    /// let mut server = ScriptedServer::bind().await;
+    /// let mut events = builder.subscribe();
+    /// let endpoint = server.endpoint();
+    /// let (handle, mut conn) = tokio::join!(builder.connect(endpoint), async {
+    ///     let mut conn = server.accept().await;
+    ///     conn.recv().await;
+    ///     conn.send_json(&json!({"setupComplete": {}})).await;
+    ///     conn.send_json(&json!({"serverContent": {"inputTranscription":
+    ///         {"text": "My line is down and I have a call in ten minutes!", "finished": true}}})).await;
+    ///     conn.send_json(&json!({"serverContent": {"turnComplete": true}})).await;
+    ///     conn
+    /// });
+    /// let handle = handle?;
+    /// while let Some(envelope) = events.recv().await {
+    ///     // Published once the turn's pipeline (extraction, watchers) is done.
+    ///     if envelope.lane == Lane::Control
+    ///         && matches!(envelope.event, LiveEvent::Session(SessionEvent::TurnComplete { .. }))
+    ///     {
+    ///         break;
+    ///     }
+    /// }
+    /// // absent → 5 crossed 4: the watcher fired on the first extraction.
+    /// assert_eq!(handle.state().get::<u8>("derived:urgency"), Some(5));
+    /// assert_eq!(handle.state().get::<bool>("app:escalated"), Some(true));
+    /// let _ = tokio::join!(handle.disconnect(), conn.expect_closed());
     /// # Ok(())
     /// # }
     /// ```

@@ -6,7 +6,7 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use reel_actors::tools::TypedTool;
+//! use reel_tools::TypedTool;
 //! use reel_fluent::{Live, LiveBuilder};
 //! use serde_json::json;
 //!
@@ -117,6 +117,10 @@ pub use resume_file::{RecordedResume, seed_resumed_from};
 pub use studio_link::{STUDIO_TOKEN_ENV, StudioLink};
 pub use watch::LiveWatch;
 
-/// MCP servers for [`LiveBuilder::mcp`] (the `mcp` feature): `reel_actors::tools::mcp`.
+/// Conversation control for [`LiveBuilder::steering_mode`], [`LiveBuilder::context_delivery`],
+/// [`LiveBuilder::phase_defaults`] and [`LiveBuilder::repair`].
+pub use reel_actors::conversation::{ContextDelivery, PhaseDefaults, RepairConfig, SteeringMode};
+
+/// MCP servers for [`LiveBuilder::mcp`] (the `mcp` feature): `reel_tools::mcp`.
 #[cfg(feature = "mcp")]
-pub use reel_actors::tools::mcp::{McpError, McpServer, McpTool, McpToolset};
+pub use reel_tools::mcp::{McpError, McpServer, McpTool, McpToolset};

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use reel_actors::tools::ToolFunction;
+use reel_tools::ToolFunction;
 
 /// Tools found when the session starts (an MCP server's, or their recorded stand-ins in a
 /// replay), registered after the chain's own tools and before its settings.
@@ -21,7 +21,7 @@ pub(crate) struct Discovered {
 
 #[cfg(feature = "mcp")]
 mod servers {
-    use reel_actors::tools::mcp::{McpError, McpServer};
+    use reel_tools::mcp::{McpError, McpServer};
 
     use super::Discovered;
     use crate::builder::LiveBuilder;
@@ -81,7 +81,7 @@ mod servers {
         /// answered with the recorded responses.
         ///
         /// ```
-        /// use reel_actors::tools::mcp::McpServer;
+        /// use reel_tools::mcp::McpServer;
         /// use reel_fluent::Live;
         ///
         /// let builder = Live::builder()

@@ -27,11 +27,11 @@ use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, Tele
 use reel_actors::events::EventHub;
 use reel_actors::llm::{CassetteMode, LlmInterceptor};
 use reel_actors::phases::PhaseMachine;
-use reel_actors::reactive::ReactiveConfig;
 use reel_actors::state::State;
 use reel_actors::tools::ToolDispatcher;
 use reel_actors::{LiveSessionBuilder, SessionOptions};
 use reel_protocol::{ApiEndpoint, SessionConfig};
+use reel_reactive::Reactive;
 
 use crate::audio::check_audio;
 use crate::builder::{Customizer, LiveBuilder};
@@ -50,7 +50,7 @@ pub(crate) struct Plan {
     config: SessionConfig,
     pub(crate) dispatcher: Option<ToolDispatcher>,
     phases: Option<PhaseMachine>,
-    reactive: Option<ReactiveConfig>,
+    reactive: Option<Reactive>,
     state: Option<State>,
     fast: FastCallbacks,
     control: ControlCallbacks,
@@ -92,13 +92,14 @@ impl LiveBuilder {
         let dispatcher = self.tools.dispatcher(discovered, pending)?;
         let phases = self.phases.machine()?;
         let extractors = self.extractors.checked()?;
-        let reactive = self.reactive.config(&self.extractors.fields())?;
+        let reactive = self.reactive.checked(&self.extractors.fields())?;
         let persistence = self.persistence.checked(self.recording.wire_path())?;
         let live_cassette = self.llm.live_cassette(self.recording.wire_path())?;
         check_audio(&self.options, &self.config)?;
         // The runtime's own check, on a builder that is never spawned: the same texts, and
         // the setup exactly as the session will send it.
-        let mut probe = LiveSessionBuilder::new(self.config.clone(), ApiEndpoint::offline());
+        let mut probe = LiveSessionBuilder::new(self.config.clone(), ApiEndpoint::offline())
+            .steering_mode(self.options.steering);
         if let Some(dispatcher) = &dispatcher {
             probe = probe.dispatcher(dispatcher.clone());
         }
@@ -113,7 +114,10 @@ impl LiveBuilder {
             probe = probe.with_state(state.clone());
         }
         let mut resolved = probe.resolved_config()?;
-        if let Some(phases) = phases.as_ref().filter(|_| phases_checked_later) {
+        if let Some(phases) = phases
+            .as_ref()
+            .filter(|_| phases_checked_later && self.options.steering.updates_instruction())
+        {
             let state = self.state.clone().unwrap_or_default();
             if let Some(instruction) = phases
                 .phase(phases.initial())
@@ -163,6 +167,11 @@ impl LiveBuilder {
 }
 
 impl Plan {
+    /// Whether the phases steer the conversation (`PhaseMachine::converses`).
+    pub(crate) fn steers(&self) -> bool {
+        self.phases.as_ref().is_some_and(PhaseMachine::converses)
+    }
+
     /// The runtime's builder for this plan at `endpoint`, recording into `recorders`.
     pub(crate) fn session_builder(
         self,
@@ -183,7 +192,7 @@ impl Plan {
             session = session.phases(phases);
         }
         if let Some(reactive) = self.reactive {
-            session = session.reactive(reactive);
+            session = session.reactor(Box::new(reactive));
         }
         // Before the journal sink: the sink is set on the state the session runs on.
         if let Some(state) = self.state {

@@ -1,20 +1,21 @@
 //! Reactive state in the chain: watchers on state keys, computed values and temporal
 //! patterns, run by the control lane on event time so a replay fires them at the same
-//! points ([`reel_actors::reactive`]).
+//! points ([`reel_reactive`]).
 //!
 //! The chain collects them into one [`ReactiveConfig`]; [`LiveBuilder::plan`] checks it
-//! (the runtime's own checks — cycles, names used twice, zero counts — and the chain's:
+//! (the rules' own checks — cycles, names used twice, zero counts — and the chain's:
 //! every `derived:` key read names a computed value or a field a typed extractor writes,
-//! every threshold is a number), and the plan hands it to the runtime.
+//! every threshold is a number) into a [`Reactive`], which the plan hands to the runtime as
+//! the session's reactor.
 
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-use reel_actors::reactive::{Predicate, ReactiveConfig, TemporalRegistry, Watcher};
 use reel_actors::state::{State, prefix};
 use reel_actors::writer::SessionWriter;
 use reel_protocol::SessionEvent;
+use reel_reactive::{Predicate, Reactive, ReactiveConfig, TemporalRegistry, Watcher};
 use serde_json::Value;
 
 use crate::builder::LiveBuilder;
@@ -47,22 +48,22 @@ impl fmt::Debug for ReactivePart {
 }
 
 impl ReactivePart {
-    /// The rules the session runs, `None` when the chain has none; checked first, with
-    /// `extracted` the `derived:` fields the chain's extractors write.
-    pub(crate) fn config(
+    /// The rules the session runs, checked, `None` when the chain has none; `extracted`
+    /// is the `derived:` fields the chain's extractors write.
+    pub(crate) fn checked(
         &self,
         extracted: &ExtractedFields,
-    ) -> Result<Option<ReactiveConfig>, BuildError> {
+    ) -> Result<Option<Reactive>, BuildError> {
         let empty = self.config.watchers.is_empty()
             && self.config.computed.is_empty()
             && self.config.temporal.is_empty();
         if empty {
             return Ok(None);
         }
-        self.config.clone().build()?;
+        let reactive = self.config.clone().build()?;
         self.check_derived_reads(extracted)?;
         self.check_thresholds()?;
-        Ok(Some(self.config.clone()))
+        Ok(Some(reactive))
     }
 
     /// The names of the computed values, in the order they were declared.
@@ -160,8 +161,8 @@ impl LiveBuilder {
     /// Adds a watcher built on the runtime's API ([`Watcher::on`]), after the others.
     ///
     /// ```
-    /// use reel_actors::reactive::Watcher;
     /// use reel_fluent::Live;
+    /// use reel_reactive::Watcher;
     ///
     /// let watcher = Watcher::on("app:tier").changed_to("gold").then(|_, _, _| async {});
     /// let builder = Live::builder().watcher(watcher);
@@ -172,8 +173,11 @@ impl LiveBuilder {
         self
     }
 
-    /// A computed value, written to `derived:{name}` at every turn complete (before the
-    /// phase transitions are evaluated, so guards see it): `compute` returns the value
+    /// A computed value, written to `derived:{name}` at every commit point: after a tool's
+    /// writes are committed, and at every turn complete (before the phase transitions are
+    /// evaluated, so guards see it); at both, before the watchers look, so a watcher of
+    /// `derived:{name}` fires in the same cycle as the writes it derives from. `compute`
+    /// returns the value
     /// (`Some(null)` removes it) or `None` to leave it as it is. `deps` are the full keys it
     /// reads; a dependency on another computed value's `derived:` key puts it after that
     /// one, whatever the order they were added in. A value unchanged writes nothing.

@@ -7,11 +7,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reel_actors::tools::{
+use reel_protocol::Scheduling;
+use reel_tools::{
     ConfirmationProvider, DispatchError, InputStreaming, InputStreamingTool, ResultFormatter,
     Streaming, StreamingTool, ToolDispatcher, ToolExecutionMode, ToolFunction,
 };
-use reel_protocol::Scheduling;
 
 use crate::builder::LiveBuilder;
 use crate::error::BuildError;
@@ -172,14 +172,14 @@ fn merge(dispatcher: &mut ToolDispatcher, other: &ToolDispatcher) -> Result<(), 
 
 impl LiveBuilder {
     /// Decides the calls of tools that must be confirmed
-    /// ([`ConfirmTool`](reel_actors::tools::ConfirmTool)) before they run: a prompt in
-    /// the application, a policy, [`StaticConfirmation`](reel_actors::tools::StaticConfirmation).
+    /// ([`ConfirmTool`](reel_tools::ConfirmTool)) before they run: a prompt in
+    /// the application, a policy, [`StaticConfirmation`](reel_tools::StaticConfirmation).
     /// A chain with such a tool and no provider is refused. A replay asks nobody: each call
     /// is answered as the recording (a file or one in memory) shows it was.
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use reel_actors::tools::{ConfirmTool, SimpleTool, StaticConfirmation};
+    /// use reel_tools::{ConfirmTool, SimpleTool, StaticConfirmation};
     /// use reel_fluent::{BuildError, Live};
     /// use serde_json::json;
     ///
@@ -200,12 +200,12 @@ impl LiveBuilder {
         self
     }
 
-    /// Registers a tool: a [`TypedTool`](reel_actors::tools::TypedTool) (typed arguments,
-    /// schema generated), a [`SimpleTool`](reel_actors::tools::SimpleTool) (raw JSON), or
+    /// Registers a tool: a [`TypedTool`](reel_tools::TypedTool) (typed arguments,
+    /// schema generated), a [`SimpleTool`](reel_tools::SimpleTool) (raw JSON), or
     /// any [`ToolFunction`]. Its declaration joins the setup; the runtime answers its calls.
     ///
     /// ```
-    /// use reel_actors::tools::SimpleTool;
+    /// use reel_tools::SimpleTool;
     /// use reel_fluent::Live;
     /// use serde_json::json;
     ///
@@ -243,7 +243,7 @@ impl LiveBuilder {
     /// included); later tools join it.
     ///
     /// ```
-    /// use reel_actors::tools::{SimpleTool, ToolDispatcher};
+    /// use reel_tools::{SimpleTool, ToolDispatcher};
     /// use reel_fluent::Live;
     /// use serde_json::json;
     ///
@@ -251,7 +251,7 @@ impl LiveBuilder {
     /// tools.register(SimpleTool::new("get_time", "The time.", None, |_, _| async { Ok(json!({})) }))?;
     /// let config = Live::builder().tools(tools).session_config().unwrap();
     /// assert_eq!(config.function_names(), ["get_time"]);
-    /// # Ok::<(), reel_actors::tools::DispatchError>(())
+    /// # Ok::<(), reel_tools::DispatchError>(())
     /// ```
     pub fn tools(mut self, dispatcher: ToolDispatcher) -> Self {
         self.tools.sources.push(Source::Dispatcher(dispatcher));
@@ -263,7 +263,7 @@ impl LiveBuilder {
     /// ([`Scheduling::WhenIdle`]). Google AI only (Vertex AI runs it as a standard tool).
     ///
     /// ```
-    /// use reel_actors::tools::SimpleTool;
+    /// use reel_tools::SimpleTool;
     /// use reel_fluent::Live;
     /// use reel_protocol::Behavior;
     /// use serde_json::json;
@@ -282,7 +282,7 @@ impl LiveBuilder {
     /// (interrupt the model, wait until it is idle, or add silently).
     ///
     /// ```
-    /// use reel_actors::tools::SimpleTool;
+    /// use reel_tools::SimpleTool;
     /// use reel_fluent::Live;
     /// use reel_protocol::Scheduling;
     /// use serde_json::json;
@@ -311,7 +311,7 @@ impl LiveBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use reel_actors::tools::{DefaultResultFormatter, SimpleTool};
+    /// use reel_tools::{DefaultResultFormatter, SimpleTool};
     /// use reel_fluent::Live;
     /// use reel_protocol::Scheduling;
     /// use serde_json::json;
@@ -380,7 +380,7 @@ impl LiveBuilder {
 
 #[cfg(test)]
 mod merge_tests {
-    use reel_actors::tools::{BargeIn, SimpleTool};
+    use reel_tools::{BargeIn, SimpleTool};
     use serde_json::json;
 
     use super::*;

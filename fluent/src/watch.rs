@@ -4,8 +4,8 @@
 use std::fmt;
 use std::future::Future;
 
-use reel_actors::reactive::{Predicate, WatchBuilder, Watcher};
 use reel_actors::state::State;
+use reel_reactive::{Predicate, WatchBuilder, Watcher};
 use serde_json::Value;
 
 use crate::builder::LiveBuilder;
@@ -15,10 +15,10 @@ use crate::builder::LiveBuilder;
 /// give its action with [`then`](LiveWatch::then), which returns the builder.
 ///
 /// Watchers are evaluated when a mutation cycle ends — after a tool's writes are
-/// committed, and at each turn complete (after the computed values and the phase
-/// transitions) — over every change since the previous evaluation. The action gets the
+/// committed (after the computed values), and at each turn complete (after the computed
+/// values and the phase transitions) — over every change since the previous evaluation. The action gets the
 /// key's value before the cycle's first change and after its last (`null` for absent),
-/// and the state. See [`reel_actors::reactive`] for the exact rules.
+/// and the state. See [`reel_reactive`] for the exact rules.
 ///
 /// ```
 /// use reel_fluent::Live;
@@ -60,8 +60,11 @@ impl LiveWatch {
         self
     }
 
-    /// Fires when the value rises to `threshold` or above from below it (both values
-    /// numbers: a key appearing is not a crossing). The threshold must be a finite number.
+    /// Fires when the value rises to `threshold` or above from below it, or first appears
+    /// at or above it (a key absent before is on neither side, so its first value crosses
+    /// into the side it lands on; a removal crosses nothing; a value that is not a number
+    /// never crosses). The threshold must be a finite number. See
+    /// [`Predicate`](reel_reactive::Predicate) for the exact rules.
     ///
     /// ```
     /// use reel_fluent::Live;
@@ -72,7 +75,8 @@ impl LiveWatch {
         self.map(|watch| watch.crossed_above(threshold))
     }
 
-    /// Fires when the value falls below `threshold` from it or above (both values numbers).
+    /// Fires when the value falls below `threshold` from it or above, or first appears
+    /// below it (from absent; a removal crosses nothing).
     ///
     /// ```
     /// use reel_fluent::Live;
@@ -133,8 +137,8 @@ impl LiveWatch {
     /// Fires when `predicate` accepts the change.
     ///
     /// ```
-    /// use reel_actors::reactive::Predicate;
     /// use reel_fluent::Live;
+    /// use reel_reactive::Predicate;
     /// let builder = Live::builder()
     ///     .watch("app:score")
     ///     .when(Predicate::CrossedAbove(3.0))

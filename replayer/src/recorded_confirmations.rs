@@ -11,7 +11,7 @@ use crate::tape_scan::TapeScan;
 
 /// Confirmations as the recording `scan` reads shows them.
 ///
-/// A tool that must be confirmed ([`ConfirmTool`](reel_actors::tools::ConfirmTool)) runs
+/// A tool that must be confirmed (`reel_tools::ConfirmTool`) runs
 /// again in a replay, but its confirmation is taken from the recording: the response the
 /// session sent for the call's id, found by the same [`TapeScan`] that answers recorded
 /// tools as the tape is read (the tape is read once, from a file or from memory). A denial's

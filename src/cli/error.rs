@@ -206,6 +206,14 @@ pub enum CliError {
         /// The line that is a wire-log entry.
         line: usize,
     },
+    /// A flow file that does not read or does not compile.
+    #[error("{path}: {source}")]
+    Flow {
+        /// The flow file.
+        path: String,
+        /// What is wrong with it.
+        source: reel_flow::FlowError,
+    },
     /// A report could not be written as JSON.
     #[error("cannot write the report as JSON: {0}")]
     Json(#[from] serde_json::Error),

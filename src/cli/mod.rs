@@ -10,6 +10,7 @@ mod demo;
 mod diff;
 mod error;
 mod export;
+mod flow;
 mod input;
 mod junit;
 mod logging;
@@ -67,6 +68,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Read agent traces: `reel trace show FILE`.
     Trace(trace::TraceArgs),
+    /// Governed flows: score a recorded session against a flow (`reel flow check LOG
+    /// FLOW.json`, exit 1 when the flow refuses a call), or print its graph.
+    Flow(flow::FlowArgs),
     /// See inside recorded calls in a local web page: the list, a call's timeline, its
     /// audio; runs until Ctrl-C or SIGTERM.
     Studio(studio::StudioArgs),
@@ -85,6 +89,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Serve(args) => serve::run(args),
         Command::Export(args) => export::run(args),
         Command::Trace(args) => trace::run(args),
+        Command::Flow(args) => flow::run(args),
         Command::Studio(args) => studio::run(args),
     };
     match result {

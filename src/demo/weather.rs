@@ -4,8 +4,8 @@
 //! (`reel demo --live`), and in the replay that checks both.
 
 use reel_actors::phases::{Phase, PhaseError, PhaseMachine};
-use reel_actors::tools::{DispatchError, ToolDispatcher, ToolError, TypedTool};
 use reel_protocol::SessionConfig;
+use reel_tools::{DispatchError, ToolDispatcher, ToolError, TypedTool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::{EventStream, Lane, LiveSessionBuilder};
 use reel_protocol::SessionConfig;
 use reel_recorder::journal::{FileJournalSink, JournalSink};
 use reel_recorder::wire_file::FileWireRecorder;
 use reel_recorder::wire_log::WireRecorder;
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::{Value, json};
 
 /// The recordings' start: 2024-06-10T06:13:20Z.

@@ -71,8 +71,10 @@ fn expected() -> Booking {
         ],
         activity: vec![
             "enter collect_details: booking for Ada Lovelace".into(),
-            "exit collect_details: 8 guests at 20:00 for Ada Lovelace".into(),
+            // At `note_party`'s commit: the computed guests follow the tool's write at once,
+            // before the turn completes and leaves the phase.
             "watch: 8 guests, a deposit is required".into(),
+            "exit collect_details: 8 guests at 20:00 for Ada Lovelace".into(),
             "watch: booking TR-2000-8 confirmed".into(),
             "enter farewell: booking TR-2000-8 closed".into(),
         ],

@@ -189,8 +189,8 @@ fn the_session_tree_builds_no_http_client() {
     );
 }
 
-/// Decision 0043: each capability crate sits on its side of the tree and pulls in only what
-/// its seam needs.
+/// Decision 0043 (and 0049 for the reactive layer): each capability crate sits on its side
+/// of the tree and pulls in only what its seam needs.
 #[test]
 fn the_capability_crates_sit_where_decision_0043_puts_them() {
     let has = |tree: &[String], name: &str| tree.iter().any(|d| d == name);
@@ -202,6 +202,7 @@ fn the_capability_crates_sit_where_decision_0043_puts_them() {
         "libsqlite3-sys",
         "tokio-postgres",
         "reel-persistence",
+        "reel-reactive",
         "reel-tape-server",
         "rcgen",
     ] {
@@ -236,4 +237,28 @@ fn the_capability_crates_sit_where_decision_0043_puts_them() {
     for name in ["reel-actors", "reel-replayer", "reel-llm", "ractor"] {
         assert!(!has(&server, name), "reel-tape-server builds {name}");
     }
+}
+
+/// Decision 0048: the tool kinds and MCP sit above the tree, in `reel-tools`; the tree
+/// keeps the tools' interface and engine, and no feature of its own builds the MCP SDK or
+/// its HTTP client (reqwest). (Its `testing` feature still builds hyper for the scripted
+/// Gemini REST server: test servers are not the tree.)
+#[test]
+fn tools_with_mcp_sit_above_the_tree() {
+    let has = |tree: &[String], name: &str| tree.iter().any(|d| d == name);
+
+    let tree = dependencies_with("reel-actors", &["--all-features"]);
+    for name in ["rmcp", "reqwest", "reel-tools"] {
+        assert!(!has(&tree, name), "reel-actors builds {name}");
+    }
+
+    // The tool kinds implement the tree's interface; MCP only with its feature.
+    let tools = dependencies_of("reel-tools");
+    assert!(
+        has(&tools, "reel-actors"),
+        "the tool kinds implement the tree's interface"
+    );
+    assert!(!has(&tools, "rmcp") && !has(&tools, "reqwest"));
+    let with_mcp = dependencies_with("reel-tools", &["--features", "mcp"]);
+    assert!(has(&with_mcp, "rmcp") && has(&with_mcp, "reqwest"));
 }

@@ -59,9 +59,9 @@ pub const CONTEXTS: [Context; 6] = [
     Context {
         document: "docs/getting-started.md",
         first_line: "use std::sync::Arc;",
-        prelude: "use reel::actors::tools::{InputStreamingTool, StreamingTool, ToolFunction};\n\
+        prelude: "use reel::tools::{InputStreamingTool, StreamingTool, ToolFunction};\n\
                   use reel::fluent::Live;\n\
-                  async fn ask_the_user(message: &str) -> reel::actors::tools::ToolConfirmation {\n\
+                  async fn ask_the_user(message: &str) -> reel::tools::ToolConfirmation {\n\
                   \x20   todo!()\n\
                   }",
         signature: "fn block<R: ToolFunction, E: ToolFunction, S: StreamingTool, I: InputStreamingTool>(\n\
@@ -86,7 +86,7 @@ pub const CONTEXTS: [Context; 6] = [
         first_line: "let builder = LiveSessionBuilder::new(config, ApiEndpoint::offline())",
         prelude: "use reel::actors::LiveSessionBuilder;\n\
                   use reel::actors::phases::PhaseMachine;\n\
-                  use reel::actors::tools::ToolDispatcher;\n\
+                  use reel::tools::ToolDispatcher;\n\
                   use reel::protocol::{ApiEndpoint, SessionConfig};\n\
                   use reel::replayer::{Pacing, ReplayOptions, Tape, replay_session};\n\
                   fn my_tools() -> ToolDispatcher {\n\

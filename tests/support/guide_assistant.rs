@@ -1,6 +1,6 @@
 // src/lib.rs
-use reel::actors::tools::{ToolContext, ToolError, TypedTool};
 use reel::fluent::{Live, LiveBuilder};
+use reel::tools::{ToolContext, ToolError, TypedTool};
 use serde_json::{Value, json};
 
 /// Arguments of `get_weather`.

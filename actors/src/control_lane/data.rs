@@ -7,8 +7,9 @@ use super::outbound::Resend;
 use super::signals::SessionSignals;
 use super::tool_batches::ToolBatches;
 use super::tool_input::ToolInputData;
+use crate::conversation::ConversationData;
 use crate::persistence::SessionSnapshot;
-use crate::reactive::ReactiveData;
+use crate::reactor::{ChangeCursor, StateReactor};
 use crate::state::State;
 use crate::transcript::{PendingTurn, TranscriptBuffer};
 
@@ -19,7 +20,11 @@ pub struct ControlData {
     pub(crate) signals: SessionSignals,
     pub(crate) active_phase: Option<String>,
     pub(crate) turn_count: u64,
-    pub(crate) reactive: ReactiveData,
+    /// The session's reactor (watchers, computed values, …), if it has one: held here so a
+    /// restarted lane calls the same one, with the progress it kept.
+    pub(crate) reactor: Option<Box<dyn StateReactor>>,
+    /// Where the last commit point left the journal.
+    pub(crate) changes: ChangeCursor,
     /// The finished turns.
     pub(crate) transcript: TranscriptBuffer,
     /// The turn in progress.
@@ -45,18 +50,21 @@ pub struct ControlData {
     pub(crate) base_instruction: Option<String>,
     /// The user's input for the running tools that consume it.
     pub(crate) tool_input: ToolInputData,
+    /// Conversation control: steering, delivery, repair counts, the previous phase.
+    pub(crate) conversation: ConversationData,
 }
 
 impl ControlData {
     /// Fresh data for a session expected to last `budget` (for `session:remaining_budget_ms`),
-    /// whose watchers see the changes made to `state` from now on.
+    /// whose reactor sees the changes made to `state` from now on.
     pub fn new(budget: Duration, state: &State) -> Self {
         ControlData {
             batches: ToolBatches::default(),
             signals: SessionSignals::new(u64::try_from(budget.as_millis()).unwrap_or(u64::MAX)),
             active_phase: None,
             turn_count: 0,
-            reactive: ReactiveData::new(state),
+            reactor: None,
+            changes: ChangeCursor::new(state),
             transcript: TranscriptBuffer::new(),
             pending: PendingTurn::default(),
             resume_handle: None,
@@ -67,12 +75,22 @@ impl ControlData {
             instructions_in_flight: VecDeque::new(),
             base_instruction: None,
             tool_input: ToolInputData::default(),
+            conversation: ConversationData::default(),
         }
     }
 
     /// The number of the turn in progress (1-based).
     pub(crate) fn turn_number(&self) -> u32 {
         u32::try_from(self.turn_count.saturating_add(1)).unwrap_or(u32::MAX)
+    }
+
+    /// Steers the conversation with `steering` and delivers its context with `delivery`.
+    pub fn converse(
+        &mut self,
+        steering: crate::conversation::SteeringMode,
+        delivery: crate::conversation::ContextDelivery,
+    ) {
+        self.conversation = ConversationData::new(steering, delivery);
     }
 
     /// Goes on from `snapshot` (whose state is already restored): its phase, turn count

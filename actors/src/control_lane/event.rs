@@ -1,13 +1,13 @@
 //! The control lane's handling of one event: the lifecycle callbacks, tool calls and
 //! cancellations, interruptions, the turn pipeline's trigger, the `session:` signals, and
-//! the reactive rules after each event.
+//! the state reactor after each event.
 
 use reel_protocol::SessionEvent;
 use serde_json::Value;
 
 use super::{ControlData, ControlLaneState};
 use crate::extract::ExtractionPoint;
-use crate::reactive::Scope;
+use crate::reactor::CommitPoint;
 
 impl ControlLaneState {
     pub(crate) async fn handle_event(
@@ -26,6 +26,7 @@ impl ControlLaneState {
                 // First: a reconnect's setup carried the starting instruction.
                 self.restore_instruction(data);
                 self.enter_initial_phase(data).await;
+                self.peers.pending_context.entered();
                 self.announce_resume(data).await;
                 if let Some(on_connected) = &callbacks.on_connected {
                     self.within("on_connected", on_connected.run(self.writer.clone()))
@@ -98,32 +99,20 @@ impl ControlLaneState {
             _ => {}
         }
         self.flush_signals(data, ts_ms, force_flush).await;
-        self.reactive
-            .after_event(&mut data.reactive, event, &self.scope(ts_ms))
-            .await;
+        self.react_to_event(data, event, ts_ms).await;
         if matches!(event, SessionEvent::TurnComplete { .. }) {
             // The turn boundary's snapshot, once the turn's `session:` keys are written.
             self.save_snapshot(data);
         }
     }
 
-    /// What the reactive rules run with, at event time `now_ms`.
-    pub(crate) fn scope(&self, now_ms: u64) -> Scope<'_> {
-        Scope {
-            state: &self.state,
-            writer: &self.writer,
-            now_ms,
-            guard: &self.guard,
-        }
-    }
-
-    /// Tool writes were committed: the `AfterToolCall` extractors run, then the watchers and
-    /// sustained patterns look at the writes.
+    /// Tool writes were committed (a commit point): the `AfterToolCall` extractors run,
+    /// then the reactor recomputes its derived values and sees the writes.
     pub(crate) async fn after_commit(&self, data: &mut ControlData) {
         self.extract(data, ExtractionPoint::AfterToolCall).await;
         let now_ms = crate::clock::Clock::now_ms(self.peers.clock().as_ref());
-        self.reactive
-            .after_commit(&mut data.reactive, &self.scope(now_ms))
+        self.recompute(data).await;
+        self.react_to_commit(data, CommitPoint::ToolCommit, now_ms)
             .await;
     }
 

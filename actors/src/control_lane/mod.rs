@@ -8,44 +8,64 @@
 //! The lane is the single writer of state derived from the event stream (the `session:`
 //! keys, `turn:` clearing, the turn count, the active phase, the computed `derived:` values,
 //! the extractors' results) and commits tool writes in call order, so a replay of the same
-//! frames writes the same journal, entry by entry. It also runs the reactive rules
-//! (watchers, computed values, temporal patterns) on event time; see [`crate::reactive`]
-//! for when.
+//! frames writes the same journal, entry by entry. It also calls the session's state
+//! reactor (the `reel-reactive` crate's watchers, computed values and temporal patterns)
+//! on event time; see [`crate::reactor`] for when.
 //!
 //! # The turn pipeline
 //!
-//! At turn complete, in this order (the seed's pipeline, as far as reel has its steps):
+//! At turn complete, in this order (the seed's pipeline; its step numbers in brackets):
 //!
-//! 1. write the turn's `session:` keys (its usage included), then clear the `turn:` keys;
-//! 2. finalize the transcript turn ([`crate::transcript`]) at the event's time;
+//! 1. write the turn's `session:` keys (its usage included), then clear the `turn:` keys [1];
+//! 2. finalize the transcript turn ([`crate::transcript`]) at the event's time [2];
 //! 3. run the extractors due this turn ([`crate::extract`]: `EveryTurn`, `Interval(n)`),
-//!    concurrently, wait for them, and commit their results in registration order;
-//! 4. recompute the computed values;
-//! 5. evaluate the phase transitions; after a transition, run the `OnPhaseChange`
-//!    extractors;
-//! 6. watchers, then temporal patterns;
-//! 7. the instruction step ([`Interceptors`]): `instruction_template` (its `Some(text)`
-//!    replaces the whole instruction, the phase's too), else on a turn without a phase
-//!    transition `instruction_amendment` (appended to the current phase's instruction
-//!    after a blank line); an update is sent only when the text differs from the
+//!    concurrently, wait for them, and commit their results in registration order [4] —
+//!    before the transitions, so their guards see what was just extracted;
+//! 4. the reactor recomputes its derived values (the computed values) [5];
+//! 5. evaluate the phase transitions [7] (the first whose guard holds and whose target's
+//!    entry guard allows it: exit hook, the new phase, its instruction as the steering mode
+//!    has it, enter hook); after a transition, run the `OnPhaseChange` extractors [7c];
+//! 6. conversation control ([`crate::conversation`]), only when the phases use it: repair
+//!    [7e] (a nudge, or the escalation — its latches, its callback, its transition), the
+//!    navigation block regenerated into `session:navigation_context` even when no
+//!    transition fired [7b], then the boundary's context turns collected in one batch: the
+//!    nudge, the modifiers [7f] (as context under `ContextInjection` and `Hybrid`, when they
+//!    changed or on entry), the phase's instruction and navigation block [12] (as context
+//!    under `ContextInjection`, on entry / when it changed), the enter prompt [13] (on
+//!    entry);
+//! 7. the reactor's commit point (watchers, then temporal patterns) [8, 9];
+//! 8. the instruction step ([`Interceptors`]) [10–12]: `instruction_template` (its
+//!    `Some(text)` replaces the whole instruction, the phase's too), else on a turn without
+//!    a phase transition `instruction_amendment` (appended to the current phase's
+//!    instruction after a blank line), else the phase's instruction when modifiers or
+//!    navigation are baked into it; an update is sent only when the text differs from the
 //!    instruction last sent;
-//! 8. `on_turn_boundary`, awaited (what it sends goes out before `on_turn_complete` runs);
-//! 9. `on_turn_complete`;
-//! 10. `session:turn_count` + 1;
-//! 11. (as after every event) write the `session:` keys due, count the event for the rate
-//!     patterns;
-//! 12. hand a snapshot to the persistence writer, if the session persists
-//!     ([`crate::persistence`]);
+//! 9. the batch of step 6 as ONE `clientContent` frame [14] — at once, or under deferred
+//!    delivery queued for the application's next send unless it asks the model to answer
+//!    (`turnComplete: true` on the same frame: an enter prompt, `prompt_on_enter`, a first
+//!    nudge) [14b];
+//! 10. `on_turn_boundary`, awaited (what it sends goes out before `on_turn_complete` runs)
+//!     [15];
+//! 11. `on_turn_complete` [16];
+//! 12. `session:turn_count` + 1, last, so guards saw the current count [17];
+//! 13. (as after every event) write the `session:` keys due, hand the event to the reactor
+//!     (the rate patterns count it);
+//! 14. hand a snapshot to the persistence writer, if the session persists
+//!     ([`crate::persistence`]) [18];
 //!
-//! and only then publish the turn complete event. The seed's steps for navigation context,
-//! tool advisory, repair, steering and the batched context frame have no counterpart in
-//! reel yet. `AfterToolCall` extractors run whenever tool responses were sent, before the
-//! watchers look at the tools' writes.
+//! and only then publish the turn complete event. The seed's tool advisory (a context turn
+//! listing a phase's tools) has no counterpart: reel enforces the phase's tool list
+//! instead. Whenever tool responses were sent (a commit point), the `AfterToolCall`
+//! extractors run, then the reactor recomputes its derived values and sees the tools'
+//! writes (the computed values, then the watchers and the sustained patterns). A failure of
+//! the lane mid-pipeline loses the batch not sent yet, never part of it: the batch is one
+//! frame, handed over whole.
 //!
 //! A phase transition sends the new phase's instruction when it happens (step 5), before
 //! the phase's enter hook runs — unless an `instruction_template` is set: then the
 //! instruction step decides, and sends the template's text, or the phase's if the
-//! template returns `None`.
+//! template returns `None`. Entering the initial phase at the first connect sends that
+//! phase's context (and steered instruction) as a transition into it would.
 //!
 //! After a reconnect, the new setup carries the session's starting instruction (the
 //! transport builds every setup from the config): if the runtime has sent another since,
@@ -61,6 +81,7 @@ mod event;
 mod extraction;
 mod outbound;
 mod persist;
+mod reacting;
 mod reports;
 pub(crate) mod signals;
 pub(crate) mod tool_batches;
@@ -81,14 +102,15 @@ use crate::callbacks::{ControlCallbacks, Interceptors};
 use crate::child::Child;
 use crate::events::{Lane, LiveEvent};
 use crate::extract::ExtractorSet;
-use crate::inbox::{Failed, Inbox};
+use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
 use crate::llm::LlmInterceptor;
-use crate::mailbox::{Consumer, ControlItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg};
+use crate::mailbox::{
+    Consumer, ConsumerMailbox, ControlItem, FailedItem, InboxMsg, LANE_CHUNK, NoMsg,
+};
 use crate::peers::Peers;
 use crate::persistence::SnapshotSaver;
 use crate::phases::PhaseMachine;
-use crate::reactive::Reactive;
 use crate::state::State;
 use crate::telemetry::TelemetryShared;
 use crate::tools::ToolDispatcher;
@@ -114,8 +136,6 @@ pub struct ControlLaneArgs {
     pub dispatcher: Option<Arc<ToolDispatcher>>,
     /// The conversation phases, if any.
     pub phases: Option<Arc<PhaseMachine>>,
-    /// Watchers, computed values and temporal patterns.
-    pub reactive: Arc<Reactive>,
     /// The session state.
     pub state: State,
     /// Sends to the transport.
@@ -148,7 +168,6 @@ pub struct ControlLaneState {
     pub(crate) interceptors: Arc<Interceptors>,
     pub(crate) dispatcher: Option<Arc<ToolDispatcher>>,
     pub(crate) phases: Option<Arc<PhaseMachine>>,
-    pub(crate) reactive: Arc<Reactive>,
     pub(crate) state: State,
     pub(crate) writer: SessionWriter,
     pub(crate) telemetry: Arc<TelemetryShared>,
@@ -172,7 +191,6 @@ impl ControlLaneState {
             interceptors,
             dispatcher,
             phases,
-            reactive,
             state,
             writer,
             telemetry,
@@ -190,7 +208,6 @@ impl ControlLaneState {
             interceptors,
             dispatcher,
             phases,
-            reactive,
             state,
             writer,
             guard: CallbackGuard::new(callback_timeout, Arc::clone(&telemetry), timed_out),
@@ -205,19 +222,17 @@ impl ControlLaneState {
     }
 }
 
-/// The ControlLane actor.
-pub type ControlLane = InboxActor<ControlLaneState>;
-
 impl Consumer for ControlLaneState {
     type Item = ControlItem;
     type Label = FailedItem;
     type Msg = NoMsg;
     type Args = ControlLaneArgs;
 
+    const CHILD: Child = Child::ControlLane;
     const CHUNK: usize = LANE_CHUNK;
 
-    fn inbox(args: &ControlLaneArgs) -> Arc<Inbox<ControlItem, FailedItem>> {
-        Arc::clone(&args.peers.control.inbox)
+    fn mailbox(args: &ControlLaneArgs) -> &ConsumerMailbox<Self> {
+        &args.peers.lanes.control
     }
 
     async fn start(
@@ -233,6 +248,8 @@ impl Consumer for ControlLaneState {
         let mut data = data.lock().await;
         if let Some(failed) = self.failed.take() {
             self.settle_failed(&mut data, &failed).await;
+            // Whatever it failed on, `connect` does not wait for it any longer.
+            self.peers.pending_context.entered();
         }
         // What a failed predecessor's callbacks timed out on, after the item it failed on.
         self.report_timeouts(&mut data).await;
@@ -251,9 +268,7 @@ impl Consumer for ControlLaneState {
             } => {
                 lane.event(&mut data, &event, ts_ms).await;
                 if frame_end {
-                    lane.reactive
-                        .after_batch(&mut data.reactive, &lane.scope(ts_ms))
-                        .await;
+                    lane.react_to_batch(&mut data, ts_ms).await;
                 }
             }
             ControlItem::ToolDone(done) => {

@@ -65,27 +65,33 @@ impl ControlLaneState {
                 self.phase_instruction(data)
             }
             None if transitioned => None,
-            None => hooks.instruction_amendment.as_ref().and_then(|amendment| {
-                let base = self
-                    .phase_instruction(data)
-                    .or_else(|| data.base_instruction.clone());
-                amended(base, amendment(&self.state))
-            }),
+            None => match &hooks.instruction_amendment {
+                Some(amendment) => {
+                    let base = self
+                        .phase_instruction(data)
+                        .or_else(|| data.base_instruction.clone());
+                    amended(base, amendment(&self.state))
+                }
+                // Modifiers or navigation baked into the phase's instruction: re-sent when
+                // the state changed them.
+                None if self.instruction_bakes_state(data) => self.phase_instruction(data),
+                None => None,
+            },
         };
         if let Some(text) = composed {
             self.send_instruction_if_changed(data, text);
         }
     }
 
-    /// The current phase's instruction for the current state, if it has one.
+    /// The current phase's instruction for the current state, as the steering mode has it
+    /// (see `steered_instruction`), if it has one.
     fn phase_instruction(&self, data: &ControlData) -> Option<String> {
-        let phases = self.phases.as_ref()?;
         let current = data.active_phase.as_deref()?;
-        phases.phase(current)?.instruction_for(&self.state)
+        self.steered_instruction(data, current)
     }
 
     /// Sends `text` as the system instruction unless it is the one last sent.
-    fn send_instruction_if_changed(&self, data: &mut ControlData, text: String) {
+    pub(crate) fn send_instruction_if_changed(&self, data: &mut ControlData, text: String) {
         if data.last_instruction.as_deref() != Some(text.as_str()) {
             self.send_instruction(data, text);
         }

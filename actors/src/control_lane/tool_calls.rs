@@ -101,7 +101,7 @@ impl ControlLaneState {
                         .get(slot.name())
                         .is_some_and(|tool| tool.streams())
                 {
-                    let control = Arc::clone(&self.peers.control.inbox);
+                    let control = Arc::clone(&self.peers.lanes.control.inbox);
                     ctx = ctx.with_partials(Arc::new(move |result| {
                         let _ = control.push(ControlItem::ToolPartial(Box::new((
                             batch_id, index, result,
@@ -126,7 +126,7 @@ impl ControlLaneState {
                 let name = call.name.as_deref().unwrap_or_default();
                 dispatcher.limits(name).iter().any(Option::is_some)
             });
-            let control = Arc::clone(&self.peers.control.inbox);
+            let control = Arc::clone(&self.peers.lanes.control.inbox);
             if limited {
                 // One starter per batch takes each call's permits in call order, then
                 // starts the call's task: calls past a limit start in call order on any

@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
+use crate::child::Child;
 use crate::inbox::{Failed, Inbox};
+use crate::mailbox::Mailbox;
 
 /// What an [`InboxActor`]'s mailbox carries: the doorbell, or one of the consumer's own
 /// messages (a timer's tick, say).
@@ -30,7 +32,9 @@ pub enum InboxMsg<M> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoMsg {}
 
-/// What an inbox-driven actor does; [`InboxActor`] runs it.
+/// What an inbox-driven actor does; [`InboxActor`] runs it. It declares which child of the
+/// tree it is and where its mailbox is among its arguments, so the supervisor's start of it
+/// (`child_spec::restartable`) needs nothing else but those arguments.
 pub trait Consumer: Sized + Send + Sync + 'static {
     /// What waits in its inbox.
     type Item: Send + 'static;
@@ -41,11 +45,14 @@ pub trait Consumer: Sized + Send + Sync + 'static {
     /// What each instance is started with.
     type Args: Send + 'static;
 
+    /// Which child of the tree it is (its name in reports, its restart rule).
+    const CHILD: Child;
+
     /// How many items one wake handles before the actor lets its mailbox in.
     const CHUNK: usize;
 
-    /// The inbox it drains, from its arguments.
-    fn inbox(args: &Self::Args) -> Arc<Inbox<Self::Item, Self::Label>>;
+    /// Its mailbox, among its arguments: the inbox it drains and the slot its doorbell rings.
+    fn mailbox(args: &Self::Args) -> &ConsumerMailbox<Self>;
 
     /// Starts an instance (in `pre_start`). `failed` is the item its predecessor failed on,
     /// already marked finished: report it, settle it, or keep it for [`Consumer::started`].
@@ -110,6 +117,11 @@ pub async fn drain_one_by_one<C: Consumer>(
     Ok(true)
 }
 
+/// The mailbox of a consumer `C`: its items, what its successor learns of a failed one, and
+/// its actor's messages.
+pub type ConsumerMailbox<C> =
+    Mailbox<<C as Consumer>::Item, <C as Consumer>::Label, InboxMsg<<C as Consumer>::Msg>>;
+
 /// The actor that runs a [`Consumer`] on its inbox.
 pub struct InboxActor<C>(PhantomData<fn() -> C>);
 
@@ -148,7 +160,7 @@ impl<C: Consumer> Actor for InboxActor<C> {
         myself: ActorRef<Self::Msg>,
         args: C::Args,
     ) -> Result<InboxState<C>, ActorProcessingErr> {
-        let inbox = C::inbox(&args);
+        let inbox = Arc::clone(&C::mailbox(&args).inbox);
         // Also arms the doorbell for the wake in `post_start`.
         let failed = inbox.recover();
         let consumer = C::start(args, failed, &myself).await?;
@@ -225,10 +237,12 @@ mod tests {
         type Msg = NoMsg;
         type Args = CollectArgs;
 
+        // Any child will do: the test spawns it itself.
+        const CHILD: Child = Child::FastLane;
         const CHUNK: usize = 4;
 
-        fn inbox(args: &CollectArgs) -> Arc<Inbox<u32, u32>> {
-            Arc::clone(&args.mailbox.inbox)
+        fn mailbox(args: &CollectArgs) -> &Numbers {
+            &args.mailbox
         }
 
         async fn start(

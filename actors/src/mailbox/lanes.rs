@@ -9,7 +9,9 @@
 
 use reel_protocol::{SessionError, SessionEvent};
 
-use crate::inbox::Bound;
+use super::{InboxMsg, Mailbox, NoMsg};
+use crate::child::Child;
+use crate::inbox::{Bound, Inbox};
 use crate::tools::{StampedInput, ToolOutcome};
 
 /// How many items wait for a lane at most before the router waits (backpressure to the
@@ -22,16 +24,159 @@ pub const LANE_BOUND: Bound = Bound::wait(LANE_CAPACITY);
 /// How many items a lane handles per wake before it lets its other messages in.
 pub const LANE_CHUNK: usize = 64;
 
-/// One of each lane's: the fast lane, the control lane, telemetry (the lanes the router
-/// feeds, by name rather than by position).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Lanes<T> {
+/// What an item of a lane the router feeds is made from: an event, or the end of the events.
+/// The router routes through it, so it knows no lane's item type.
+pub trait RoutedItem: Send + 'static {
+    /// An event, at the session time of the frame it came from.
+    fn event(ts_ms: u64, event: SessionEvent) -> Self;
+    /// No more events.
+    fn end() -> Self;
+    /// Marks this item, the last its frame gave the lane, as the frame's last (nothing, for
+    /// a lane that runs no per-frame step).
+    fn end_frame(&mut self) {}
+    /// What a successor learns of this item if handling it fails.
+    fn failed(&self) -> FailedItem;
+}
+
+/// The mailbox of a lane the router feeds, whose items are `I`.
+pub type LaneMailbox<I> = Mailbox<I, FailedItem, InboxMsg<NoMsg>>;
+
+/// Declares the lanes the router feeds once, one row each, in the order they are pushed:
+/// the field, its item type and its child. From the rows come [`Lanes`] (one value per lane,
+/// by name), [`LaneMailboxes`] (their mailboxes), [`LaneItems`] (what the router has routed
+/// to each and not pushed yet) and the loops over them. A new routed lane is one row here
+/// and its rule in `router::destinations`.
+macro_rules! routed_lanes {
+    ($($(#[$doc:meta])* $lane:ident: $item:ty, $child:ident;)+) => {
+        /// One of each lane's (the lanes the router feeds, by name rather than by position).
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Lanes<T> {
+            $($(#[$doc])* pub $lane: T,)+
+        }
+
+        impl<T> Lanes<T> {
+            /// Each lane's value turned by `f`, lane by lane in push order.
+            pub fn map<U>(self, mut f: impl FnMut(T) -> U) -> Lanes<U> {
+                Lanes { $($lane: f(self.$lane),)+ }
+            }
+
+            /// Each lane's value, in push order.
+            pub fn iter(&self) -> impl Iterator<Item = &T> {
+                [$(&self.$lane),+].into_iter()
+            }
+        }
+
+        /// The mailboxes of the lanes the router feeds.
+        pub struct LaneMailboxes {
+            $($(#[$doc])* pub $lane: LaneMailbox<$item>,)+
+        }
+
+        impl LaneMailboxes {
+            /// Empty mailboxes, bounded by [`LANE_BOUND`], named after their children.
+            pub fn new() -> Self {
+                LaneMailboxes {
+                    $($lane: Mailbox::new(
+                        Child::$child.as_str(),
+                        LANE_BOUND,
+                        <$item as RoutedItem>::failed,
+                        || InboxMsg::Wake,
+                    ),)+
+                }
+            }
+
+            /// Pushes each lane what `items` holds for it, in order, under one lock and with
+            /// at most one wake-up per lane; waits first until the lane has room for all of
+            /// it (backpressure: a slow lane slows the router).
+            pub async fn push(&self, items: &mut LaneItems) {
+                $(push_waiting(&self.$lane, &mut items.$lane).await;)+
+            }
+
+            /// Tells every lane the events are over (refused only by a lane stopped for good).
+            pub fn push_end(&self) {
+                $(let _ = self.$lane.push(<$item as RoutedItem>::end());)+
+            }
+
+            /// The number of the last item pushed to each lane.
+            pub fn last_pushed(&self) -> Lanes<u64> {
+                Lanes { $($lane: self.$lane.last_pushed(),)+ }
+            }
+
+            /// Waits until each lane has finished its items up to its mark.
+            pub async fn wait_finished(&self, marks: Lanes<u64>) {
+                $(self.$lane.wait_finished(marks.$lane).await;)+
+            }
+        }
+
+        /// What the router has routed to each lane and not pushed yet.
+        #[derive(Default)]
+        pub struct LaneItems {
+            $($(#[$doc])* pub $lane: Vec<$item>,)+
+        }
+
+        impl LaneItems {
+            /// How many items wait for each lane.
+            pub fn lens(&self) -> Lanes<usize> {
+                Lanes { $($lane: self.$lane.len(),)+ }
+            }
+
+            /// Adds `event` to each lane `to` names: a copy to each but the last, which
+            /// takes it.
+            pub fn add(&mut self, to: Lanes<bool>, ts_ms: u64, event: SessionEvent) {
+                let mut left = to.iter().filter(|wants| **wants).count();
+                let mut event = Some(event);
+                $(if to.$lane {
+                    left -= 1;
+                    let copy = if left == 0 { event.take() } else { event.clone() };
+                    if let Some(copy) = copy {
+                        self.$lane.push(<$item as RoutedItem>::event(ts_ms, copy));
+                    }
+                })+
+            }
+
+            /// Marks the last item of each lane that gained items since `since` (its lengths
+            /// then) as its frame's last.
+            pub fn end_frame(&mut self, since: Lanes<usize>) {
+                $(if self.$lane.len() > since.$lane
+                    && let Some(last) = self.$lane.last_mut()
+                {
+                    last.end_frame();
+                })+
+            }
+        }
+    };
+}
+
+routed_lanes! {
     /// The fast lane's.
-    pub fast: T,
+    fast: EventItem, FastLane;
     /// The control lane's.
-    pub control: T,
+    control: ControlItem, ControlLane;
     /// Telemetry's.
-    pub telemetry: T,
+    telemetry: EventItem, Telemetry;
+}
+
+impl Default for LaneMailboxes {
+    fn default() -> Self {
+        LaneMailboxes::new()
+    }
+}
+
+impl std::fmt::Debug for LaneMailboxes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaneMailboxes")
+            .field("last_pushed", &self.last_pushed())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Pushes `pending` into `inbox` once it has room for all of it.
+async fn push_waiting<T, L>(inbox: &Inbox<T, L>, pending: &mut Vec<T>) {
+    if pending.is_empty() {
+        return;
+    }
+    inbox.room_for(pending.len()).await;
+    // Refused only once the lane stopped for good (the session is over).
+    let _ = inbox.push_all(pending.drain(..));
 }
 
 /// A finished tool call: its batch, its place in the batch, and what happened.
@@ -197,5 +342,146 @@ impl FailedItem {
             FailedItem::VideoSent => "video_sent",
             FailedItem::End => "end",
         }
+    }
+}
+
+impl RoutedItem for EventItem {
+    fn event(ts_ms: u64, event: SessionEvent) -> Self {
+        EventItem::Event { ts_ms, event }
+    }
+
+    fn end() -> Self {
+        EventItem::End
+    }
+
+    fn failed(&self) -> FailedItem {
+        FailedItem::of_event(self)
+    }
+}
+
+impl RoutedItem for ControlItem {
+    fn event(ts_ms: u64, event: SessionEvent) -> Self {
+        ControlItem::Event {
+            ts_ms,
+            event,
+            frame_end: false,
+        }
+    }
+
+    fn end() -> Self {
+        ControlItem::End
+    }
+
+    /// Only the control lane runs a per-frame step (the reactive rules'), after its frame's
+    /// last event.
+    fn end_frame(&mut self) {
+        if let ControlItem::Event { frame_end, .. } = self {
+            *frame_end = true;
+        }
+    }
+
+    fn failed(&self) -> FailedItem {
+        FailedItem::of_control(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(items: &LaneItems) -> Lanes<Vec<String>> {
+        let event = |ts_ms: &u64, event: &SessionEvent| format!("{ts_ms} {}", event.kind());
+        Lanes {
+            fast: items
+                .fast
+                .iter()
+                .map(|item| match item {
+                    EventItem::Event { ts_ms, event: e } => event(ts_ms, e),
+                    EventItem::End => "end".to_owned(),
+                })
+                .collect(),
+            control: items
+                .control
+                .iter()
+                .map(|item| match item {
+                    ControlItem::Event {
+                        ts_ms,
+                        event: e,
+                        frame_end,
+                    } => format!("{}{}", event(ts_ms, e), if *frame_end { " |" } else { "" }),
+                    other => format!("{other:?}"),
+                })
+                .collect(),
+            telemetry: items
+                .telemetry
+                .iter()
+                .map(|item| match item {
+                    EventItem::Event { ts_ms, event: e } => event(ts_ms, e),
+                    EventItem::End => "end".to_owned(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Each event reaches each lane it is routed to, and only the control lane marks its
+    /// frame's last event (the one lane with a per-frame step).
+    #[test]
+    fn an_event_reaches_the_lanes_named_and_a_frame_end_marks_the_control_lane() {
+        let mut items = LaneItems::default();
+        let all = Lanes {
+            fast: true,
+            control: true,
+            telemetry: true,
+        };
+        let control = Lanes {
+            control: true,
+            ..Lanes::default()
+        };
+        let fast = Lanes {
+            fast: true,
+            ..Lanes::default()
+        };
+        let start = items.lens();
+        items.add(all, 7, SessionEvent::Interrupted);
+        items.add(control, 7, SessionEvent::GenerationComplete);
+        items.end_frame(start);
+        let start = items.lens();
+        items.add(fast, 9, SessionEvent::TextDelta("a".into()));
+        items.end_frame(start);
+        assert_eq!(
+            items.lens(),
+            Lanes {
+                fast: 2,
+                control: 2,
+                telemetry: 1
+            }
+        );
+        let lines = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            shown(&items),
+            Lanes {
+                fast: lines(&["7 interrupted", "9 text"]),
+                control: lines(&["7 interrupted", "7 generation_complete |"]),
+                telemetry: lines(&["7 interrupted"]),
+            }
+        );
+    }
+
+    #[test]
+    fn map_and_iter_go_lane_by_lane_in_push_order() {
+        let lanes = Lanes {
+            fast: 1,
+            control: 2,
+            telemetry: 3,
+        };
+        assert_eq!(lanes.iter().copied().collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(
+            lanes.map(|n| n * 10),
+            Lanes {
+                fast: 10,
+                control: 20,
+                telemetry: 30
+            }
+        );
     }
 }

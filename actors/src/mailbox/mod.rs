@@ -19,10 +19,13 @@ mod router;
 mod supervisor;
 mod transport;
 
-pub use actor::{Consumer, InboxActor, InboxMsg, InboxState, NoMsg, drain_one_by_one};
+pub use actor::{
+    Consumer, ConsumerMailbox, InboxActor, InboxMsg, InboxState, NoMsg, drain_one_by_one,
+};
 pub use door::{Door, Mailbox, doorbell};
 pub use lanes::{
-    ControlItem, EventItem, FailedItem, FinishedCall, LANE_BOUND, LANE_CAPACITY, LANE_CHUNK, Lanes,
+    ControlItem, EventItem, FailedItem, FinishedCall, LANE_BOUND, LANE_CAPACITY, LANE_CHUNK,
+    LaneItems, LaneMailbox, LaneMailboxes, Lanes, RoutedItem,
 };
 pub use recorder::RecorderTick;
 pub use router::{

@@ -3,7 +3,6 @@
 use crate::audio::{JitterConfigError, VadConfigError};
 use crate::persistence::PersistenceError;
 use crate::phases::PhaseError;
-use crate::reactive::ReactiveError;
 use crate::state::StateError;
 
 /// A session that could not be started. The texts say what to fix.
@@ -13,9 +12,6 @@ pub enum SessionStartError {
     /// The phases do not form a valid machine.
     #[error("invalid phases: {0}")]
     Phases(#[from] PhaseError),
-    /// The watchers, computed values or temporal patterns were refused.
-    #[error("invalid reactive rules: {0}")]
-    Reactive(#[from] ReactiveError),
     /// A tool is declared both in the config and in the dispatcher.
     #[error(
         "tool `{name}` is declared twice: once in the session config and once in the dispatcher; keep one"

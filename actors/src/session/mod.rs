@@ -36,7 +36,7 @@ use crate::persistence::{
     check_session_id,
 };
 use crate::phases::PhaseMachine;
-use crate::reactive::ReactiveConfig;
+use crate::reactor::StateReactor;
 use crate::state::State;
 use crate::supervisor::RestartPolicy;
 use crate::tools::ToolDispatcher;
@@ -78,7 +78,7 @@ pub struct LiveSessionBuilder {
     interceptors: Interceptors,
     telemetry: TelemetryCallbacks,
     phases: Option<PhaseMachine>,
-    reactive: ReactiveConfig,
+    reactor: Option<Box<dyn StateReactor>>,
     state: State,
     clock: Option<SharedClock>,
     recorder: Option<Arc<dyn WireRecorder>>,
@@ -108,7 +108,7 @@ impl LiveSessionBuilder {
             interceptors: Interceptors::default(),
             telemetry: TelemetryCallbacks::default(),
             phases: None,
-            reactive: ReactiveConfig::default(),
+            reactor: None,
             state: State::new(),
             clock: None,
             recorder: None,
@@ -175,35 +175,27 @@ impl LiveSessionBuilder {
         self
     }
 
-    /// Watchers, computed values and temporal patterns, run by the control lane on event
-    /// time (see [`crate::reactive`]). Replaces any given before. Checked when the session
-    /// starts: a cycle among computed values fails [`spawn`](Self::spawn) with
-    /// [`SessionStartError::Reactive`].
+    /// The session's [`StateReactor`]: rules the control lane runs at each state commit
+    /// point and after the events it handles, on event time (see [`crate::reactor`]).
+    /// Replaces any given before. Watchers, computed values and temporal patterns are the
+    /// `reel-reactive` crate's: a checked `ReactiveConfig` (`Reactive`) is a reactor.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
     /// use reel_actors::LiveSessionBuilder;
-    /// use reel_actors::reactive::ReactiveConfig;
+    /// use reel_actors::reactor::StateReactor;
     /// use reel_protocol::{ApiEndpoint, SessionConfig};
     ///
-    /// let cyclic = ReactiveConfig::new()
-    ///     .computed("a", &["derived:b"], |_| None)
-    ///     .computed("b", &["derived:a"], |_| None);
-    /// let refused = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
-    ///     .reactive(cyclic)
-    ///     .spawn()
-    ///     .await
-    ///     .unwrap_err();
-    /// assert_eq!(
-    ///     refused.to_string(),
-    ///     "invalid reactive rules: computed values depend on each other in a cycle: \
-    ///      a -> b -> a (each depends on the next)"
-    /// );
-    /// # }
+    /// /// A reactor that reacts to nothing: every method has a default.
+    /// #[derive(Debug)]
+    /// struct Quiet;
+    /// impl StateReactor for Quiet {}
+    ///
+    /// let builder = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
+    ///     .reactor(Box::new(Quiet));
+    /// # let _ = builder;
     /// ```
-    pub fn reactive(mut self, reactive: ReactiveConfig) -> Self {
-        self.reactive = reactive;
+    pub fn reactor(mut self, reactor: Box<dyn StateReactor>) -> Self {
+        self.reactor = Some(reactor);
         self
     }
 
@@ -262,6 +254,19 @@ impl LiveSessionBuilder {
     /// Timeouts, limits and reconnects of the transport.
     pub fn transport_options(mut self, options: TransportOptions) -> Self {
         self.options.transport = options;
+        self
+    }
+
+    /// How phases steer the model (see [`crate::conversation::SteeringMode`]).
+    pub fn steering_mode(mut self, mode: crate::conversation::SteeringMode) -> Self {
+        self.options.steering = mode;
+        self
+    }
+
+    /// When a turn boundary's context is sent (see
+    /// [`crate::conversation::ContextDelivery`]).
+    pub fn context_delivery(mut self, delivery: crate::conversation::ContextDelivery) -> Self {
+        self.options.context_delivery = delivery;
         self
     }
 
@@ -496,9 +501,12 @@ impl LiveSessionBuilder {
         }
         if let Some(phases) = &self.phases {
             phases.check_tools(&declared)?;
-            if let Some(instruction) = phases
-                .phase(phase.unwrap_or(phases.initial()))
-                .and_then(|p| p.instruction_for(&self.state))
+            // Under context injection the session's own instruction is the setup's; the
+            // phase's goes as a context turn.
+            if self.options.steering.updates_instruction()
+                && let Some(instruction) = phases
+                    .phase(phase.unwrap_or(phases.initial()))
+                    .and_then(|p| p.instruction_for(&self.state))
             {
                 config = config.system_instruction(instruction);
             }

@@ -1,7 +1,6 @@
 //! Spawning a session: the checks before anything starts, restoring a saved snapshot, and
 //! the tree itself (supervisor, transport, router, lanes, telemetry, state, recorder).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use reel_protocol::{DecodeLimits, SessionPhase};
@@ -10,21 +9,24 @@ use tokio::sync::watch;
 use super::{LiveSessionBuilder, SessionStartError, claim_and_load, instruction_text};
 use crate::audio::{ActivityGate, SharedJitterBuffer};
 use crate::child::Child;
-use crate::child_spec::{ChildStart, once, once_with, restartable};
+use crate::child_spec::{Children, once, once_with, restartable};
 use crate::clock::{EventClock, ManualClock, SharedClock, TokioClock};
-use crate::control_lane::{ControlData, ControlLane, ControlLaneArgs};
+use crate::control_lane::{ControlData, ControlLaneArgs, ControlLaneState};
+use crate::conversation::ContextDelivery;
 use crate::extract::ExtractorSet;
-use crate::fast_lane::{FastLaneActor, FastLaneArgs};
+use crate::fast_lane::{FastLane, FastLaneArgs};
 use crate::handle::LiveHandle;
 use crate::llm::{LlmInterceptor, PassThrough};
+use crate::mailbox::Door;
 use crate::peers::Peers;
 use crate::persistence::{RestoredSnapshot, SessionSnapshot, SnapshotSaver};
+use crate::phases::PhaseMachine;
 use crate::playback::PlaybackQueue;
-use crate::recorder::{RecordQueue, RecorderActor, RecorderArgs};
-use crate::router::{RouterActor, RouterArgs};
+use crate::recorder::{RecordQueue, Recorder, RecorderArgs};
+use crate::router::{Router, RouterArgs};
 use crate::state::{StateStore, StateStoreArgs};
 use crate::supervisor::{SessionSupervisor, SupervisorArgs};
-use crate::telemetry::{TelemetryActor, TelemetryArgs, TelemetryShared};
+use crate::telemetry::{Telemetry, TelemetryArgs, TelemetryShared};
 use crate::tools::ToolDispatcher;
 use crate::transport::{TransportArgs, WebSocketConnector, WireTap};
 use crate::writer::{Origin, SessionWriter};
@@ -59,7 +61,6 @@ impl LiveSessionBuilder {
         if let Some(handle) = &saved_handle {
             config = config.session_resume_from(handle.clone());
         }
-        let reactive = Arc::new(self.reactive.build()?);
         let frame_clock: SharedClock = self
             .clock
             .clone()
@@ -99,6 +100,7 @@ impl LiveSessionBuilder {
         }
         self.state.set_clock(Arc::clone(&clock) as SharedClock);
         let mut control_data = ControlData::new(self.options.session_budget, &self.state);
+        control_data.reactor = self.reactor.take();
         if let Some(snapshot) = restored {
             control_data.resume_from(snapshot);
         }
@@ -106,6 +108,7 @@ impl LiveSessionBuilder {
         control_data.last_instruction = instruction_text(&config);
         control_data.setup_instruction = control_data.last_instruction.clone();
         control_data.base_instruction = instruction_text(&self.config);
+        control_data.converse(self.options.steering, self.options.context_delivery);
         let interceptor: Arc<dyn LlmInterceptor> =
             self.interceptor.unwrap_or_else(|| Arc::new(PassThrough));
         let extractors = Arc::new(ExtractorSet::new(
@@ -132,13 +135,6 @@ impl LiveSessionBuilder {
             peers.tool_input.forward();
         }
         let record_queue_for_handle = record_queue.clone();
-        if let Some(hook) = &self.fault_hook {
-            for child in Child::ALL {
-                if let Some(door) = peers.door(child) {
-                    door.set_fault_hook(child, Arc::clone(hook));
-                }
-            }
-        }
         let telemetry = Arc::new(TelemetryShared::default());
         let (phase_tx, phase_rx) = watch::channel(SessionPhase::Disconnected);
         let (resume_tx, resume_rx) = watch::channel(saved_handle);
@@ -147,6 +143,12 @@ impl LiveSessionBuilder {
         let mut app_writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::App);
         if let Some(gate) = gate {
             app_writer = app_writer.with_gate(gate);
+        }
+        if self.phases.as_ref().is_some_and(PhaseMachine::converses) {
+            peers.pending_context.gate_connect();
+        }
+        if self.options.context_delivery == ContextDelivery::Deferred {
+            app_writer = app_writer.with_deferred(Arc::clone(&peers.pending_context));
         }
         let playback = self.options.playback_buffer.map(PlaybackQueue::new);
         let connector = self
@@ -161,7 +163,6 @@ impl LiveSessionBuilder {
             interceptors: Arc::new(self.interceptors),
             dispatcher: self.dispatcher.map(Arc::new),
             phases: self.phases.map(Arc::new),
-            reactive,
             state: self.state.clone(),
             writer: writer.clone(),
             telemetry: Arc::clone(&telemetry),
@@ -195,84 +196,45 @@ impl LiveSessionBuilder {
         // One start per child: the supervisor holds the table, and knows no child's type.
         let factory = self.transport;
         let transport_slot = Arc::clone(&peers.transport);
-        let mut children: BTreeMap<Child, ChildStart> = BTreeMap::new();
-        children.insert(
-            Child::StateStore,
-            restartable(
-                StateStore,
-                StateStoreArgs {
-                    state: self.state.clone(),
-                    clock: peers.shared_clock(),
-                    inbox: Some((
-                        Arc::clone(&peers.store.inbox),
-                        Arc::clone(&peers.store.actor),
-                    )),
-                },
-                Arc::clone(&peers.store.actor),
-            ),
-        );
-        children.insert(
-            Child::Telemetry,
-            restartable(
-                TelemetryActor::new(),
-                TelemetryArgs {
-                    shared: Arc::clone(&telemetry),
-                    callbacks: Arc::new(self.telemetry),
-                    peers: Arc::clone(&peers),
-                },
-                Arc::clone(&peers.telemetry.actor),
-            ),
-        );
-        children.insert(
-            Child::FastLane,
-            restartable(
-                FastLaneActor::new(),
-                FastLaneArgs {
-                    callbacks: Arc::new(self.fast),
-                    playback: playback.clone(),
-                    jitter: jitter.clone(),
-                    peers: Arc::clone(&peers),
-                },
-                Arc::clone(&peers.fast.actor),
-            ),
-        );
-        children.insert(
-            Child::ControlLane,
-            restartable(
-                ControlLane::new(),
-                control,
-                Arc::clone(&peers.control.actor),
-            ),
-        );
-        if let (Some(queue), Some(mailbox)) = (&record_queue, &peers.recorder) {
-            let args = RecorderArgs {
+        let mut children = Children::default();
+        children.add(restartable::<StateStore>(StateStoreArgs {
+            state: self.state.clone(),
+            clock: peers.shared_clock(),
+            mailbox: peers.store.clone(),
+        }));
+        children.add(restartable::<Telemetry>(TelemetryArgs {
+            shared: Arc::clone(&telemetry),
+            callbacks: Arc::new(self.telemetry),
+            peers: Arc::clone(&peers),
+        }));
+        children.add(restartable::<FastLane>(FastLaneArgs {
+            callbacks: Arc::new(self.fast),
+            playback: playback.clone(),
+            jitter: jitter.clone(),
+            peers: Arc::clone(&peers),
+        }));
+        children.add(restartable::<ControlLaneState>(control));
+        if let Some(queue) = &record_queue {
+            children.add(restartable::<Recorder>(RecorderArgs {
                 queue: Arc::clone(queue),
                 telemetry: Arc::clone(&telemetry),
-            };
-            children.insert(
-                Child::Recorder,
-                restartable(RecorderActor::new(), args, Arc::clone(&mailbox.actor)),
-            );
+            }));
         }
-        children.insert(
-            Child::Router,
-            once(
-                "router",
-                RouterActor::new(),
-                router,
-                Arc::clone(&peers.router.actor),
-            ),
-        );
-        children.insert(
+        children.add(once::<Router>(router));
+        children.add(once_with(
             Child::Transport,
-            once_with("transport", move |supervisor| {
+            Arc::clone(&peers.transport) as Arc<dyn Door>,
+            move |supervisor| {
                 Box::pin(async move {
                     let actor = factory.spawn(transport_args, supervisor).await?;
                     transport_slot.set(actor.clone());
                     Ok(actor.get_cell())
                 })
-            }),
-        );
+            },
+        ));
+        if let Some(hook) = &self.fault_hook {
+            children.set_fault_hook(hook);
+        }
         let args = SupervisorArgs {
             peers: Arc::clone(&peers),
             children,

@@ -37,6 +37,7 @@
 //! # }
 //! ```
 
+mod changes;
 mod data;
 mod delta;
 mod error;
@@ -54,6 +55,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use changes::{Change, Changes};
 pub use data::{RECENT_MUTATIONS, StateOp};
 pub use delta::DeltaState;
 pub use error::StateError;
@@ -63,7 +65,8 @@ pub use reel_recorder::journal::{JournalSink, StateMutation};
 pub use scope::{ReadOnlyScope, Scope, prefix};
 pub use snapshot::StateSnapshot;
 pub use store::{
-    STORE_CAPACITY, StateStore, StateStoreArgs, StateStoreMsg, StoreInbox, StoreWrite, store_inbox,
+    STORE_BOUND, STORE_CAPACITY, StateStore, StateStoreActor, StateStoreArgs, StoreInbox,
+    StoreMailbox, StoreWrite, store_mailbox,
 };
 
 use crate::clock::SharedClock;

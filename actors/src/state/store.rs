@@ -1,30 +1,37 @@
-//! The StateStore actor: the single writer of a session's state.
+//! The StateStore: the single writer of a session's state, a [`Consumer`] on the tree's one
+//! actor skeleton ([`StateStoreActor`] = [`InboxActor<StateStore>`]).
 //!
 //! It owns no data of its own: the data lives in the `State` it was started with, and the
-//! writes wait in a [`StoreInbox`] outside the actor. Starting, the store attaches that
-//! inbox to the `State` (writes from every clone now queue there). A store that fails (a
-//! panicking `Modify` closure) loses only the write it was applying — that writer gets
-//! [`super::StateError::StoreUnavailable`] — and its replacement, spawned by the supervisor on
-//! the same `State` and inbox, applies every other queued write in order: ractor drops a
-//! failed actor's mailbox, so no write ever waits in it. Stopping cleanly, the store
-//! closes the inbox, applies what is left, detaches (writes apply directly from then on)
-//! and flushes the journal sink.
+//! writes wait in its [`StoreMailbox`] outside the actor. Starting, the store attaches that
+//! mailbox's inbox to the `State` (writes from every clone now queue there). A store that
+//! fails (a panicking `Modify` closure) loses only the write it was applying — that writer
+//! gets [`super::StateError::StoreUnavailable`] — and its replacement, spawned by the
+//! supervisor on the same `State` and mailbox, applies every other queued write in order:
+//! ractor drops a failed actor's mailbox, so no write ever waits in it. Stopping cleanly,
+//! the store closes the inbox, applies what is left, detaches (writes apply directly from
+//! then on) and flushes the journal sink.
 
 use std::sync::Arc;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{ActorProcessingErr, ActorRef};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::State;
 use super::data::StateOp;
+use crate::child::Child;
 use crate::clock::SharedClock;
-use crate::inbox::{Bound, Inbox};
-use crate::mailbox::doorbell;
-use crate::slot::Slot;
+use crate::inbox::{Bound, Failed, Inbox};
+use crate::mailbox::{Consumer, ConsumerMailbox, InboxActor, InboxMsg, Mailbox, NoMsg};
 
 /// How many writes may wait for the store before writers wait for room.
 pub const STORE_CAPACITY: usize = 1024;
+
+/// The bound of the store's inbox: writers wait for room, no write is dropped.
+pub const STORE_BOUND: Bound = Bound::wait(STORE_CAPACITY);
+
+/// How many writes the store applies per wake before it lets its mailbox in.
+const STORE_CHUNK: usize = 64;
 
 /// A write waiting for the store.
 pub struct StoreWrite {
@@ -51,14 +58,12 @@ impl std::fmt::Debug for StoreWrite {
 /// instance.
 pub type StoreInbox = Inbox<StoreWrite>;
 
-/// A store inbox whose doorbell rings the store in `slot`.
-pub fn store_inbox(slot: &Arc<Slot<StateStoreMsg>>) -> StoreInbox {
-    Inbox::new(
-        "state_store",
-        Bound::wait(STORE_CAPACITY),
-        |_| (),
-        doorbell(slot, || StateStoreMsg::Wake),
-    )
+/// The state store's mailbox: the writes waiting for it, and its current instance.
+pub type StoreMailbox = Mailbox<StoreWrite, (), InboxMsg<NoMsg>>;
+
+/// An empty store mailbox, made like every other child's ([`Mailbox::new`]).
+pub fn store_mailbox() -> StoreMailbox {
+    Mailbox::new("state_store", STORE_BOUND, |_| (), || InboxMsg::Wake)
 }
 
 /// The StateStore actor. Spawn it with name `None` (ractor's registry is process-global).
@@ -69,38 +74,38 @@ pub fn store_inbox(slot: &Arc<Slot<StateStoreMsg>>) -> StoreInbox {
 /// use std::sync::Arc;
 /// use ractor::Actor;
 /// use reel_actors::clock::{ManualClock, SharedClock};
-/// use reel_actors::state::{State, StateStore, StateStoreArgs};
+/// use reel_actors::state::{State, StateStoreActor, StateStoreArgs};
 ///
 /// let state = State::new();
 /// let clock: SharedClock = Arc::new(ManualClock::new(1_718_000_000_000));
-/// let (_store, _join) =
-///     Actor::spawn(None, StateStore, StateStoreArgs::standalone(state.clone(), clock)).await?;
+/// let args = StateStoreArgs::standalone(state.clone(), clock);
+/// let (_store, _join) = Actor::spawn(None, StateStoreActor::new(), args).await?;
 /// state.set("app:city", "London").await?; // applied by the actor
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Default, Clone, Copy)]
-pub struct StateStore;
+pub type StateStoreActor = InboxActor<StateStore>;
 
-/// What a StateStore starts with.
+/// What a StateStore starts with (and each restart starts again from).
 #[derive(Clone)]
 pub struct StateStoreArgs {
     /// The state it writes (and attaches its inbox to).
     pub state: State,
     /// The session clock, which timestamps every mutation from now on.
     pub clock: SharedClock,
-    /// The inbox shared with the instances before and after it, and the slot its doorbell
-    /// rings; `None` for a store on its own, which makes both.
-    pub inbox: Option<(Arc<StoreInbox>, Arc<Slot<StateStoreMsg>>)>,
+    /// Its mailbox, shared with the instances before and after it: the writes wait in its
+    /// inbox, and its doorbell rings the instance in its slot.
+    pub mailbox: StoreMailbox,
 }
 
 impl StateStoreArgs {
-    /// Arguments for a store on its own (not restarted by a supervisor).
+    /// Arguments for a store on its own (not restarted by a supervisor), with a mailbox of
+    /// its own.
     pub fn standalone(state: State, clock: SharedClock) -> Self {
         StateStoreArgs {
             state,
             clock,
-            inbox: None,
+            mailbox: store_mailbox(),
         }
     }
 }
@@ -113,99 +118,66 @@ impl std::fmt::Debug for StateStoreArgs {
     }
 }
 
-/// Messages to the StateStore.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StateStoreMsg {
-    /// Writes wait in the inbox.
-    Wake,
-}
-
-/// The store's state.
-pub struct StoreState {
+/// The state store: what one instance holds.
+pub struct StateStore {
     state: State,
     inbox: Arc<StoreInbox>,
 }
 
-/// How many writes the store applies per wake before it lets its mailbox in.
-const STORE_CHUNK: usize = 64;
+impl Consumer for StateStore {
+    type Item = StoreWrite;
+    type Label = ();
+    type Msg = NoMsg;
+    type Args = StateStoreArgs;
 
-impl Actor for StateStore {
-    type Msg = StateStoreMsg;
-    type State = StoreState;
-    type Arguments = StateStoreArgs;
+    const CHILD: Child = Child::StateStore;
+    const CHUNK: usize = STORE_CHUNK;
 
-    async fn pre_start(
-        &self,
-        myself: ActorRef<Self::Msg>,
+    fn mailbox(args: &StateStoreArgs) -> &ConsumerMailbox<Self> {
+        &args.mailbox
+    }
+
+    async fn start(
         args: StateStoreArgs,
-    ) -> Result<StoreState, ActorProcessingErr> {
-        let (inbox, slot) = match args.inbox {
-            Some(shared) => shared,
-            None => {
-                let slot: Arc<Slot<StateStoreMsg>> = Arc::default();
-                (Arc::new(store_inbox(&slot)), slot)
-            }
-        };
-        slot.set(myself);
+        failed: Option<Failed<()>>,
+        myself: &ActorRef<InboxMsg<NoMsg>>,
+    ) -> Result<Self, ActorProcessingErr> {
+        // A store on its own has nobody else to point its slot at it.
+        args.mailbox.actor.set(myself.clone());
         // The write a failed predecessor was applying is lost (its writer was told, its
         // reply port dropped with the failed instance); the rest wait in order.
-        if inbox.recover().is_some() {
+        if failed.is_some() {
             tracing::warn!(
                 "the state store failed while applying a write; that write was not applied"
             );
         }
+        let inbox = args.mailbox.inbox;
         args.state.attach(Arc::clone(&inbox), args.clock);
-        Ok(StoreState {
+        Ok(StateStore {
             state: args.state,
             inbox,
         })
     }
 
-    async fn post_start(
-        &self,
-        myself: ActorRef<Self::Msg>,
-        _state: &mut StoreState,
-    ) -> Result<(), ActorProcessingErr> {
-        let _ = myself.cast(StateStoreMsg::Wake);
+    async fn handle(&mut self, write: StoreWrite) -> Result<(), ActorProcessingErr> {
+        // A panic in a Modify closure unwinds from here: ractor reports the store failed,
+        // this write's reply port is dropped (its writer sees StoreUnavailable), nothing
+        // was published, and the item stays marked in flight for the successor.
+        apply(&self.state, write);
         Ok(())
     }
 
-    async fn handle(
-        &self,
-        myself: ActorRef<Self::Msg>,
-        StateStoreMsg::Wake: StateStoreMsg,
-        state: &mut StoreState,
-    ) -> Result<(), ActorProcessingErr> {
-        for _ in 0..STORE_CHUNK {
-            let Some(taken) = state.inbox.take() else {
-                return Ok(());
-            };
-            // A panic in a Modify closure unwinds from here: ractor reports the store
-            // failed, this write's reply port is dropped (its writer sees
-            // StoreUnavailable), nothing was published, and the item stays marked in
-            // flight for the successor.
-            apply(&state.state, taken.item);
-            state.inbox.done(taken.seq);
-        }
-        let _ = myself.cast(StateStoreMsg::Wake);
-        Ok(())
-    }
-
-    async fn post_stop(
-        &self,
-        _myself: ActorRef<Self::Msg>,
-        state: &mut StoreState,
-    ) -> Result<(), ActorProcessingErr> {
+    async fn stopped(&mut self) -> Result<(), ActorProcessingErr> {
         // Stopped for good: no more queueing. What waited is applied here, in order; a
         // writer that finds the inbox closed applies its write directly.
-        for write in state.inbox.close() {
+        for write in self.inbox.close() {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                apply(&state.state, write);
+                apply(&self.state, write);
             }));
         }
-        state.state.shared().detach_if(&state.inbox);
+        self.state.shared().detach_if(&self.inbox);
         // On the session's disk: file writes never run on tokio's workers.
-        let _ = state.state.flush_journal_on_disk().await;
+        let _ = self.state.flush_journal_on_disk().await;
         Ok(())
     }
 }
@@ -223,6 +195,7 @@ fn apply(state: &State, write: StoreWrite) {
 mod tests {
     use std::sync::Arc;
 
+    use ractor::Actor;
     use serde_json::json;
 
     use super::*;
@@ -233,7 +206,7 @@ mod tests {
         let state = State::new();
         let (store, join) = Actor::spawn(
             None,
-            StateStore,
+            StateStoreActor::new(),
             StateStoreArgs::standalone(state.clone(), Arc::new(ManualClock::new(100))),
         )
         .await
@@ -269,8 +242,12 @@ mod tests {
         let args = |state: &State| {
             StateStoreArgs::standalone(state.clone(), Arc::new(ManualClock::new(1)))
         };
-        let (old, old_join) = Actor::spawn(None, StateStore, args(&state)).await.unwrap();
-        let (new, new_join) = Actor::spawn(None, StateStore, args(&state)).await.unwrap();
+        let (old, old_join) = Actor::spawn(None, StateStoreActor::new(), args(&state))
+            .await
+            .unwrap();
+        let (new, new_join) = Actor::spawn(None, StateStoreActor::new(), args(&state))
+            .await
+            .unwrap();
         old.stop(None);
         old_join.await.unwrap();
         assert!(state.is_attached(), "the replacement stays attached");

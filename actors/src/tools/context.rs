@@ -103,7 +103,7 @@ impl ToolContext {
     /// # use std::sync::Arc;
     /// # use futures_util::future::BoxFuture;
     /// # use reel_actors::llm::{BaseLlm, LlmError, LlmRequest, LlmStream};
-    /// use reel_actors::tools::SimpleTool;
+    /// use reel_tools::SimpleTool;
     /// use serde_json::json;
     /// # struct Model;
     /// # impl BaseLlm for Model {
@@ -130,7 +130,7 @@ impl ToolContext {
     /// it ran but could not do what was asked.
     ///
     /// ```
-    /// use reel_actors::tools::SimpleTool;
+    /// use reel_tools::SimpleTool;
     /// use serde_json::Value;
     ///
     /// let tool = SimpleTool::new("book_table", "Books a table.", None, |_args: Value, ctx| async move {

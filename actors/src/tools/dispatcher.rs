@@ -37,8 +37,9 @@ struct Entry {
 ///
 /// ```
 /// use std::time::Duration;
-/// use reel_actors::tools::{SimpleTool, ToolDispatcher};
+/// use reel_actors::tools::ToolDispatcher;
 /// use reel_protocol::{Behavior, Scheduling};
+/// use reel_tools::SimpleTool;
 /// use serde_json::json;
 ///
 /// let mut tools = ToolDispatcher::new().with_timeout(Duration::from_secs(10));
@@ -83,7 +84,8 @@ impl ToolDispatcher {
     }
 
     /// Asks `provider` before each call of a tool that must be confirmed
-    /// ([`ConfirmTool`](super::ConfirmTool)).
+    /// ([`ToolFunction::confirmation`](super::ToolFunction::confirmation), e.g.
+    /// `reel_tools::ConfirmTool`).
     #[must_use]
     pub fn with_confirmation_provider(mut self, provider: Arc<dyn ConfirmationProvider>) -> Self {
         self.confirmations = Some(provider);
@@ -367,15 +369,43 @@ impl fmt::Debug for ToolDispatcher {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use futures_util::FutureExt;
+    use futures_util::future::BoxFuture;
+    use serde_json::{Value, json};
 
-    use super::super::SimpleTool;
+    use super::super::{ToolContext, ToolError};
     use super::*;
 
-    fn tool(name: &str) -> SimpleTool {
-        SimpleTool::new(name, format!("The {name} tool."), None, |_, _| async {
-            Ok(json!({}))
-        })
+    /// A tool with a name and a description, answering `{}`: the tool kinds live above the
+    /// tree (`reel-tools`), so the dispatcher's own tests declare theirs.
+    struct Named {
+        name: String,
+        description: String,
+    }
+
+    impl ToolFunction for Named {
+        fn name(&self) -> &str {
+            &self.name
+        }
+
+        fn description(&self) -> &str {
+            &self.description
+        }
+
+        fn parameters(&self) -> Option<Value> {
+            None
+        }
+
+        fn call(&self, _: Value, _: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+            async { Ok(json!({})) }.boxed()
+        }
+    }
+
+    fn tool(name: &str) -> Named {
+        Named {
+            name: name.into(),
+            description: format!("The {name} tool."),
+        }
     }
 
     #[test]

@@ -9,9 +9,9 @@ use super::{ToolContext, ToolError};
 /// A function the model can call.
 ///
 /// Object safe: the dispatcher keeps tools as `Arc<dyn ToolFunction>`. Most tools are built
-/// with [`SimpleTool`](super::SimpleTool) (JSON in, JSON out) or
-/// [`TypedTool`](super::TypedTool) (typed arguments, schema generated); implement the trait
-/// by hand for tools that carry their own state.
+/// with `reel_tools::SimpleTool` (JSON in, JSON out) or `reel_tools::TypedTool` (typed
+/// arguments, schema generated); implement the trait by hand for tools that carry their own
+/// state.
 ///
 /// ```
 /// use futures_util::future::{BoxFuture, FutureExt};
@@ -55,7 +55,7 @@ pub trait ToolFunction: Send + Sync + 'static {
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>>;
 
     /// The question to confirm before each call runs, for a tool that must be confirmed
-    /// ([`ConfirmTool`](super::ConfirmTool)); `None` for the others.
+    /// (`reel_tools::ConfirmTool` marks one); `None` for the others.
     fn confirmation(&self) -> Option<&str> {
         None
     }

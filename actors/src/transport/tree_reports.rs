@@ -72,9 +72,7 @@ impl<'a> TreeReports<'a> {
         // Refused only once the router is gone; the reply's sender is then dropped.
         let _ = self.peers.router.push(RouterMsg::Barrier(reply));
         let marks = marks.await.map_err(|_| SessionOver)?;
-        self.peers.fast.wait_finished(marks.fast).await;
-        self.peers.control.wait_finished(marks.control).await;
-        self.peers.telemetry.wait_finished(marks.telemetry).await;
+        self.peers.lanes.wait_finished(marks).await;
         Ok(())
     }
 
@@ -93,6 +91,13 @@ impl<'a> TreeReports<'a> {
     /// `false` if the limit passed first. `true` at once when no tool consumes input.
     pub async fn tool_input_room(&self, limit: Duration) -> bool {
         !self.forwards_input() || self.peers.tool_input.wait_for_room(limit).await
+    }
+
+    /// The application is about to send (deferred context delivery): what waits is sent
+    /// first, as the runtime. A replay calls it where the recording shows that flush (see
+    /// `docs/decisions/0050-conversation-control.md`). Returns whether a frame went out.
+    pub fn flush_deferred_context(&self) -> bool {
+        self.peers.pending_context.flush(&self.peers.transport)
     }
 
     fn router(&self, message: RouterMsg) {

@@ -12,8 +12,8 @@ use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks, Inte
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::ScriptedServer;
 use reel_actors::testing::ServerConn;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_protocol::{Content, FunctionResponse, SessionConfig};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::{Value, json};
 use support::{settle, start};
 

@@ -20,12 +20,12 @@ use reel_actors::persistence::{
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::state::State;
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::transcript::TranscriptTurn;
 use reel_actors::writer::SessionWriter;
 use reel_actors::{LiveEvent, LiveSessionBuilder, SessionStartError};
 use reel_persistence::{FsPersistence, MemoryPersistence};
 use reel_protocol::{ApiEndpoint, SessionConfig};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::{Value, json};
 use support::T0;
 use turns_support::Rig;

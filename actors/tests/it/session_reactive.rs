@@ -1,6 +1,7 @@
-//! Reactive state through a whole session: watchers fired by tool commits and turn
-//! completes, computed values written in dependency order, temporal patterns on event time,
-//! and the order of the turn pipeline.
+//! The control lane's commit points through a whole session, seen by the `reel-reactive`
+//! crate's reactor: watchers fired by tool commits and turn completes, computed values
+//! written in dependency order at both, temporal patterns on event time, the order of the
+//! turn pipeline, and the reactor's progress kept across a restart of the lane.
 
 use crate::support;
 
@@ -9,16 +10,13 @@ use std::time::Duration;
 
 use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
 use reel_actors::phases::{Phase, PhaseMachine};
-use reel_actors::reactive::{
-    ReactiveConfig, ReactiveError, TemporalRegistry, WatchBuilder, Watcher,
-};
+use reel_actors::reactor::StateReactor;
 use reel_actors::testing::{ScriptedServer, ServerConn};
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
-use reel_actors::{
-    EventStream, Lane, LiveEvent, LiveHandle, LiveSessionBuilder, SessionStartError,
-};
-use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
+use reel_actors::{EventStream, Lane, LiveEvent, LiveHandle, LiveSessionBuilder};
+use reel_protocol::{SessionConfig, SessionEvent};
+use reel_reactive::{ReactiveConfig, TemporalRegistry, WatchBuilder, Watcher};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::{Value, json};
 use support::{T0, settle, start};
 use tokio::time::Instant;
@@ -28,6 +26,11 @@ type Log<T> = Arc<Mutex<Vec<T>>>;
 
 fn entries<T: Clone>(log: &Log<T>) -> Vec<T> {
     log.lock().unwrap().clone()
+}
+
+/// The session's reactor: `config`, checked.
+fn reactor(config: ReactiveConfig) -> Box<dyn StateReactor> {
+    Box::new(config.build().unwrap())
 }
 
 /// A tool that writes `args.writes` (`[[key, value], …]`) in order, as one commit.
@@ -192,14 +195,21 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
             &log,
         ));
     let mut server = ScriptedServer::bind().await;
-    let mut rig = Rig::start(&mut server, |b| b.reactive(reactive)).await;
+    let mut rig = Rig::start(&mut server, |b| b.reactor(reactor(reactive))).await;
     assert_eq!(entries(&log), Vec::new());
 
-    // Absent → 5 is not a crossing (absent is not a number); any change of the tier is.
+    // Absent → 5 crosses below 10: an absent key is on neither side, its first value lands
+    // below (issue 29); any change of the tier is a change.
     rig.write(json!([["app:score", 5], ["app:tier", "silver"]]))
         .await;
     rig.settle().await;
-    assert_eq!(entries(&log), [("changed", Value::Null, json!("silver"))]);
+    assert_eq!(
+        entries(&log),
+        [
+            ("below", Value::Null, json!(5)),
+            ("changed", Value::Null, json!("silver"))
+        ]
+    );
 
     rig.write(json!([["app:score", 12], ["turn:flag", true]]))
         .await;
@@ -213,7 +223,7 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
     .await;
     rig.settle().await;
     assert_eq!(
-        entries(&log)[1..],
+        entries(&log)[2..],
         [
             ("above", json!(5), json!(12)),
             ("true", Value::Null, json!(true)),
@@ -225,7 +235,7 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
 
     // Turn complete clears `turn:flag` (true → absent).
     rig.turn().await;
-    assert_eq!(entries(&log)[6..], [("false", json!(true), Value::Null)]);
+    assert_eq!(entries(&log)[7..], [("false", json!(true), Value::Null)]);
 
     // Changed and changed back within one commit: no change.
     rig.write(json!([["app:tier", "silver"], ["app:tier", "gold"]]))
@@ -234,7 +244,62 @@ async fn watchers_fire_exactly_on_tool_commits_and_turn_completes() {
     rig.write(json!([["app:score", 10]])).await;
     rig.turn().await;
     rig.settle().await;
-    assert_eq!(entries(&log)[7..], [("above", json!(9), json!(10))]);
+    assert_eq!(entries(&log)[8..], [("above", json!(9), json!(10))]);
+
+    // Removed: a removal crosses nothing. Back at 20: a first value again, above.
+    rig.write(json!([["app:score", null]])).await;
+    rig.write(json!([["app:score", 20]])).await;
+    rig.settle().await;
+    assert_eq!(entries(&log)[9..], [("above", Value::Null, json!(20))]);
+}
+
+/// Issue 29: computed values are recalculated at every commit point the watchers use — at a
+/// tool commit too, not only at turn complete — and before the watchers, so a watcher of a
+/// `derived:` key fires in the same cycle as the tool write it derives from.
+#[tokio::test(start_paused = true)]
+async fn computed_values_are_recalculated_when_a_tool_commits_before_the_watchers_look() {
+    let log: Log<(&str, Value, Value)> = Arc::default();
+    let reactive = ReactiveConfig::new()
+        .computed("doubled", &["app:n"], |s| {
+            Some(json!(s.get::<i64>("app:n")? * 2))
+        })
+        .watch(logged(Watcher::on("derived:doubled"), "doubled", &log));
+    let sink = Arc::new(MemoryJournalSink::new());
+    let journal: Arc<dyn JournalSink> = sink.clone();
+    let mut server = ScriptedServer::bind().await;
+    let mut rig = Rig::start(&mut server, |b| {
+        b.reactor(reactor(reactive)).journal_sink(journal)
+    })
+    .await;
+
+    rig.write(json!([["app:n", 2]])).await;
+    rig.settle().await;
+    // No turn has completed: the tool's commit alone recalculated the value.
+    assert_eq!(rig.handle.state().get::<i64>("derived:doubled"), Some(4));
+    assert_eq!(entries(&log), [("doubled", Value::Null, json!(4))]);
+    rig.write(json!([["app:n", 5]])).await;
+    rig.settle().await;
+    assert_eq!(entries(&log)[1..], [("doubled", json!(4), json!(10))]);
+    // A turn complete with nothing new writes nothing and fires nothing.
+    rig.turn().await;
+    rig.settle().await;
+    assert_eq!(entries(&log).len(), 2);
+    // In the journal, each value right after the write it derives from.
+    let keys: Vec<(String, Value)> = sink
+        .entries()
+        .iter()
+        .filter(|m| m.key.starts_with("app:") || m.key.starts_with("derived:"))
+        .map(|m| (m.key.clone(), m.new.clone()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("app:n".to_owned(), json!(2)),
+            ("derived:doubled".to_owned(), json!(4)),
+            ("app:n".to_owned(), json!(5)),
+            ("derived:doubled".to_owned(), json!(10)),
+        ]
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -259,7 +324,7 @@ async fn a_concurrent_watcher_does_not_hold_the_lane_up() {
         },
     ));
     let mut server = ScriptedServer::bind().await;
-    let mut rig = Rig::start(&mut server, |b| b.reactive(reactive)).await;
+    let mut rig = Rig::start(&mut server, |b| b.reactor(reactor(reactive))).await;
     rig.write(json!([["app:go", true]])).await;
     // The action waits; the lane answers the next call all the same.
     rig.write(json!([["app:later", 7]])).await;
@@ -291,7 +356,10 @@ async fn a_computed_chain_writes_exact_derived_entries_and_feeds_watchers() {
     let sink = Arc::new(MemoryJournalSink::new());
     let journal: Arc<dyn JournalSink> = sink.clone();
     let mut server = ScriptedServer::bind().await;
-    let mut rig = Rig::start(&mut server, |b| b.reactive(reactive).journal_sink(journal)).await;
+    let mut rig = Rig::start(&mut server, |b| {
+        b.reactor(reactor(reactive)).journal_sink(journal)
+    })
+    .await;
 
     rig.write(json!([["app:price", 250]])).await;
     rig.turn().await; // `total` has no quantity yet: no write at all
@@ -353,35 +421,6 @@ async fn a_computed_chain_writes_exact_derived_entries_and_feeds_watchers() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn computed_values_in_a_cycle_are_refused_with_the_cycle_named() {
-    let cyclic = ReactiveConfig::new()
-        .computed("fine", &["app:x"], |_| None)
-        .computed("a", &["derived:b"], |_| None)
-        .computed("b", &["derived:c", "derived:fine"], |_| None)
-        .computed("c", &["derived:a"], |_| None);
-    let refused = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
-        .reactive(cyclic)
-        .spawn()
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(
-        refused.to_string(),
-        "invalid reactive rules: computed values depend on each other in a cycle: \
-         a -> b -> c -> a (each depends on the next)"
-    );
-    let SessionStartError::Reactive(error) = refused else {
-        panic!("{refused:?}");
-    };
-    assert_eq!(
-        error,
-        ReactiveError::Cycle {
-            path: vec!["a".into(), "b".into(), "c".into(), "a".into()]
-        }
-    );
-}
-
-#[tokio::test(start_paused = true)]
 async fn when_sustained_fires_after_exactly_its_duration_of_event_time_and_resets() {
     let fired: Log<u64> = Arc::default();
     let log = Arc::clone(&fired);
@@ -396,7 +435,7 @@ async fn when_sustained_fires_after_exactly_its_duration_of_event_time_and_reset
     );
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(ReactiveConfig::new().temporal(temporal))
+        b.reactor(reactor(ReactiveConfig::new().temporal(temporal)))
     })
     .await;
 
@@ -444,7 +483,7 @@ async fn when_rate_fires_on_the_nth_event_within_the_window_and_not_when_spread_
     );
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(ReactiveConfig::new().temporal(temporal))
+        b.reactor(reactor(ReactiveConfig::new().temporal(temporal)))
     })
     .await;
 
@@ -485,7 +524,7 @@ async fn when_turns_fires_after_n_consecutive_turns_once_per_streak() {
     );
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(ReactiveConfig::new().temporal(temporal))
+        b.reactor(reactor(ReactiveConfig::new().temporal(temporal)))
     })
     .await;
     for engaged in [true, false, true, true, true, false, true, true] {
@@ -568,7 +607,7 @@ async fn the_turn_pipeline_runs_computed_transitions_watchers_temporal_then_on_t
     };
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(reactive)
+        b.reactor(reactor(reactive))
             .phases(phases)
             .control_callbacks(callbacks)
     })
@@ -580,13 +619,15 @@ async fn the_turn_pipeline_runs_computed_transitions_watchers_temporal_then_on_t
     assert_eq!(
         entries(&steps),
         [
-            // The tool's commit: everything since the session started, the initial phase too.
+            // The tool's commit: the computed value first, then the watchers over everything
+            // since the session started (the initial phase too).
+            "computed",
+            r#"derived:doubled: null -> 4"#,
             r#"phase: null -> "start""#,
-            // Turn 1: the guard sees the computed value; the watchers see both the value and
+            // Turn 1: computed again (unchanged), the guard sees the value; the watchers see
             // the transition it caused.
             "computed",
             "guard",
-            r#"derived:doubled: null -> 4"#,
             r#"phase: "start" -> "next""#,
             "when_turns",
             "on_turn_complete",
@@ -637,7 +678,7 @@ async fn temporal_progress_survives_a_restart_of_the_control_lane() {
     };
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(ReactiveConfig::new().temporal(temporal))
+        b.reactor(reactor(ReactiveConfig::new().temporal(temporal)))
             .control_callbacks(callbacks)
     })
     .await;
@@ -678,7 +719,7 @@ async fn hung_watcher_and_temporal_actions_time_out_and_the_session_goes_on() {
         ));
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(reactive)
+        b.reactor(reactor(reactive))
             .callback_timeout(Duration::from_secs(2))
             .shutdown_timeout(Duration::from_secs(30))
     })
@@ -752,7 +793,7 @@ async fn a_timeout_kept_by_a_lane_that_then_fails_is_reported_by_its_successor()
     );
     let mut server = ScriptedServer::bind().await;
     let mut rig = Rig::start(&mut server, |b| {
-        b.reactive(reactive)
+        b.reactor(reactor(reactive))
             .control_callbacks(callbacks)
             .callback_timeout(Duration::from_secs(2))
     })

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::{Lane, LiveEvent};
 use reel_protocol::SessionConfig;
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::json;
 use support::{settle, start};
 

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher, ToolError, TypedTool};
 use reel_actors::{Lane, LiveEvent};
 use reel_protocol::SessionConfig;
+use reel_tools::{SimpleTool, ToolDispatcher, ToolError, TypedTool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use support::{kinds, settle, start};

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use reel_actors::clock::{ManualClock, SharedClock};
-use reel_actors::slot::Slot;
+use reel_actors::mailbox::{InboxMsg, NoMsg};
 use reel_actors::state::{
-    RECENT_MUTATIONS, State, StateError, StateKey, StateMutation, StateStore, StateStoreArgs,
-    StateStoreMsg, StoreInbox, store_inbox,
+    RECENT_MUTATIONS, State, StateError, StateKey, StateMutation, StateStoreActor, StateStoreArgs,
+    StoreMailbox, store_mailbox,
 };
 use reel_recorder::journal::{FileJournalSink, MemoryJournalSink, read_journal};
 use serde_json::{Value, json};
@@ -51,11 +51,11 @@ fn journaled_state() -> (State, Arc<MemoryJournalSink>, Arc<ManualClock>) {
 async fn spawn_store(
     state: &State,
     clock: &Arc<ManualClock>,
-) -> (ActorRef<StateStoreMsg>, tokio::task::JoinHandle<()>) {
+) -> (ActorRef<InboxMsg<NoMsg>>, tokio::task::JoinHandle<()>) {
     let clock: SharedClock = clock.clone();
     Actor::spawn(
         None,
-        StateStore,
+        StateStoreActor::new(),
         StateStoreArgs::standalone(state.clone(), clock),
     )
     .await
@@ -454,7 +454,7 @@ async fn writes_after_the_store_stopped_apply_directly() {
 #[derive(Debug)]
 enum Report {
     Failed(String),
-    Restarted(ActorRef<StateStoreMsg>),
+    Restarted(ActorRef<InboxMsg<NoMsg>>),
 }
 
 /// Spawns a StateStore for a state and respawns it, on the same state, when it fails.
@@ -464,15 +464,16 @@ struct SupervisorArgs {
     state: State,
     clock: SharedClock,
     reports: mpsc::UnboundedSender<Report>,
-    started: tokio::sync::oneshot::Sender<ActorRef<StateStoreMsg>>,
+    started: tokio::sync::oneshot::Sender<ActorRef<InboxMsg<NoMsg>>>,
 }
 
 struct SupervisorState {
     state: State,
     clock: SharedClock,
     reports: mpsc::UnboundedSender<Report>,
-    /// The writes' inbox and the slot its doorbell rings, shared by every instance.
-    inbox: (Arc<StoreInbox>, Arc<Slot<StateStoreMsg>>),
+    /// The writes' mailbox (its inbox and the slot its doorbell rings), shared by every
+    /// instance.
+    mailbox: StoreMailbox,
 }
 
 impl SupervisorState {
@@ -480,7 +481,7 @@ impl SupervisorState {
         StateStoreArgs {
             state: self.state.clone(),
             clock: self.clock.clone(),
-            inbox: Some((Arc::clone(&self.inbox.0), Arc::clone(&self.inbox.1))),
+            mailbox: self.mailbox.clone(),
         }
     }
 }
@@ -495,15 +496,19 @@ impl Actor for TestSupervisor {
         myself: ActorRef<()>,
         args: SupervisorArgs,
     ) -> Result<SupervisorState, ActorProcessingErr> {
-        let slot: Arc<Slot<StateStoreMsg>> = Arc::default();
         let state = SupervisorState {
             state: args.state,
             clock: args.clock,
             reports: args.reports,
-            inbox: (Arc::new(store_inbox(&slot)), slot),
+            mailbox: store_mailbox(),
         };
-        let (store, _) =
-            Actor::spawn_linked(None, StateStore, state.store_args(), myself.get_cell()).await?;
+        let (store, _) = Actor::spawn_linked(
+            None,
+            StateStoreActor::new(),
+            state.store_args(),
+            myself.get_cell(),
+        )
+        .await?;
         let _ = args.started.send(store);
         Ok(state)
     }
@@ -516,9 +521,13 @@ impl Actor for TestSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         if let SupervisionEvent::ActorFailed(_, error) = event {
             let _ = state.reports.send(Report::Failed(error.to_string()));
-            let (store, _) =
-                Actor::spawn_linked(None, StateStore, state.store_args(), myself.get_cell())
-                    .await?;
+            let (store, _) = Actor::spawn_linked(
+                None,
+                StateStoreActor::new(),
+                state.store_args(),
+                myself.get_cell(),
+            )
+            .await?;
             let _ = state.reports.send(Report::Restarted(store));
         }
         Ok(())
@@ -534,7 +543,7 @@ async fn supervised(
     ActorRef<()>,
     tokio::task::JoinHandle<()>,
     mpsc::UnboundedReceiver<Report>,
-    ActorRef<StateStoreMsg>,
+    ActorRef<InboxMsg<NoMsg>>,
 ) {
     let (reports_tx, reports) = mpsc::unbounded_channel();
     let (started_tx, started) = tokio::sync::oneshot::channel();

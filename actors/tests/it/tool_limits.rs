@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use reel_actors::testing::{ScriptedServer, ServerConn};
-use reel_actors::tools::{BargeIn, SimpleTool, ToolDispatcher};
 use reel_actors::{EventStream, LiveEvent, LiveHandle};
 use reel_protocol::SessionConfig;
+use reel_tools::{BargeIn, SimpleTool, ToolDispatcher};
 use serde_json::{Value, json};
 use support::{settle, start};
 use tokio::time::Instant;

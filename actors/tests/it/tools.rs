@@ -1,5 +1,8 @@
-//! The tool system end to end: tools built, registered, declared, run against calls from
-//! the model (under paused tokio time), answered, and their state writes settled.
+//! The tree's tool engine outside a session: tools registered, declared, run against calls
+//! from the model (under paused tokio time: timeouts, cancellation, panics, the phase
+//! filter, background modes), answered, and their state writes settled. The tool kinds'
+//! own tests are `reel-tools`' (`tools/tests/it/`); the fixtures are shared with them
+//! (`tools/tests/support/tool_calls.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,81 +10,18 @@ use std::time::Duration;
 
 use futures_util::future::{BoxFuture, FutureExt};
 use reel_actors::clock::ManualClock;
-use reel_actors::state::{DeltaState, State};
-use reel_actors::tools::{
+use reel_actors::state::State;
+use reel_protocol::{FunctionCall, Scheduling};
+use reel_tools::{
     PhaseToolFilter, SimpleTool, ToolContext, ToolDispatcher, ToolError, ToolExecutionMode,
-    ToolFunction, ToolOutcome, TypedTool, run_call, running_ack,
+    ToolFunction, run_call, running_ack,
 };
-use reel_protocol::{FunctionCall, FunctionResponse, Scheduling};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep};
-use tokio_util::sync::CancellationToken;
+
+use crate::tool_calls::{call, context, dispatcher, get_weather, run, wire};
 
 // ---- fixtures ----
-
-/// Book a table at the restaurant.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct BookTableArgs {
-    /// Number of guests.
-    party_size: u8,
-    /// Time in 24-hour format, e.g. "19:30".
-    time: String,
-    /// Where to sit.
-    seating: Seating,
-    /// Anything the restaurant should know.
-    note: Option<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-enum Seating {
-    Indoor,
-    Terrace,
-}
-
-#[derive(Serialize)]
-struct Booking {
-    confirmation: String,
-    seating: Seating,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct WeatherArgs {
-    /// The city to look up.
-    city: String,
-}
-
-fn book_table() -> TypedTool {
-    TypedTool::new(
-        "book_table",
-        "Books a table.",
-        |args: BookTableArgs, ctx: ToolContext| async move {
-            if args.party_size > 12 {
-                return Err(ctx.fail(format!("no table for {} guests", args.party_size)));
-            }
-            ctx.state
-                .set("app:booking_time", &args.time)
-                .map_err(|e| ctx.fail(e))?;
-            Ok(Booking {
-                confirmation: format!("T-{}-{}", args.party_size, args.time),
-                seating: args.seating,
-                note: args.note,
-            })
-        },
-    )
-}
-
-fn get_weather() -> TypedTool {
-    TypedTool::new(
-        "get_weather",
-        "The current weather in a city.",
-        |args: WeatherArgs, _ctx| async move { Ok(json!({ "city": args.city, "celsius": 21 })) },
-    )
-}
 
 /// A tool that sleeps `secs` seconds of (virtual) time, then writes `app:{name}` and
 /// answers `"slept"`.
@@ -97,65 +37,7 @@ fn sleeper(name: &str, secs: u64) -> SimpleTool {
     })
 }
 
-fn call(id: &str, name: &str, args: Value) -> FunctionCall {
-    FunctionCall {
-        id: Some(id.into()),
-        name: Some(name.into()),
-        args: Some(args),
-        ..FunctionCall::default()
-    }
-}
-
-/// A context for `call` over a fresh delta view of `state`; the view is returned too, to
-/// settle it.
-fn context(call: &FunctionCall, state: &State) -> (ToolContext, DeltaState) {
-    let delta = state.with_delta();
-    let ctx = ToolContext::for_call(call, delta.clone(), CancellationToken::new());
-    (ctx, delta)
-}
-
-async fn run(tools: &ToolDispatcher, call: &FunctionCall, state: &State) -> ToolOutcome {
-    let (ctx, delta) = context(call, state);
-    let outcome = run_call(tools, call, ctx, None).await;
-    assert_eq!(outcome.settle(&delta).await, Ok(()));
-    outcome
-}
-
-fn wire(response: &FunctionResponse) -> String {
-    serde_json::to_string(response).unwrap_or_default()
-}
-
-fn dispatcher() -> ToolDispatcher {
-    let mut tools = ToolDispatcher::new();
-    assert_eq!(tools.register(book_table()), Ok(()));
-    assert_eq!(tools.register(get_weather()), Ok(()));
-    tools
-}
-
 // ---- declarations ----
-
-#[test]
-fn typed_tool_schema_is_the_golden_one() {
-    let declaration = book_table_declaration();
-    assert_eq!(
-        declaration,
-        concat!(
-            r#"{"name":"book_table","description":"Books a table.","parameters":{"#,
-            r#""type":"object","description":"Book a table at the restaurant.","properties":{"#,
-            r#""party_size":{"type":"integer","description":"Number of guests.","minimum":0,"maximum":255},"#,
-            r#""time":{"type":"string","description":"Time in 24-hour format, e.g. \"19:30\"."},"#,
-            r#""seating":{"type":"string","description":"Where to sit.","enum":["indoor","terrace"]},"#,
-            r#""note":{"type":"string","description":"Anything the restaurant should know.","nullable":true}"#,
-            r#"},"required":["party_size","time","seating"]}}"#
-        )
-    );
-}
-
-fn book_table_declaration() -> String {
-    let tools = dispatcher();
-    let declarations = tools.declarations();
-    serde_json::to_string(&declarations[0]).unwrap_or_default()
-}
 
 #[test]
 fn declarations_are_sorted_by_name_and_background_ones_non_blocking() {
@@ -190,36 +72,6 @@ fn declarations_are_sorted_by_name_and_background_ones_non_blocking() {
 // ---- running calls ----
 
 #[tokio::test(start_paused = true)]
-async fn a_simple_tool_answers_with_its_object() {
-    let mut tools = ToolDispatcher::new();
-    let echo = SimpleTool::new(
-        "echo",
-        "Echoes.",
-        None,
-        |args, ctx: ToolContext| async move {
-            Ok(json!({ "echo": args, "call_id": ctx.call_id, "tool": ctx.tool }))
-        },
-    );
-    assert_eq!(tools.register(echo), Ok(()));
-    let state = State::new();
-    let outcome = run(&tools, &call("fc_1", "echo", json!({ "x": 1 })), &state).await;
-    assert_eq!(
-        outcome,
-        ToolOutcome {
-            call_id: "fc_1".into(),
-            name: "echo".into(),
-            args: json!({ "x": 1 }),
-            result: Ok(json!({ "echo": { "x": 1 }, "call_id": "fc_1", "tool": "echo" })),
-            duration: Duration::ZERO,
-        }
-    );
-    assert_eq!(
-        wire(&outcome.to_response(&tools.mode("echo"))),
-        r#"{"id":"fc_1","name":"echo","response":{"echo":{"x":1},"call_id":"fc_1","tool":"echo"}}"#
-    );
-}
-
-#[tokio::test(start_paused = true)]
 async fn missing_args_count_as_an_empty_object() {
     let mut tools = ToolDispatcher::new();
     let echo = SimpleTool::new("echo", "Echoes.", None, |args, _ctx| async move {
@@ -234,27 +86,6 @@ async fn missing_args_count_as_an_empty_object() {
     let outcome = run(&tools, &bare, &State::new()).await;
     assert_eq!(outcome.args, json!({}));
     assert_eq!(outcome.result, Ok(json!({ "got": {} })));
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_typed_tool_gets_typed_args_and_its_writes_commit() {
-    let tools = dispatcher();
-    let state = State::new();
-    let outcome = run(
-        &tools,
-        &call(
-            "fc_3",
-            "book_table",
-            json!({ "party_size": 4, "time": "19:30", "seating": "terrace" }),
-        ),
-        &state,
-    )
-    .await;
-    assert_eq!(
-        outcome.result,
-        Ok(json!({ "confirmation": "T-4-19:30", "seating": "terrace" }))
-    );
-    assert_eq!(state.get_raw("app:booking_time"), Some(json!("19:30")));
 }
 
 #[tokio::test(start_paused = true)]
@@ -276,58 +107,6 @@ async fn an_unknown_tool_lists_the_available_ones() {
     assert_eq!(
         wire(&outcome.to_response(&tools.mode("get_wether"))),
         r#"{"id":"fc_4","name":"get_wether","response":{"error":"unknown tool `get_wether`; available tools: book_table, get_weather"}}"#
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn bad_args_carry_serdes_message() {
-    let tools = dispatcher();
-    let state = State::new();
-    let missing = run(&tools, &call("fc_5", "get_weather", json!({})), &state).await;
-    assert_eq!(
-        missing.result,
-        Err(ToolError::InvalidArgs {
-            tool: "get_weather".into(),
-            message: "missing field `city`".into(),
-        })
-    );
-    assert_eq!(
-        wire(&missing.to_response(&tools.mode("get_weather"))),
-        r#"{"id":"fc_5","name":"get_weather","response":{"error":"invalid arguments for tool `get_weather`: missing field `city`"}}"#
-    );
-    let wrong_type = run(
-        &tools,
-        &call(
-            "fc_6",
-            "book_table",
-            json!({ "party_size": "four", "time": "19:30", "seating": "indoor" }),
-        ),
-        &state,
-    )
-    .await;
-    assert_eq!(
-        wrong_type.result,
-        Err(ToolError::InvalidArgs {
-            tool: "book_table".into(),
-            message: r#"party_size: invalid type: string "four", expected u8"#.into(),
-        })
-    );
-    let bad_variant = run(
-        &tools,
-        &call(
-            "fc_7",
-            "book_table",
-            json!({ "party_size": 2, "time": "19:30", "seating": "roof" }),
-        ),
-        &state,
-    )
-    .await;
-    assert_eq!(
-        bad_variant.result,
-        Err(ToolError::InvalidArgs {
-            tool: "book_table".into(),
-            message: "seating: unknown variant `roof`, expected `indoor` or `terrace`".into(),
-        })
     );
 }
 

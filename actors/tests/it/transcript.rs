@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::transcript::{ToolCallSummary, TranscriptTurn};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::json;
 use turns_support::Rig;
 

@@ -11,12 +11,12 @@ use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
 use reel_actors::llm::{BaseLlm, LlmError, LlmRequest};
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolContext, ToolDispatcher};
 use reel_actors::{LiveEvent, LiveSessionBuilder, SessionStartError};
 use reel_extract::{
     ExtractionError, ExtractionTrigger, FnExtractor, LlmExtractor, RegexExtractor, TurnExtractor,
 };
 use reel_protocol::{ApiEndpoint, FunctionCall, SessionConfig};
+use reel_tools::{SimpleTool, ToolContext, ToolDispatcher};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

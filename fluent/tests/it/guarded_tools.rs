@@ -11,10 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{
-    CachedTool, ConfirmTool, ConfirmationRequest, SimpleTool, ToolConfirmation,
-};
 use reel_fluent::{Live, LiveBuilder};
+use reel_tools::{CachedTool, ConfirmTool, ConfirmationRequest, SimpleTool, ToolConfirmation};
 use serde_json::{Value, json};
 use support::{TempFolder, accepted, text, turn_complete, until_turn_complete};
 

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::SimpleTool;
 use reel_fluent::Live;
 use reel_protocol::Content;
+use reel_tools::SimpleTool;
 use serde_json::{Value, json};
 use support::{accepted, turn_complete, until_turn_complete};
 

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use mcp_support::{HttpMcp, Seen, accepted, tool_call, tool_response};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_fluent::{BuildError, ConnectError, Live, LiveBuilder, McpError, McpServer};
 use reel_recorder::wire_read::read_wire_log;
 use reel_replayer::Tape;
 use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::{OfflineSinks, replay_offline};
 use reel_replayer::recorded_tools::RecordedToolResponses;
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::json;
 use support::{TempFolder, text, turn_complete, until_turn_complete};
 

@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 
 use mcp_support::{accepted, tool_call, tool_response};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::ToolFunction;
 use reel_fluent::{Live, LiveBuilder, McpServer};
+use reel_tools::ToolFunction;
 use serde_json::json;
 use support::{TempFolder, text, turn_complete, until_turn_complete};
 

@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::TypedTool;
 use reel_actors::{Lane, LiveEvent};
 use reel_fluent::{BuildError, Live, LiveBuilder};
 use reel_persistence::{FsPersistence, MemoryPersistence, SessionIdProblem};
 use reel_recorder::journal::read_journal;
+use reel_tools::TypedTool;
 use serde_json::{Value, json};
 use support::{accepted, lane, recording, text, turn_complete, until_turn_complete};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};

@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::SimpleTool;
 use reel_fluent::{Live, LiveBuilder};
 use reel_protocol::SessionEvent;
 use reel_recorder::journal::StateMutation;
 use reel_recorder::wire_log::WireEntry;
+use reel_tools::SimpleTool;
 use serde_json::{Value, json};
 use support::{recording, text, turn_complete, until_turn_complete};
 
@@ -133,7 +133,8 @@ async fn record() -> Recorded {
     assert_eq!(*log.lock().unwrap(), ["nudge"]);
 
     // Two purchases in two turns: the rate pattern at the second call, the basket watcher
-    // at each tool commit, the total crossing 100 at the second turn complete.
+    // at each tool commit, the total (recalculated at each tool commit) crossing 100 at the
+    // second one.
     for (id, price) in [("c-1", 60), ("c-2", 50)] {
         tokio::time::advance(Duration::from_millis(500)).await;
         conn.send_json(&json!({"toolCall": {"functionCalls": [
@@ -145,7 +146,7 @@ async fn record() -> Recorded {
         conn.send_json(&turn_complete()).await;
         until_turn_complete(&mut events).await;
     }
-    // What the total watcher wrote is seen by the next evaluation: the next turn.
+    // What the total watcher wrote is seen by the next evaluation: that turn's complete.
     tokio::time::advance(Duration::from_millis(500)).await;
     conn.send_json(&text("Shipping is on us.")).await;
     conn.send_json(&turn_complete()).await;

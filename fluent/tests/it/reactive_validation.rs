@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use reel_actors::reactive::{ReactiveError, Watcher};
 use reel_fluent::{BuildError, ConnectError, Live, LiveBuilder};
 use reel_protocol::ApiEndpoint;
+use reel_reactive::{ReactiveError, Watcher};
 
 fn error_of(builder: LiveBuilder) -> BuildError {
     match builder.validate() {

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::TypedTool;
 use reel_fluent::{Live, LiveBuilder};
 use reel_recorder::journal::read_journal;
 use reel_replayer::journal_match::EntryMismatch;
 use reel_replayer::{DivergenceKind, Drift, PathDiff};
+use reel_tools::TypedTool;
 use serde_json::json;
 use support::{T0, TempFolder, accepted, text, turn_complete, until_turn_complete};
 

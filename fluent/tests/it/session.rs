@@ -8,12 +8,12 @@ use crate::support;
 use std::time::Duration;
 
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::TypedTool;
 use reel_actors::writer::Origin;
 use reel_actors::{EventEnvelope, Lane, LiveEvent};
 use reel_fluent::{Live, LiveBuilder};
 use reel_recorder::journal::StateMutation;
 use reel_recorder::wire_log::{Direction, Source, WireEntry};
+use reel_tools::TypedTool;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use support::{drain, lane, recording, text, turn_complete, until_turn_complete};

@@ -27,7 +27,6 @@ use std::time::Duration;
 use postgres_server::Postgres;
 use reel_actors::SessionStartError;
 use reel_actors::testing::{SCRIPTED_API_KEY, ScriptedServer};
-use reel_actors::tools::TypedTool;
 use reel_fluent::{ConnectError, Live, LiveBuilder};
 use reel_persistence::{
     MemoryPersistence, PersistenceError, PostgresPersistence, SessionPersistence, SessionSnapshot,
@@ -37,6 +36,7 @@ use reel_protocol::ApiEndpoint;
 use reel_recorder::journal::{FileJournalSink, read_journal};
 use reel_recorder::read_wire_log;
 use reel_recorder::wire_file::{Durability, FileWireRecorder};
+use reel_tools::TypedTool;
 use serde_json::{Value, json};
 use support::{text, turn_complete, until_turn_complete};
 

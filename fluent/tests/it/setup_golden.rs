@@ -7,9 +7,9 @@ use std::time::Duration;
 use reel_actors::LiveSessionBuilder;
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher, TypedTool};
 use reel_fluent::{Live, LiveBuilder};
 use reel_protocol::{ApiEndpoint, AutomaticActivityDetection, Platform, Scheduling, SessionConfig};
+use reel_tools::{SimpleTool, ToolDispatcher, TypedTool};
 use serde::Deserialize;
 use serde_json::json;
 

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use reel_actors::tools::SimpleTool;
 use reel_fluent::{BuildError, ConnectError, Live, LiveBuilder, ReplayError};
 use reel_protocol::ApiEndpoint;
+use reel_tools::SimpleTool;
 use serde_json::json;
 
 fn tool(name: &str) -> SimpleTool {
@@ -76,7 +76,7 @@ fn a_tool_named_twice() {
         error_text(builder),
         "`.tool(\"get_weather\")`: a tool named `get_weather` is already registered; tool names must be unique"
     );
-    let mut dispatcher = reel_actors::tools::ToolDispatcher::new();
+    let mut dispatcher = reel_tools::ToolDispatcher::new();
     dispatcher.register(tool("get_weather")).unwrap();
     let across = Live::builder().tool(tool("get_weather")).tools(dispatcher);
     assert_eq!(

@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use reel_actors::LiveSessionBuilder;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::transport::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
 };
@@ -26,6 +25,7 @@ use reel_protocol::{
     ApiEndpoint, Base64Data, ConnectRequest, FunctionResponse, SessionCommand, SessionConfig,
 };
 use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 

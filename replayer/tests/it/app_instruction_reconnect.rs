@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::{ScriptedServer, ServerConn};
-use reel_actors::tools::{ToolDispatcher, TypedTool};
 use reel_actors::writer::Origin;
 use reel_actors::{LiveHandle, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
+use reel_tools::{ToolDispatcher, TypedTool};
 use replay_support::{Outcome, connect, drain, replay_outcome};
 use serde::Deserialize;
 use serde_json::json;

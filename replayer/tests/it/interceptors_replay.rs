@@ -14,12 +14,12 @@ use reel_actors::callbacks::Interceptors;
 use reel_actors::clock::TokioClock;
 use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::writer::Origin;
 use reel_protocol::{ApiEndpoint, Content, SessionConfig};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder};
 use reel_replayer::{Pacing, ReplayOptions, Tape, replay_session};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use replay_support::connect;
 use serde_json::{Value, json};
 

@@ -6,6 +6,7 @@
 mod replay_support;
 
 mod app_instruction_reconnect;
+mod conversation_replay;
 mod determinism;
 mod extraction_replay;
 mod interceptors_replay;

@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::clock::TokioClock;
-use reel_actors::reactive::{ReactiveConfig, TemporalRegistry, Watcher};
 use reel_actors::testing::ScriptedServer;
-use reel_actors::tools::{SimpleTool, ToolDispatcher};
 use reel_actors::writer::Origin;
 use reel_actors::{Lane, LiveSessionBuilder};
 use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
+use reel_reactive::{Reactive, ReactiveConfig, TemporalRegistry, Watcher};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
+use reel_tools::{SimpleTool, ToolDispatcher};
 use replay_support::{Outcome, connect, drain, lane, replay_outcome, seen, turn_complete};
 use serde_json::{Value, json};
 
@@ -43,7 +43,7 @@ fn dispatcher() -> ToolDispatcher {
 }
 
 /// The rules, the same for the recording and the replay.
-fn reactive() -> ReactiveConfig {
+fn reactive() -> Reactive {
     ReactiveConfig::new()
         .computed("with_tax", &["derived:total"], |s| {
             Some(json!(s.get::<i64>("derived:total")? * 6 / 5))
@@ -93,6 +93,8 @@ fn reactive() -> ReactiveConfig {
                     },
                 ),
         )
+        .build()
+        .unwrap()
 }
 
 fn usage(e: &SessionEvent) -> bool {
@@ -114,7 +116,7 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
     let builder = LiveSessionBuilder::new(SessionConfig::default(), server.endpoint())
         .clock(Arc::new(TokioClock::anchored_at(T0)))
         .dispatcher(dispatcher())
-        .reactive(reactive())
+        .reactor(Box::new(reactive()))
         .record_wire(recorder.clone() as Arc<dyn WireRecorder>)
         .journal_sink(journal.clone() as Arc<dyn JournalSink>);
     let mut events = builder.subscribe();
@@ -126,19 +128,20 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
         json!([["app:price", 250], ["app:quantity", 2], ["turn:flag", true]]),
     ))
     .await;
+    // The commit: total 500, with tax 600 (computed values follow the tools' writes).
     conn.recv_json().await;
     advance(100).await;
-    // Turn 1: total 500, with tax 600; `turn:flag` cleared.
+    // Turn 1: `turn:flag` cleared.
     conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
         .await;
     seen(&mut sync, turn_complete).await;
     advance(400).await;
     conn.send_json(&set("c2", json!([["app:quantity", 3]])))
         .await;
+    // The commit: total 750, with tax 900 (crosses 800: the alert).
     conn.recv_json().await;
     advance(100).await;
-    // Turn 2: total 750, with tax 900 (crosses 800: the alert); the total has been there
-    // two turns in a row.
+    // Turn 2: the total has been there two turns in a row.
     conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
         .await;
     seen(&mut sync, turn_complete).await;
@@ -167,7 +170,7 @@ async fn record() -> (Outcome, Vec<WireEntry>) {
 async fn replay(entries: Vec<WireEntry>) -> (Outcome, reel_replayer::Replay) {
     let builder = LiveSessionBuilder::new(SessionConfig::default(), ApiEndpoint::offline())
         .dispatcher(dispatcher())
-        .reactive(reactive());
+        .reactor(Box::new(reactive()));
     replay_outcome(builder, entries).await
 }
 
