@@ -42,9 +42,9 @@ pub mod studio;
 
 /// The names most programs need, in one import.
 pub mod prelude {
-    pub use reel_fluent::Live;
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
+    pub use reel_fluent::{ContextDelivery, Live, RepairConfig, SteeringMode};
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,
         Platform, ServerMessage, SessionCommand, SessionConfig, SessionEvent, SessionPhase,

@@ -186,7 +186,15 @@ impl LiveHandle {
     /// [`SessionStartError::NotLive`] saying why.
     pub async fn wait_until_live(&self) -> Result<(), SessionStartError> {
         if self.wait_for_phase(SessionPhase::Active).await {
-            return Ok(());
+            if !self.peers.pending_context.gates_connect() {
+                return Ok(());
+            }
+            // The phases steer: live once the initial phase's context is queued or sent.
+            let mut ended = self.ended.clone();
+            tokio::select! {
+                () = self.peers.pending_context.wait_entered() => return Ok(()),
+                _ = ended.wait_for(Option::is_some) => {}
+            }
         }
         let reason = self
             .ended()

@@ -27,6 +27,7 @@ pub mod callbacks;
 pub mod child;
 mod child_spec;
 pub(crate) mod control_lane;
+pub mod conversation;
 pub mod disk;
 pub mod events;
 pub mod extract;

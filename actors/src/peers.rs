@@ -57,6 +57,9 @@ pub struct Peers {
     pub hub: Arc<EventHub>,
     /// The user's input for running tools: whether it is forwarded, their queues.
     pub tool_input: Arc<ToolInputs>,
+    /// Context queued for the application's next send (deferred delivery); outlives the
+    /// control lane's restarts.
+    pub pending_context: Arc<crate::conversation::PendingContext>,
     clock: Arc<EventClock>,
 }
 
@@ -91,6 +94,7 @@ impl Peers {
             supervisor: Arc::default(),
             hub,
             tool_input: Arc::default(),
+            pending_context: Arc::default(),
             clock,
         }
     }

@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
+use crate::conversation::{EnterPrompt, Modifier, PhaseDefaults, RepairConfig};
 use crate::state::State;
+use crate::transcript::TranscriptTurn;
 use crate::writer::SessionWriter;
 
 /// A guard: whether a transition may fire, judged on the state.
@@ -46,6 +48,9 @@ pub struct Transition {
     pub guard: Guard,
     /// Why, for events and logs.
     pub description: String,
+    /// Whether the description was given (`transition_with`): only then does the
+    /// navigation block show it.
+    pub described: bool,
 }
 
 /// One phase of the conversation.
@@ -58,6 +63,13 @@ pub struct Phase {
     on_enter: Option<PhaseHook>,
     on_exit: Option<PhaseHook>,
     terminal: bool,
+    /// Entry guard: the phase may be entered only when it holds.
+    guard: Option<Guard>,
+    needs: Vec<String>,
+    modifiers: Vec<Modifier>,
+    navigation: bool,
+    enter_prompt: Option<EnterPrompt>,
+    prompt_on_enter: Option<bool>,
 }
 
 impl fmt::Debug for Phase {
@@ -74,6 +86,11 @@ impl fmt::Debug for Phase {
                     .collect::<Vec<_>>(),
             )
             .field("terminal", &self.terminal)
+            .field("needs", &self.needs)
+            .field("modifiers", &self.modifiers)
+            .field("navigation", &self.navigation)
+            .field("enter_prompt", &self.enter_prompt)
+            .field("prompt_on_enter", &self.prompt_on_enter)
             .finish_non_exhaustive()
     }
 }
@@ -89,6 +106,12 @@ impl Phase {
             on_enter: None,
             on_exit: None,
             terminal: false,
+            guard: None,
+            needs: Vec::new(),
+            modifiers: Vec::new(),
+            navigation: false,
+            enter_prompt: None,
+            prompt_on_enter: None,
         }
     }
 
@@ -132,7 +155,11 @@ impl Phase {
     ) -> Self {
         let target = target.into();
         let description = format!("guard to {target}");
-        self.transition_with(target, guard, description)
+        let mut phase = self.transition_with(target, guard, description);
+        if let Some(last) = phase.transitions.last_mut() {
+            last.described = false;
+        }
+        phase
     }
 
     /// A transition with a description (shown in events and reports).
@@ -146,6 +173,7 @@ impl Phase {
             target: target.into(),
             guard: Arc::new(guard),
             description: description.into(),
+            described: true,
         });
         self
     }
@@ -174,6 +202,114 @@ impl Phase {
     pub fn terminal(mut self) -> Self {
         self.terminal = true;
         self
+    }
+
+    /// The phase may be entered only when `guard` holds: a transition to it whose own
+    /// guard holds is skipped while this one does not, and the next is tried.
+    pub fn guard(mut self, guard: impl Fn(&State) -> bool + Send + Sync + 'static) -> Self {
+        self.guard = Some(Arc::new(guard));
+        self
+    }
+
+    /// The state keys this phase gathers: the navigation block lists those still missing,
+    /// and repair counts the turns they stay missing.
+    pub fn needs(mut self, keys: &[&str]) -> Self {
+        self.needs = keys.iter().map(|key| (*key).to_owned()).collect();
+        self
+    }
+
+    /// Appends `[Context: k=v, …]` for these keys (see [`Modifier::StateAppend`]).
+    pub fn with_state(mut self, keys: &[&str]) -> Self {
+        self.modifiers.push(Modifier::StateAppend(
+            keys.iter().map(|key| (*key).to_owned()).collect(),
+        ));
+        self
+    }
+
+    /// Appends `text` when `predicate` holds (see [`Modifier::Conditional`]).
+    pub fn when(
+        mut self,
+        predicate: impl Fn(&State) -> bool + Send + Sync + 'static,
+        text: impl Into<String>,
+    ) -> Self {
+        self.modifiers
+            .push(Modifier::Conditional(Arc::new(predicate), text.into()));
+        self
+    }
+
+    /// Appends what `f` returns, unless empty (see [`Modifier::CustomAppend`]).
+    pub fn with_context(mut self, f: impl Fn(&State) -> String + Send + Sync + 'static) -> Self {
+        self.modifiers.push(Modifier::CustomAppend(Arc::new(f)));
+        self
+    }
+
+    /// The phase carries the `[Navigation]` block (see [`crate::conversation::navigation`]).
+    pub fn navigation(mut self) -> Self {
+        self.navigation = true;
+        self
+    }
+
+    /// Said as the model when the phase is entered, after which the model answers.
+    pub fn enter_prompt(mut self, text: impl Into<String>) -> Self {
+        self.enter_prompt = Some(EnterPrompt::Text(text.into()));
+        self
+    }
+
+    /// An enter prompt computed from the state and the finished turns when the phase is
+    /// entered.
+    pub fn enter_prompt_fn(
+        mut self,
+        f: impl Fn(&State, &[TranscriptTurn]) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.enter_prompt = Some(EnterPrompt::Computed(Arc::new(f)));
+        self
+    }
+
+    /// Whether entering the phase asks the model to answer at once (overrides the
+    /// defaults'; an enter prompt always does).
+    pub fn prompt_on_enter(mut self, prompt: bool) -> Self {
+        self.prompt_on_enter = Some(prompt);
+        self
+    }
+
+    /// Whether the phase may be entered on `state`.
+    pub fn may_enter(&self, state: &State) -> bool {
+        self.guard.as_ref().is_none_or(|guard| guard(state))
+    }
+
+    /// The state keys the phase gathers.
+    pub fn needs_keys(&self) -> &[String] {
+        &self.needs
+    }
+
+    /// Its own modifiers, in order.
+    pub fn modifier_list(&self) -> &[Modifier] {
+        &self.modifiers
+    }
+
+    /// Whether it carries the navigation block itself.
+    pub fn has_navigation(&self) -> bool {
+        self.navigation
+    }
+
+    /// Its enter prompt.
+    pub fn enter_prompt_text(&self) -> Option<&EnterPrompt> {
+        self.enter_prompt.as_ref()
+    }
+
+    /// Its own `prompt_on_enter`, if set.
+    pub fn prompts_on_enter(&self) -> Option<bool> {
+        self.prompt_on_enter
+    }
+
+    /// Whether no transition leaves it.
+    pub fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    /// Its transitions, in order.
+    pub fn transition_list(&self) -> &[Transition] {
+        &self.transitions
     }
 
     /// The tools allowed, if restricted.
@@ -234,6 +370,16 @@ pub enum PhaseError {
         /// The phase.
         name: String,
     },
+    /// The repair escalation leads to a phase that does not exist.
+    #[error(
+        "the repair escalation goes to `{to}`, which is not defined; defined phases: {defined:?}"
+    )]
+    UnknownEscalation {
+        /// The missing target.
+        to: String,
+        /// The phases defined.
+        defined: Vec<String>,
+    },
     /// A phase allows a tool no one declared.
     #[error(
         "phase `{phase}` allows tool `{tool}`, which is not declared; declared tools: {declared:?}"
@@ -253,6 +399,8 @@ pub enum PhaseError {
 pub struct PhaseMachine {
     phases: BTreeMap<String, Phase>,
     initial: String,
+    defaults: PhaseDefaults,
+    repair: Option<RepairConfig>,
 }
 
 /// Builds a [`PhaseMachine`].
@@ -260,12 +408,26 @@ pub struct PhaseMachine {
 pub struct PhaseMachineBuilder {
     phases: Vec<Phase>,
     initial: String,
+    defaults: PhaseDefaults,
+    repair: Option<RepairConfig>,
 }
 
 impl PhaseMachineBuilder {
     /// Adds a phase.
     pub fn phase(mut self, phase: Phase) -> Self {
         self.phases.push(phase);
+        self
+    }
+
+    /// What every phase shares (merged into each; a phase's own settings extend them).
+    pub fn defaults(mut self, defaults: PhaseDefaults) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    /// Nudges and escalates when a phase's needs stay unmet (see [`RepairConfig`]).
+    pub fn repair(mut self, repair: RepairConfig) -> Self {
+        self.repair = Some(repair);
         self
     }
 
@@ -301,9 +463,19 @@ impl PhaseMachineBuilder {
                 }
             }
         }
+        if let Some(target) = self.repair.as_ref().and_then(|r| r.escalate_to.as_ref())
+            && !phases.contains_key(target)
+        {
+            return Err(PhaseError::UnknownEscalation {
+                to: target.clone(),
+                defined,
+            });
+        }
         Ok(PhaseMachine {
             phases,
             initial: self.initial,
+            defaults: self.defaults,
+            repair: self.repair,
         })
     }
 }
@@ -314,6 +486,8 @@ impl PhaseMachine {
         PhaseMachineBuilder {
             phases: Vec::new(),
             initial: initial.into(),
+            defaults: PhaseDefaults::default(),
+            repair: None,
         }
     }
 
@@ -348,12 +522,68 @@ impl PhaseMachine {
         Ok(())
     }
 
-    /// The transition that fires from `current` on `state`, if any.
+    /// The transition that fires from `current` on `state`, if any: the first whose guard
+    /// holds and whose target may be entered.
     pub fn evaluate(&self, current: &str, state: &State) -> Option<&Transition> {
         let phase = self.phases.get(current)?;
         if phase.terminal {
             return None;
         }
-        phase.transitions.iter().find(|t| (t.guard)(state))
+        phase.transitions.iter().find(|t| {
+            (t.guard)(state)
+                && self
+                    .phases
+                    .get(&t.target)
+                    .is_some_and(|p| p.may_enter(state))
+        })
+    }
+
+    /// What every phase shares.
+    pub fn defaults(&self) -> &PhaseDefaults {
+        &self.defaults
+    }
+
+    /// The repair settings, if the session repairs.
+    pub fn repair(&self) -> Option<&RepairConfig> {
+        self.repair.as_ref()
+    }
+
+    /// `phase`'s modifiers merged with the defaults': the defaults' first.
+    pub fn modifiers_of<'a>(&'a self, phase: &'a Phase) -> impl Iterator<Item = &'a Modifier> {
+        self.defaults
+            .modifiers()
+            .iter()
+            .chain(phase.modifiers.iter())
+    }
+
+    /// Whether `phase` carries the navigation block (its own or the defaults').
+    pub fn navigates(&self, phase: &Phase) -> bool {
+        phase.navigation || self.defaults.has_navigation()
+    }
+
+    /// Whether entering `phase` asks the model to answer: an enter prompt always does;
+    /// else the phase's `prompt_on_enter`, else the defaults'.
+    pub fn prompts_on_enter(&self, phase: &Phase) -> bool {
+        phase.enter_prompt.is_some()
+            || phase
+                .prompt_on_enter
+                .or(self.defaults.prompts_on_enter())
+                .unwrap_or(false)
+    }
+
+    /// Whether any conversation control is configured (modifiers, navigation, enter
+    /// prompts, needs with repair): without any, the turn pipeline sends and writes
+    /// exactly what it did before these existed.
+    pub fn converses(&self) -> bool {
+        !self.defaults.modifiers().is_empty()
+            || self.defaults.has_navigation()
+            || self.defaults.prompts_on_enter().is_some()
+            || self.repair.is_some()
+            || self.phases.values().any(|p| {
+                !p.modifiers.is_empty()
+                    || p.navigation
+                    || p.enter_prompt.is_some()
+                    || p.prompt_on_enter.is_some()
+            })
     }
 }

@@ -74,6 +74,8 @@ pub struct Router {
     pending: LaneItems,
     /// Whether the lanes were told the events are over.
     ended: bool,
+    /// Whether the control lane was told a video frame went out (once per session).
+    video_sent: bool,
     /// When a `goAway` turns into a reconnect.
     go_away: GoAwayTimer,
     /// This router, for the `goAway` timer.
@@ -116,6 +118,7 @@ impl Consumer for Router {
             batch: Vec::new(),
             pending: LaneItems::default(),
             ended: false,
+            video_sent: false,
             go_away: GoAwayTimer::default(),
             myself: myself.clone(),
         })
@@ -362,6 +365,17 @@ impl Router {
             Lifecycle::ConnectStarted => PhaseInput::ConnectStarted,
             Lifecycle::SetupSent => PhaseInput::SetupSent,
             Lifecycle::Sent(ref command) => {
+                if let SessionCommand::UpdateInstruction(text) = command {
+                    // In the wire's order, whoever sent it: the control lane keeps the
+                    // latest for the next connection (decision 0051).
+                    self.push_control(ControlItem::InstructionSent(text.clone()))
+                        .await;
+                }
+                if matches!(command, SessionCommand::SendVideo(_))
+                    && !std::mem::replace(&mut self.video_sent, true)
+                {
+                    self.push_control(ControlItem::VideoSent).await;
+                }
                 if ends_user_turn(command) {
                     self.awaiting_response_since = Some(ts_ms);
                 }

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use reel_protocol::{Content, FunctionResponse, SessionCommand};
 
 use crate::audio::ActivityGate;
+use crate::conversation::PendingContext;
 use crate::events::lock;
 use crate::mailbox::TransportMsg;
 use crate::slot::Slot;
@@ -30,6 +31,8 @@ pub struct SessionWriter {
     transport: Arc<Slot<TransportMsg>>,
     origin: Origin,
     gate: Option<Arc<Mutex<ActivityGate>>>,
+    /// Context queued for this writer's next text, audio or video (deferred delivery).
+    deferred: Option<Arc<PendingContext>>,
 }
 
 impl SessionWriter {
@@ -38,6 +41,21 @@ impl SessionWriter {
             transport,
             origin,
             gate: None,
+            deferred: None,
+        }
+    }
+
+    /// This writer's text, audio and video go out after the context `pending` holds (the
+    /// seed's `DeferredWriter`).
+    pub(crate) fn with_deferred(mut self, pending: Arc<PendingContext>) -> Self {
+        self.deferred = Some(pending);
+        self
+    }
+
+    /// Sends the deferred context that waits, if any, ahead of what this writer sends.
+    fn flush_deferred(&self) {
+        if let Some(pending) = &self.deferred {
+            pending.flush(&self.transport);
         }
     }
 
@@ -71,6 +89,7 @@ impl SessionWriter {
 
     /// A user text turn (the model answers).
     pub fn send_text(&self, text: impl Into<String>) -> Result<(), SessionClosed> {
+        self.flush_deferred();
         self.send(SessionCommand::SendText(text.into()))
     }
 
@@ -78,6 +97,7 @@ impl SessionWriter {
     /// `activityStart` and `activityEnd` (see [`ActivityGate`]).
     pub fn send_audio(&self, pcm: impl Into<Bytes>) -> Result<(), SessionClosed> {
         let pcm = pcm.into();
+        self.flush_deferred();
         let Some(gate) = &self.gate else {
             return self.send(SessionCommand::SendAudio(pcm));
         };
@@ -92,6 +112,7 @@ impl SessionWriter {
 
     /// A video frame (JPEG).
     pub fn send_video(&self, jpeg: impl Into<Bytes>) -> Result<(), SessionClosed> {
+        self.flush_deferred();
         self.send(SessionCommand::SendVideo(jpeg.into()))
     }
 

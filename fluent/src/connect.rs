@@ -46,17 +46,26 @@ impl LiveBuilder {
                 .map_err(|source| ConnectError::Cassette { path, source })?;
             plan.cassette = Some(cassette.interceptor());
         }
+        // With conversation control the initial phase's context goes first, then the
+        // greeting: `wait_until_live` returns once that context is queued or sent, so the
+        // order on the wire is the same every time (decision 0050).
+        let steers = plan.steers();
         let session = plan.session_builder(endpoint, recorders);
         if let Some(link) = &studio {
             link.forward_notes(session.subscribe());
         }
         let handle = session.spawn().await?;
-        if let Some(greeting) = self.greeting {
+        let mut greeting = self.greeting;
+        if !steers && let Some(greeting) = greeting.take() {
             // Waits in the transport until the setup is accepted, then leaves first. A
             // failure means the session already ended, which is reported just below.
             let _ = handle.send_text(greeting);
         }
         handle.wait_until_live().await?;
+        if let Some(greeting) = greeting {
+            // Live: a failure means the session ended already; `join` says why.
+            let _ = handle.send_text(greeting);
+        }
         Ok(handle)
     }
 

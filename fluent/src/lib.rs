@@ -113,8 +113,13 @@ pub use llm_drift::LlmDrift;
 pub use phase::PhaseBuilder;
 pub use replay::{TapeSource, default_replay_options};
 pub use replayed::{ReplayOutcome, ReplayedSession};
+pub use resume_file::{RecordedResume, seed_resumed_from};
 pub use studio_link::{STUDIO_TOKEN_ENV, StudioLink};
 pub use watch::LiveWatch;
+
+/// Conversation control for [`LiveBuilder::steering_mode`], [`LiveBuilder::context_delivery`],
+/// [`LiveBuilder::phase_defaults`] and [`LiveBuilder::repair`].
+pub use reel_actors::conversation::{ContextDelivery, PhaseDefaults, RepairConfig, SteeringMode};
 
 /// MCP servers for [`LiveBuilder::mcp`] (the `mcp` feature): `reel_tools::mcp`.
 #[cfg(feature = "mcp")]

@@ -5,6 +5,7 @@ use std::future::Future;
 
 use reel_actors::phases::Phase;
 use reel_actors::state::State;
+use reel_actors::transcript::TranscriptTurn;
 use reel_actors::writer::SessionWriter;
 
 /// One phase of the conversation: its instruction, the tools it allows, its way out and
@@ -194,6 +195,141 @@ impl PhaseBuilder {
         Fut: Future<Output = ()> + Send + 'static,
     {
         self.phase = self.phase.on_exit(f);
+        self
+    }
+
+    /// The phase may be entered only when `guard` holds: a transition into it is skipped
+    /// while it does not (the next transition is tried).
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder()
+    ///     .phase("greeting", |p| p.transition("verify", |_| true))
+    ///     .phase("verify", |p| p.guard(|s| s.get::<bool>("disclosure_given") == Some(true)));
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn guard(mut self, guard: impl Fn(&State) -> bool + Send + Sync + 'static) -> Self {
+        self.phase = self.phase.guard(guard);
+        self
+    }
+
+    /// The state keys this phase gathers: the `[Navigation]` block lists those still
+    /// missing, and repair ([`LiveBuilder::repair`](crate::LiveBuilder::repair)) counts the
+    /// turns they stay missing.
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder()
+    ///     .phase("identify_caller", |p| p.needs(&["caller_name", "caller_org"]).navigation());
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn needs(mut self, keys: &[&str]) -> Self {
+        self.phase = self.phase.needs(keys);
+        self
+    }
+
+    /// Appends `[Context: k=v, …]` for these keys present in the state (the seed's
+    /// `StateAppend`), after the defaults' modifiers.
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder()
+    ///     .phase("negotiate", |p| p.instruction("Negotiate.").with_state(&["emotional_state"]));
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn with_state(mut self, keys: &[&str]) -> Self {
+        self.phase = self.phase.with_state(keys);
+        self
+    }
+
+    /// Appends `text` when `predicate` holds (the seed's `Conditional`).
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder().phase("negotiate", |p| {
+    ///     p.when(|s| s.get::<String>("risk").as_deref() == Some("high"), "Use extra empathy.")
+    /// });
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn when(
+        mut self,
+        predicate: impl Fn(&State) -> bool + Send + Sync + 'static,
+        text: impl Into<String>,
+    ) -> Self {
+        self.phase = self.phase.when(predicate, text);
+        self
+    }
+
+    /// Appends what `f` returns, unless empty (the seed's `CustomAppend`).
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder().phase("investigate", |p| {
+    ///     p.with_context(|s| s.get::<String>("order").map(|o| format!("Order: {o}")).unwrap_or_default())
+    /// });
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn with_context(mut self, f: impl Fn(&State) -> String + Send + Sync + 'static) -> Self {
+        self.phase = self.phase.with_context(f);
+        self
+    }
+
+    /// The phase carries the `[Navigation]` block, kept in `session:navigation_context`.
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder().phase("greeting", |p| p.navigation());
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn navigation(mut self) -> Self {
+        self.phase = self.phase.navigation();
+        self
+    }
+
+    /// Said as the model when the phase is entered, after which the model answers. State
+    /// the agent's intent, not facts about the user.
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder()
+    ///     .phase("verify", |p| p.enter_prompt("I'll now verify the caller's identity."));
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn enter_prompt(mut self, text: impl Into<String>) -> Self {
+        self.phase = self.phase.enter_prompt(text);
+        self
+    }
+
+    /// An enter prompt written from the state and the finished turns on entry.
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder().phase("close", |p| {
+    ///     p.enter_prompt_fn(|state, turns| {
+    ///         let name = state.get::<String>("caller_name").unwrap_or_default();
+    ///         format!("Wrapping up with {name} after {} turns.", turns.len())
+    ///     })
+    /// });
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn enter_prompt_fn(
+        mut self,
+        f: impl Fn(&State, &[TranscriptTurn]) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.phase = self.phase.enter_prompt_fn(f);
+        self
+    }
+
+    /// Whether entering the phase asks the model to answer at once (overrides
+    /// [`phase_defaults`](crate::LiveBuilder::phase_defaults); an enter prompt always does).
+    ///
+    /// ```
+    /// use reel_fluent::Live;
+    /// let builder = Live::builder().phase("greeting", |p| p.prompt_on_enter(true));
+    /// assert!(builder.validate().is_ok());
+    /// ```
+    pub fn prompt_on_enter(mut self, prompt: bool) -> Self {
+        self.phase = self.phase.prompt_on_enter(prompt);
         self
     }
 

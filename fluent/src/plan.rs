@@ -98,7 +98,8 @@ impl LiveBuilder {
         check_audio(&self.options, &self.config)?;
         // The runtime's own check, on a builder that is never spawned: the same texts, and
         // the setup exactly as the session will send it.
-        let mut probe = LiveSessionBuilder::new(self.config.clone(), ApiEndpoint::offline());
+        let mut probe = LiveSessionBuilder::new(self.config.clone(), ApiEndpoint::offline())
+            .steering_mode(self.options.steering);
         if let Some(dispatcher) = &dispatcher {
             probe = probe.dispatcher(dispatcher.clone());
         }
@@ -113,7 +114,10 @@ impl LiveBuilder {
             probe = probe.with_state(state.clone());
         }
         let mut resolved = probe.resolved_config()?;
-        if let Some(phases) = phases.as_ref().filter(|_| phases_checked_later) {
+        if let Some(phases) = phases
+            .as_ref()
+            .filter(|_| phases_checked_later && self.options.steering.updates_instruction())
+        {
             let state = self.state.clone().unwrap_or_default();
             if let Some(instruction) = phases
                 .phase(phases.initial())
@@ -163,6 +167,11 @@ impl LiveBuilder {
 }
 
 impl Plan {
+    /// Whether the phases steer the conversation (`PhaseMachine::converses`).
+    pub(crate) fn steers(&self) -> bool {
+        self.phases.as_ref().is_some_and(PhaseMachine::converses)
+    }
+
     /// The runtime's builder for this plan at `endpoint`, recording into `recorders`.
     pub(crate) fn session_builder(
         self,

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use reel_actors::llm::CassetteMode;
-use reel_persistence::{MemoryPersistence, SessionPersistence};
+use reel_persistence::MemoryPersistence;
 use reel_protocol::{ApiEndpoint, decode_client};
 use reel_recorder::journal::{JournalSink, MemoryJournalSink};
 use reel_recorder::wire_log::WireEntry;
@@ -255,7 +255,10 @@ impl LiveBuilder {
         });
         let mut restored_at = None;
         if let (Some((memory, id)), Some(log)) = (&snapshots, &log) {
-            restored_at = seed_resumed_from(memory, id, log).await?;
+            restored_at = resume_file::seed_resumed_from(memory.as_ref(), id, log)
+                .await
+                .map_err(ReplayError::Resume)?
+                .and_then(|resumed| resumed.restored_at_ms);
         }
         let recorded_journal = log
             .as_deref()
@@ -288,28 +291,6 @@ impl LiveBuilder {
             recorded_journal,
         ))
     }
-}
-
-/// Puts the snapshot the recorded session resumed from (`X.resume.json` beside the wire
-/// log `log`), if it has one, in the replay's backend under `session_id`: the replay then
-/// resumes from it exactly as the recording did. Returns the session time the recording
-/// restored it at, when the file says.
-async fn seed_resumed_from(
-    memory: &MemoryPersistence,
-    session_id: &str,
-    log: &Path,
-) -> Result<Option<u64>, ReplayError> {
-    let Some(file) = resume_file::read_beside(log, session_id)
-        .await
-        .map_err(ReplayError::Resume)?
-    else {
-        return Ok(None);
-    };
-    memory
-        .save(session_id, &file.snapshot)
-        .await
-        .map_err(ReplayError::Resume)?;
-    Ok(file.restored_at_ms)
 }
 
 /// An endpoint that never connects, on the platform the recording was made on: the setup

@@ -19,7 +19,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use reel_actors::session::RestoredHook;
-use reel_persistence::{PersistenceError, RestoredSnapshot, SessionSnapshot};
+use reel_persistence::{PersistenceError, RestoredSnapshot, SessionPersistence, SessionSnapshot};
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncWriteExt;
 
@@ -122,6 +122,49 @@ pub(crate) async fn read_beside(
             location: path.display().to_string(),
             source,
         })
+}
+
+/// What a replay resumes from when its recording resumed from a snapshot: the recorded
+/// restore's session time, when the resume file says (an older file does not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordedResume {
+    /// The session time the recording restored the snapshot at (epoch ms).
+    pub restored_at_ms: Option<u64>,
+}
+
+/// Saves the snapshot the session recorded in `wire_log` resumed from — `X.resume.json`
+/// beside `X.wire.jsonl` — in `backend` under `session_id`, so that a replay on that
+/// backend resumes from it exactly as the recording did (same restored state and phase,
+/// same handle in the setup). `None`, and nothing saved, when there is no resume file: the
+/// recorded session started afresh.
+///
+/// The one way a replay resumes like its recording: [`LiveBuilder::replay`](crate::LiveBuilder::replay)
+/// and `reel replay` both call it (then restore at
+/// [`RecordedResume::restored_at_ms`] with `LiveSessionBuilder::restored_at`).
+///
+/// ```no_run
+/// # async fn example() -> Result<(), reel_persistence::PersistenceError> {
+/// use reel_persistence::MemoryPersistence;
+///
+/// let backend = MemoryPersistence::new();
+/// let resumed =
+///     reel_fluent::seed_resumed_from(&backend, "replay", "call.wire.jsonl".as_ref()).await?;
+/// println!("resumed: {}", resumed.is_some());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn seed_resumed_from(
+    backend: &dyn SessionPersistence,
+    session_id: &str,
+    wire_log: &Path,
+) -> Result<Option<RecordedResume>, PersistenceError> {
+    let Some(file) = read_beside(wire_log, session_id).await? else {
+        return Ok(None);
+    };
+    backend.save(session_id, &file.snapshot).await?;
+    Ok(Some(RecordedResume {
+        restored_at_ms: file.restored_at_ms,
+    }))
 }
 
 #[cfg(test)]

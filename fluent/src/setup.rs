@@ -255,7 +255,9 @@ impl LiveBuilder {
 
     /// A user turn sent as soon as the server has accepted the setup, so the model speaks
     /// first. It is sent as the application (like `LiveHandle::send_text`): recorded, and
-    /// in a replay taken from the recording rather than sent again.
+    /// in a replay taken from the recording rather than sent again. With phases that steer
+    /// the conversation (modifiers, navigation, enter prompts, repair) it follows the
+    /// initial phase's context (decision 0050).
     ///
     /// ```
     /// use reel_fluent::Live;

@@ -106,6 +106,29 @@ impl ClientMessage {
             .filter(|text| !text.is_empty())
     }
 
+    /// The system instruction this frame replaces the session's with, if it is a
+    /// `contextUpdate` with one: its text parts joined (what
+    /// [`crate::SessionCommand::UpdateInstruction`] sends).
+    ///
+    /// ```
+    /// use reel_protocol::{ClientMessage, decode_client};
+    ///
+    /// let frame = br#"{"contextUpdate":{"systemInstruction":{"parts":[{"text":"Be brief."}]}}}"#;
+    /// assert_eq!(decode_client(frame)?.instruction_update().as_deref(), Some("Be brief."));
+    /// assert_eq!(ClientMessage::default().instruction_update(), None);
+    /// # Ok::<(), reel_protocol::DecodeError>(())
+    /// ```
+    pub fn instruction_update(&self) -> Option<String> {
+        let content = self.context_update.as_ref()?.system_instruction.as_ref()?;
+        Some(
+            content
+                .parts()
+                .iter()
+                .filter_map(|part| part.text.as_deref())
+                .collect(),
+        )
+    }
+
     /// A `setup` frame.
     pub fn setup(setup: Setup) -> Self {
         ClientMessage {

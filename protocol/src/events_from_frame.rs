@@ -26,7 +26,9 @@
 //! 5. `toolCall` → [`SessionEvent::ToolCall`]
 //! 6. `sessionResumptionUpdate` → [`SessionEvent::SessionResumeUpdate`]
 //! 7. `goAway` → [`SessionEvent::GoAway`]
-//! 8. `usageMetadata` → [`SessionEvent::Usage`]
+//! 8. `usageMetadata` → [`SessionEvent::Usage`]; on a frame whose `serverContent`
+//!    completes the turn, before all of `serverContent`'s events instead (after 3), so the
+//!    turn's usage is known when it completes
 //! 9. unknown top-level keys → [`SessionEvent::Unrecognized`]
 //! 10. with [`EventDecoder::decode_partial`], each field that did not decode →
 //!     [`SessionEvent::Error`] with [`SessionError::InvalidField`], in the order of the frame
@@ -184,6 +186,13 @@ impl EventDecoder {
             ));
         }
         if let Some(content) = &mut message.server_content {
+            // The usage of a turn comes before its end, so the turn's figures are known
+            // when it completes.
+            if content.turn_complete == Some(true)
+                && let Some(usage) = message.usage_metadata.take()
+            {
+                out.push(SessionEvent::Usage(Box::new(usage)));
+            }
             self.decode_content(content, out);
         }
         if let Some(call) = &mut message.tool_call {

@@ -43,6 +43,7 @@
 use std::sync::Arc;
 
 use reel_actors::callbacks::ControlCallbacks;
+use reel_actors::persistence::SessionPersistence;
 use reel_actors::state::StateSnapshot;
 use reel_actors::writer::Origin;
 use reel_actors::{LiveSessionBuilder, SessionEnd};
@@ -115,9 +116,51 @@ pub async fn replay_offline(
     answers: ControlCallbacks,
     sinks: OfflineSinks,
 ) -> Result<OfflineReplay, ReplayError> {
+    replay_offline_resumed(tape, setup, answers, sinks, None).await
+}
+
+/// The snapshot a recorded session resumed from, for its offline replay to resume from
+/// it too: a backend holding it under `session_id` (`reel_fluent::seed_resumed_from` puts
+/// it there from the recording's resume file), and when the recording restored it.
+pub struct OfflineResume {
+    /// The backend holding the snapshot.
+    pub persistence: Arc<dyn SessionPersistence>,
+    /// The id it is saved under.
+    pub session_id: String,
+    /// The session time the recording restored it at, if known (else the tape's start).
+    pub restored_at_ms: Option<u64>,
+}
+
+impl std::fmt::Debug for OfflineResume {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OfflineResume")
+            .field("session_id", &self.session_id)
+            .field("restored_at_ms", &self.restored_at_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+/// [`replay_offline`] of a session that resumed from a snapshot (`resume`): the replay
+/// restores it before it starts, as the recording did, so the restored state's journal
+/// entries, the phase and the setup come out as recorded.
+pub async fn replay_offline_resumed(
+    tape: Tape,
+    setup: Setup,
+    answers: ControlCallbacks,
+    sinks: OfflineSinks,
+    resume: Option<OfflineResume>,
+) -> Result<OfflineReplay, ReplayError> {
     let config = SessionConfig::from_setup(setup);
     let mut builder =
         LiveSessionBuilder::new(config, ApiEndpoint::offline()).control_callbacks(answers);
+    if let Some(resume) = resume {
+        builder = builder
+            .persistence(resume.persistence)
+            .session_id(resume.session_id);
+        if let Some(ms) = resume.restored_at_ms {
+            builder = builder.restored_at(ms);
+        }
+    }
     if let Some(tap) = sinks.tap {
         builder = builder.record_wire(tap);
     }

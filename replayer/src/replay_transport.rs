@@ -401,6 +401,12 @@ impl TapeReader {
                         Some(true) => self.options.produce_timeout,
                         None => self.gap_wait(entry.ts_ms, last_inbound_ts),
                     };
+                    if is_context_frame(&entry.payload) && self.app_frame_next() {
+                        // Live, deferred context leaves just before the application's next
+                        // send: once the tree has handled what came before, the same flush.
+                        self.barrier().await;
+                        reports(&self.args).flush_deferred_context();
+                    }
                     self.shared.matcher.expect(entry);
                     self.shared.matcher.wait_all_paired(wait).await;
                 }
@@ -534,6 +540,17 @@ impl TapeReader {
                 handed += 1;
             }
         }
+        // The session's first video frame makes it an audio-video one
+        // (`session:session_type`), as the live transport's report of it does.
+        if let Some(video) = UserInput::of_message(&message)
+            .into_iter()
+            .find_map(|input| match input {
+                UserInput::Video(data) => Some(data),
+                _ => None,
+            })
+        {
+            reports.sent(SessionCommand::SendVideo(video), Origin::App, stamp, false);
+        }
         if let Some(input) = &message.realtime_input {
             let signals = [
                 (
@@ -551,6 +568,15 @@ impl TapeReader {
                     reports.sent(command, Origin::App, stamp, false);
                 }
             }
+        }
+        // The application's instruction: the control lane sends the latest again after a
+        // reconnect. A replay without the application takes the runtime's instruction
+        // updates from the recording, so its control lane must not send one of its own.
+        if let Some(text) = message.instruction_update()
+            && !self.options.without_application
+        {
+            let command = SessionCommand::UpdateInstruction(text);
+            reports.sent(command, Origin::App, stamp, false);
         }
         if let Some(responses) = message.tool_response.and_then(|r| r.function_responses) {
             let command = SessionCommand::SendToolResponse(responses);
@@ -596,6 +622,13 @@ impl TapeReader {
             .await;
     }
 
+    /// Whether the next entry on the tape is a frame the application sent.
+    fn app_frame_next(&mut self) -> bool {
+        self.tape
+            .peek()
+            .is_some_and(|next| matches!(TapeItem::of(next.clone()), TapeItem::AppOutbound(_)))
+    }
+
     /// Waits until every lane has handled everything routed so far.
     async fn barrier(&self) {
         let tree = reports(&self.args);
@@ -608,6 +641,22 @@ impl TapeReader {
             tracing::warn!("a tool does not take its input: the replay reads on");
         }
     }
+}
+
+/// Whether a recorded runtime frame is context the runtime sends (a `clientContent` of
+/// model turns that does not ask the model to answer): the frame deferred delivery holds
+/// back until the application's next send (`docs/decisions/0050-conversation-control.md`).
+fn is_context_frame(payload: &[u8]) -> bool {
+    let Ok(message) = decode_client(payload) else {
+        return false;
+    };
+    let Some(content) = message.client_content else {
+        return false;
+    };
+    content.turn_complete != Some(true)
+        && content.turns.as_ref().is_some_and(|turns| {
+            !turns.is_empty() && turns.iter().all(|t| t.role.as_deref() == Some("model"))
+        })
 }
 
 /// Whether a recorded runtime frame can be provoked by what the tape delivered: for a tool

@@ -134,6 +134,15 @@ pub enum CliError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The snapshot the recorded session resumed from (`X.resume.json` beside the wire
+    /// log) could not be read.
+    #[error("{path}: cannot resume the replay like the recording: {source}")]
+    Resume {
+        /// The wire log.
+        path: String,
+        /// What was wrong with the resume file.
+        source: reel_persistence::PersistenceError,
+    },
     /// The replay could not run.
     #[error("{path}: {source}")]
     Replay {

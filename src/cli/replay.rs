@@ -19,19 +19,21 @@
 //! by entry), 1 DRIFT, 2 bad input. CLEAN is [`reel_replayer::verdict`]'s definition, the
 //! one `reel demo` and `ReplayOutcome::is_clean` use.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use reel_persistence::MemoryPersistence;
 use reel_recorder::journal::{JournalSink, StateMutation};
 use reel_recorder::wire_log::WireEntry;
 use reel_replayer::journal_diff::JournalFinal;
 use reel_replayer::journal_match::StreamingJournalMatch;
 use reel_replayer::last_replay::LastReplay;
 use reel_replayer::log_stats::LogStats;
-use reel_replayer::offline::{OfflineReplay, OfflineSinks, replay_offline};
+use reel_replayer::offline::{OfflineReplay, OfflineResume, OfflineSinks, replay_offline_resumed};
 use reel_replayer::{Tape, TapeScan};
 
 use super::input::{WireInput, is_regular_file, one_stdin, open_journal, read_journal};
@@ -230,7 +232,8 @@ pub(super) async fn replay_log(
         tap: None,
         journal: Some(journal),
     };
-    let replayed = replay_offline(tape, setup, scan.tool_callbacks(), sinks).await;
+    let resume = resumed_from(path).await?;
+    let replayed = replay_offline_resumed(tape, setup, scan.tool_callbacks(), sinks, resume).await;
     // A bad entry ends the tape where it is: the error to report, whatever the replay made
     // of the frames before it.
     if let Some(error) = read_error() {
@@ -245,6 +248,34 @@ pub(super) async fn replay_log(
         Some(error) => Err(error),
         None => Ok((stats, replay)),
     }
+}
+
+/// The session id a resumed recording's snapshot is kept under in its replay's own
+/// in-memory backend (the recording's id is not in the files, and nothing the replay
+/// compares depends on it).
+const RESUMED_SESSION_ID: &str = "replay";
+
+/// The snapshot the session recorded at `path` resumed from, if it did (`X.resume.json`
+/// beside `X.wire.jsonl`): read and seeded by the library's own
+/// [`reel_fluent::seed_resumed_from`], so `reel replay` resumes exactly as
+/// `Live::builder()…replay()` does. Standard input or a pipe has nothing beside it.
+async fn resumed_from(path: &str) -> Result<Option<OfflineResume>, CliError> {
+    if !is_regular_file(path) {
+        return Ok(None);
+    }
+    let backend = Arc::new(MemoryPersistence::new());
+    let resumed =
+        reel_fluent::seed_resumed_from(backend.as_ref(), RESUMED_SESSION_ID, Path::new(path))
+            .await
+            .map_err(|source| CliError::Resume {
+                path: path.to_owned(),
+                source,
+            })?;
+    Ok(resumed.map(|resumed| OfflineResume {
+        persistence: backend,
+        session_id: RESUMED_SESSION_ID.to_owned(),
+        restored_at_ms: resumed.restored_at_ms,
+    }))
 }
 
 /// The journal sink of a replay with no recorded journal to compare with.

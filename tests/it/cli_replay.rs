@@ -23,7 +23,7 @@ fn report_head(wire: &str) -> String {
     turn  1  [connected×1, resume_update×1, user_text×1, text×1, text_complete×1, turn_complete×1]
              you: “Hello!”
              “Hello! Ask me about the weather.”
-    turn  2  [user_text×1, tool_call×1, audio×3, output_transcription×2, turn_complete×1, usage×1]
+    turn  2  [user_text×1, tool_call×1, audio×3, output_transcription×2, usage×1, turn_complete×1]
              you: “What's the weather in London?”
              “It is 22C in London.”
              tool: get_weather({{\"city\":\"London\"}})
@@ -32,7 +32,7 @@ fn report_head(wire: &str) -> String {
              “Goodbye!”
     after    [disconnected×1]
 
-  Final state (12 keys):
+  Final state (13 keys):
     session:disconnected = true
     session:elapsed_ms = 1930
     session:go_away_received = true
@@ -42,6 +42,7 @@ fn report_head(wire: &str) -> String {
     session:phase = \"Disconnected\"
     session:remaining_budget_ms = 898070
     session:resumable = true
+    session:session_type = \"audio\"
     session:silence_ms = 200
     session:total_token_count = 42
     session:turn_count = 3
@@ -64,10 +65,10 @@ async fn a_session_whose_tools_write_no_state_replays_clean() {
         stdout,
         format!(
             "{}
-  Journal diff — {} (67 mutations, 12 keys):
+  Journal diff — {} (68 mutations, 13 keys):
     CLEAN — every key's final value matches
 
-  Journal:   identical to the recording, entry by entry (67 mutations)
+  Journal:   identical to the recording, entry by entry (68 mutations)
 
   CLEAN — the replay reproduced the session exactly.
 ",
@@ -112,13 +113,13 @@ async fn a_diverging_frame_and_one_journal_entry_make_drift_and_exit_1() {
     tamper_frame(&wire, 17, |setup| setup.replace("\"h-1\"", "\"h-9\""));
     // ...and one intermediate value of the journal changed (its final values still match).
     let mut entries = lines(&journal);
-    let mut eighth: Value = serde_json::from_str(&entries[7]).unwrap();
+    let mut ninth: Value = serde_json::from_str(&entries[8]).unwrap();
     assert_eq!(
-        (&eighth["key"], &eighth["new"]),
+        (&ninth["key"], &ninth["new"]),
         (&json!("session:elapsed_ms"), &json!(200))
     );
-    eighth["new"] = json!(201);
-    entries[7] = eighth.to_string();
+    ninth["new"] = json!(201);
+    entries[8] = ninth.to_string();
     write_lines(&journal, &entries);
 
     let (code, stdout, stderr) = reel(&[
@@ -159,17 +160,17 @@ async fn a_diverging_frame_and_one_journal_entry_make_drift_and_exit_1() {
         tail,
         [
             &format!(
-                "  Journal diff — {} (67 mutations, 12 keys):",
+                "  Journal diff — {} (68 mutations, 13 keys):",
                 arg(&journal)
             ),
             "    CLEAN — every key's final value matches",
             "",
-            "  Journal:   differs from the recording from entry 8 (67 recorded, 67 replayed):",
-            "             entry 8 differs in new: recorded session:elapsed_ms = 201 (set at \
+            "  Journal:   differs from the recording from entry 9 (68 recorded, 68 replayed):",
+            "             entry 9 differs in new: recorded session:elapsed_ms = 201 (set at \
              1718000000240), replay session:elapsed_ms = 200 (set at 1718000000240)",
             "",
             "  DRIFT — the replay parted from the recording: 1 outbound divergence, the journal \
-             from entry 8 on.",
+             from entry 9 on.",
         ]
     );
 
@@ -178,9 +179,9 @@ async fn a_diverging_frame_and_one_journal_entry_make_drift_and_exit_1() {
     let report: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(
         report["verdict"],
-        json!({"clean": false, "journal_entries": 67, "drift": [
+        json!({"clean": false, "journal_entries": 68, "drift": [
             {"kind": "outbound", "divergences": 1},
-            {"kind": "journal", "from_entry": 8, "recorded": 67, "replayed": 67}
+            {"kind": "journal", "from_entry": 9, "recorded": 68, "replayed": 68}
         ]})
     );
     assert_eq!(
@@ -205,14 +206,14 @@ async fn a_key_only_a_tool_wrote_is_missing_on_replay() {
         stdout,
         format!(
             "{}
-  Journal diff — {} (68 mutations, 13 keys):
+  Journal diff — {} (69 mutations, 14 keys):
     DRIFT — 1 key diverged:
       - app:last_city: recorded \"London\", missing on replay
 
-  Journal:   differs from the recording from entry 28 (68 recorded, 67 replayed):
-             entry 28 differs in key, old, new, timestamp_ms, delta: recorded app:last_city = \"London\" (set at 1718000000790, delta), replay session:elapsed_ms = 870 (set at 1718000000910)
+  Journal:   differs from the recording from entry 29 (69 recorded, 68 replayed):
+             entry 29 differs in key, old, new, timestamp_ms, delta: recorded app:last_city = \"London\" (set at 1718000000790, delta), replay session:elapsed_ms = 870 (set at 1718000000910)
 
-  DRIFT — the replay parted from the recording: the journal from entry 28 on, 1 key's final value.
+  DRIFT — the replay parted from the recording: the journal from entry 29 on, 1 key's final value.
 ",
             report_head(arg(&wire)),
             arg(&journal)
@@ -255,8 +256,8 @@ async fn json_holds_the_same_report() {
                 {"kind": "tool_call", "count": 1},
                 {"kind": "audio", "count": 3},
                 {"kind": "output_transcription", "count": 2},
-                {"kind": "turn_complete", "count": 1},
-                {"kind": "usage", "count": 1}
+                {"kind": "usage", "count": 1},
+                {"kind": "turn_complete", "count": 1}
             ],
             "user": "What's the weather in London?",
             "text": "It is 22C in London.",
@@ -268,17 +269,17 @@ async fn json_holds_the_same_report() {
         report["journal"],
         json!({
             "file": arg(&journal),
-            "mutations": 68,
-            "keys": 13,
+            "mutations": 69,
+            "keys": 14,
             "clean": false,
             "diverged": [{"key": "app:last_city", "status": "missing_on_replay", "recorded": "London"}],
             "identical": false,
-            "replayed": 67,
+            "replayed": 68,
             "first_difference": {
-                "entry": 28,
-                "recorded": {"sequence": 28, "key": "app:last_city", "old": null, "new": "London",
+                "entry": 29,
+                "recorded": {"sequence": 29, "key": "app:last_city", "old": null, "new": "London",
                              "origin": "set", "timestamp_ms": 1_718_000_000_790u64, "delta": true},
-                "replayed": {"sequence": 28, "key": "session:elapsed_ms", "old": 750, "new": 870,
+                "replayed": {"sequence": 29, "key": "session:elapsed_ms", "old": 750, "new": 870,
                              "origin": "set", "timestamp_ms": 1_718_000_000_910u64, "delta": false},
                 "fields": ["key", "old", "new", "timestamp_ms", "delta"]
             }
@@ -286,8 +287,8 @@ async fn json_holds_the_same_report() {
     );
     assert_eq!(
         report["verdict"],
-        json!({"clean": false, "journal_entries": 68, "drift": [
-            {"kind": "journal", "from_entry": 28, "recorded": 68, "replayed": 67},
+        json!({"clean": false, "journal_entries": 69, "drift": [
+            {"kind": "journal", "from_entry": 29, "recorded": 69, "replayed": 68},
             {"kind": "final_state", "keys": 1}
         ]})
     );

@@ -1,10 +1,13 @@
 //! [`ControlData`]: what the control lane keeps across its restarts.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::outbound::Resend;
 use super::signals::SessionSignals;
 use super::tool_batches::ToolBatches;
 use super::tool_input::ToolInputData;
+use crate::conversation::ConversationData;
 use crate::persistence::SessionSnapshot;
 use crate::reactor::{ChangeCursor, StateReactor};
 use crate::state::State;
@@ -35,11 +38,20 @@ pub struct ControlData {
     /// The system instruction every setup carries, the first and each reconnect's: the
     /// transport builds them all from the session's config.
     pub(crate) setup_instruction: Option<String>,
+    /// The system instruction last on the wire, whoever sent it (the runtime or the
+    /// application), as the router reports them in the wire's order; `None` until one
+    /// goes out after the setup.
+    pub(crate) wire_instruction: Option<String>,
+    /// The instructions this lane sent that have not been reported on the wire yet, oldest
+    /// first, each marked when it is a reconnect's re-send.
+    pub(crate) instructions_in_flight: VecDeque<(String, Resend)>,
     /// The session's own instruction (the config's, before any phase's): what an
     /// amendment is appended to in a phase that has no instruction.
     pub(crate) base_instruction: Option<String>,
     /// The user's input for the running tools that consume it.
     pub(crate) tool_input: ToolInputData,
+    /// Conversation control: steering, delivery, repair counts, the previous phase.
+    pub(crate) conversation: ConversationData,
 }
 
 impl ControlData {
@@ -59,14 +71,26 @@ impl ControlData {
             resumed: None,
             last_instruction: None,
             setup_instruction: None,
+            wire_instruction: None,
+            instructions_in_flight: VecDeque::new(),
             base_instruction: None,
             tool_input: ToolInputData::default(),
+            conversation: ConversationData::default(),
         }
     }
 
     /// The number of the turn in progress (1-based).
     pub(crate) fn turn_number(&self) -> u32 {
         u32::try_from(self.turn_count.saturating_add(1)).unwrap_or(u32::MAX)
+    }
+
+    /// Steers the conversation with `steering` and delivers its context with `delivery`.
+    pub fn converse(
+        &mut self,
+        steering: crate::conversation::SteeringMode,
+        delivery: crate::conversation::ContextDelivery,
+    ) {
+        self.conversation = ConversationData::new(steering, delivery);
     }
 
     /// Goes on from `snapshot` (whose state is already restored): its phase, turn count

@@ -26,6 +26,7 @@ impl ControlLaneState {
                 // First: a reconnect's setup carried the starting instruction.
                 self.restore_instruction(data);
                 self.enter_initial_phase(data).await;
+                self.peers.pending_context.entered();
                 self.announce_resume(data).await;
                 if let Some(on_connected) = &callbacks.on_connected {
                     self.within("on_connected", on_connected.run(self.writer.clone()))

@@ -14,39 +14,58 @@
 //!
 //! # The turn pipeline
 //!
-//! At turn complete, in this order (the seed's pipeline, as far as reel has its steps):
+//! At turn complete, in this order (the seed's pipeline; its step numbers in brackets):
 //!
-//! 1. clear the `turn:` keys;
-//! 2. finalize the transcript turn ([`crate::transcript`]) at the event's time;
+//! 1. write the turn's `session:` keys (its usage included), then clear the `turn:` keys [1];
+//! 2. finalize the transcript turn ([`crate::transcript`]) at the event's time [2];
 //! 3. run the extractors due this turn ([`crate::extract`]: `EveryTurn`, `Interval(n)`),
-//!    concurrently, wait for them, and commit their results in registration order;
-//! 4. the reactor recomputes its derived values (the computed values);
-//! 5. evaluate the phase transitions; after a transition, run the `OnPhaseChange`
-//!    extractors;
-//! 6. the reactor's commit point (watchers, then temporal patterns);
-//! 7. the instruction step ([`Interceptors`]): `instruction_template` (its `Some(text)`
-//!    replaces the whole instruction, the phase's too), else on a turn without a phase
-//!    transition `instruction_amendment` (appended to the current phase's instruction
-//!    after a blank line); an update is sent only when the text differs from the
+//!    concurrently, wait for them, and commit their results in registration order [4] —
+//!    before the transitions, so their guards see what was just extracted;
+//! 4. the reactor recomputes its derived values (the computed values) [5];
+//! 5. evaluate the phase transitions [7] (the first whose guard holds and whose target's
+//!    entry guard allows it: exit hook, the new phase, its instruction as the steering mode
+//!    has it, enter hook); after a transition, run the `OnPhaseChange` extractors [7c];
+//! 6. conversation control ([`crate::conversation`]), only when the phases use it: repair
+//!    [7e] (a nudge, or the escalation — its latches, its callback, its transition), the
+//!    navigation block regenerated into `session:navigation_context` even when no
+//!    transition fired [7b], then the boundary's context turns collected in one batch: the
+//!    nudge, the modifiers [7f] (as context under `ContextInjection` and `Hybrid`, when they
+//!    changed or on entry), the phase's instruction and navigation block [12] (as context
+//!    under `ContextInjection`, on entry / when it changed), the enter prompt [13] (on
+//!    entry);
+//! 7. the reactor's commit point (watchers, then temporal patterns) [8, 9];
+//! 8. the instruction step ([`Interceptors`]) [10–12]: `instruction_template` (its
+//!    `Some(text)` replaces the whole instruction, the phase's too), else on a turn without
+//!    a phase transition `instruction_amendment` (appended to the current phase's
+//!    instruction after a blank line), else the phase's instruction when modifiers or
+//!    navigation are baked into it; an update is sent only when the text differs from the
 //!    instruction last sent;
-//! 8. `on_turn_boundary`, awaited (what it sends goes out before `on_turn_complete` runs);
-//! 9. `on_turn_complete`;
-//! 10. `session:turn_count` + 1;
-//! 11. (as after every event) write the `session:` keys due, hand the event to the reactor
+//! 9. the batch of step 6 as ONE `clientContent` frame [14] — at once, or under deferred
+//!    delivery queued for the application's next send unless it asks the model to answer
+//!    (`turnComplete: true` on the same frame: an enter prompt, `prompt_on_enter`, a first
+//!    nudge) [14b];
+//! 10. `on_turn_boundary`, awaited (what it sends goes out before `on_turn_complete` runs)
+//!     [15];
+//! 11. `on_turn_complete` [16];
+//! 12. `session:turn_count` + 1, last, so guards saw the current count [17];
+//! 13. (as after every event) write the `session:` keys due, hand the event to the reactor
 //!     (the rate patterns count it);
-//! 12. hand a snapshot to the persistence writer, if the session persists
-//!     ([`crate::persistence`]);
+//! 14. hand a snapshot to the persistence writer, if the session persists
+//!     ([`crate::persistence`]) [18];
 //!
-//! and only then publish the turn complete event. The seed's steps for navigation context,
-//! tool advisory, repair, steering and the batched context frame have no counterpart in
-//! reel yet. Whenever tool responses were sent (a commit point), the `AfterToolCall`
+//! and only then publish the turn complete event. The seed's tool advisory (a context turn
+//! listing a phase's tools) has no counterpart: reel enforces the phase's tool list
+//! instead. Whenever tool responses were sent (a commit point), the `AfterToolCall`
 //! extractors run, then the reactor recomputes its derived values and sees the tools'
-//! writes (the computed values, then the watchers and the sustained patterns).
+//! writes (the computed values, then the watchers and the sustained patterns). A failure of
+//! the lane mid-pipeline loses the batch not sent yet, never part of it: the batch is one
+//! frame, handed over whole.
 //!
 //! A phase transition sends the new phase's instruction when it happens (step 5), before
 //! the phase's enter hook runs — unless an `instruction_template` is set: then the
 //! instruction step decides, and sends the template's text, or the phase's if the
-//! template returns `None`.
+//! template returns `None`. Entering the initial phase at the first connect sends that
+//! phase's context (and steered instruction) as a transition into it would.
 //!
 //! After a reconnect, the new setup carries the session's starting instruction (the
 //! transport builds every setup from the config): if the runtime has sent another since,
@@ -229,6 +248,8 @@ impl Consumer for ControlLaneState {
         let mut data = data.lock().await;
         if let Some(failed) = self.failed.take() {
             self.settle_failed(&mut data, &failed).await;
+            // Whatever it failed on, `connect` does not wait for it any longer.
+            self.peers.pending_context.entered();
         }
         // What a failed predecessor's callbacks timed out on, after the item it failed on.
         self.report_timeouts(&mut data).await;
@@ -260,6 +281,8 @@ impl Consumer for ControlLaneState {
             }
             ControlItem::Input(input) => data.tool_input.input(&input),
             ControlItem::FrameSeq(seq) => data.tool_input.frame(seq),
+            ControlItem::InstructionSent(text) => lane.instruction_sent(&mut data, text),
+            ControlItem::VideoSent => data.signals.video_sent(),
             ControlItem::End => lane.shutdown(&mut data).await,
         }
         lane.report_timeouts(&mut data).await;
@@ -304,7 +327,8 @@ impl ControlLaneState {
 
     /// Settles the item a failed predecessor was handling: every tool call it concerned
     /// still gets an answer (an error, unless its tool is still running and will answer),
-    /// then it is reported; a failed end marker is handled again.
+    /// then it is reported; a failed end marker, a noted instruction or video frame is
+    /// handled again.
     async fn settle_failed(&self, data: &mut ControlData, failed: &Failed<FailedItem>) {
         match &failed.label {
             FailedItem::Event { calls, .. } if !calls.is_empty() => {
@@ -325,6 +349,9 @@ impl ControlLaneState {
             // Handed again: each call takes a piece of input once.
             FailedItem::Input(input) => data.tool_input.input(input),
             FailedItem::FrameSeq(seq) => data.tool_input.frame(*seq),
+            // Noted again: noting them cannot fail, so the failure struck before.
+            FailedItem::InstructionSent(text) => self.instruction_sent(data, text.clone()),
+            FailedItem::VideoSent => data.signals.video_sent(),
             FailedItem::Event { .. } | FailedItem::ToolPartial { .. } => {}
         }
         report_failed(&self.peers, Child::ControlLane, failed);

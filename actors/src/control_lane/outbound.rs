@@ -65,53 +65,112 @@ impl ControlLaneState {
                 self.phase_instruction(data)
             }
             None if transitioned => None,
-            None => hooks.instruction_amendment.as_ref().and_then(|amendment| {
-                let base = self
-                    .phase_instruction(data)
-                    .or_else(|| data.base_instruction.clone());
-                amended(base, amendment(&self.state))
-            }),
+            None => match &hooks.instruction_amendment {
+                Some(amendment) => {
+                    let base = self
+                        .phase_instruction(data)
+                        .or_else(|| data.base_instruction.clone());
+                    amended(base, amendment(&self.state))
+                }
+                // Modifiers or navigation baked into the phase's instruction: re-sent when
+                // the state changed them.
+                None if self.instruction_bakes_state(data) => self.phase_instruction(data),
+                None => None,
+            },
         };
         if let Some(text) = composed {
             self.send_instruction_if_changed(data, text);
         }
     }
 
-    /// The current phase's instruction for the current state, if it has one.
+    /// The current phase's instruction for the current state, as the steering mode has it
+    /// (see `steered_instruction`), if it has one.
     fn phase_instruction(&self, data: &ControlData) -> Option<String> {
-        let phases = self.phases.as_ref()?;
         let current = data.active_phase.as_deref()?;
-        phases.phase(current)?.instruction_for(&self.state)
+        self.steered_instruction(data, current)
     }
 
     /// Sends `text` as the system instruction unless it is the one last sent.
-    fn send_instruction_if_changed(&self, data: &mut ControlData, text: String) {
+    pub(crate) fn send_instruction_if_changed(&self, data: &mut ControlData, text: String) {
         if data.last_instruction.as_deref() != Some(text.as_str()) {
             self.send_instruction(data, text);
         }
     }
 
     /// A connection is live. Its setup carried the session's starting instruction (the
-    /// transport builds every setup from the config); if the runtime has sent another
-    /// since — a phase's, the template's, an amended one — the new connection gets that one
-    /// again, so the model does not run on a stale instruction after a reconnect (see
-    /// `docs/decisions/0007-instruction-after-reconnect.md`). On the first connection the
-    /// two are the same, and nothing is sent.
+    /// transport builds every setup from the config); if another went out since — the
+    /// runtime's (a phase's, the template's, an amended one) or the application's
+    /// (`LiveHandle::update_instruction`), whichever was last on the wire — the new
+    /// connection gets that one again, so the model does not run on a stale instruction
+    /// after a reconnect (decisions 0007 and 0051). On the first connection the two are the
+    /// same, and nothing is sent. Nor is anything when an instruction of this lane's own is
+    /// still on its way: it goes out on this connection, after its setup, and is the latest.
     pub(crate) fn restore_instruction(&self, data: &mut ControlData) {
-        if data.last_instruction != data.setup_instruction
-            && let Some(current) = data.last_instruction.clone()
-        {
-            self.send_instruction(data, current);
+        if !data.instructions_in_flight.is_empty() {
+            return;
         }
+        let latest = data
+            .wire_instruction
+            .as_ref()
+            .or(data.setup_instruction.as_ref());
+        if latest != data.setup_instruction.as_ref()
+            && let Some(latest) = latest.cloned()
+        {
+            self.resend_instruction(data, latest);
+        }
+    }
+
+    /// `text` went out on the wire as the system instruction (the router reports every
+    /// one, in the wire's order). If it is the oldest of this lane's own still on its way,
+    /// that one has gone out. If it is someone else's (the application's, a callback's) and
+    /// a reconnect's re-send of this lane is still to go out after it, the re-send would
+    /// bury it under an older instruction — it was held while the connection was down and
+    /// went out with the setup — so it is sent again after the re-send.
+    pub(crate) fn instruction_sent(&self, data: &mut ControlData, text: String) {
+        let own = data
+            .instructions_in_flight
+            .front()
+            .is_some_and(|(sent, _)| *sent == text);
+        if own {
+            data.instructions_in_flight.pop_front();
+        } else if data
+            .instructions_in_flight
+            .iter()
+            .any(|(_, kind)| *kind == Resend::AfterReconnect)
+        {
+            self.resend_instruction(data, text.clone());
+        }
+        data.wire_instruction = Some(text);
     }
 
     /// Sends `text` as the system instruction and remembers it.
     pub(crate) fn send_instruction(&self, data: &mut ControlData, text: String) {
-        if self.writer.update_instruction(text.clone()).is_err() {
-            tracing::warn!("the session ended before the instruction update could be sent");
-        }
+        self.send_instruction_as(data, text.clone(), Resend::No);
         data.last_instruction = Some(text);
     }
+
+    /// Sends `text`, the latest instruction on the wire, again after a reconnect. What the
+    /// runtime itself last decided (`last_instruction`) does not change.
+    fn resend_instruction(&self, data: &mut ControlData, text: String) {
+        self.send_instruction_as(data, text, Resend::AfterReconnect);
+    }
+
+    fn send_instruction_as(&self, data: &mut ControlData, text: String, kind: Resend) {
+        if self.writer.update_instruction(text.clone()).is_err() {
+            tracing::warn!("the session ended before the instruction update could be sent");
+            return;
+        }
+        data.instructions_in_flight.push_back((text, kind));
+    }
+}
+
+/// Whether an instruction the control lane sends is a reconnect's re-send of the latest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// A new instruction (a phase's, the template's, an amended one).
+    No,
+    /// The latest instruction on the wire, sent again after a reconnect.
+    AfterReconnect,
 }
 
 /// `base` and `amendment` separated by a blank line (either alone if the other is

@@ -3,10 +3,32 @@
 //!
 //! Debouncing follows *event time* (the session time of the frame each event came from),
 //! not a wall timer: the keys are flushed when an event arrives 100 ms or more after the last
-//! flush, at every turn complete, on connect and on disconnect. The writes are therefore a
+//! flush, on connect and on disconnect, and at every turn complete before the turn pipeline
+//! runs (the turn's usage, which the decoder puts before the turn's end, included): the
+//! extractors, transitions and the turn's callbacks see the turn's keys. The writes are therefore a
 //! pure function of the frames and their times, so a replay writes the same keys with the
 //! same values in the same order, time-derived keys (`session:elapsed_ms`,
 //! `session:silence_ms`) included.
+
+//!
+//! The keys, and what writes them:
+//!
+//! | key | type | written on |
+//! |---|---|---|
+//! | `session:is_user_speaking` | bool | voice activity start / end |
+//! | `session:is_model_speaking` | bool | the wire phase moving to or from `model_speaking` |
+//! | `session:phase` | string | the wire phase changing |
+//! | `session:interrupt_count` | integer | each interruption |
+//! | `session:error_count`, `session:last_error` | integer, string | each error event |
+//! | `session:go_away_received`, `session:go_away_time_left_ms` | bool, integer | `goAway` |
+//! | `session:resumable` | bool | each resumption update |
+//! | `session:prompt_token_count`, `session:response_token_count`, `session:cached_content_token_count`, `session:thoughts_token_count`, `session:total_token_count` | integer | each usage report (the counts it carries) |
+//! | `session:last_input_transcription`, `session:last_output_transcription` | string | each final transcription |
+//! | `session:session_type` | string | connect: `audio`; the application's first video frame: `audio_video` (the Live API limits the two kinds of session differently) |
+//! | `session:disconnected` | bool | connect (`false`), disconnect (`true`) |
+//! | `session:elapsed_ms`, `session:remaining_budget_ms`, `session:silence_ms` | integer | every flush, from event time |
+//!
+//! The control lane writes `session:turn_count` and `session:active_phase` itself.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +49,7 @@ pub struct SessionSignals {
     budget_ms: u64,
     interrupt_count: u64,
     error_count: u64,
+    video: bool,
 }
 
 impl SessionSignals {
@@ -41,6 +64,7 @@ impl SessionSignals {
             budget_ms,
             interrupt_count: 0,
             error_count: 0,
+            video: false,
         }
     }
 
@@ -59,6 +83,7 @@ impl SessionSignals {
             E::Connected { .. } => {
                 self.started_ms.get_or_insert(ts_ms);
                 self.put("session:disconnected", json!(false));
+                self.put("session:session_type", json!(self.session_type()));
             }
             E::VoiceActivityStart => {
                 self.last_activity_ms = Some(ts_ms);
@@ -131,6 +156,20 @@ impl SessionSignals {
         }
     }
 
+    /// The application's first video frame went out: from now on the session is an
+    /// audio-video one.
+    pub fn video_sent(&mut self) {
+        if !std::mem::replace(&mut self.video, true) {
+            self.put("session:session_type", json!(self.session_type()));
+        }
+    }
+
+    /// `audio` until the application sends video, then `audio_video`: the Live API's two
+    /// kinds of session, which it limits differently.
+    fn session_type(&self) -> &'static str {
+        if self.video { "audio_video" } else { "audio" }
+    }
+
     /// The writes due at `ts_ms`: everything changed, plus the time-derived keys, if the
     /// debounce interval has passed (or `force`). Marks them written.
     pub fn flush(&mut self, ts_ms: u64, force: bool) -> Vec<(String, Value)> {
@@ -181,6 +220,7 @@ mod tests {
                 ("session:disconnected".to_owned(), json!(false)),
                 ("session:elapsed_ms".to_owned(), json!(0)),
                 ("session:remaining_budget_ms".to_owned(), json!(900_000)),
+                ("session:session_type".to_owned(), json!("audio")),
                 ("session:silence_ms".to_owned(), json!(0)),
             ]
         );
@@ -208,10 +248,32 @@ mod tests {
     }
 
     #[test]
+    fn the_session_type_is_audio_until_the_first_video_frame() {
+        let mut signals = SessionSignals::new(900_000);
+        let connected = SessionEvent::Connected { session_id: None };
+        signals.observe(&connected, 1_000);
+        let type_of = |writes: Vec<(String, Value)>| {
+            writes
+                .into_iter()
+                .find(|(key, _)| key == "session:session_type")
+                .map(|(_, value)| value)
+        };
+        assert_eq!(type_of(signals.flush(1_000, true)), Some(json!("audio")));
+        signals.video_sent();
+        assert_eq!(
+            type_of(signals.flush(1_200, false)),
+            Some(json!("audio_video"))
+        );
+        signals.video_sent();
+        signals.observe(&connected, 2_000);
+        assert_eq!(type_of(signals.flush(2_000, true)), None, "unchanged");
+    }
+
+    #[test]
     fn a_time_at_the_end_of_the_clock_does_not_overflow() {
         let mut signals = SessionSignals::new(900_000);
         signals.observe(&SessionEvent::Connected { session_id: None }, u64::MAX);
-        assert_eq!(signals.flush(u64::MAX, true).len(), 4);
+        assert_eq!(signals.flush(u64::MAX, true).len(), 5);
         signals.observe(&SessionEvent::VoiceActivityStart, u64::MAX);
         assert_eq!(
             signals.flush(u64::MAX, false),

@@ -29,11 +29,15 @@ impl ControlLaneState {
             )
             .await;
         }
+        self.initial_conversation(data).await;
     }
 
     /// The turn pipeline (at event time `ts_ms`): see the module documentation for the
     /// steps, and [`crate::reactor`] for where the reactor's come.
     pub(crate) async fn turn_complete(&self, data: &mut ControlData, ts_ms: u64) {
+        // The turn's `session:` keys (its usage among them) first: the pipeline and the
+        // turn's callbacks see the state complete.
+        self.flush_signals(data, ts_ms, true).await;
         if let Err(error) = self.state.clear_prefix("turn:").await {
             self.report_state_write("clearing the turn: keys".to_owned(), &error);
         }
@@ -47,9 +51,11 @@ impl ControlLaneState {
         if transitioned {
             self.extract(data, ExtractionPoint::PhaseChange).await;
         }
+        let (context, transitioned) = self.conversation_step(data, transitioned).await;
         self.react_to_commit(data, CommitPoint::TurnComplete, ts_ms)
             .await;
         self.instruction_step(data, transitioned);
+        self.deliver_context(data, context);
         if let Some(on_turn_boundary) = &self.interceptors.on_turn_boundary {
             // Forced blocking: what it sends goes out before `on_turn_complete` runs.
             self.within(
@@ -76,6 +82,23 @@ impl ControlLaneState {
         };
         let target = transition.target.clone();
         let reason = transition.description.clone();
+        self.move_to(data, current, target, reason).await;
+        true
+    }
+
+    /// Moves the conversation from phase `current` to `target` (for `reason`): the old
+    /// phase's exit hook, the new phase recorded, its instruction sent (as the steering
+    /// mode has it), its enter hook, then the transition event.
+    pub(crate) async fn move_to(
+        &self,
+        data: &mut ControlData,
+        current: String,
+        target: String,
+        reason: String,
+    ) {
+        let Some(phases) = &self.phases else {
+            return;
+        };
         if let Some(hook) = phases.phase(&current).and_then(|p| p.exit_hook()) {
             self.within(
                 "phase exit hook",
@@ -85,10 +108,11 @@ impl ControlLaneState {
         }
         data.active_phase = Some(target.clone());
         self.set_state(ACTIVE_PHASE_KEY, json!(target)).await;
+        data.conversation.moved(current.clone(), data.turn_count);
         if let Some(phase) = phases.phase(&target) {
             // With a template, the instruction step decides what the new phase says.
             if self.interceptors.instruction_template.is_none()
-                && let Some(instruction) = phase.instruction_for(&self.state)
+                && let Some(instruction) = self.steered_instruction(data, &target)
             {
                 self.send_instruction(data, instruction);
             }
@@ -108,6 +132,5 @@ impl ControlLaneState {
                 reason,
             },
         );
-        true
     }
 }

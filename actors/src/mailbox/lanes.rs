@@ -222,6 +222,13 @@ pub enum ControlItem {
     /// of a `toolCall` frame (when the session has tools that consume input), whose calls
     /// take the input stamped after it.
     FrameSeq(u64),
+    /// A system instruction went out on the wire (sent by the control lane, a callback or
+    /// the application), in the order of the wire: the control lane keeps the latest, to
+    /// send it again after a reconnect (decision 0051).
+    InstructionSent(String),
+    /// The application's first video frame went out: the session is an audio-video one
+    /// from now on (`session:session_type`).
+    VideoSent,
     /// No more events: the lane finishes and reports drained.
     End,
 }
@@ -260,6 +267,13 @@ pub enum FailedItem {
     Input(Box<StampedInput>),
     /// The sequence number of a `toolCall` frame (the successor notes it again).
     FrameSeq(u64),
+    /// A system instruction that went out. Noting it cannot fail, so a failure on this
+    /// item struck before it was noted: the successor notes it (else the lane would send
+    /// an older instruction after the next reconnect).
+    InstructionSent(String),
+    /// The first video frame that went out (the successor notes it: noting it twice is
+    /// noting it once).
+    VideoSent,
     /// The end of the events.
     End,
 }
@@ -310,6 +324,8 @@ impl FailedItem {
             },
             ControlItem::Input(input) => FailedItem::Input(input.clone()),
             ControlItem::FrameSeq(seq) => FailedItem::FrameSeq(*seq),
+            ControlItem::InstructionSent(text) => FailedItem::InstructionSent(text.clone()),
+            ControlItem::VideoSent => FailedItem::VideoSent,
             ControlItem::End => FailedItem::End,
         }
     }
@@ -322,6 +338,8 @@ impl FailedItem {
             FailedItem::ToolPartial { .. } => "tool_partial",
             FailedItem::Input(_) => "tool_input",
             FailedItem::FrameSeq(_) => "frame_seq",
+            FailedItem::InstructionSent(_) => "instruction_sent",
+            FailedItem::VideoSent => "video_sent",
             FailedItem::End => "end",
         }
     }

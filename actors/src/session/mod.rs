@@ -257,6 +257,19 @@ impl LiveSessionBuilder {
         self
     }
 
+    /// How phases steer the model (see [`crate::conversation::SteeringMode`]).
+    pub fn steering_mode(mut self, mode: crate::conversation::SteeringMode) -> Self {
+        self.options.steering = mode;
+        self
+    }
+
+    /// When a turn boundary's context is sent (see
+    /// [`crate::conversation::ContextDelivery`]).
+    pub fn context_delivery(mut self, delivery: crate::conversation::ContextDelivery) -> Self {
+        self.options.context_delivery = delivery;
+        self
+    }
+
     /// Restart limits of the supervisor.
     pub fn restart_policy(mut self, policy: RestartPolicy) -> Self {
         self.options.restart_policy = policy;
@@ -488,9 +501,12 @@ impl LiveSessionBuilder {
         }
         if let Some(phases) = &self.phases {
             phases.check_tools(&declared)?;
-            if let Some(instruction) = phases
-                .phase(phase.unwrap_or(phases.initial()))
-                .and_then(|p| p.instruction_for(&self.state))
+            // Under context injection the session's own instruction is the setup's; the
+            // phase's goes as a context turn.
+            if self.options.steering.updates_instruction()
+                && let Some(instruction) = phases
+                    .phase(phase.unwrap_or(phases.initial()))
+                    .and_then(|p| p.instruction_for(&self.state))
             {
                 config = config.system_instruction(instruction);
             }

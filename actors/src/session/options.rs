@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use crate::audio::{JitterConfig, VadConfig};
+use crate::conversation::{ContextDelivery, SteeringMode};
 use crate::extract::DEFAULT_EXTRACTION_TIMEOUT;
 use crate::supervisor::RestartPolicy;
 use crate::transport::TransportOptions;
@@ -15,7 +16,8 @@ use crate::transport::TransportOptions;
 use super::{DEFAULT_CALLBACK_TIMEOUT, DEFAULT_SESSION_BUDGET, DEFAULT_SHUTDOWN_TIMEOUT};
 
 /// The settings of a session's tree: buffers, client audio, timeouts, the session budget,
-/// the transport's limits and the supervisor's restart policy. What the session is made of
+/// the transport's limits, the supervisor's restart policy, and how phases steer the
+/// conversation (steering mode, context delivery; decision 0050). What the session is made of
 /// besides — its setup, tools, callbacks, phases, state, recorders, transport — is given
 /// to the builder on its own.
 ///
@@ -67,6 +69,10 @@ pub struct SessionOptions {
     pub transport: TransportOptions,
     /// Restart limits of the supervisor.
     pub restart_policy: RestartPolicy,
+    /// How phases steer the model (default [`SteeringMode::InstructionUpdate`]).
+    pub steering: SteeringMode,
+    /// When a turn boundary's context is sent (default [`ContextDelivery::Immediate`]).
+    pub context_delivery: ContextDelivery,
 }
 
 impl Default for SessionOptions {
@@ -81,6 +87,8 @@ impl Default for SessionOptions {
             extraction_timeout: DEFAULT_EXTRACTION_TIMEOUT,
             transport: TransportOptions::default(),
             restart_policy: RestartPolicy::default(),
+            steering: SteeringMode::default(),
+            context_delivery: ContextDelivery::default(),
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::child::Child;
 use crate::child_spec::{Children, once, once_with, restartable};
 use crate::clock::{EventClock, ManualClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs, ControlLaneState};
+use crate::conversation::ContextDelivery;
 use crate::extract::ExtractorSet;
 use crate::fast_lane::{FastLane, FastLaneArgs};
 use crate::handle::LiveHandle;
@@ -19,6 +20,7 @@ use crate::llm::{LlmInterceptor, PassThrough};
 use crate::mailbox::Door;
 use crate::peers::Peers;
 use crate::persistence::{RestoredSnapshot, SessionSnapshot, SnapshotSaver};
+use crate::phases::PhaseMachine;
 use crate::playback::PlaybackQueue;
 use crate::recorder::{RecordQueue, Recorder, RecorderArgs};
 use crate::router::{Router, RouterArgs};
@@ -106,6 +108,7 @@ impl LiveSessionBuilder {
         control_data.last_instruction = instruction_text(&config);
         control_data.setup_instruction = control_data.last_instruction.clone();
         control_data.base_instruction = instruction_text(&self.config);
+        control_data.converse(self.options.steering, self.options.context_delivery);
         let interceptor: Arc<dyn LlmInterceptor> =
             self.interceptor.unwrap_or_else(|| Arc::new(PassThrough));
         let extractors = Arc::new(ExtractorSet::new(
@@ -140,6 +143,12 @@ impl LiveSessionBuilder {
         let mut app_writer = SessionWriter::new(Arc::clone(&peers.transport), Origin::App);
         if let Some(gate) = gate {
             app_writer = app_writer.with_gate(gate);
+        }
+        if self.phases.as_ref().is_some_and(PhaseMachine::converses) {
+            peers.pending_context.gate_connect();
+        }
+        if self.options.context_delivery == ContextDelivery::Deferred {
+            app_writer = app_writer.with_deferred(Arc::clone(&peers.pending_context));
         }
         let playback = self.options.playback_buffer.map(PlaybackQueue::new);
         let connector = self

@@ -93,6 +93,13 @@ impl<'a> TreeReports<'a> {
         !self.forwards_input() || self.peers.tool_input.wait_for_room(limit).await
     }
 
+    /// The application is about to send (deferred context delivery): what waits is sent
+    /// first, as the runtime. A replay calls it where the recording shows that flush (see
+    /// `docs/decisions/0050-conversation-control.md`). Returns whether a frame went out.
+    pub fn flush_deferred_context(&self) -> bool {
+        self.peers.pending_context.flush(&self.peers.transport)
+    }
+
     fn router(&self, message: RouterMsg) {
         // Always accepted (a transport's steps are few and must not be lost); refused only
         // once the router is gone, when the session is over anyway.

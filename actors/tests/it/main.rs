@@ -2,6 +2,8 @@
 //! each file beside this one is a module holding one area's tests; the support
 //! modules they share are declared here once.
 
+#[path = "../conversation_support/mod.rs"]
+mod conversation_support;
 #[allow(dead_code)]
 #[path = "../sim/mod.rs"]
 mod sim;
@@ -19,9 +21,13 @@ mod turns_support;
 
 mod client_audio;
 mod client_vad_speech;
+mod conversation_faults;
+mod conversation_frames;
+mod conversation_repair;
 mod interceptors;
 mod persistence;
 mod reconnect_instruction;
+mod session_keys;
 mod session_lifecycle;
 mod session_reactive;
 mod session_recording;

@@ -287,6 +287,7 @@ async fn a_snapshot_is_saved_at_each_turn_boundary_and_when_the_session_ends() {
                 "session:phase": "ModelSpeaking",
                 "session:remaining_budget_ms": 898500,
                 "session:resumable": true,
+                "session:session_type": "audio",
                 "session:silence_ms": 0,
                 "session:turn_count": 1
             },
@@ -333,6 +334,7 @@ async fn a_snapshot_is_saved_at_each_turn_boundary_and_when_the_session_ends() {
                 "session:phase": "Disconnected",
                 "session:remaining_budget_ms": 896000,
                 "session:resumable": true,
+                "session:session_type": "audio",
                 "session:silence_ms": 1000,
                 "session:turn_count": 1
             },

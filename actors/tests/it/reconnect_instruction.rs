@@ -4,6 +4,7 @@
 
 use crate::support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use reel_actors::LiveHandle;
@@ -124,6 +125,121 @@ async fn without_a_change_the_setup_instruction_stands_and_nothing_is_sent_again
     settle(&mut events).await;
 
     let mut conn2 = reconnected(&mut server, &mut conn).await;
+    settle(&mut events).await;
+    hello_is_next(&handle, &mut conn2).await;
+}
+
+fn instruction_frame(text: &str) -> String {
+    format!(r#"{{"contextUpdate":{{"systemInstruction":{{"parts":[{{"text":"{text}"}}]}}}}}}"#)
+}
+
+/// The application's instruction, set on the first connection, is the one the next
+/// connection gets after its setup (decision 0051).
+#[tokio::test(start_paused = true)]
+async fn the_applications_instruction_is_sent_again_after_a_reconnect() {
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, mut events) = phased_session(&mut server).await;
+    handle.update_instruction("Speak French.").unwrap();
+    assert_eq!(
+        conn.recv().await.unwrap().text(),
+        Some(instruction_frame("Speak French.").as_str())
+    );
+    settle(&mut events).await;
+
+    let mut conn2 = reconnected(&mut server, &mut conn).await;
+    let next = tokio::time::timeout(Duration::from_secs(5), conn2.recv()).await;
+    assert_eq!(
+        next.unwrap().unwrap().text(),
+        Some(instruction_frame("Speak French.").as_str())
+    );
+    settle(&mut events).await;
+    hello_is_next(&handle, &mut conn2).await;
+}
+
+/// An instruction the application sets while the connection is down waits for the next
+/// one and goes out with its setup, before the control lane re-sends the older one it knew
+/// of: the lane then sends the application's again, so it is the last on the wire.
+#[tokio::test(start_paused = true)]
+async fn an_instruction_set_while_reconnecting_is_the_last_on_the_new_connection() {
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, mut events) = phased_session(&mut server).await;
+    handle.update_instruction("Speak French.").unwrap();
+    conn.recv().await.unwrap();
+    settle(&mut events).await;
+
+    conn.send_json(&json!({"goAway": {"timeLeft": "5s"}})).await;
+    let mut conn2 = server.accept().await;
+    let setup = conn2.recv().await.unwrap();
+    assert_eq!(setup.text(), Some(setup_text(Some("h-1")).as_str()));
+    // Set while the new connection waits for its setup to complete: held.
+    handle.update_instruction("Speak German.").unwrap();
+    conn2.send_json(&json!({"setupComplete": {}})).await;
+    let mut frames = Vec::new();
+    for _ in 0..3 {
+        let next = tokio::time::timeout(Duration::from_secs(5), conn2.recv()).await;
+        frames.push(next.unwrap().unwrap().text().unwrap().to_owned());
+    }
+    assert_eq!(
+        frames,
+        [
+            instruction_frame("Speak German."),
+            instruction_frame("Speak French."),
+            instruction_frame("Speak German."),
+        ]
+    );
+    settle(&mut events).await;
+    hello_is_next(&handle, &mut conn2).await;
+}
+
+/// The control lane fails on the item that notes the application's instruction (a fault
+/// injected before it handles it): its successor notes it, and the next connection still
+/// gets the application's instruction.
+#[tokio::test(start_paused = true)]
+async fn a_control_lane_failure_on_the_instructions_report_loses_nothing() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use reel_actors::Child;
+    use reel_actors::fault::FaultHook;
+
+    /// Fails the control lane on the first item it takes once armed.
+    #[derive(Default)]
+    struct FailNextControlItem(AtomicBool);
+    impl FaultHook for FailNextControlItem {
+        fn before(&self, child: Child, input: u64) {
+            if child == Child::ControlLane && self.0.swap(false, Ordering::SeqCst) {
+                panic!("injected fault in {child} at input {input}");
+            }
+        }
+    }
+
+    let mut server = ScriptedServer::bind().await;
+    let hook = Arc::new(FailNextControlItem::default());
+    let config = SessionConfig::default().session_resume(true);
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.phases(greeting_then_booking()).fault_hook(hook.clone()),
+        config,
+    )
+    .await;
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}))
+        .await;
+    settle(&mut events).await;
+    // Nothing else flows: the next item the control lane takes is the instruction's report.
+    hook.0.store(true, Ordering::SeqCst);
+    handle.update_instruction("Speak French.").unwrap();
+    assert_eq!(
+        conn.recv().await.unwrap().text(),
+        Some(instruction_frame("Speak French.").as_str())
+    );
+    let seen = settle(&mut events).await;
+    assert_eq!(support::restarts(&seen), [("control_lane", 1)]);
+
+    let mut conn2 = reconnected(&mut server, &mut conn).await;
+    let next = tokio::time::timeout(Duration::from_secs(5), conn2.recv()).await;
+    assert_eq!(
+        next.unwrap().unwrap().text(),
+        Some(instruction_frame("Speak French.").as_str())
+    );
     settle(&mut events).await;
     hello_is_next(&handle, &mut conn2).await;
 }

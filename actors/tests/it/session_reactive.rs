@@ -383,38 +383,39 @@ async fn a_computed_chain_writes_exact_derived_entries_and_feeds_watchers() {
     assert_eq!(
         derived,
         [
-            r#"{"sequence":16,"key":"derived:total","old":null,"new":500,"origin":"set","timestamp_ms":1718000001500,"delta":false}"#,
-            r#"{"sequence":17,"key":"derived:with_tax","old":null,"new":600,"origin":"set","timestamp_ms":1718000001500,"delta":false}"#,
-            r#"{"sequence":22,"key":"derived:total","old":500,"new":750,"origin":"set","timestamp_ms":1718000002500,"delta":false}"#,
-            r#"{"sequence":23,"key":"derived:with_tax","old":600,"new":900,"origin":"set","timestamp_ms":1718000002500,"delta":false}"#,
+            r#"{"sequence":17,"key":"derived:total","old":null,"new":500,"origin":"set","timestamp_ms":1718000001500,"delta":false}"#,
+            r#"{"sequence":18,"key":"derived:with_tax","old":null,"new":600,"origin":"set","timestamp_ms":1718000001500,"delta":false}"#,
+            r#"{"sequence":23,"key":"derived:total","old":500,"new":750,"origin":"set","timestamp_ms":1718000002500,"delta":false}"#,
+            r#"{"sequence":24,"key":"derived:with_tax","old":600,"new":900,"origin":"set","timestamp_ms":1718000002500,"delta":false}"#,
         ]
     );
     // Where they sit: after the tool's commit, before the turn count, at each turn complete.
     let keys: Vec<(u64, &str)> = journal
         .iter()
-        .filter(|m| m.sequence >= 11)
+        .filter(|m| m.sequence >= 12)
         .map(|m| (m.sequence, m.key.as_str()))
         .collect();
     assert_eq!(
         keys,
         [
-            (11, "app:price"),
-            (12, "session:turn_count"),
-            (13, "session:elapsed_ms"),
-            (14, "session:remaining_budget_ms"),
-            (15, "app:quantity"),
-            (16, "derived:total"),
-            (17, "derived:with_tax"),
-            (18, "session:turn_count"),
-            (19, "session:elapsed_ms"),
-            (20, "session:remaining_budget_ms"),
-            (21, "app:quantity"),
-            (22, "derived:total"),
-            (23, "derived:with_tax"),
-            (24, "session:turn_count"),
+            (12, "app:price"),
+            (13, "session:turn_count"),
+            (14, "session:elapsed_ms"),
+            (15, "session:remaining_budget_ms"),
+            (16, "app:quantity"),
+            (17, "derived:total"),
+            (18, "derived:with_tax"),
+            (19, "session:turn_count"),
+            (20, "session:elapsed_ms"),
+            (21, "session:remaining_budget_ms"),
+            (22, "app:quantity"),
+            (23, "derived:total"),
+            (24, "derived:with_tax"),
             (25, "session:turn_count"),
+            // The last turn's time-derived keys, written before its pipeline.
             (26, "session:elapsed_ms"),
             (27, "session:remaining_budget_ms"),
+            (28, "session:turn_count"),
         ]
     );
 }

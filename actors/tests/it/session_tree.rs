@@ -70,10 +70,10 @@ async fn setup_handshake_and_a_text_turn() {
             "phase_changed",
             "user_text", // the application's text, as it went out
             "phase_changed",
+            "usage", // the turn's usage comes before its end
             "text_complete",
             "turn_complete",
             "phase_changed",
-            "usage",
         ]
     );
     let texts: Vec<&str> = seen

@@ -201,7 +201,13 @@ fn seeds_run_twice_leave_identical_traces() {
 /// made it) is a violation naming the run, the line and both versions.
 #[test]
 fn a_rerun_that_differs_is_a_violation() {
-    let plan = sim::generate::plan(9);
+    // Seed 9's script and faults, without the conversation control it draws (its transport
+    // failure would then strike an instruction update and end the session before any
+    // restart).
+    let plan = sim::plan::Plan {
+        conversation: None,
+        ..sim::generate::plan(9)
+    };
     let first = Runs::of(&plan, Wire::Memory);
     let mut second = first.clone();
     assert_eq!(compare(&first, &second), vec![]);
@@ -338,5 +344,55 @@ fn a_journal_whose_disk_fills_up_keeps_what_was_written_and_counts_the_rest() {
                 o.journal_refused
             ),
         ]
+    );
+}
+
+/// Issue 29: a control lane that fails in the middle of the turn pipeline of a session
+/// using steering and repair loses that boundary's context whole and nothing else: the
+/// checks hold (one restart, reported; every other event handled), and the model received
+/// exactly the connect's context, the first nudge, and the escalation's entry batch.
+#[test]
+fn a_control_lane_failing_mid_pipeline_loses_only_that_boundary_s_context() {
+    let report = run_plan(
+        scenarios::control_lane_fails_mid_pipeline_with_steering_and_repair(),
+        Wire::Memory,
+    );
+    assert!(report.violations.is_empty(), "{report}");
+    assert_eq!(
+        report.outcome.observed.context_panicked,
+        vec![2],
+        "{report}"
+    );
+    let text = |turns: &[&str], prompt: bool| {
+        (
+            turns.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>(),
+            prompt,
+        )
+    };
+    assert_eq!(
+        report.outcome.model.contexts,
+        vec![
+            text(
+                &[
+                    "ctx 1",
+                    "Open.",
+                    "[Navigation]\nCurrent phase: open -- Open.\nStill needed: app:turn:2\nPossible next:\n  -> close: after two turns"
+                ],
+                false
+            ),
+            text(&["I still need to collect: app:turn:2."], true),
+            // Boundary 2 failed after its nudge was queued: nothing of it went out.
+            // Boundary 3 (the turn count not advanced by the failed one) escalates.
+            text(
+                &[
+                    "[Context: app:turn:1=1]",
+                    "Close.",
+                    "[Navigation]\nCurrent phase: close -- Close.\nPrevious: open (turn 1)",
+                    "Closing."
+                ],
+                true
+            ),
+        ],
+        "{report}"
     );
 }

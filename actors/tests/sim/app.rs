@@ -18,6 +18,8 @@ use reel_actors::callbacks::{
     AsyncCallback, CallbackMode, ControlCallbacks, FastCallbacks, TelemetryCallbacks,
     ToolCallFuture,
 };
+use reel_actors::conversation::{PhaseDefaults, RepairConfig};
+use reel_actors::phases::{Phase, PhaseMachine};
 use reel_actors::state::State;
 use reel_protocol::{FunctionCall, UsageMetadata, UserInput};
 use reel_tools::{
@@ -29,7 +31,7 @@ use serde_json::{Value, json};
 use super::faulty_io::{SimDisk, SimJournal, SimWireLog};
 use super::frames::{self, LISTEN, LISTEN_CHUNKS, TOOL};
 use super::hook::SimHook;
-use super::plan::{Fault, Plan};
+use super::plan::{Conversation, Fault, Plan};
 
 /// How long a tool may run before the dispatcher answers with a timeout error.
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(3);
@@ -67,6 +69,9 @@ pub struct Observed {
     pub write_errors: Vec<(String, String)>,
     /// The faults the fault hook injected, in order.
     pub struck: Vec<super::hook::Struck>,
+    /// The boundaries whose turn pipeline the `with_context` modifier failed (by
+    /// `session:turn_count` + 1 then).
+    pub context_panicked: Vec<u32>,
 }
 
 /// What a call of the input-streaming tool heard.
@@ -184,6 +189,8 @@ pub struct App {
     hook: Option<Arc<SimHook>>,
     /// The model calls the input-streaming tool: it is registered, and the caller speaks.
     pub listens: bool,
+    /// Conversation control, if the plan has it.
+    conversation: Option<Conversation>,
 }
 
 impl App {
@@ -203,6 +210,7 @@ impl App {
             disk: Arc::new(SimDisk::new(plan)),
             faults: Arc::new(Faults::of(plan)),
             listens: plan.listens(),
+            conversation: plan.conversation,
         }
     }
 
@@ -227,6 +235,13 @@ impl App {
         };
         let builder = match self.watchers() {
             Some(reactive) => builder.reactor(Box::new(reactive)),
+            None => builder,
+        };
+        let builder = match &self.conversation {
+            Some(c) => builder
+                .phases(conversation(c, self.observed.clone()))
+                .steering_mode(c.steering)
+                .context_delivery(c.delivery),
             None => builder,
         };
         builder
@@ -482,5 +497,48 @@ impl InputStreamingTool for Listen {
             Ok(())
         }
         .boxed()
+    }
+}
+
+/// The phases of a plan with conversation control: `open` (needs `app:turn:2`, which the
+/// second `on_turn_complete` writes; the defaults append `app:turn:1`, a `with_context`
+/// line and the navigation block) moves to `close` once `app:turn:2` is written, or by
+/// repair's escalation after 3 unmet turns (a nudge from the first); `close` has an
+/// enter prompt. The `with_context` modifier panics where the plan says, once.
+pub fn conversation(plan: &Conversation, observed: Shared) -> PhaseMachine {
+    let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let panic_at = plan.context_panic;
+    let modifier = move |s: &State| {
+        let boundary = s.get::<u32>("session:turn_count").unwrap_or(0) + 1;
+        if panic_at == Some(boundary) && !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            with(&observed, |o| o.context_panicked.push(boundary));
+            panic!("sim fault: the with_context modifier panics at boundary {boundary}");
+        }
+        format!("ctx {boundary}")
+    };
+    let built = PhaseMachine::builder("open")
+        .defaults(
+            PhaseDefaults::default()
+                .with_state(&["app:turn:1"])
+                .navigation(),
+        )
+        .repair(RepairConfig::new(1, 3).escalate_to("close"))
+        .phase(
+            Phase::new("open")
+                .instruction("Open.")
+                .needs(&["app:turn:2"])
+                .with_context(modifier)
+                .transition_with("close", |s| s.contains("app:turn:2"), "after two turns"),
+        )
+        .phase(
+            Phase::new("close")
+                .instruction("Close.")
+                .enter_prompt("Closing.")
+                .terminal(),
+        )
+        .build();
+    match built {
+        Ok(machine) => machine,
+        Err(error) => panic!("the simulation's phases are invalid: {error}"),
     }
 }

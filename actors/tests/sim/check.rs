@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use reel_actors::conversation::{ContextDelivery, SteeringMode};
 use reel_actors::{Child, EventEnvelope, Lane, LiveEvent};
 use reel_protocol::{SessionError, SessionEvent};
 use serde_json::Value;
@@ -153,6 +154,7 @@ impl<'a> Checker<'a> {
         expect("fast_lane", "text", o.text_panicked.len());
         expect("telemetry", "usage", o.usage_panicked.len());
         expect("control_lane", "turn_complete", o.turn_panicked.len());
+        expect("control_lane", "turn_complete", o.context_panicked.len());
         expect("control_lane", "tool_call", o.tool_callback_panicked.len());
         expected
     }
@@ -227,6 +229,7 @@ impl<'a> Checker<'a> {
             });
         }
         found.extend(self.session_end());
+        found.extend(self.context_frames());
         let texts = self.sent_ids(|s| match s {
             Step::Text(n) => Some(u64::from(*n)),
             _ => None,
@@ -570,7 +573,8 @@ impl<'a> Checker<'a> {
             .iter()
             .filter(|s| matches!(s, Step::TurnComplete))
             .count();
-        let failed = self.outcome.observed.turn_panicked.len();
+        let failed = self.outcome.observed.turn_panicked.len()
+            + self.outcome.observed.context_panicked.len();
         let published = self
             .published(Lane::Control)
             .filter(|e| matches!(e, SessionEvent::TurnComplete { .. }))
@@ -702,6 +706,7 @@ impl<'a> Checker<'a> {
                 "control_lane",
                 o.observed.turn_panicked.len()
                     + o.observed.tool_callback_panicked.len()
+                    + o.observed.context_panicked.len()
                     + self.struck(Child::ControlLane),
             ),
             (
@@ -738,6 +743,64 @@ impl<'a> Checker<'a> {
                 })
             })
             .collect()
+    }
+
+    /// Conversation control's context frames (`sim::app::conversation`): a boundary's
+    /// context is one frame, sent whole — under immediate delivery each frame is one batch
+    /// in the pipeline's order (nudge, modifiers, instruction, navigation, enter prompt);
+    /// the entry into `close` is one prompting batch that ends its frame, whole (under
+    /// context injection: its instruction and navigation block before the enter prompt),
+    /// and is sent at most once; a frame asks the model to answer only for a nudge or the
+    /// enter prompt.
+    fn context_frames(&self) -> Vec<Violation> {
+        let Some(plan) = self.plan.conversation else {
+            return Vec::new();
+        };
+        let rank = |turn: &str| -> u8 {
+            match turn {
+                t if t.starts_with("I still need to collect:") => 0,
+                t if t.starts_with("[Context:") || t.starts_with("ctx ") => 1,
+                "Open." | "Close." => 2,
+                t if t.starts_with("[Navigation]") => 3,
+                "Closing." => 4,
+                _ => 9,
+            }
+        };
+        let mut found = Vec::new();
+        let mut entries = 0;
+        for (turns, prompt) in &self.outcome.model.contexts {
+            let ranks: Vec<u8> = turns.iter().map(|t| rank(t)).collect();
+            let one_batch = ranks.windows(2).all(|w| w[0] < w[1]);
+            let entered = turns.iter().any(|t| t == "Closing.");
+            let entry_whole = !entered
+                || (*prompt
+                    && turns.last().map(String::as_str) == Some("Closing.")
+                    && (plan.steering != SteeringMode::ContextInjection
+                        || (turns.len() >= 3
+                            && turns[turns.len() - 3] == "Close."
+                            && turns[turns.len() - 2]
+                                .starts_with("[Navigation]\nCurrent phase: close"))));
+            let prompt_reason = !*prompt || entered || ranks.contains(&0);
+            let whole = !ranks.contains(&9)
+                && entry_whole
+                && prompt_reason
+                && (plan.delivery == ContextDelivery::Deferred || one_batch);
+            if !whole {
+                found.push(Violation::ContextFrame {
+                    turns: turns.clone(),
+                    prompt: *prompt,
+                });
+            }
+            entries += usize::from(entered);
+        }
+        if entries > 1 {
+            found.push(Violation::Duplicated {
+                handler: "the entry context of `close`",
+                count: entries - 1,
+                ids: format!("{entries} frames with the enter prompt"),
+            });
+        }
+        found
     }
 
     /// Each reconnect presents the latest handle the model sent.
@@ -969,7 +1032,10 @@ impl<'a> Checker<'a> {
         }
         // A turn complete the control lane failed on never reached `on_turn_complete`,
         // whose calls are numbered as they come: the last numbers were never written.
-        if self.hook_reports(Child::ControlLane, "turn_complete") > 0 {
+        // So does one whose pipeline the application's modifier failed.
+        if self.hook_reports(Child::ControlLane, "turn_complete") > 0
+            || !self.outcome.observed.context_panicked.is_empty()
+        {
             let sent = self
                 .sent
                 .iter()

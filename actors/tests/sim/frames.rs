@@ -88,6 +88,9 @@ pub enum ClientSaid {
     /// A `toolResponse` answering these call ids, in order (results that say more
     /// follow — `willContinue` — are not answers).
     ToolResponse(Vec<String>),
+    /// Context the runtime sent (`clientContent` of model turns, or none with
+    /// `turnComplete`): the turns' texts, and whether it asks the model to answer.
+    Context(Vec<String>, bool),
     /// Anything else.
     Other,
 }
@@ -113,6 +116,26 @@ pub fn client_said(frame: &Value) -> ClientSaid {
             })
             .unwrap_or_default();
         return ClientSaid::ToolResponse(ids);
+    }
+    if let Some(content) = frame.get("clientContent") {
+        let turns = content
+            .get("turns")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let prompt = content.get("turnComplete") == Some(&Value::Bool(true));
+        if turns.iter().all(|t| t.get("role") == Some(&json!("model"))) {
+            let texts = turns
+                .iter()
+                .map(|t| {
+                    t.pointer("/parts/0/text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                })
+                .collect();
+            return ClientSaid::Context(texts, prompt);
+        }
     }
     ClientSaid::Other
 }

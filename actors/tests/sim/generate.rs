@@ -13,7 +13,9 @@ use std::collections::BTreeSet;
 use reel_actors::Child;
 
 use super::frames;
-use super::plan::{Fault, Pace, Plan, Seed, Step};
+use reel_actors::conversation::{ContextDelivery, SteeringMode};
+
+use super::plan::{Conversation, Fault, Pace, Plan, Seed, Step};
 use super::rng::Rng;
 
 /// The restart limit of the default `RestartPolicy`: more than this many failures of one
@@ -35,6 +37,7 @@ pub fn plan(seed: Seed) -> Plan {
     }
     // Drawn last, so that the script and the faults stay what they were for every seed.
     let disk_ms = rng.pick(&[0, 1, 5, 20, 80]);
+    let conversation = conversation(&mut rng, &script, &faults);
     Plan {
         seed,
         pace,
@@ -42,7 +45,47 @@ pub fn plan(seed: Seed) -> Plan {
         script,
         faults,
         disk_ms,
+        conversation,
     }
+}
+
+/// Conversation control for two plans in five: the steering mode and delivery drawn, and
+/// for half of them a failure of the turn pipeline at a boundary the script has (from the
+/// second on), when the control lane's restart budget allows one more.
+fn conversation(rng: &mut Rng, script: &[Step], faults: &[Fault]) -> Option<Conversation> {
+    if !rng.chance(40) {
+        return None;
+    }
+    let steering = rng.pick(&[
+        SteeringMode::InstructionUpdate,
+        SteeringMode::ContextInjection,
+        SteeringMode::Hybrid,
+    ]);
+    let delivery = rng.pick(&[ContextDelivery::Immediate, ContextDelivery::Deferred]);
+    let turns = Targets::of(script).turns;
+    let control_failures = faults
+        .iter()
+        .filter(|f| {
+            matches!(
+                f,
+                Fault::TurnCompletePanic { .. }
+                    | Fault::ToolCallbackPanic { .. }
+                    | Fault::ListenRestart { .. }
+                    | Fault::Internal {
+                        child: Child::ControlLane,
+                        ..
+                    }
+            )
+        })
+        .count();
+    // Boundaries 2 and 3 run in `open`, whose modifier can fail (the third moves on).
+    let context_panic = (rng.chance(50) && turns >= 2 && control_failures < RESTART_LIMIT)
+        .then(|| rng.range(2, u64::from(turns.min(3)) + 1) as u32);
+    Some(Conversation {
+        steering,
+        delivery,
+        context_panic,
+    })
 }
 
 /// Counters that hand out the unique ids.

@@ -57,6 +57,8 @@ pub struct ModelLog {
     pub finished: bool,
     /// Things that did not go as the model expected (it went on regardless).
     pub notes: Vec<String>,
+    /// Every context frame received: its turns' texts and whether it prompts.
+    pub contexts: Vec<(Vec<String>, bool)>,
 }
 
 /// How one connection ended, for the model.
@@ -318,6 +320,7 @@ impl Model {
                 self.log().tool_responses.extend(ids);
             }
             ClientSaid::Setup(_) => self.note("a second setup on one connection".to_owned()),
+            ClientSaid::Context(turns, prompt) => self.log().contexts.push((turns, prompt)),
             ClientSaid::Other => {}
         }
         true

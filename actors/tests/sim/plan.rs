@@ -8,6 +8,7 @@
 use std::fmt;
 
 use reel_actors::Child;
+use reel_actors::conversation::{ContextDelivery, SteeringMode};
 
 /// A run's seed: the plan, and so the whole run, is a function of it.
 pub type Seed = u64;
@@ -267,6 +268,21 @@ impl fmt::Display for Fault {
     }
 }
 
+/// Conversation control in the application (`sim::app::conversation`): two phases,
+/// `open` (needs `app:turn:2`, with repair) and `close` (an enter prompt), steered and
+/// delivered as drawn; `context_panic`: the `open` phase's `with_context` modifier panics
+/// once, in the turn pipeline of the boundary that finds `session:turn_count` at that
+/// value minus one (≥ 2), after repair counted the turn and before its context is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conversation {
+    /// How the phases steer.
+    pub steering: SteeringMode,
+    /// When context is sent.
+    pub delivery: ContextDelivery,
+    /// The boundary whose pipeline fails (control lane restart), if any.
+    pub context_panic: Option<u32>,
+}
+
 /// A whole run: the script, its pace, and the faults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -284,6 +300,8 @@ pub struct Plan {
     /// The simulated disk's slowest write (virtual ms): each piece of disk work takes a
     /// seeded time up to it (`sim::faulty_io::SimDisk`).
     pub disk_ms: u64,
+    /// Conversation control, if the application uses it.
+    pub conversation: Option<Conversation>,
 }
 
 impl Plan {
@@ -291,8 +309,17 @@ impl Plan {
     pub fn without_faults(&self) -> Plan {
         Plan {
             faults: Vec::new(),
+            conversation: self.conversation.map(|c| Conversation {
+                context_panic: None,
+                ..c
+            }),
             ..self.clone()
         }
+    }
+
+    /// The boundary whose turn pipeline the application's modifier fails, if any.
+    pub fn context_panic(&self) -> Option<u32> {
+        self.conversation.and_then(|c| c.context_panic)
     }
 
     /// Whether the model calls the input-streaming tool (the caller then speaks).
@@ -367,6 +394,20 @@ impl fmt::Display for Plan {
              {go_aways} goAways, {interruptions} interruptions",
             self.script.len()
         )?;
+        if let Some(c) = &self.conversation {
+            writeln!(
+                f,
+                "  conversation control: {:?}, {:?} delivery{}",
+                c.steering,
+                c.delivery,
+                match c.context_panic {
+                    Some(turn) => format!(
+                        ", the modifier panics in the pipeline of boundary {turn} (control lane)"
+                    ),
+                    None => String::new(),
+                }
+            )?;
+        }
         if self.faults.is_empty() {
             return writeln!(f, "  faults: none");
         }

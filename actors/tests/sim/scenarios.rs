@@ -2,7 +2,9 @@
 
 use reel_actors::Child;
 
-use super::plan::{Fault, Pace, Plan, Step};
+use reel_actors::conversation::{ContextDelivery, SteeringMode};
+
+use super::plan::{Conversation, Fault, Pace, Plan, Step};
 
 /// Issue 11's report: a fast-lane `on_text` callback fails 4 times while the server
 /// streams 6,000 text frames at a steady pace (ten frames every 10 ms).
@@ -33,6 +35,7 @@ fn steady_stream(texts: u32, faults: Vec<Fault>) -> Plan {
         script,
         faults,
         disk_ms: 0,
+        conversation: None,
     }
 }
 
@@ -91,4 +94,34 @@ pub fn journal_disk_fills_up() -> Plan {
         }));
     plan.disk_ms = 5;
     plan
+}
+
+/// Conversation control under a failure of the turn pipeline (issue 29): three turns of
+/// ten text deltas, context injection delivered at once, and the `open` phase's modifier
+/// panicking in the pipeline of boundary 2, after repair counted the turn and queued its
+/// nudge. The control lane restarts; that boundary's context is lost whole; the next
+/// boundary escalates to `close` and sends its entry batch whole.
+pub fn control_lane_fails_mid_pipeline_with_steering_and_repair() -> Plan {
+    let mut script = Vec::new();
+    for turn in 0..3u32 {
+        script.extend((turn * 10..turn * 10 + 10).map(Step::Text));
+        script.push(Step::TurnComplete);
+        script.push(Step::Usage(turn));
+    }
+    Plan {
+        seed: 0,
+        pace: Pace {
+            tick_ms: 10,
+            burst: 5,
+        },
+        resumption: false,
+        script,
+        faults: Vec::new(),
+        disk_ms: 0,
+        conversation: Some(Conversation {
+            steering: SteeringMode::ContextInjection,
+            delivery: ContextDelivery::Immediate,
+            context_panic: Some(2),
+        }),
+    }
 }

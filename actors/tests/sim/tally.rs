@@ -46,6 +46,14 @@ impl Tally {
             ),
             ("modify_panic (state store)", o.modify_panicked.len()),
             (
+                "context_panic (control lane, mid-pipeline)",
+                o.context_panicked.len(),
+            ),
+            (
+                "context frames (conversation control)",
+                outcome.model.contexts.len(),
+            ),
+            (
                 "recorder_panic (recorder)",
                 usize::from(outcome.recorder_panicked),
             ),
@@ -81,6 +89,18 @@ impl Tally {
         self.frames += frames as u64;
         for fault in &plan.faults {
             *self.faults.entry(fault.kind()).or_default() += 1;
+        }
+        if let Some(conversation) = &plan.conversation {
+            *self
+                .faults
+                .entry("conversation control (steering, repair)")
+                .or_default() += 1;
+            if conversation.context_panic.is_some() {
+                *self
+                    .faults
+                    .entry("context_panic (control lane, mid-pipeline)")
+                    .or_default() += 1;
+            }
         }
         for violation in violations {
             *self.violations.entry(violation.kind()).or_default() += 1;

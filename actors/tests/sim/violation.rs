@@ -110,6 +110,14 @@ pub enum Violation {
         /// The value the fault-free run wrote.
         new: Value,
     },
+    /// A context frame that is not whole batches in the pipeline's order (see
+    /// `Checker::context_frames`).
+    ContextFrame {
+        /// Its turns' texts.
+        turns: Vec<String>,
+        /// Whether it asked the model to answer.
+        prompt: bool,
+    },
     /// An application state write the fault-free run did not make.
     JournalExtra {
         /// The key.
@@ -233,6 +241,7 @@ impl Violation {
             Violation::ToolInput { .. } => "tool_input",
             Violation::JournalMissing { .. } => "journal_missing",
             Violation::JournalExtra { .. } => "journal_extra",
+            Violation::ContextFrame { .. } => "context_frame",
             Violation::SessionEnd { .. } => "session_end",
             Violation::StaleResumeHandle { .. } => "stale_resume_handle",
             Violation::WireLogLost { .. } => "wire_log_lost",
@@ -324,6 +333,10 @@ impl fmt::Display for Violation {
             Violation::JournalExtra { key, new } => write!(
                 f,
                 "journal: this run wrote {key} = {new}, the fault-free run did not"
+            ),
+            Violation::ContextFrame { turns, prompt } => write!(
+                f,
+                "context frame not whole batches in order: {turns:?} (turnComplete: {prompt})"
             ),
             Violation::SessionEnd { expected, actual } => {
                 write!(f, "session end: expected {expected}, got {actual}")

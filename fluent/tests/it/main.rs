@@ -15,6 +15,7 @@ mod system_packages;
 mod callbacks;
 mod client_audio;
 mod connect;
+mod conversation_control;
 mod extraction;
 mod guarded_tools;
 mod input_streaming_tools;

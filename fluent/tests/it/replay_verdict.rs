@@ -68,13 +68,13 @@ async fn a_faithful_replay_is_clean_and_a_tool_answering_differently_is_not() {
     let journal = folder.join("weather.journal.jsonl");
     record(assistant(22).record_wire(&wire).journal(&journal)).await;
     let recorded = read_journal(&journal).unwrap();
-    assert_eq!(recorded.len(), 22);
+    assert_eq!(recorded.len(), 23);
 
     // The same assistant: CLEAN, the journal beside the wire log compared entry by entry.
     let outcome = assistant(22).replay(&wire).await.unwrap().finish().await;
     assert_eq!(outcome.recorded_journal.as_deref(), Some(&recorded[..]));
     assert!(outcome.is_clean(), "{}", outcome.verdict());
-    assert_eq!(outcome.verdict().journal_entries(), Some(22));
+    assert_eq!(outcome.verdict().journal_entries(), Some(23));
     assert_eq!(
         outcome.verdict().to_string(),
         "CLEAN — the replay reproduced the session exactly."
@@ -102,24 +102,24 @@ async fn a_faithful_replay_is_clean_and_a_tool_answering_differently_is_not() {
         .filter(|(_, (r, p))| r != p)
         .map(|(index, _)| index + 1)
         .collect();
-    assert_eq!(differing, [11]);
-    assert_eq!(outcome.journal.len(), 22);
+    assert_eq!(differing, [12]);
+    assert_eq!(outcome.journal.len(), 23);
     let compared = outcome.journal_match().unwrap();
     let first: EntryMismatch = compared.first_difference.unwrap();
     assert_eq!(
         first.to_string(),
-        "entry 11 differs in new: recorded app:temp_c = 22 (set at 1718000000340, delta), \
+        "entry 12 differs in new: recorded app:temp_c = 22 (set at 1718000000340, delta), \
          replay app:temp_c = 23 (set at 1718000000340, delta)"
     );
-    assert_eq!((first.entry, first.fields), (11, vec!["new"]));
+    assert_eq!((first.entry, first.fields), (12, vec!["new"]));
     assert_eq!(
         outcome.verdict().drift(),
         [
             Drift::Outbound { divergences: 1 },
             Drift::Journal {
-                from_entry: 11,
-                recorded: 22,
-                replayed: 22
+                from_entry: 12,
+                recorded: 23,
+                replayed: 23
             },
             Drift::FinalState { keys: 1 },
         ]
@@ -127,7 +127,7 @@ async fn a_faithful_replay_is_clean_and_a_tool_answering_differently_is_not() {
     assert_eq!(
         outcome.verdict().to_string(),
         "DRIFT — the replay parted from the recording: 1 outbound divergence, the journal \
-         from entry 11 on, 1 key's final value."
+         from entry 12 on, 1 key's final value."
     );
 }
 
@@ -141,7 +141,7 @@ async fn the_journal_is_the_chains_own_or_the_one_beside_the_log_or_none() {
 
     // The chain that recorded replays its own wire log: its journal file is the recorded one.
     let outcome = recording().replay(&wire).await.unwrap().finish().await;
-    assert_eq!(outcome.recorded_journal.map(|j| j.len()), Some(22));
+    assert_eq!(outcome.recorded_journal.map(|j| j.len()), Some(23));
 
     // Another chain finds no `call.journal.jsonl` beside the log: judged on frames alone.
     let outcome = assistant(22).replay(&wire).await.unwrap().finish().await;

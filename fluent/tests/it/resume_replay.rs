@@ -139,10 +139,10 @@ async fn a_resumed_session_with_a_slow_connect_replays_clean_entry_by_entry() {
 
     let outcome = replay_of(&wire).await;
     assert_eq!(outcome.divergences, vec![]);
-    assert_eq!(outcome.journal.len(), 20);
+    assert_eq!(outcome.journal.len(), 21);
     assert_eq!(outcome.journal, recorded);
     // CLEAN as reel replay means it: the journal beside the wire log compared entry by entry.
-    assert_eq!(outcome.verdict().journal_entries(), Some(20));
+    assert_eq!(outcome.verdict().journal_entries(), Some(21));
     assert!(outcome.is_clean(), "{}", outcome.verdict());
 
     // A resume file without the restore's time (an older recording) replays with the

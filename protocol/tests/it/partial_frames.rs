@@ -220,8 +220,10 @@ fn a_good_frame_reads_as_decode_server_reads_it() {
     );
     let mut events = Vec::new();
     EventDecoder::new().decode_partial(1, decode_server_partial(frame).unwrap(), &mut events);
+    // The turn's usage first (the frame completes the turn), then its content.
+    assert_eq!(events[0].kind(), "usage");
     assert_eq!(
-        events[0],
+        events[1],
         SessionEvent::AudioData(Bytes::from_static(&[0, 1, 2]))
     );
 }

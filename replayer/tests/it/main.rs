@@ -5,6 +5,8 @@
 #[path = "../replay_support/mod.rs"]
 mod replay_support;
 
+mod app_instruction_reconnect;
+mod conversation_replay;
 mod determinism;
 mod extraction_replay;
 mod interceptors_replay;
