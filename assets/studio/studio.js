@@ -437,6 +437,31 @@ function draw() {
     g.fillText(phase.name, x + 3, y + 18);
     state.items.push({ type: 'phase', phase, x, y, w, h: LANE_HEIGHT - 16 });
   });
+  // Conversation control on the phases lane: the context sent at each turn boundary (upper
+  // half; deferred context drawn from where it was queued to where it went out) and the
+  // navigation block where it changed (lower half).
+  (overview.context ?? []).forEach((mark) => {
+    const x = timeToX(mark.t_ms, width);
+    const y = laneY('phases') + 3;
+    const h = LANE_HEIGHT / 2 - 4;
+    if (mark.flushed_with != null) {
+      const queued = timeToX(mark.boundary_ms, width);
+      g.fillStyle = COLORS.context;
+      g.fillRect(queued, y + h / 2 - 1, Math.max(x - queued, 1), 2);
+      g.fillRect(queued - 1, y, 2, h);
+    }
+    g.fillStyle = mark.prompt ? COLORS.prompt : COLORS.context;
+    g.fillRect(x - 2, y, 5, h);
+    state.items.push({ type: 'context', mark, x: x - 3, y, w: 7, h });
+  });
+  (overview.navigation ?? []).forEach((mark) => {
+    const x = timeToX(mark.t_ms, width);
+    const y = laneY('phases') + LANE_HEIGHT / 2 + 1;
+    const h = LANE_HEIGHT / 2 - 4;
+    g.fillStyle = COLORS.navigation;
+    g.fillRect(x - 2, y, 5, h);
+    state.items.push({ type: 'navigation', mark, x: x - 3, y, w: 7, h });
+  });
   // The session itself: connections, closes, goAways, wire-phase changes.
   (overview.supervisor ?? []).forEach((mark, index) => {
     const x = timeToX(mark.t_ms, width);
@@ -579,6 +604,9 @@ const COLORS = {
   unanswered: '#f0d080',
   cancelled: '#e8a0a0',
   state: '#7a4fbf',
+  context: '#1971c2',
+  prompt: '#c2255c',
+  navigation: '#2b8a3e',
 };
 
 /** The legend under the controls, from `COLORS`. */
@@ -593,6 +621,9 @@ const LEGEND = [
   ['unanswered', 'tool call never answered'],
   ['cancelled', 'tool call cancelled'],
   ['state', 'state change'],
+  ['context', 'context sent at a turn boundary'],
+  ['prompt', 'context asking the model to answer'],
+  ['navigation', 'navigation block'],
 ];
 
 function renderLegend() {
@@ -719,6 +750,14 @@ async function select(point) {
     detail.replaceChildren(
       heading(`phase ${phase.name} · ${seconds(phase.start_ms)} → ${phase.end_ms == null ? 'the end' : seconds(phase.end_ms)}`),
     );
+  } else if (hit.type === 'context') {
+    detail.replaceChildren(...contextDetail(hit.mark));
+  } else if (hit.type === 'navigation') {
+    const mark = hit.mark;
+    detail.replaceChildren(
+      heading(`navigation · ${mark.turn === 0 ? 'the start' : `turn ${mark.turn}`} · ${seconds(mark.t_ms)}`),
+      pre(mark.text, 'navigation'),
+    );
   } else if (hit.type === 'supervisor') {
     detail.replaceChildren(heading(`${hit.mark.kind} · ${seconds(hit.mark.t_ms)}`), paragraph(hit.mark.detail));
   } else if (hit.type === 'turn') {
@@ -730,6 +769,25 @@ async function select(point) {
       paragraph(`tools ${turn.tool_ms} ms`),
     );
   }
+}
+
+/**
+ * The context the runtime sent at one turn boundary, as detail elements: the boundary, when
+ * it was queued and went out, and each context turn's role and text (all set as text).
+ */
+function contextDetail(mark) {
+  const boundary = mark.turn === 0 ? `the start (frame ${mark.boundary_seq})` : `turn ${mark.turn} boundary (frame ${mark.boundary_seq})`;
+  const delivery = mark.flushed_with == null
+    ? `sent at once at ${seconds(mark.t_ms)}`
+    : `queued at ${seconds(mark.boundary_ms)} (frame ${mark.boundary_seq}), went out at ${seconds(mark.t_ms)} with the application's frame ${mark.flushed_with}`;
+  return [
+    heading(`context · frame ${mark.seq} · ${boundary}${mark.prompt ? ' · asks the model to answer' : ''}`),
+    paragraph(delivery),
+    ...mark.turns.flatMap((turn, i) => [
+      heading(`context turn ${i + 1} · ${turn.role || 'no role'}`, 'h4'),
+      pre(turn.text, `context-${i + 1}`),
+    ]),
+  ];
 }
 
 /** Frame `seq` in full, in the detail panel. */

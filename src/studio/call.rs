@@ -17,6 +17,7 @@ use reel_recorder::live_feed::SessionNote;
 use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
 
+use super::conversation::{ContextMark, ContextTracker, NavigationMark, navigation_marks};
 use super::seek::{SeekIndex, read_from};
 use super::setup_summary::SetupSummary;
 use super::transcript::{TranscriptBuilder, TranscriptLine};
@@ -157,6 +158,14 @@ pub struct Overview {
     pub journal: bool,
     /// The conversation phases, from the journal's `session:active_phase`.
     pub phases: Vec<PhaseSpan>,
+    /// The context the runtime sent at each turn boundary (conversation control, shown on
+    /// the phases lane); absent when it sent none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextMark>,
+    /// The navigation block at each turn where it changed, from the journal's
+    /// `session:navigation_context` (shown on the phases lane); absent when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub navigation: Vec<NavigationMark>,
     /// Connections, closes, `goAway`s and wire-phase changes, in time order.
     pub supervisor: Vec<SupervisorMark>,
     /// Whether a running session is streaming into it now: the page polls it.
@@ -269,11 +278,13 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     let mut audio_end = [0f64; 2];
     let mut supervisor = Vec::new();
     let mut connection = None;
+    let mut context = ContextTracker::default();
     for entry in entries(path)? {
         let entry = entry.map_err(|error| error.to_string())?;
         let t0 = *t0.get_or_insert(entry.ts_ms);
         let t = entry.ts_ms.saturating_sub(t0);
         last = t;
+        context.next_entry(&entry);
         let conn = entry.conn.unwrap_or(1);
         if let Some(mark) = &entry.close {
             let by = if mark.client { "client" } else { "server" };
@@ -317,6 +328,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                     setup_summary = Some(SetupSummary::of(setup));
                 }
                 transcript.client(&message, t, entry.seq);
+                context.client(&message, &entry, t);
                 if message.client_content.is_some() || message.realtime_input.is_some() {
                     last_user = Some(t);
                 }
@@ -344,6 +356,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                     continue;
                 };
                 transcript.server(&message, t, entry.seq);
+                context.server(&message, &entry, t, turns.len() as u64);
                 if let Some(go_away) = &message.go_away {
                     let left = go_away
                         .time_left
@@ -434,6 +447,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
     let journal = changes.is_some();
     let state = changes.unwrap_or_default();
     let phases = phase_spans(&state);
+    let turn_ends: Vec<u64> = turns.iter().map(|turn: &TurnSpan| turn.end_ms).collect();
+    let navigation = navigation_marks(&state, &turn_ends);
     supervisor.extend(
         state
             .iter()
@@ -464,6 +479,8 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         state,
         journal,
         phases,
+        context: context.finish(),
+        navigation,
         supervisor,
         live: false,
         dropped: 0,

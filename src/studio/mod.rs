@@ -5,7 +5,8 @@
 //! with every frame clickable to its JSON and raw bytes, and its audio played in sync with a
 //! moving cursor (`call`); served by a small loopback server (`http`) whose page is
 //! embedded in the binary (`assets`). Two recordings, or a recording and its replay, side by
-//! side with their first divergence (`diff`). One recording as one self-contained HTML file
+//! side with their first divergence (`diff`). Conversation control on the phases lane: the
+//! context sent at each turn boundary and the navigation block (`conversation`). One recording as one self-contained HTML file
 //! (`offline`, `reel show LOG --html`). A running session streams into it as it happens
 //! (`live`, `Live::builder().studio(addr)`).
 
@@ -13,6 +14,7 @@ pub mod access;
 pub mod assets;
 pub mod call;
 pub mod catalog;
+pub mod conversation;
 pub mod diff;
 pub mod downloads;
 pub mod http;

@@ -77,6 +77,7 @@ mod studio;
 mod studio_access;
 mod studio_audio_bounds;
 mod studio_controls;
+mod studio_conversation;
 mod studio_frames;
 mod studio_http;
 mod studio_latencies;

@@ -112,7 +112,10 @@ async fn in_a_browser_a_call_has_a_legend_no_journal_notes_and_downloads_and_no_
             "tool call answered",
             "tool call never answered",
             "tool call cancelled",
-            "state change"
+            "state change",
+            "context sent at a turn boundary",
+            "context asking the model to answer",
+            "navigation block"
         ])
     );
     let base = "/api/recordings/weather.wire.jsonl";

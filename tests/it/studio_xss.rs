@@ -1,7 +1,8 @@
 //! Hostile strings in a recording cannot inject anything into the studio's page, nor blank
 //! it: the XSS matrix — `<script>`, `"><img onerror>`, `</script><script>`, `<!--<script>`
 //! (and U+2028) — in the model name, the tool names, the texts, a tool call's id and
-//! arguments, the journal's state keys and values, a close reason, the last replay's verdict
+//! arguments, the journal's state keys and values, the runtime's context at a turn boundary
+//! and the navigation block (the phases lane), a close reason, the last replay's verdict
 //! and the file name, opened in headless Chromium both from `reel studio` (served) and from
 //! `reel show --html` (a file). Every payload tries to set `window.__pwned` and
 //! `document.title`; the test reads both over the DevTools protocol, checks that no `<img>`
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use chromium::Browser;
 use reel::studio::RunningStudio;
 use reel_recorder::journal::StateMutation;
-use reel_recorder::wire_log::{CloseMark, Direction, WireEntry};
+use reel_recorder::wire_log::{CloseMark, Direction, Source, WireEntry};
 use reel_replayer::last_replay::LastReplay;
 use serde_json::{Value, json};
 
@@ -110,6 +111,9 @@ fn hostile_call(said: &str) -> Vec<WireEntry> {
             )
         })
         .collect();
+    // The text sent after the setup is the runtime's context (conversation control's mark):
+    // the phases lane shows it.
+    entries[2].source = Some(Source::Runtime);
     entries.push(WireEntry::close_mark(
         9,
         T0 + 500,
@@ -141,15 +145,26 @@ fn hostile_dir(name: &str) -> PathBuf {
     let journal = NAME.replace(".wire.jsonl", ".journal.jsonl");
     write_lines(
         &dir.join(journal),
-        &[StateMutation {
-            sequence: 1,
-            key: all.clone(),
-            old: Value::Null,
-            new: json!({all.clone(): all}),
-            origin: "set".to_owned(),
-            timestamp_ms: T0 + 310,
-            delta: false,
-        }],
+        &[
+            StateMutation {
+                sequence: 1,
+                key: all.clone(),
+                old: Value::Null,
+                new: json!({all.clone(): all}),
+                origin: "set".to_owned(),
+                timestamp_ms: T0 + 310,
+                delta: false,
+            },
+            StateMutation {
+                sequence: 2,
+                key: "session:navigation_context".to_owned(),
+                old: Value::Null,
+                new: json!(all),
+                origin: "set".to_owned(),
+                timestamp_ms: T0 + 450,
+                delta: false,
+            },
+        ],
     );
     let size = std::fs::metadata(dir.join(NAME)).unwrap().len();
     LastReplay::drift(size, 1_764_000_000_000, all)
@@ -218,6 +233,19 @@ async fn check_call_view(browser: &mut Browser) {
             format!("state {all} · set · 0.310 s"),
             format!("null → {}", json!({all.clone(): all})),
         ])
+    );
+    assert_eq!(
+        detail_of(browser, "i.type === 'context'", "context ").await,
+        json!([
+            "context · frame 3 · the start (frame 2) · asks the model to answer",
+            "sent at once at 0.200 s",
+            "context turn 1 · user",
+            all,
+        ])
+    );
+    assert_eq!(
+        detail_of(browser, "i.type === 'navigation'", "navigation ").await,
+        json!(["navigation · turn 1 · 0.450 s", all])
     );
     // The close is the call's last instant, on the canvas's right edge: zoomed out, it is
     // inside.
