@@ -1,17 +1,26 @@
 //! [`FnTextAgent`] and [`TapTextAgent`]: closures as agents, no model call.
 
+use std::future::Future;
+
 use futures_util::future::BoxFuture;
 use reel_actors::state::State;
 
 use crate::{AgentError, TextAgent};
 
 type AgentFn = dyn Fn(&State) -> Result<String, AgentError> + Send + Sync;
+type AsyncAgentFn = dyn Fn(State) -> BoxFuture<'static, Result<String, AgentError>> + Send + Sync;
+
+enum Body {
+    Sync(Box<AgentFn>),
+    Async(Box<AsyncAgentFn>),
+}
 
 /// A closure as an agent: a transform, a check, a state edit. Its `Ok` is the output,
-/// returned as it is (the closure writes state itself if it wants to).
+/// returned as it is. State writes are asynchronous in reel, so a closure that writes
+/// state is built with [`FnTextAgent::new_async`].
 pub struct FnTextAgent {
     name: String,
-    f: Box<AgentFn>,
+    f: Body,
 }
 
 impl FnTextAgent {
@@ -22,7 +31,20 @@ impl FnTextAgent {
     ) -> Self {
         FnTextAgent {
             name: name.into(),
-            f: Box::new(f),
+            f: Body::Sync(Box::new(f)),
+        }
+    }
+
+    /// An agent called `name` running the asynchronous `f` on a handle to the state
+    /// (clones share the state, so `f` can write it).
+    pub fn new_async<F, Fut>(name: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(State) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, AgentError>> + Send + 'static,
+    {
+        FnTextAgent {
+            name: name.into(),
+            f: Body::Async(Box::new(move |state| Box::pin(f(state)))),
         }
     }
 }
@@ -41,7 +63,12 @@ impl TextAgent for FnTextAgent {
     }
 
     fn run<'a>(&'a self, state: &'a State) -> BoxFuture<'a, Result<String, AgentError>> {
-        Box::pin(async move { (self.f)(state) })
+        Box::pin(async move {
+            match &self.f {
+                Body::Sync(f) => f(state),
+                Body::Async(f) => f(state.clone()).await,
+            }
+        })
     }
 }
 

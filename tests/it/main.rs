@@ -61,6 +61,7 @@ mod doc_links;
 mod example_phases;
 mod example_proxy;
 mod example_replay_test;
+mod example_review_loop;
 mod example_weather;
 mod fuzz_seeds;
 mod guide;
