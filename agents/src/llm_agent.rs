@@ -15,7 +15,9 @@ use crate::{AgentError, TextAgent};
 ///
 /// Every call goes through the model it was given, so a model wrapped in a
 /// [`reel_llm::Cassette`] records the call, and a cassette replay answers it with no model
-/// call. A missing `input` is sent as an empty user turn.
+/// call. A missing `input` is sent as an empty user turn. The call is made as this agent's
+/// ([`reel_llm::in_agent`]), so a [`reel_llm::TraceRecorder`] wrapping the model records it
+/// as this agent's step.
 pub struct LlmTextAgent {
     name: String,
     llm: Arc<dyn BaseLlm>,
@@ -91,9 +93,8 @@ impl TextAgent for LlmTextAgent {
     fn run<'a>(&'a self, state: &'a State) -> BoxFuture<'a, Result<String, AgentError>> {
         Box::pin(async move {
             let input = state.get::<String>(INPUT_KEY).unwrap_or_default();
-            let response = self
-                .llm
-                .generate(self.request(&input))
+            let call = self.llm.generate(self.request(&input));
+            let response = reel_llm::in_agent(self.name.as_str(), call)
                 .await
                 .map_err(|source| AgentError::Llm {
                     agent: self.name.clone(),

@@ -221,3 +221,24 @@ fn a_trace_that_cannot_be_read_ends_with_exit_code_2() {
     assert_eq!(code, 2);
     assert!(stderr.contains("Usage: reel trace <COMMAND>"), "{stderr}");
 }
+
+/// A text-agent pipeline's trace (reel-agents, recorded by `TraceRecorder`): each model
+/// call carries the agent that made it.
+const PIPELINE_TRACE: &str = r#"{"version":"1.0","traceName":"haiku","capturedAt":"2026-01-07T10:30:00Z",
+"agentName":"haiku","model":"gemini-2.5-flash","entries":[
+{"type":"Request","index":0,"timestamp":"2026-01-07T10:30:00.000Z","prompt":"autumn","agent":"writer"},
+{"type":"Response","index":0,"timestamp":"2026-01-07T10:30:00.400Z","text":"moon on the water","durationMs":400,
+ "tokenUsage":{"prompt":7,"completion":3,"total":10}},
+{"type":"Request","index":1,"timestamp":"2026-01-07T10:30:00.400Z","prompt":"moon on the water","agent":"reviewer"},
+{"type":"Response","index":1,"timestamp":"2026-01-07T10:30:00.650Z","text":"APPROVED","durationMs":250,
+ "tokenUsage":{"prompt":9,"completion":1,"total":10}}]}"#;
+
+#[test]
+fn a_pipeline_trace_shows_each_step_with_its_agent_time_and_tokens() {
+    let dir = TempDir::new("trace-pipeline");
+    let path = dir.join("haiku.trace.json");
+    std::fs::write(&path, PIPELINE_TRACE).unwrap();
+    let (code, stdout, stderr) = reel(&["trace", "show", &arg(&path)]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(stdout, "PLACEHOLDER");
+}

@@ -118,3 +118,47 @@ async fn a_pipeline_recorded_against_the_rest_standin_replays_offline_with_no_mo
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test]
+async fn a_pipeline_run_is_an_agent_trace_with_a_step_per_model_call() {
+    use reel_actors::clock::TokioClock;
+    use reel_llm::TraceRecorder;
+
+    let standin = GeminiStandin::bind().await;
+    for text in ["moon on the water", "moon on still water", "approved"] {
+        standin.push(answer(text));
+    }
+    let live: Arc<dyn BaseLlm> = Arc::new(standin.llm_builder("gemini-2.5-flash").build().unwrap());
+    let recorder = TraceRecorder::new("haiku", "haiku", Arc::new(TokioClock::anchored_at(0)));
+    let traced: Arc<dyn BaseLlm> = Arc::new(recorder.wrap(live));
+    let state = State::new();
+    state.set("input", "autumn").await.unwrap();
+    pipeline(&traced, Decisions::record()).run(&state).await.unwrap();
+    let trace = recorder.trace();
+    let steps: Vec<_> = trace
+        .turns()
+        .iter()
+        .map(|turn| {
+            let response = turn.response.unwrap();
+            (
+                turn.request.agent.clone().unwrap(),
+                turn.request.prompt.clone().unwrap(),
+                response.text.clone().unwrap(),
+                response.token_usage.as_ref().and_then(|usage| usage.total),
+                response.duration_ms.is_some(),
+            )
+        })
+        .collect();
+    let step = |agent: &str, prompt: &str, text: &str| {
+        (agent.to_owned(), prompt.to_owned(), text.to_owned(), Some(10), true)
+    };
+    assert_eq!(
+        steps,
+        [
+            step("writer", "autumn", "moon on the water"),
+            step("editor", "moon on the water", "moon on still water"),
+            step("reviewer", "moon on still water", "approved"),
+        ]
+    );
+    assert_eq!(trace.performance.total_prompt_tokens, 21);
+}
