@@ -94,12 +94,13 @@ impl TextAgent for LlmTextAgent {
         Box::pin(async move {
             let input = state.get::<String>(INPUT_KEY).unwrap_or_default();
             let call = self.llm.generate(self.request(&input));
-            let response = reel_llm::in_agent(self.name.as_str(), call)
-                .await
-                .map_err(|source| AgentError::Llm {
-                    agent: self.name.clone(),
-                    source,
-                })?;
+            let response =
+                reel_llm::in_agent(self.name.as_str(), call)
+                    .await
+                    .map_err(|source| AgentError::Llm {
+                        agent: self.name.clone(),
+                        source,
+                    })?;
             write(state, &self.name, OUTPUT_KEY, &response.text).await?;
             Ok(response.text)
         })

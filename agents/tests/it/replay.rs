@@ -133,7 +133,10 @@ async fn a_pipeline_run_is_an_agent_trace_with_a_step_per_model_call() {
     let traced: Arc<dyn BaseLlm> = Arc::new(recorder.wrap(live));
     let state = State::new();
     state.set("input", "autumn").await.unwrap();
-    pipeline(&traced, Decisions::record()).run(&state).await.unwrap();
+    pipeline(&traced, Decisions::record())
+        .run(&state)
+        .await
+        .unwrap();
     let trace = recorder.trace();
     let steps: Vec<_> = trace
         .turns()
@@ -150,7 +153,13 @@ async fn a_pipeline_run_is_an_agent_trace_with_a_step_per_model_call() {
         })
         .collect();
     let step = |agent: &str, prompt: &str, text: &str| {
-        (agent.to_owned(), prompt.to_owned(), text.to_owned(), Some(10), true)
+        (
+            agent.to_owned(),
+            prompt.to_owned(),
+            text.to_owned(),
+            Some(10),
+            true,
+        )
     };
     assert_eq!(
         steps,
