@@ -37,24 +37,6 @@ pub enum AgentError {
         /// The limit.
         after: Duration,
     },
-    /// The model was still calling tools after the most rounds allowed.
-    #[error("agent `{agent}`: the model still called tools after {rounds} rounds")]
-    ToolRounds {
-        /// The agent.
-        agent: String,
-        /// The bound that was reached.
-        rounds: usize,
-    },
-    /// A tool the model called failed or is not registered.
-    #[error("agent `{agent}`: tool `{tool}` failed: {message}")]
-    Tool {
-        /// The agent.
-        agent: String,
-        /// The tool called.
-        tool: String,
-        /// What went wrong.
-        message: String,
-    },
     /// A combinator was given no agents to run.
     #[error("agent `{agent}` has no agents to run")]
     NoAgents {
@@ -105,8 +87,6 @@ impl AgentError {
             AgentError::Llm { agent, .. }
             | AgentError::State { agent, .. }
             | AgentError::Timeout { agent, .. }
-            | AgentError::ToolRounds { agent, .. }
-            | AgentError::Tool { agent, .. }
             | AgentError::NoAgents { agent }
             | AgentError::BadInput { agent, .. }
             | AgentError::Failed { agent, .. }

@@ -16,8 +16,11 @@ use crate::agent::INPUT_KEY;
 /// the session's), and its output is the tool's result, `{"result": "…"}`. An agent error is
 /// the tool's error, which the model reads.
 ///
-/// Being a tool, its response is on the session's wire log like any other: a session
-/// replay takes it from the recording and runs no agent.
+/// Being a tool, its response is on the session's wire log like any other. A session
+/// replay runs the tool again, as it runs every tool, and compares its response with the
+/// recorded one; give the agent a model wrapped in the session's cassette
+/// ([`reel_llm::Cassette::beside`] the wire log) and its model calls replay from there, so
+/// the replayed response is the recorded one with no model call.
 pub struct TextAgentTool {
     name: String,
     description: String,

@@ -223,7 +223,8 @@ impl LiveBuilder {
     /// `{"request": "…"}`, the agent runs over the session's state (the builder's
     /// [`state`](LiveBuilder::state), made here if none was given: give yours before this
     /// call) and its output is the tool's result. Like every tool response it is on the
-    /// wire log, so a replay takes it from the recording and runs no agent.
+    /// wire log; a replay runs the tool again and compares, so give the agent a model
+    /// wrapped in the session's cassette for its calls to replay from there.
     ///
     /// ```
     /// use reel_agents::FnTextAgent;

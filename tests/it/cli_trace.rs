@@ -239,7 +239,7 @@ fn a_pipeline_trace_shows_each_step_with_its_agent_time_and_tokens() {
     let dir = TempDir::new("trace-pipeline");
     let path = dir.join("haiku.trace.json");
     std::fs::write(&path, PIPELINE_TRACE).unwrap();
-    let (code, stdout, stderr) = reel(&["trace", "show", &arg(&path)]);
+    let (code, stdout, stderr) = reel(&["trace", "show", arg(&path)]);
     assert_eq!((code, stderr.as_str()), (0, ""));
     assert_eq!(
         stdout,
