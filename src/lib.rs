@@ -8,6 +8,9 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub use reel_actors as actors;
+/// Text agents and their combinators (the `reel-agents` crate): pipelines over `BaseLlm`
+/// that record into cassettes and replay offline.
+pub use reel_agents as agents;
 pub use reel_extract as extract;
 /// Governed flows as data: the `Flow` value, its monitor, conformance scoring of
 /// recordings (the `reel-flow` crate).

@@ -218,6 +218,40 @@ impl LiveBuilder {
         self
     }
 
+    /// Registers the text agent `agent` as the tool `name` (a
+    /// [`TextAgentTool`](reel_agents::TextAgentTool)): the model calls it with
+    /// `{"request": "…"}`, the agent runs over the session's state (the builder's
+    /// [`state`](LiveBuilder::state), made here if none was given: give yours before this
+    /// call) and its output is the tool's result. Like every tool response it is on the
+    /// wire log; a replay runs the tool again and compares, so give the agent a model
+    /// wrapped in the session's cassette for its calls to replay from there.
+    ///
+    /// ```
+    /// use reel_agents::FnTextAgent;
+    /// use reel_fluent::Live;
+    ///
+    /// let verifier = FnTextAgent::new("verifier", |_state| Ok("verified".to_owned()));
+    /// let config = Live::builder()
+    ///     .agent_tool("verify_identity", "Verify the caller", verifier)
+    ///     .session_config()
+    ///     .unwrap();
+    /// assert_eq!(config.function_names(), ["verify_identity"]);
+    /// ```
+    pub fn agent_tool(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        agent: impl reel_agents::TextAgent,
+    ) -> Self {
+        let state = self
+            .state
+            .get_or_insert_with(reel_actors::state::State::new)
+            .clone();
+        let tool = reel_agents::TextAgentTool::new(name, description, Arc::new(agent), state);
+        self.tools.sources.push(Source::One(Arc::new(tool)));
+        self
+    }
+
     /// Registers a [`StreamingTool`]: it runs in the background and each result it sends
     /// reaches the model as it comes (`willContinue` responses, scheduled when the model
     /// is idle unless [`tool_background`](LiveBuilder::tool_background) says otherwise).

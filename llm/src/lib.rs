@@ -16,6 +16,7 @@
 // Library code never unwraps: bad input is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod agent_scope;
 mod cassette;
 mod collect;
 mod error;
@@ -40,6 +41,7 @@ use std::sync::Arc;
 use futures_util::Stream;
 use futures_util::future::BoxFuture;
 
+pub use agent_scope::{current_agent, in_agent};
 pub use cassette::{Cassette, CassetteBuilder, CassetteLlm, CassetteMode};
 pub use collect::collect_stream;
 pub use error::{CassetteError, LlmError, TapeError, UnknownCassetteMode};

@@ -55,6 +55,7 @@ impl Recording {
             timestamp: Timestamp::from_epoch_ms(now),
             prompt: request.last_user_text(),
             model,
+            agent: super::current_agent(),
             body: serde_json::to_value(request).ok(),
             ..TraceRequest::default()
         }));

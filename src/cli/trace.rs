@@ -168,6 +168,9 @@ fn line(out: &mut String, label: &str, text: &str) {
 }
 
 fn request_lines(out: &mut String, trace: &AgentTrace, request: &TraceRequest) {
+    if let Some(agent) = &request.agent {
+        line(out, "agent", agent);
+    }
     if let Some(model) = &request.model
         && trace.model.as_ref() != Some(model)
     {

@@ -221,3 +221,45 @@ fn a_trace_that_cannot_be_read_ends_with_exit_code_2() {
     assert_eq!(code, 2);
     assert!(stderr.contains("Usage: reel trace <COMMAND>"), "{stderr}");
 }
+
+/// A text-agent pipeline's trace (reel-agents, recorded by `TraceRecorder`): each model
+/// call carries the agent that made it.
+const PIPELINE_TRACE: &str = r#"{"version":"1.0","traceName":"haiku","capturedAt":"2026-01-07T10:30:00Z",
+"agentName":"haiku","model":"gemini-2.5-flash","entries":[
+{"type":"Request","index":0,"timestamp":"2026-01-07T10:30:00.000Z","prompt":"autumn","agent":"writer"},
+{"type":"Response","index":0,"timestamp":"2026-01-07T10:30:00.400Z","text":"moon on the water","durationMs":400,
+ "tokenUsage":{"prompt":7,"completion":3,"total":10}},
+{"type":"Request","index":1,"timestamp":"2026-01-07T10:30:00.400Z","prompt":"moon on the water","agent":"reviewer"},
+{"type":"Response","index":1,"timestamp":"2026-01-07T10:30:00.650Z","text":"APPROVED","durationMs":250,
+ "tokenUsage":{"prompt":9,"completion":1,"total":10}}],
+"performance":{"totalDurationMs":650,"totalPromptTokens":16,"totalCompletionTokens":4}}"#;
+
+#[test]
+fn a_pipeline_trace_shows_each_step_with_its_agent_time_and_tokens() {
+    let dir = TempDir::new("trace-pipeline");
+    let path = dir.join("haiku.trace.json");
+    std::fs::write(&path, PIPELINE_TRACE).unwrap();
+    let (code, stdout, stderr) = reel(&["trace", "show", arg(&path)]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert_eq!(
+        stdout,
+        r#"trace haiku · agent haiku · captured 2026-01-07T10:30:00.000Z · format 1.0
+
+turn 1  +0.000s  400 ms
+  agent       writer
+  prompt      "autumn"
+  response    "moon on the water"
+  tokens      7 prompt · 3 completion · 10 total
+
+turn 2  +0.400s  250 ms
+  agent       reviewer
+  prompt      "moon on the water"
+  response    "APPROVED"
+  tokens      9 prompt · 1 completion · 10 total
+
+performance
+  duration    650 ms waiting for the model
+  tokens      16 prompt · 4 completion
+"#
+    );
+}

@@ -203,6 +203,7 @@ fn the_capability_crates_sit_where_decision_0043_puts_them() {
         "tokio-postgres",
         "reel-persistence",
         "reel-reactive",
+        "reel-agents",
         "reel-tape-server",
         "rcgen",
     ] {

@@ -65,6 +65,7 @@ mod example_debt_collection;
 mod example_phases;
 mod example_proxy;
 mod example_replay_test;
+mod example_review_loop;
 mod example_weather;
 mod fuzz_seeds;
 mod guide;

@@ -61,6 +61,10 @@ pub struct TraceRequest {
     /// The model asked, when it differs from the trace's `model` (or the trace has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The text agent whose call this is, when a `reel-agents` pipeline made it (its
+    /// `LlmTextAgent`'s name): each such call is a step of the pipeline's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// The whole request as sent, for model calls (the REST body: contents, system
     /// instruction, generation config).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -146,6 +146,7 @@ fn full_trace() -> AgentTrace {
             ],
             instruction: Some("Be brief.".into()),
             model: None,
+            agent: None,
             body: None,
         }),
         TraceEntry::Response(TraceResponse {
@@ -473,4 +474,27 @@ fn real_traces_validate_against_the_schema_and_broken_ones_do_not() {
     let mut broken = seed;
     broken.as_object_mut().unwrap().remove("performance");
     assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn a_request_may_name_the_text_agent_that_made_it() {
+    let text = r#"{"version":"1.0","traceName":"haiku","capturedAt":"2026-01-07T10:30:00Z",
+"agentName":"haiku","entries":[
+{"type":"Request","index":0,"timestamp":"2026-01-07T10:30:00.000Z","prompt":"autumn","agent":"writer"}],
+"performance":{"totalDurationMs":0,"totalPromptTokens":0,"totalCompletionTokens":0}}"#;
+    let trace = parse_trace(text, "haiku.trace.json").unwrap();
+    let TraceEntry::Request(request) = &trace.entries[0] else {
+        panic!("not a request: {:?}", trace.entries[0]);
+    };
+    assert_eq!(request.agent.as_deref(), Some("writer"));
+    let value: Value = serde_json::from_str(text).unwrap();
+    assert!(validator().is_valid(&value));
+    let wrong = json!({"version":"1.0","traceName":"t","capturedAt":"2026-01-07T10:30:00Z",
+        "agentName":"a","entries":[{"type":"Request","index":0,
+        "timestamp":"2026-01-07T10:30:00.000Z","agent":7}],
+        "performance":{"totalDurationMs":0,"totalPromptTokens":0,"totalCompletionTokens":0}});
+    assert!(!validator().is_valid(&wrong));
+    // Written only when set: a request without an agent reads and writes as before.
+    let plain = serde_json::to_value(TraceRequest::default()).unwrap();
+    assert!(plain.get("agent").is_none());
 }

@@ -1,0 +1,9 @@
+//! reel-agents' integration tests: one binary, one module per file.
+
+#[path = "../support/scripted_llm.rs"]
+mod scripted_llm;
+
+mod combinators;
+mod decisions;
+mod live_bridges;
+mod replay;
