@@ -191,7 +191,11 @@ impl LiveHandle {
             }
             // The phases steer: live once the initial phase's context is queued or sent.
             let mut ended = self.ended.clone();
+            // `biased`: when both are ready, the same one wins every run (as above, live is
+            // looked at before the end), so a replay and the fault simulator's second run
+            // take the same branch; an unbiased `select!` draws one at random.
             tokio::select! {
+                biased;
                 () = self.peers.pending_context.wait_entered() => return Ok(()),
                 _ = ended.wait_for(Option::is_some) => {}
             }
