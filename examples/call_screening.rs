@@ -19,6 +19,8 @@
 
 #[path = "support/main_of.rs"]
 mod main_of;
+#[path = "support/replayed_call.rs"]
+pub mod replayed_call;
 #[path = "support/call_screening.rs"]
 pub mod screening;
 #[path = "support/tape_server.rs"]
@@ -29,46 +31,21 @@ use std::process::ExitCode;
 
 use main_of::main_of;
 use reel::protocol::ApiEndpoint;
-use reel::recorder::jsonl::JsonlReader;
-use reel::recorder::{RecordError, WireEntry, WireLogReader};
+use reel::recorder::{RecordError, WireEntry};
 use screening::{Call, converse, screener};
 use tape_server::{endpoint_of, serve_tape};
 
 /// The bundled tape: this application's call, recorded against a scripted model.
 pub const SCREENING_TAPE: &str = include_str!("../assets/tapes/call_screening.wire.jsonl");
 
-/// What to run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Target {
-    /// The bundled tape on loopback, at the recorded pace divided by `speed` (`None`: no
-    /// pauses at all).
-    BundledTape {
-        /// Speed factor.
-        speed: Option<f64>,
-    },
-    /// The bundled recording replayed offline through the agent's own tree.
-    Replay,
-}
+pub use replayed_call::Target;
 
 /// What a run showed.
-#[derive(Debug)]
-pub enum Outcome {
-    /// The call, against the tape server.
-    Call(Call),
-    /// The offline replay, CLEAN (a divergence is an error): how many frames it sent.
-    Replay {
-        /// Frames the replay sent.
-        frames: usize,
-    },
-}
+pub type Outcome = replayed_call::Outcome<Call>;
 
 /// The bundled tape as wire entries, read and checked as any wire log is.
 pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
-    let lines = JsonlReader::new(
-        SCREENING_TAPE.as_bytes(),
-        "assets/tapes/call_screening.wire.jsonl",
-    );
-    WireLogReader::new(lines).collect()
+    replayed_call::wire_entries(SCREENING_TAPE, "assets/tapes/call_screening.wire.jsonl")
 }
 
 /// Runs `target` and returns what it showed.
@@ -83,22 +60,7 @@ pub async fn run(target: Target) -> Result<Outcome, Box<dyn Error>> {
         }
         Target::Replay => {
             let outcome = screener().replay(bundled_tape()?).await?.finish().await;
-            let divergences: Vec<String> = outcome
-                .divergences
-                .iter()
-                .map(ToString::to_string)
-                .collect();
-            if !divergences.is_empty() {
-                return Err(format!(
-                    "replay DRIFT: {} divergences:\n  {}",
-                    divergences.len(),
-                    divergences.join("\n  ")
-                )
-                .into());
-            }
-            Ok(Outcome::Replay {
-                frames: outcome.outbound_frames.len(),
-            })
+            replayed_call::clean(&outcome)
         }
     }
 }
@@ -113,44 +75,21 @@ pub async fn call(endpoint: ApiEndpoint) -> Result<Call, Box<dyn Error>> {
     call
 }
 
-fn target_from_args() -> Result<Target, String> {
-    let mut target = Target::BundledTape { speed: Some(1.0) };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--replay" => target = Target::Replay,
-            "--speed" => {
-                let value = args
-                    .next()
-                    .ok_or("--speed needs a number, e.g. --speed 4")?;
-                let value: f64 = value
-                    .parse()
-                    .map_err(|_| format!("--speed {value}: not a number"))?;
-                target = Target::BundledTape {
-                    speed: (value > 0.0).then_some(value),
-                };
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`; use --replay, --speed N"
-                ));
-            }
-        }
-    }
-    Ok(target)
-}
-
 fn main() -> ExitCode {
-    main_of(target_from_args, run, |outcome| match outcome {
-        Outcome::Call(call) => {
-            println!("\nphases: greeting → {}", call.phases.join(" → "));
-            println!("state:");
-            for (key, value) in &call.state {
-                println!("  {key} = {value}");
+    main_of(
+        replayed_call::target_from_args,
+        run,
+        |outcome| match outcome {
+            Outcome::Call(call) => {
+                println!("\nphases: greeting → {}", call.phases.join(" → "));
+                println!("state:");
+                for (key, value) in &call.state {
+                    println!("  {key} = {value}");
+                }
             }
-        }
-        Outcome::Replay { frames } => {
-            println!("replay CLEAN: {frames} frames sent, each the recorded one");
-        }
-    })
+            Outcome::Replay { frames } => {
+                println!("replay CLEAN: {frames} frames sent, each the recorded one");
+            }
+        },
+    )
 }
