@@ -32,8 +32,10 @@ mod fn_agent;
 mod llm_agent;
 mod loop_agent;
 mod map_over;
+mod mode;
 mod parallel;
 mod race;
+pub mod resolver;
 mod route;
 mod sequential;
 mod timeout;
@@ -51,8 +53,13 @@ pub use fn_agent::{FnTextAgent, TapTextAgent};
 pub use llm_agent::LlmTextAgent;
 pub use loop_agent::LoopTextAgent;
 pub use map_over::{DEFAULT_ITEM_KEY, DEFAULT_MAP_OUTPUT_KEY, MapOverTextAgent};
+pub use mode::AgentMode;
 pub use parallel::ParallelTextAgent;
 pub use race::RaceTextAgent;
+pub use resolver::{
+    FetchError, Provenance, Resolution, ResolutionMode, Resolutions, ResolutionsError,
+    ResolveError, Resolver, ResolverDrift, SourceKind, call_agent, provenance, read_resolutions,
+};
 pub use route::{RouteRule, RouteTextAgent};
 pub use sequential::SequentialTextAgent;
 pub use timeout::TimeoutTextAgent;
