@@ -24,6 +24,7 @@ use crate::error::BuildError;
 use crate::extraction::ExtractorsPart;
 use crate::llm::LlmPart;
 use crate::mcp::McpPart;
+use crate::orchestration::OrchestrationPart;
 use crate::persistence::PersistencePart;
 use crate::phases::PhasesPart;
 use crate::reactive::ReactivePart;
@@ -122,6 +123,7 @@ pub struct LiveBuilder {
     pub(crate) persistence: PersistencePart,
     pub(crate) llm: LlmPart,
     pub(crate) recording: RecordingPart,
+    pub(crate) orchestration: OrchestrationPart,
     pub(crate) state: Option<State>,
     /// The tree-level settings (buffers, client audio, timeouts): written by the chain's
     /// setters, handed to the runtime whole.
@@ -155,6 +157,7 @@ impl fmt::Debug for LiveBuilder {
             .field("persistence", &self.persistence)
             .field("llm", &self.llm)
             .field("recording", &self.recording)
+            .field("orchestration", &self.orchestration)
             .finish_non_exhaustive()
     }
 }
@@ -182,6 +185,7 @@ impl LiveBuilder {
             persistence: PersistencePart::default(),
             llm: LlmPart::default(),
             recording: RecordingPart::default(),
+            orchestration: OrchestrationPart::default(),
             state: None,
             options: SessionOptions::default(),
             customizers: Vec::new(),

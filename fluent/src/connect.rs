@@ -39,6 +39,7 @@ impl LiveBuilder {
         let mut plan = self.plan_with(&discovered, false)?;
         let studio = self.recording.connect_studio().await?;
         let recorders: Recorders = self.recording.open()?.with_studio(studio.clone());
+        self.orchestration.bind_live(self.recording.wire_path())?;
         if let Some((path, mode)) = plan.live_cassette.take() {
             let cassette = self
                 .llm

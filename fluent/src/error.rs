@@ -262,6 +262,10 @@ pub enum ConnectError {
     /// starting it: a failure there is a [`ConnectError::Start`].)
     #[error("cannot record the snapshot the session resumes from: {0}")]
     Resume(PersistenceError),
+    /// The resolutions file beside the wire log (`X.resolved.jsonl`) could not be
+    /// created.
+    #[error("cannot record the resolvers' results: {0}")]
+    Resolutions(#[from] reel_agents::ResolutionsError),
     /// The session did not start, or ended before it was live.
     #[error(transparent)]
     Start(#[from] SessionStartError),
@@ -335,6 +339,10 @@ pub enum ReplayError {
         /// Where it was looked for (`None`: the recording is not a file).
         expected: Option<PathBuf>,
     },
+    /// The resolutions recorded beside the wire log (`X.resolved.jsonl`) could not be
+    /// read.
+    #[error("cannot replay the resolvers' results: {0}")]
+    Resolutions(#[from] reel_agents::ResolutionsError),
     /// The replay did not start (an empty tape, no setup handshake, the tree did not spawn).
     #[error(transparent)]
     Replay(#[from] reel_replayer::ReplayError),

@@ -6,7 +6,7 @@
 //! [`Plan::session_builder`]: tools, phases, callbacks (`on_extracted`,
 //! `on_extraction_error` and `on_resumed` among the control lane's), the control lane's
 //! interceptors (`before_tool_response`, `on_turn_boundary`, the instruction hooks), reactive state
-//! (watchers, computed values, temporal patterns), extractors, persistence, the model-call
+//! (watchers, computed values, temporal patterns) with the flow steps' orchestration, extractors, persistence, the model-call
 //! interceptors, recording. The tree-level settings go over as one
 //! [`SessionOptions`](reel_actors::SessionOptions), written by the chain's setters.
 //!
@@ -27,6 +27,7 @@ use reel_actors::callbacks::{ControlCallbacks, FastCallbacks, Interceptors, Tele
 use reel_actors::events::EventHub;
 use reel_actors::llm::{CassetteMode, LlmInterceptor};
 use reel_actors::phases::PhaseMachine;
+use reel_actors::reactor::StateReactor;
 use reel_actors::state::State;
 use reel_actors::tools::ToolDispatcher;
 use reel_actors::{LiveSessionBuilder, SessionOptions};
@@ -39,6 +40,7 @@ use crate::error::BuildError;
 use crate::extraction::Extractors;
 use crate::llm::layered;
 use crate::mcp::Discovered;
+use crate::orchestration::OrchestrationPart;
 use crate::persistence::Persisting;
 use crate::recording::Recorders;
 use crate::resume_file;
@@ -51,6 +53,7 @@ pub(crate) struct Plan {
     pub(crate) dispatcher: Option<ToolDispatcher>,
     phases: Option<PhaseMachine>,
     reactive: Option<Reactive>,
+    orchestration: OrchestrationPart,
     state: Option<State>,
     fast: FastCallbacks,
     control: ControlCallbacks,
@@ -132,6 +135,7 @@ impl LiveBuilder {
             dispatcher,
             phases,
             reactive,
+            orchestration: self.orchestration.clone(),
             state: self.state.clone(),
             fast: self.fast.clone(),
             control: self.control.clone(),
@@ -191,8 +195,11 @@ impl Plan {
         if let Some(phases) = self.phases {
             session = session.phases(phases);
         }
-        if let Some(reactive) = self.reactive {
-            session = session.reactor(Box::new(reactive));
+        let reactive = self
+            .reactive
+            .map(|reactive| Box::new(reactive) as Box<dyn StateReactor>);
+        if let Some(reactor) = self.orchestration.reactor(reactive) {
+            session = session.reactor(reactor);
         }
         // Before the journal sink: the sink is set on the state the session runs on.
         if let Some(state) = self.state {

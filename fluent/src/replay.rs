@@ -260,6 +260,8 @@ impl LiveBuilder {
                 .map_err(ReplayError::Resume)?
                 .and_then(|resumed| resumed.restored_at_ms);
         }
+        self.orchestration.bind_replay(log.as_deref())?;
+        let resolutions = self.orchestration.resolutions();
         let recorded_journal = log
             .as_deref()
             .and_then(|log| recorded_journal_path(&self.recording, log))
@@ -289,6 +291,7 @@ impl LiveBuilder {
             cassette,
             snapshots,
             recorded_journal,
+            resolutions,
         ))
     }
 }

@@ -13,6 +13,8 @@ use reel_replayer::journal_match::{JournalMatch, compare_journals};
 use reel_replayer::{CapturedFrame, Divergence, Replay, Verdict};
 use serde::de::DeserializeOwned;
 
+use reel_agents::{Resolutions, ResolverDrift};
+
 use crate::llm_drift::{LlmDrift, ReplayCassette};
 
 /// A session replaying a recording (from [`LiveBuilder::replay`](crate::LiveBuilder::replay)):
@@ -41,6 +43,7 @@ pub struct ReplayedSession {
     cassette: Option<ReplayCassette>,
     snapshots: Option<(Arc<MemoryPersistence>, String)>,
     recorded_journal: Option<Vec<StateMutation>>,
+    resolutions: Option<Resolutions>,
 }
 
 impl std::fmt::Debug for ReplayedSession {
@@ -60,6 +63,7 @@ impl ReplayedSession {
         cassette: Option<ReplayCassette>,
         snapshots: Option<(Arc<MemoryPersistence>, String)>,
         recorded_journal: Option<Vec<StateMutation>>,
+        resolutions: Option<Resolutions>,
     ) -> Self {
         ReplayedSession {
             replay,
@@ -68,6 +72,7 @@ impl ReplayedSession {
             cassette,
             snapshots,
             recorded_journal,
+            resolutions,
         }
     }
 
@@ -212,6 +217,11 @@ impl ReplayedSession {
             outbound_frames: self.replay.outbound_frames(),
             end,
             recorded_journal: self.recorded_journal.take(),
+            resolver_drift: self
+                .resolutions
+                .as_ref()
+                .map(Resolutions::drift)
+                .unwrap_or_default(),
         }
     }
 }
@@ -242,6 +252,10 @@ pub struct ReplayOutcome {
     /// [`is_clean`](ReplayOutcome::is_clean) compares [`journal`](ReplayOutcome::journal)
     /// with, entry by entry.
     pub recorded_journal: Option<Vec<StateMutation>>,
+    /// Where the replay's resolutions parted from the recorded ones (`X.resolved.jsonl`):
+    /// a resolver that read other inputs, resolved a call not recorded, or did not make a
+    /// recorded one; empty when they did not (or the chain has no resolutions log).
+    pub resolver_drift: Vec<ResolverDrift>,
 }
 
 impl ReplayOutcome {
@@ -255,7 +269,7 @@ impl ReplayOutcome {
     /// #         events, state: reel_actors::state::State::new().snapshot(), journal: vec![],
     /// #         divergences: vec![], llm_drift: vec![], snapshot: None, outbound_frames: vec![],
     /// #         end: reel_actors::SessionEnd { reason: "done".into(), failed: false },
-    /// #         recorded_journal: None,
+    /// #         recorded_journal: None, resolver_drift: vec![],
     /// #     }
     /// # }
     /// let ended = LiveEvent::SessionEnded { reason: "done".into() };
@@ -291,7 +305,7 @@ impl ReplayOutcome {
     /// #         events: vec![], state: reel_actors::state::State::new().snapshot(), journal: vec![],
     /// #         divergences: vec![], llm_drift: vec![], snapshot: None, outbound_frames: vec![],
     /// #         end: reel_actors::SessionEnd { reason: "done".into(), failed: false },
-    /// #         recorded_journal,
+    /// #         recorded_journal, resolver_drift: vec![],
     /// #     }
     /// # }
     /// let written = StateMutation {
@@ -313,7 +327,14 @@ impl ReplayOutcome {
                 .journal(&compare_journals(recorded, &self.journal))
                 .final_state(&self.journal_diff(recorded));
         }
-        verdict.model_calls(self.llm_drift.len())
+        let drifted: Vec<String> = self
+            .resolver_drift
+            .iter()
+            .map(|drift| drift.resolver().to_owned())
+            .collect();
+        verdict
+            .model_calls(self.llm_drift.len())
+            .resolvers(&drifted)
     }
 
     /// The recorded journal against the replay's, entry by entry; `None` without a

@@ -8,7 +8,9 @@
 //! - given the recorded journal, it wrote that journal again entry by entry — every field
 //!   of every mutation, timestamps included ([`JournalMatch`]) — and ended with the same
 //!   final value of every key ([`JournalDiff`]);
-//! - given a cassette, its out-of-band model calls matched the recorded ones.
+//! - given a cassette, its out-of-band model calls matched the recorded ones;
+//! - given recorded resolutions (`X.resolved.jsonl`), its resolvers read the recorded
+//!   inputs and made the recorded calls, no more, no fewer.
 //!
 //! Each check a caller has is added to the [`Verdict`]; what it does not have (no journal,
 //! no cassette) is not held against the replay, and the verdict says so.
@@ -65,6 +67,14 @@ pub enum Drift {
         /// How many calls.
         calls: usize,
     },
+    /// Resolutions (outside results: fetches, sub-agents) that parted from the recorded
+    /// ones: other inputs, a call not recorded, a recorded call not made.
+    Resolutions {
+        /// How many.
+        count: usize,
+        /// The resolvers they belong to, each once, in order of first drift.
+        resolvers: Vec<String>,
+    },
 }
 
 /// `1 outbound divergence`, `the journal from entry 41 on`, `2 keys' final values`,
@@ -81,6 +91,16 @@ impl fmt::Display for Drift {
             Drift::FinalState { keys } => write!(f, "{keys} keys' final values"),
             Drift::ModelCalls { calls: 1 } => write!(f, "1 out-of-band model call"),
             Drift::ModelCalls { calls } => write!(f, "{calls} out-of-band model calls"),
+            Drift::Resolutions { count, resolvers } => write!(
+                f,
+                "{count} resolution{} of {}",
+                if *count == 1 { "" } else { "s" },
+                resolvers
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 }
@@ -139,6 +159,24 @@ impl Verdict {
     pub fn model_calls(mut self, drifted: usize) -> Self {
         if drifted > 0 {
             self.push(Drift::ModelCalls { calls: drifted });
+        }
+        self
+    }
+
+    /// Adds the resolutions that parted from the recorded ones, one resolver name per
+    /// drift (a name may come several times).
+    pub fn resolvers(mut self, drifted: &[String]) -> Self {
+        if !drifted.is_empty() {
+            let mut resolvers: Vec<String> = Vec::new();
+            for name in drifted {
+                if !resolvers.contains(name) {
+                    resolvers.push(name.clone());
+                }
+            }
+            self.push(Drift::Resolutions {
+                count: drifted.len(),
+                resolvers,
+            });
         }
         self
     }
@@ -212,6 +250,21 @@ mod tests {
             serde_json::to_value(&verdict).unwrap(),
             json!({"clean": true, "journal_entries": null, "drift": []})
         );
+    }
+
+    #[test]
+    fn resolutions_that_drifted_are_named_by_resolver() {
+        let names = ["availability", "check", "availability"].map(String::from);
+        let verdict = Verdict::new(&[]).resolvers(&names).resolvers(&[]);
+        assert_eq!(
+            verdict.to_string(),
+            "DRIFT — the replay parted from the recording: 3 resolutions of `availability`, `check`."
+        );
+        assert_eq!(
+            serde_json::to_value(verdict.drift()).unwrap(),
+            json!([{"kind": "resolutions", "count": 3, "resolvers": ["availability", "check"]}])
+        );
+        assert!(Verdict::new(&[]).resolvers(&[]).is_clean());
     }
 
     #[test]

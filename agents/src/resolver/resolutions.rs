@@ -145,7 +145,7 @@ impl fmt::Display for ResolverDrift {
                 replayed,
             } => write!(
                 f,
-                "resolver `{resolver}` call {call}: recorded from a {recorded} source, a {replayed} source in the replay"
+                "resolver `{resolver}` call {call}: source {recorded} recorded, {replayed} in the replay"
             ),
             ResolverDrift::NotRecorded { resolver, call } => write!(
                 f,

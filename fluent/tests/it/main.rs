@@ -24,6 +24,7 @@ mod llm_cassette;
 mod llm_replay;
 mod mcp_http;
 mod mcp_stdio;
+mod orchestration;
 mod persistence;
 mod reactive;
 mod reactive_validation;
