@@ -84,10 +84,19 @@ struct Recorded {
 /// Records a session: a tool call entering `check`, a turn; then (with a gate) the agent
 /// finishes between that turn and the next; then a second turn.
 async fn record(mode: AgentMode, gate: Option<Arc<Notify>>) -> Recorded {
+    record_telling(mode, gate, None).await
+}
+
+/// [`record`], the model expecting `told` once the result lands.
+async fn record_telling(
+    mode: AgentMode,
+    gate: Option<Arc<Notify>>,
+    told: Option<serde_json::Value>,
+) -> Recorded {
     let runs = Arc::new(AtomicUsize::new(0));
     let log = Resolutions::record();
     let (builder, memory) = recording(booking(mode, &runs, gate.clone(), &log));
-    play(builder, gate).await;
+    play(builder, gate, told).await;
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     Recorded {
         wire: memory.wire.entries(),
@@ -97,7 +106,7 @@ async fn record(mode: AgentMode, gate: Option<Arc<Notify>>) -> Recorded {
 }
 
 /// The session's script against `builder`, on a loopback WebSocket.
-async fn play(builder: LiveBuilder, gate: Option<Arc<Notify>>) {
+async fn play(builder: LiveBuilder, gate: Option<Arc<Notify>>, told: Option<serde_json::Value>) {
     let mut server = ScriptedServer::bind().await;
     let mut events = builder.subscribe();
     let endpoint = server.endpoint();
@@ -131,6 +140,9 @@ async fn play(builder: LiveBuilder, gate: Option<Arc<Notify>>) {
         while !handle.state().contains("check:result") {
             tokio::task::yield_now().await;
         }
+    }
+    if let Some(told) = told {
+        assert_eq!(conn.recv_json().await, told);
     }
 
     tokio::time::advance(Duration::from_millis(500)).await;
@@ -303,7 +315,7 @@ async fn a_recording_on_file_keeps_its_resolutions_beside_the_wire_log() {
     .record_wire(&wire)
     .journal(folder.join("call.journal.jsonl"))
     .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(T0))));
-    play(builder, Some(gate)).await;
+    play(builder, Some(gate), None).await;
     let recorded = read_resolutions(folder.join("call.resolved.jsonl")).unwrap();
     assert_eq!(recorded.len(), 1);
     assert_eq!(recorded[0].resolver, "check");
@@ -340,4 +352,35 @@ async fn a_recording_on_file_keeps_its_resolutions_beside_the_wire_log() {
         "{}",
         outcome.verdict()
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_background_result_is_told_to_the_model_and_replays_clean() {
+    let told = json!({"clientContent": {
+        "turns": [{"role": "user", "parts": [{"text": "[check finished] free at 3pm"}]}],
+        "turnComplete": false
+    }});
+    let recorded = record_telling(
+        AgentMode::Background,
+        Some(Arc::new(Notify::new())),
+        Some(told),
+    )
+    .await;
+    let runs = Arc::new(AtomicUsize::new(0));
+    let outcome = booking(
+        AgentMode::Background,
+        &runs,
+        None,
+        &Resolutions::replay(recorded.resolutions.clone()),
+    )
+    .replay(recorded.wire.clone())
+    .await
+    .unwrap()
+    .finish()
+    .await
+    .with_recorded_journal(recorded.journal.clone());
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the agent is never run");
+    assert_eq!(outcome.divergences, vec![]);
+    assert_eq!(outcome.journal, recorded.journal, "journal, entry by entry");
+    assert!(outcome.is_clean(), "{}", outcome.verdict());
 }
