@@ -384,3 +384,52 @@ async fn a_background_result_is_told_to_the_model_and_replays_clean() {
     assert_eq!(outcome.journal, recorded.journal, "journal, entry by entry");
     assert!(outcome.is_clean(), "{}", outcome.verdict());
 }
+
+/// A chain whose watcher on the slot fetches a quote through a resolver recorded in the
+/// chain's log; the fetch counts its calls.
+fn quoting(log: &Resolutions, calls: &Arc<AtomicUsize>) -> LiveBuilder {
+    let calls = Arc::clone(calls);
+    let quote = Resolver::fetch("quote", move |s: State| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        async move {
+            let slot = s.get::<String>("app:slot").unwrap_or_default();
+            Ok(json!({"slot": slot, "price": 40}))
+        }
+    })
+    .inputs(["app:slot"])
+    .recorded_in(log);
+    line(log)
+        .watch("app:slot")
+        .blocking()
+        .then(move |_old, _new, state| {
+            let quote = quote.clone();
+            async move {
+                quote.resolve(&state).await.unwrap();
+            }
+        })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resolver_in_a_watcher_is_recorded_with_the_session_and_replays_without_fetching() {
+    let log = Resolutions::record();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (builder, memory) = recording(quoting(&log, &calls));
+    play(builder, None, None).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let journal = memory.journal.entries();
+    let quote = journal.iter().find(|m| m.key == "quote:result").unwrap();
+    assert_eq!(quote.new, json!({"slot": "3pm", "price": 40}));
+
+    let replay_calls = Arc::new(AtomicUsize::new(0));
+    let outcome = quoting(&Resolutions::replay(log.entries()), &replay_calls)
+        .replay(memory.wire.entries())
+        .await
+        .unwrap()
+        .finish()
+        .await
+        .with_recorded_journal(journal.clone());
+    assert_eq!(replay_calls.load(Ordering::SeqCst), 0, "nothing fetched");
+    assert_eq!(outcome.resolver_drift, vec![]);
+    assert_eq!(outcome.journal, journal, "journal, entry by entry");
+    assert!(outcome.is_clean(), "{}", outcome.verdict());
+}
