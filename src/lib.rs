@@ -47,6 +47,7 @@ pub mod studio;
 pub mod prelude {
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
+    pub use reel_agents::{AgentMode, Resolver, call_agent};
     pub use reel_fluent::{ContextDelivery, Live, RepairConfig, SteeringMode};
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,
