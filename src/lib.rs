@@ -45,9 +45,9 @@ pub mod studio;
 
 /// The names most programs need, in one import.
 pub mod prelude {
+    pub use reel_agents::{AgentMode, Resolver, call_agent};
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
-    pub use reel_agents::{AgentMode, Resolver, call_agent};
     pub use reel_fluent::{ContextDelivery, Live, RepairConfig, SteeringMode};
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,

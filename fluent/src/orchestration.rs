@@ -100,6 +100,7 @@ impl OrchestrationPart {
                 })
                 .collect(),
             active: Vec::new(),
+            seen: None,
             log: log.clone(),
         }))
     }
@@ -111,6 +112,8 @@ struct Orchestrator {
     inner: Option<Box<dyn StateReactor>>,
     steps: Vec<OnEnter>,
     active: Vec<String>,
+    /// `flow:active` as last seen.
+    seen: Option<serde_json::Value>,
     log: Resolutions,
 }
 
@@ -127,6 +130,18 @@ impl fmt::Debug for Orchestrator {
 impl Orchestrator {
     async fn react(&mut self, scope: ReactorScope<'_>) {
         self.log.release_due(scope.state, scope.now_ms).await;
+        if self.steps.is_empty() {
+            return;
+        }
+        // Called after every event: `flow:active` unchanged is the common case, seen
+        // without copying it.
+        let unchanged = scope
+            .state
+            .with(FLOW_ACTIVE_KEY, |now| now == self.seen.as_ref());
+        if unchanged {
+            return;
+        }
+        self.seen = scope.state.get_raw(FLOW_ACTIVE_KEY);
         let active: Vec<String> = scope.state.get(FLOW_ACTIVE_KEY).unwrap_or_default();
         let entered: Vec<String> = active
             .iter()
