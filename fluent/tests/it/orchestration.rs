@@ -433,3 +433,54 @@ async fn a_resolver_in_a_watcher_is_recorded_with_the_session_and_replays_withou
     assert_eq!(outcome.journal, journal, "journal, entry by entry");
     assert!(outcome.is_clean(), "{}", outcome.verdict());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_steps_work_runs_each_time_the_step_joins_flow_active() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let builder = Live::builder()
+        .model("gemini-live-2.5-flash-preview")
+        .text_only()
+        .tool(SimpleTool::new(
+            "publish",
+            "Publishes the active steps, as a flow's monitor would.",
+            Some(json!({"type": "object", "properties": {"steps": {"type": "array"}}})),
+            |args, ctx| async move {
+                ctx.state
+                    .set("flow:active", &args["steps"])
+                    .map_err(|e| ctx.fail(e))?;
+                Ok(json!({}))
+            },
+        ))
+        .on_enter("check", availability(&runs, None), AgentMode::Call)
+        .resolutions(&Resolutions::new());
+    let mut server = ScriptedServer::bind().await;
+    let mut events = builder.subscribe();
+    let endpoint = server.endpoint();
+    let script = async {
+        let mut conn = server.accept().await;
+        conn.recv().await.unwrap();
+        conn.send_json(&json!({"setupComplete": {}})).await;
+        conn
+    };
+    let (handle, mut conn) = tokio::join!(builder.connect(endpoint), script);
+    let handle = handle.unwrap();
+    let mut seen = Vec::new();
+    for (id, steps) in [
+        ("c-1", json!(["check"])),
+        ("c-2", json!(["check", "pay"])),
+        ("c-3", json!(["pay"])),
+        ("c-4", json!(["pay", "check"])),
+    ] {
+        conn.send_json(&json!({"toolCall": {"functionCalls": [
+            {"id": id, "name": "publish", "args": {"steps": steps}}
+        ]}}))
+        .await;
+        conn.recv_json().await;
+        conn.send_json(&turn_complete()).await;
+        until_turn_complete(&mut events).await;
+        seen.push(runs.load(Ordering::SeqCst));
+    }
+    assert_eq!(seen, [1, 1, 1, 2], "entered, stayed, left, entered again");
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+}
