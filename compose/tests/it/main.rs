@@ -1,0 +1,11 @@
+//! reel-compose's integration tests: one binary, one module per file.
+
+#[path = "../support/scripted.rs"]
+mod scripted;
+
+mod builder;
+mod contracts;
+mod middleware;
+mod namespaces;
+mod operators;
+mod patterns;
