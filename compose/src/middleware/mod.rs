@@ -9,10 +9,15 @@
 //! | layer | reads the clock for | recorded as (`kind: middleware`) | a replay |
 //! |---|---|---|---|
 //! | `M::timeout` | the deadline | the agents crate's `timeout` decision | fails at once if it fired, else runs with no deadline |
-//! | `M::retry` | the backoff's sleeps | `{"layer": "retry", "outcome": {"attempts": 2, "waitsMs": [100]}}` | makes the same attempts, no sleep |
+//! | `M::retry` | the backoff's sleeps | `{"layer": "retry", "outcome": {"attempts": 2, "waitsMs": [100]}}` | makes the last attempt, no sleep |
 //! | `M::latency` | the elapsed time | `{"layer": "latency", "outcome": {"ms": 120}}` | reports the recorded time |
 //! | `M::circuit_breaker` | the cool-down | `{"layer": "circuitBreaker", "outcome": {"state": "open"}}` | decides the same state |
 //! | `M::cache` | an entry's age | `{"layer": "cache", "outcome": {"hit": true}}` | hits where the recording hit |
+//!
+//! Each layer's decisions are kept under `{agent}.{layer}` (`writer.retry`), so each reads
+//! its own in order. A retry around other deciding layers also records which of their
+//! decisions its failed attempts made (`skipped`), and its replay drops them, since it
+//! does not make those attempts again.
 //!
 //! `M::log`, `M::audit`, `M::metrics`, `M::dedup` and `M::fallback_model` read no clock:
 //! they decide the same on the same answers, which the cassette gives back.
@@ -52,13 +57,58 @@ pub(crate) struct LayerCtx {
 }
 
 impl LayerCtx {
-    /// In a replay, the recorded outcome of `layer` for this agent's next decision.
+    /// The name `layer`'s decisions are kept under: `{agent}.{layer}`, so each layer
+    /// reads its own decisions in order whatever the others recorded.
+    pub fn decider(&self, layer: &str) -> String {
+        format!("{}.{layer}", self.agent)
+    }
+
+    /// Whether decisions are being recorded.
+    pub fn recording(&self) -> bool {
+        self.decisions
+            .as_ref()
+            .is_some_and(|d| d.mode() == DecisionMode::Record)
+    }
+
+    /// How many decisions the log holds (recording), to find those made since.
+    pub fn log_len(&self) -> usize {
+        self.decisions
+            .as_ref()
+            .map_or(0, |d| d.snapshot().decisions.len())
+    }
+
+    /// The deciders of this agent's layers that wrote decisions since the log held `from`.
+    pub fn deciders_since(&self, from: usize) -> Vec<String> {
+        let prefix = format!("{}.", self.agent);
+        self.decisions.as_ref().map_or_else(Vec::new, |d| {
+            d.snapshot()
+                .decisions
+                .into_iter()
+                .skip(from)
+                .filter(|decision| decision.agent.starts_with(&prefix))
+                .map(|decision| decision.agent)
+                .collect()
+        })
+    }
+
+    /// In a replay, reads and drops the next decision of each of `deciders`, in order
+    /// (those an attempt that is not made again would have read).
+    pub fn skip(&self, deciders: &[String]) -> Result<(), AgentError> {
+        if let Some(decisions) = &self.decisions {
+            for decider in deciders {
+                decisions.next(decider)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// In a replay, the recorded outcome of `layer`'s next decision for this agent.
     pub fn replayed(&self, layer: &str) -> Option<Result<Value, AgentError>> {
         let decisions = self.decisions.as_ref()?;
         if decisions.mode() != DecisionMode::Replay {
             return None;
         }
-        Some(match decisions.next(&self.agent) {
+        Some(match decisions.next(&self.decider(layer)) {
             Ok(Choice::Middleware {
                 layer: found,
                 outcome,
@@ -76,7 +126,7 @@ impl LayerCtx {
             && decisions.mode() == DecisionMode::Record
         {
             decisions.note(
-                &self.agent,
+                &self.decider(layer),
                 Choice::Middleware {
                     layer: layer.to_owned(),
                     outcome,
@@ -271,7 +321,7 @@ impl AgentLayer for TimeoutLayer {
     ) -> BoxFuture<'a, Result<String, AgentError>> {
         Box::pin(async move {
             let mut timeout =
-                TimeoutTextAgent::new(format!("{}.timeout", ctx.agent), Arc::clone(next), self.0);
+                TimeoutTextAgent::new(ctx.decider("timeout"), Arc::clone(next), self.0);
             if let Some(decisions) = &ctx.decisions {
                 timeout = timeout.decisions(decisions.clone());
             }

@@ -5,6 +5,8 @@
 //! decision instead. A recording whose last attempt succeeded replays as that one call
 //! (the cassette answers it) with no wait; one whose attempts all failed replays as the same
 //! [`AgentError::Failed`] with no call. Live and replayed runs fail with the same message.
+//! The decisions that deciding layers inside the retry made during the failed attempts are
+//! recorded by name (`skipped`) and dropped by the replay, which does not make them.
 
 use std::time::Duration;
 
@@ -50,26 +52,48 @@ impl AgentLayer for RetryLayer {
                 let attempts = outcome["attempts"].as_u64().ok_or_else(|| {
                     ctx.mismatch("the recorded retry has no `attempts`".to_owned())
                 })?;
+                let skipped: Vec<String> = match outcome.get("skipped") {
+                    None => Vec::new(),
+                    Some(list) => serde_json::from_value(list.clone()).map_err(|error| {
+                        ctx.mismatch(format!(
+                            "the recorded retry's `skipped` is not a list of names: {error}"
+                        ))
+                    })?,
+                };
+                ctx.skip(&skipped)?;
                 return match outcome["failed"].as_str() {
                     Some(last) => Err(exhausted(&ctx.agent, attempts, last)),
                     None => next.run(state).await,
                 };
             }
             let mut waits: Vec<u64> = Vec::new();
+            let mut skipped: Vec<String> = Vec::new();
             let mut attempts: u32 = 0;
+            let note = |attempts: u32, waits: &[u64], skipped: &[String], failed: Option<&str>| {
+                let mut outcome = json!({ "attempts": attempts, "waitsMs": waits });
+                if !skipped.is_empty() {
+                    outcome["skipped"] = json!(skipped);
+                }
+                if let Some(failed) = failed {
+                    outcome["failed"] = json!(failed);
+                }
+                ctx.note("retry", outcome);
+            };
             loop {
                 attempts += 1;
-                match next.run(state).await {
+                let before = if ctx.recording() { ctx.log_len() } else { 0 };
+                let outcome = next.run(state).await;
+                if outcome.is_err() && ctx.recording() {
+                    skipped.extend(ctx.deciders_since(before));
+                }
+                match outcome {
                     Ok(output) => {
-                        ctx.note("retry", json!({ "attempts": attempts, "waitsMs": waits }));
+                        note(attempts, &waits, &skipped, None);
                         return Ok(output);
                     }
                     Err(error) if attempts > self.max => {
                         let last = error.to_string();
-                        ctx.note(
-                            "retry",
-                            json!({ "attempts": attempts, "waitsMs": waits, "failed": last }),
-                        );
+                        note(attempts, &waits, &skipped, Some(&last));
                         return Err(exhausted(&ctx.agent, u64::from(attempts), &last));
                     }
                     Err(error) => {

@@ -117,7 +117,7 @@ async fn retry_records_its_attempts_and_waits_and_the_replay_does_not_wait() {
     assert_eq!(
         file,
         json!({"version": 1, "decisions": [
-            {"agent": "writer", "kind": "middleware", "layer": "retry", "outcome": {"attempts": 3, "waitsMs": [100, 200]}}
+            {"agent": "writer.retry", "kind": "middleware", "layer": "retry", "outcome": {"attempts": 3, "waitsMs": [100, 200]}}
         ]})
     );
 }
@@ -136,6 +136,36 @@ async fn retry_exhausted_fails_the_same_way_live_and_replayed() {
     assert_eq!(recorded.outcomes, [message]);
     assert_eq!(replayed.outcomes, [message]);
     assert_eq!(file["decisions"][0]["outcome"]["attempts"], json!(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_around_a_timeout_replays_the_attempt_that_succeeded() {
+    let (recorded, replayed, file, calls) = record_and_replay(
+        "retry-timeout",
+        vec![
+            slow("too late", Duration::from_millis(200)),
+            ok("second try"),
+        ],
+        &[("q", NOW)],
+        |llm, d| {
+            writer(M::retry(2) | M::timeout(Duration::from_millis(50)))
+                .build_with(llm, d)
+                .shared()
+        },
+    )
+    .await;
+    assert_eq!(calls, 2);
+    assert_eq!(recorded.outcomes, ["second try"]);
+    assert_eq!(replayed.outcomes, recorded.outcomes);
+    assert_eq!(
+        file["decisions"],
+        json!([
+            {"agent": "writer.timeout", "kind": "timeout", "fired": true},
+            {"agent": "writer.timeout", "kind": "timeout", "fired": false},
+            {"agent": "writer.retry", "kind": "middleware", "layer": "retry",
+             "outcome": {"attempts": 2, "waitsMs": [0], "skipped": ["writer.timeout"]}}
+        ])
+    );
 }
 
 #[tokio::test(start_paused = true)]
