@@ -206,11 +206,12 @@ impl AgentBuilder {
         self
     }
 
-    /// Every key the agent reads: its declared reads, its `C::from_state` keys and its input
-    /// artifacts.
+    /// Every key the agent reads: its declared reads, its `P::with_state` and
+    /// `C::from_state` keys and its input artifacts.
     pub fn declared_reads(&self) -> Vec<String> {
         let config = &self.config;
         let mut keys = config.reads.clone();
+        keys.extend(config.instruction.reads());
         keys.extend(config.context.reads());
         keys.extend(config.artifacts.all_inputs().iter().map(|a| a.name.clone()));
         unique(keys)

@@ -10,7 +10,8 @@
 //! - a fallback's alternative sees what was written before it; after it, every
 //!   alternative's writes;
 //! - a loop's body also sees its own writes (from the previous run: the seed's review
-//!   loop reads its reviewer's feedback).
+//!   loop reads its reviewer's feedback), and its `until` predicate reads the keys it
+//!   declares (`S::eq(quality, good)` reads `quality`) after the body.
 //!
 //! The pipeline's input (`input`) and the keys given to [`check_contracts_with`] are
 //! written before the tree runs.
@@ -191,6 +192,17 @@ impl Walk {
                 }
                 self.loops.push(id);
                 let after = self.node(&l.body, before, siblings);
+                // The loop's `until` reads the state after each run of the body.
+                let after = match &l.until {
+                    Some(p) if !p.reads().is_empty() => self.leaf(
+                        p.label().to_owned(),
+                        p.reads().to_vec(),
+                        Vec::new(),
+                        after,
+                        siblings,
+                    ),
+                    _ => after,
+                };
                 self.loops.pop();
                 after
             }

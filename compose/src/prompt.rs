@@ -91,6 +91,17 @@ impl Prompt {
         &self.sections
     }
 
+    /// The state keys `P::with_state` reads (for the contracts).
+    pub fn reads(&self) -> Vec<String> {
+        self.modifiers
+            .iter()
+            .flat_map(|modifier| match modifier {
+                Modifier::StateAppend(keys) => keys.clone(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
     /// Whether the prompt has neither sections nor modifiers.
     pub fn is_empty(&self) -> bool {
         self.sections.is_empty() && self.modifiers.is_empty()

@@ -282,35 +282,40 @@ impl S {
     /// ignored: what a model writes through an output key).
     pub fn is_true(key: &str) -> StatePredicate {
         let key = key.to_owned();
-        StatePredicate::new(format!("S::is_true({key})"), move |state| {
-            match state.get(&key) {
+        StatePredicate::new(format!("S::is_true({key})"), {
+            let key = key.clone();
+            move |state| match state.get(&key) {
                 Some(Value::Bool(flag)) => *flag,
                 Some(Value::String(text)) => text.trim().eq_ignore_ascii_case("true"),
                 _ => false,
             }
         })
+        .reading(&[&key])
     }
 
     /// Holds when `key` is the string `value`.
     pub fn eq(key: &str, value: &str) -> StatePredicate {
         let (key, value) = (key.to_owned(), value.to_owned());
-        StatePredicate::new(format!("S::eq({key}, {value})"), move |state| {
-            state.get(&key).and_then(Value::as_str) == Some(value.as_str())
+        StatePredicate::new(format!("S::eq({key}, {value})"), {
+            let key = key.clone();
+            move |state| state.get(&key).and_then(Value::as_str) == Some(value.as_str())
         })
+        .reading(&[&key])
     }
 
     /// Holds when `key` is one of the strings `values`.
     pub fn one_of(key: &str, values: &[&str]) -> StatePredicate {
         let (key, values) = (key.to_owned(), owned(values));
-        StatePredicate::new(
-            format!("S::one_of({key}, [{}])", values.join(", ")),
+        StatePredicate::new(format!("S::one_of({key}, [{}])", values.join(", ")), {
+            let key = key.clone();
             move |state| {
                 state
                     .get(&key)
                     .and_then(Value::as_str)
                     .is_some_and(|found| values.iter().any(|value| value == found))
-            },
-        )
+            }
+        })
+        .reading(&[&key])
     }
 }
 
@@ -322,6 +327,7 @@ type PredicateFn = dyn Fn(&Value) -> bool + Send + Sync;
 #[derive(Clone)]
 pub struct StatePredicate {
     label: String,
+    reads: Vec<String>,
     f: Arc<PredicateFn>,
 }
 
@@ -339,8 +345,22 @@ impl StatePredicate {
     ) -> Self {
         StatePredicate {
             label: label.into(),
+            reads: Vec::new(),
             f: Arc::new(f),
         }
+    }
+
+    /// Declares the state keys it reads (for the contracts: a loop's `until` reads them
+    /// after each run of its body).
+    #[must_use]
+    pub fn reading(mut self, keys: &[&str]) -> Self {
+        self.reads = owned(keys);
+        self
+    }
+
+    /// The state keys it reads, as declared.
+    pub fn reads(&self) -> &[String] {
+        &self.reads
     }
 
     /// Whether it holds on `state` (a JSON object of the state's keys).

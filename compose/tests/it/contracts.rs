@@ -2,8 +2,8 @@
 //! infer_data_flow and diagnose read the same walk.
 
 use reel_compose::{
-    A, AgentBuilder, C, ContractViolation, DataFlowEdge, S, check_contracts, check_contracts_with,
-    diagnose, infer_data_flow, review_loop,
+    A, AgentBuilder, C, Composable, ContractViolation, DataFlowEdge, P, S, check_contracts,
+    check_contracts_with, diagnose, infer_data_flow, review_loop, until,
 };
 
 fn agent(name: &str) -> AgentBuilder {
@@ -107,6 +107,17 @@ fn loops_see_their_own_writes_and_artifacts_and_context_count() {
         []
     );
 
+    let tree: Composable = agent("greeter")
+        .instruction(P::with_state(&["user:name"]))
+        .into();
+    assert_eq!(
+        check_contracts(&tree),
+        [ContractViolation::UnsatisfiedRead {
+            agent: "greeter".into(),
+            key: "user:name".into()
+        }]
+    );
+
     let tree = agent("extract").artifacts(A::json_output("claims", "Claims"))
         >> S::rename(&[("claims", "facts")])
         >> agent("report").context(C::from_state(&["facts"]));
@@ -141,5 +152,28 @@ fn diagnose_reports_shape_flow_and_violations() {
          error: parallel branches `b` and `c` both write `y`\n  \
          error: agent `c` reads `z`, which nothing upstream writes\n  \
          warning: agent `a` writes `unused`, which nothing downstream reads\n"
+    );
+}
+
+#[test]
+fn a_loops_until_predicate_reads_its_key() {
+    let tree = (agent("w").output_key("done") * until(S::is_true("done"))) >> agent("next");
+    assert_eq!(check_contracts(&tree), []);
+    assert_eq!(
+        infer_data_flow(&tree),
+        [DataFlowEdge {
+            from: "w".into(),
+            to: "S::is_true(done)".into(),
+            key: "done".into()
+        }]
+    );
+    // A loop waiting on a key nothing writes runs to its bound.
+    let tree = agent("w") * until(S::eq("ready", "yes"));
+    assert_eq!(
+        check_contracts(&tree),
+        [ContractViolation::UnsatisfiedRead {
+            agent: "S::eq(ready, yes)".into(),
+            key: "ready".into()
+        }]
     );
 }
