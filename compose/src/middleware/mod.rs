@@ -8,16 +8,16 @@
 //!
 //! | layer | reads the clock for | recorded as (`kind: middleware`) | a replay |
 //! |---|---|---|---|
-//! | `M::timeout` | the deadline | the agents crate's `timeout` decision | fails at once if it fired, else runs with no deadline |
+//! | `M::timeout` | the deadline | `{"layer": "timeout", "outcome": {"fired": true}}` | fails at once if it fired, else runs with no deadline |
 //! | `M::retry` | the backoff's sleeps | `{"layer": "retry", "outcome": {"attempts": 2, "waitsMs": [100]}}` | makes the last attempt, no sleep |
 //! | `M::latency` | the elapsed time | `{"layer": "latency", "outcome": {"ms": 120}}` | reports the recorded time |
 //! | `M::circuit_breaker` | the cool-down | `{"layer": "circuitBreaker", "outcome": {"state": "open"}}` | decides the same state |
 //! | `M::cache` | an entry's age | `{"layer": "cache", "outcome": {"hit": true}}` | hits where the recording hit |
 //!
 //! Each layer's decisions are kept under `{agent}.{layer}` (`writer.retry`), so each reads
-//! its own in order. A retry around other deciding layers also records which of their
-//! decisions its failed attempts made (`skipped`), and its replay drops them, since it
-//! does not make those attempts again.
+//! its own in order. A retry or a timeout around other deciding layers also records which
+//! of their decisions its failed attempts (or the run it cut short) made (`skipped`), and
+//! its replay drops them, since it does not run those again.
 //!
 //! `M::log`, `M::audit`, `M::metrics`, `M::dedup` and `M::fallback_model` read no clock:
 //! they decide the same on the same answers, which the cassette gives back.
@@ -35,9 +35,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use reel_actors::state::State;
-use reel_agents::{
-    AgentError, Choice, DecisionMode, Decisions, SharedAgent, TextAgent, TimeoutTextAgent,
-};
+use reel_agents::{AgentError, Choice, DecisionMode, Decisions, SharedAgent, TextAgent};
 use serde_json::Value;
 
 pub use fallback_model::FallbackModelLlm;
@@ -308,9 +306,20 @@ impl BitOr for Middleware {
     }
 }
 
-/// `M::timeout`: the agents crate's [`TimeoutTextAgent`] around the rest, its decision
-/// recorded under `{agent}.timeout`.
+/// `M::timeout`: the rest under a deadline. Whether it fired is recorded (`{"fired": true}`)
+/// with the decisions the layers inside made before it fired (`skipped`), which a replay
+/// drops, since it does not run them: a fired timeout fails at once, one that did not runs
+/// with no deadline.
 struct TimeoutLayer(Duration);
+
+impl TimeoutLayer {
+    fn timed_out(&self, ctx: &LayerCtx) -> AgentError {
+        AgentError::Timeout {
+            agent: ctx.agent.clone(),
+            after: self.0,
+        }
+    }
+}
 
 impl AgentLayer for TimeoutLayer {
     fn run<'a>(
@@ -320,12 +329,45 @@ impl AgentLayer for TimeoutLayer {
         state: &'a State,
     ) -> BoxFuture<'a, Result<String, AgentError>> {
         Box::pin(async move {
-            let mut timeout =
-                TimeoutTextAgent::new(ctx.decider("timeout"), Arc::clone(next), self.0);
-            if let Some(decisions) = &ctx.decisions {
-                timeout = timeout.decisions(decisions.clone());
+            if let Some(outcome) = ctx.replayed("timeout") {
+                let outcome = outcome?;
+                let fired = outcome["fired"].as_bool().ok_or_else(|| {
+                    ctx.mismatch("the recorded timeout has no `fired`".to_owned())
+                })?;
+                if !fired {
+                    return next.run(state).await;
+                }
+                let skipped: Vec<String> = match outcome.get("skipped") {
+                    None => Vec::new(),
+                    Some(list) => serde_json::from_value(list.clone()).map_err(|error| {
+                        ctx.mismatch(format!(
+                            "the recorded timeout's `skipped` is not a list of names: {error}"
+                        ))
+                    })?,
+                };
+                ctx.skip(&skipped)?;
+                return Err(self.timed_out(ctx));
             }
-            timeout.run(state).await
+            let before = if ctx.recording() { ctx.log_len() } else { 0 };
+            match tokio::time::timeout(self.0, next.run(state)).await {
+                Ok(outcome) => {
+                    ctx.note("timeout", serde_json::json!({ "fired": false }));
+                    outcome
+                }
+                Err(_) => {
+                    let skipped = if ctx.recording() {
+                        ctx.deciders_since(before)
+                    } else {
+                        Vec::new()
+                    };
+                    let mut outcome = serde_json::json!({ "fired": true });
+                    if !skipped.is_empty() {
+                        outcome["skipped"] = serde_json::json!(skipped);
+                    }
+                    ctx.note("timeout", outcome);
+                    Err(self.timed_out(ctx))
+                }
+            }
         })
     }
 }

@@ -160,8 +160,8 @@ async fn a_retry_around_a_timeout_replays_the_attempt_that_succeeded() {
     assert_eq!(
         file["decisions"],
         json!([
-            {"agent": "writer.timeout", "kind": "timeout", "fired": true},
-            {"agent": "writer.timeout", "kind": "timeout", "fired": false},
+            {"agent": "writer.timeout", "kind": "middleware", "layer": "timeout", "outcome": {"fired": true}},
+            {"agent": "writer.timeout", "kind": "middleware", "layer": "timeout", "outcome": {"fired": false}},
             {"agent": "writer.retry", "kind": "middleware", "layer": "retry",
              "outcome": {"attempts": 2, "waitsMs": [0], "skipped": ["writer.timeout"]}}
         ])
@@ -184,7 +184,7 @@ async fn timeout_records_whether_it_fired_and_the_replay_decides_the_same() {
     assert_eq!(
         recorded.outcomes,
         [
-            "error: agent `writer.timeout` timed out after 50ms",
+            "error: agent `writer` timed out after 50ms",
             "in time"
         ]
     );
@@ -198,9 +198,40 @@ async fn timeout_records_whether_it_fired_and_the_replay_decides_the_same() {
     assert_eq!(
         file["decisions"],
         json!([
-            {"agent": "writer.timeout", "kind": "timeout", "fired": true},
-            {"agent": "writer.timeout", "kind": "timeout", "fired": false}
+            {"agent": "writer.timeout", "kind": "middleware", "layer": "timeout", "outcome": {"fired": true}},
+            {"agent": "writer.timeout", "kind": "middleware", "layer": "timeout", "outcome": {"fired": false}}
         ])
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_that_cut_a_cache_short_drops_its_decision_in_the_replay() {
+    // The cache decided (a miss) before the call the timeout cut short; the replay does not
+    // run the cache for that call, so the next call's cache must not read that decision.
+    let (recorded, replayed, file, _) = record_and_replay(
+        "timeout-cache",
+        vec![slow("too late", Duration::from_millis(200)), ok("answer")],
+        &[("slow one", NOW), ("q", NOW), ("q", NOW)],
+        |llm, d| {
+            writer(M::timeout(Duration::from_millis(50)) | M::cache(Duration::from_secs(60)))
+                .build_with(llm, d)
+                .shared()
+        },
+    )
+    .await;
+    assert_eq!(
+        recorded.outcomes,
+        [
+            "error: agent `writer` timed out after 50ms",
+            "answer",
+            "answer"
+        ]
+    );
+    assert_eq!(replayed.outcomes, recorded.outcomes);
+    assert_eq!(
+        file["decisions"][1],
+        json!({"agent": "writer.timeout", "kind": "middleware", "layer": "timeout",
+               "outcome": {"fired": true, "skipped": ["writer.cache"]}})
     );
 }
 
