@@ -183,10 +183,7 @@ async fn timeout_records_whether_it_fired_and_the_replay_decides_the_same() {
     .await;
     assert_eq!(
         recorded.outcomes,
-        [
-            "error: agent `writer` timed out after 50ms",
-            "in time"
-        ]
+        ["error: agent `writer` timed out after 50ms", "in time"]
     );
     assert_eq!(
         replayed,
