@@ -64,7 +64,12 @@ fn each_operator_builds_its_node_and_label() {
 async fn a_compiled_pipeline_pipes_outputs_and_joins_fan_outs_in_order() {
     let model = Scripted::new(
         "gemini-2.5-flash",
-        vec![ok("notes"), ok("tech view"), ok("biz view"), ok("merged")],
+        vec![
+            ok("notes"),
+            ok("tech view").for_instruction("You are tech."),
+            ok("biz view").for_instruction("You are biz."),
+            ok("merged"),
+        ],
     );
     let llm: Arc<dyn BaseLlm> = model.clone();
     let workflow = b("research") >> (b("tech") | b("biz")) >> b("merge");

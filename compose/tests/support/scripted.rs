@@ -8,11 +8,22 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use reel_llm::{BaseLlm, LlmChunk, LlmError, LlmRequest, LlmStream};
 
-/// One scripted answer: its text or its failure, after a delay.
+/// One scripted answer: its text or its failure, after a delay; for the request whose
+/// system instruction is `instruction`, when set (so concurrent branches get their own
+/// answers whatever order they ask in).
 #[derive(Clone)]
 pub struct Step {
     pub answer: Result<String, String>,
     pub delay: Duration,
+    pub instruction: Option<String>,
+}
+
+impl Step {
+    /// This answer, only for the request with system instruction `instruction`.
+    pub fn for_instruction(mut self, instruction: &str) -> Self {
+        self.instruction = Some(instruction.to_owned());
+        self
+    }
 }
 
 /// `text`, at once.
@@ -20,6 +31,7 @@ pub fn ok(text: &str) -> Step {
     Step {
         answer: Ok(text.to_owned()),
         delay: Duration::ZERO,
+        instruction: None,
     }
 }
 
@@ -28,6 +40,7 @@ pub fn fail(message: &str) -> Step {
     Step {
         answer: Err(message.to_owned()),
         delay: Duration::ZERO,
+        instruction: None,
     }
 }
 
@@ -36,6 +49,7 @@ pub fn slow(text: &str, delay: Duration) -> Step {
     Step {
         answer: Ok(text.to_owned()),
         delay,
+        instruction: None,
     }
 }
 
@@ -82,11 +96,19 @@ impl BaseLlm for Scripted {
 
     fn generate_stream(&self, request: LlmRequest) -> BoxFuture<'_, Result<LlmStream, LlmError>> {
         Box::pin(async move {
-            self.requests.lock().unwrap().push(request);
-            let step = self.steps.lock().unwrap().pop_front().unwrap_or(Step {
+            let step = {
+                let mut steps = self.steps.lock().unwrap();
+                let position = steps.iter().position(|step| {
+                    step.instruction.is_none() || step.instruction == request.system_instruction
+                });
+                position.and_then(|at| steps.remove(at))
+            }
+            .unwrap_or(Step {
                 answer: Err(format!("{} has no answer left", self.id)),
                 delay: Duration::ZERO,
+                instruction: None,
             });
+            self.requests.lock().unwrap().push(request);
             if !step.delay.is_zero() {
                 tokio::time::sleep(step.delay).await;
             }
