@@ -140,28 +140,30 @@ impl Until {
     }
 }
 
-/// Stop repeating once `predicate` holds on the state: a [`StatePredicate`] (`S::eq(..)`)
-/// or a closure over the state as JSON.
+/// Stop repeating once `done` holds on the state (its keys as a JSON object), the seed's
+/// `* until(|v| ..)`. It declares no keys to the contracts; [`until_state`] with an `S::`
+/// predicate does.
 ///
 /// ```
-/// use reel_compose::{AgentBuilder, Composable, S, until};
+/// use reel_compose::{AgentBuilder, Composable, S, until, until_state};
 ///
-/// let converge = AgentBuilder::new("iterate") * until(|v: &serde_json::Value| v["quality"] == "good");
-/// let bounded = AgentBuilder::new("iterate") * until(S::eq("quality", "good")).max(3);
+/// let converge = AgentBuilder::new("iterate").instruction("Improve")
+///     * until(|v| v["quality"].as_str() == Some("good"));
+/// let bounded = AgentBuilder::new("iterate") * until_state(S::eq("quality", "good")).max(3);
 /// let Composable::Loop(l) = bounded else { unreachable!() };
 /// assert_eq!(l.max, 3);
 /// # let _ = converge;
 /// ```
-pub fn until(predicate: impl Into<StatePredicate>) -> Until {
-    Until {
-        predicate: predicate.into(),
-        max: DEFAULT_UNTIL_MAX,
-    }
+pub fn until(done: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Until {
+    until_state(StatePredicate::new("until(fn)", done))
 }
 
-impl<F: Fn(&Value) -> bool + Send + Sync + 'static> From<F> for StatePredicate {
-    fn from(f: F) -> Self {
-        StatePredicate::new("until(fn)", f)
+/// Stop repeating once `predicate` (`S::eq`, `S::is_true`, `S::one_of`) holds; the keys it
+/// reads count as read by the loop in [`check_contracts`](crate::check_contracts).
+pub fn until_state(predicate: StatePredicate) -> Until {
+    Until {
+        predicate,
+        max: DEFAULT_UNTIL_MAX,
     }
 }
 

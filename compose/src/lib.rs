@@ -52,7 +52,7 @@ pub use artifacts::{A, Artifact, Artifacts, JSON_MIME, TEXT_MIME};
 pub use builder::{AgentBuilder, AgentConfig};
 pub use composable::{
     BuiltAgent, Composable, DEFAULT_UNTIL_MAX, Fallback, FanOut, Loop, Pipeline, Race, Until, race,
-    until,
+    until, until_state,
 };
 pub use context_policy::{C, ContextPolicy, HISTORY_KEY};
 pub use contracts::{

@@ -1,9 +1,9 @@
 //! The seed's pattern helpers, built from the operators.
 
-use crate::{AgentBuilder, Composable, S, until};
+use crate::{AgentBuilder, Composable, S, until_state};
 
 /// `worker`, then `reviewer`, repeated until the state's `key` is the string `target` (at
-/// most `max` rounds): `(worker >> reviewer) * until(S::eq(key, target)).max(max)`. Unless
+/// most `max` rounds): `(worker >> reviewer) * until_state(S::eq(key, target)).max(max)`. Unless
 /// the reviewer already declares `key`, its answer is written there (`.output_key(key)`).
 ///
 /// ```
@@ -28,7 +28,7 @@ pub fn review_loop(
     } else {
         reviewer.output_key(key)
     };
-    (worker >> reviewer) * until(S::eq(key, target)).max(max)
+    (worker >> reviewer) * until_state(S::eq(key, target)).max(max)
 }
 
 /// Each agent in turn until one succeeds: `a / b / c`.
@@ -59,7 +59,7 @@ pub fn fan_out_merge(agents: Vec<Composable>) -> Composable {
 }
 
 /// `worker`, then `supervisor`, repeated until the state's `key` is `true` (at most `max`
-/// rounds): `(worker >> supervisor) * until(S::is_true(key)).max(max)`. Unless the
+/// rounds): `(worker >> supervisor) * until_state(S::is_true(key)).max(max)`. Unless the
 /// supervisor already declares `key`, its answer is written there (`.output_key(key)`), so
 /// an answer `true` approves.
 ///
@@ -80,5 +80,5 @@ pub fn supervised(
     } else {
         supervisor.output_key(key)
     };
-    (worker >> supervisor) * until(S::is_true(key)).max(max)
+    (worker >> supervisor) * until_state(S::is_true(key)).max(max)
 }

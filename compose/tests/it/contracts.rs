@@ -3,7 +3,7 @@
 
 use reel_compose::{
     A, AgentBuilder, C, Composable, ContractViolation, DataFlowEdge, P, S, check_contracts,
-    check_contracts_with, diagnose, infer_data_flow, review_loop, until,
+    check_contracts_with, diagnose, infer_data_flow, review_loop, until_state,
 };
 
 fn agent(name: &str) -> AgentBuilder {
@@ -157,7 +157,7 @@ fn diagnose_reports_shape_flow_and_violations() {
 
 #[test]
 fn a_loops_until_predicate_reads_its_key() {
-    let tree = (agent("w").output_key("done") * until(S::is_true("done"))) >> agent("next");
+    let tree = (agent("w").output_key("done") * until_state(S::is_true("done"))) >> agent("next");
     assert_eq!(check_contracts(&tree), []);
     assert_eq!(
         infer_data_flow(&tree),
@@ -168,7 +168,7 @@ fn a_loops_until_predicate_reads_its_key() {
         }]
     );
     // A loop waiting on a key nothing writes runs to its bound.
-    let tree = agent("w") * until(S::eq("ready", "yes"));
+    let tree = agent("w") * until_state(S::eq("ready", "yes"));
     assert_eq!(
         check_contracts(&tree),
         [ContractViolation::UnsatisfiedRead {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use reel_agents::{FnTextAgent, TextAgent};
-use reel_compose::{AgentBuilder, Composable, S, race, until};
+use reel_compose::{AgentBuilder, Composable, S, race, until, until_state};
 use reel_llm::BaseLlm;
 
 use crate::scripted::{Scripted, ok, state_with_input};
@@ -48,7 +48,7 @@ fn each_operator_builds_its_node_and_label() {
 
     let workflow = b("research") >> (b("tech") | b("biz")) >> b("merge");
     assert_eq!(workflow.label(), "research >> (tech | biz) >> merge");
-    let converge = (b("w") >> b("r")) * until(S::eq("quality", "good")).max(4);
+    let converge = (b("w") >> b("r")) * until_state(S::eq("quality", "good")).max(4);
     assert_eq!(
         converge.label(),
         "(w >> r) * until(S::eq(quality, good), max 4)"
@@ -128,7 +128,7 @@ async fn until_stops_the_loop_once_the_state_predicate_holds() {
     let model = Scripted::new("m", vec![ok("needs_work"), ok("good"), ok("never asked")]);
     let llm: Arc<dyn BaseLlm> = model.clone();
     let reviewer = AgentBuilder::new("reviewer").output_key("quality");
-    let agent = (reviewer * until(|v: &serde_json::Value| v["quality"] == "good")).compile(llm);
+    let agent = (reviewer * until(|v| v["quality"] == "good")).compile(llm);
     let state = state_with_input("draft").await;
     assert_eq!(agent.run(&state).await.unwrap(), "good");
     assert_eq!(model.calls(), 2);
