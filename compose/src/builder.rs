@@ -140,21 +140,18 @@ impl AgentBuilder {
     }
 
     /// Declares state keys the agent reads (checked by
-    /// [`check_contracts`](crate::check_contracts)).
+    /// [`check_contracts`](crate::check_contracts)): one (`.reads("customer_name")`, as the
+    /// seed writes it) or several (`.reads(["a", "b"])`).
     #[must_use]
-    pub fn reads(mut self, keys: &[&str]) -> Self {
-        self.config
-            .reads
-            .extend(keys.iter().map(|k| (*k).to_owned()));
+    pub fn reads(mut self, keys: impl Keys) -> Self {
+        self.config.reads.extend(keys.into_keys());
         self
     }
 
-    /// Declares state keys the agent writes.
+    /// Declares state keys the agent writes: one or several, as [`AgentBuilder::reads`].
     #[must_use]
-    pub fn writes(mut self, keys: &[&str]) -> Self {
-        self.config
-            .writes
-            .extend(keys.iter().map(|k| (*k).to_owned()));
+    pub fn writes(mut self, keys: impl Keys) -> Self {
+        self.config.writes.extend(keys.into_keys());
         self
     }
 
@@ -248,6 +245,48 @@ impl AgentBuilder {
     /// [`AgentBuilder::build`], shared.
     pub fn build_shared(self, llm: Arc<dyn BaseLlm>) -> SharedAgent {
         Arc::new(self.build(llm))
+    }
+}
+
+/// One state key or several: `"key"`, `&["a", "b"]`, `["a", "b"]`, `vec![..]`.
+pub trait Keys {
+    /// The keys, in order.
+    fn into_keys(self) -> Vec<String>;
+}
+
+impl Keys for &str {
+    fn into_keys(self) -> Vec<String> {
+        vec![self.to_owned()]
+    }
+}
+
+impl Keys for String {
+    fn into_keys(self) -> Vec<String> {
+        vec![self]
+    }
+}
+
+impl Keys for &[&str] {
+    fn into_keys(self) -> Vec<String> {
+        self.iter().map(|key| (*key).to_owned()).collect()
+    }
+}
+
+impl<const N: usize> Keys for &[&str; N] {
+    fn into_keys(self) -> Vec<String> {
+        self.iter().map(|key| (*key).to_owned()).collect()
+    }
+}
+
+impl<const N: usize> Keys for [&str; N] {
+    fn into_keys(self) -> Vec<String> {
+        self.iter().map(|key| (*key).to_owned()).collect()
+    }
+}
+
+impl Keys for Vec<String> {
+    fn into_keys(self) -> Vec<String> {
+        self
     }
 }
 

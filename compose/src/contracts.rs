@@ -384,7 +384,7 @@ fn walk(tree: &Composable, given: &[&str]) -> Walk {
 /// use reel_compose::{AgentBuilder, ContractViolation, check_contracts};
 ///
 /// let tree = AgentBuilder::new("writer").output_key("draft")
-///     >> AgentBuilder::new("editor").reads(&["notes"]);
+///     >> AgentBuilder::new("editor").reads(["notes"]);
 /// assert_eq!(check_contracts(&tree), [
 ///     ContractViolation::UnsatisfiedRead { agent: "editor".into(), key: "notes".into() },
 ///     ContractViolation::UnreadWrite { agent: "writer".into(), key: "draft".into() },
@@ -411,7 +411,7 @@ pub fn infer_data_flow(tree: &Composable) -> Vec<DataFlowEdge> {
 /// use reel_compose::{AgentBuilder, diagnose};
 ///
 /// let tree = AgentBuilder::new("writer").output_key("draft")
-///     >> AgentBuilder::new("editor").reads(&["draft"]);
+///     >> AgentBuilder::new("editor").reads(["draft"]);
 /// assert_eq!(diagnose(&tree), "tree: writer >> editor\ndata flow:\n  writer -> editor (draft)\ncontracts: ok\n");
 /// ```
 pub fn diagnose(tree: &Composable) -> String {

@@ -23,7 +23,7 @@
 //! let pipeline = AgentBuilder::new("writer")
 //!         .instruction(P::role("a poet") + P::task("Write a haiku about the input"))
 //!         .output_key("draft")
-//!     >> AgentBuilder::new("critic").reads(&["draft"]).output_key("verdict")
+//!     >> AgentBuilder::new("critic").reads(["draft"]).output_key("verdict")
 //!     >> S::rename(&[("verdict", "final_verdict")]);
 //! assert_eq!(pipeline.label(), "writer >> critic >> S::rename(verdict->final_verdict)");
 //! assert!(check_contracts(&pipeline).is_empty());
@@ -49,7 +49,7 @@ mod tools;
 
 pub use agent::ComposedAgent;
 pub use artifacts::{A, Artifact, Artifacts, JSON_MIME, TEXT_MIME};
-pub use builder::{AgentBuilder, AgentConfig};
+pub use builder::{AgentBuilder, AgentConfig, Keys};
 pub use composable::{
     BuiltAgent, Composable, DEFAULT_UNTIL_MAX, Fallback, FanOut, Loop, Pipeline, Race, Until, race,
     until, until_state,

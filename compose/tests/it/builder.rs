@@ -70,9 +70,22 @@ fn builders_are_copy_on_write_templates() {
     let base = AgentBuilder::new("analyst")
         .instruction("You are a data analyst")
         .temperature(0.3)
-        .reads(&["figures"]);
+        .reads(["figures"]);
     let conservative = base.clone().temperature(0.1).output_key("summary");
     let creative = base.clone().temperature(0.9);
+    // One key as the seed writes it, or several.
+    let seed_style = AgentBuilder::new("support")
+        .writes("resolution")
+        .reads("customer_name");
+    assert_eq!(seed_style.declared_writes(), ["resolution"]);
+    assert_eq!(seed_style.declared_reads(), ["customer_name"]);
+    let several = AgentBuilder::new("x")
+        .reads(["a", "b"])
+        .writes(vec!["c".to_owned()]);
+    assert_eq!(
+        (several.declared_reads(), several.declared_writes()),
+        (vec!["a".to_owned(), "b".to_owned()], vec!["c".to_owned()])
+    );
     assert_eq!(base.config().temperature, Some(0.3));
     assert_eq!(conservative.config().temperature, Some(0.1));
     assert_eq!(creative.config().temperature, Some(0.9));

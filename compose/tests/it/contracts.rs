@@ -12,7 +12,7 @@ fn agent(name: &str) -> AgentBuilder {
 
 #[test]
 fn a_reader_with_no_writer_upstream() {
-    let tree = agent("writer").output_key("draft") >> agent("editor").reads(&["draft", "style"]);
+    let tree = agent("writer").output_key("draft") >> agent("editor").reads(["draft", "style"]);
     let violations = check_contracts(&tree);
     assert_eq!(
         violations,
@@ -28,7 +28,7 @@ fn a_reader_with_no_writer_upstream() {
     // Given by the caller, it is satisfied.
     assert_eq!(check_contracts_with(&tree, &["style"]), []);
     // A reader before its writer is not satisfied either.
-    let backwards = agent("editor").reads(&["draft"]) >> agent("writer").output_key("draft");
+    let backwards = agent("editor").reads(["draft"]) >> agent("writer").output_key("draft");
     assert_eq!(
         check_contracts(&backwards),
         [ContractViolation::UnsatisfiedRead {
@@ -40,7 +40,7 @@ fn a_reader_with_no_writer_upstream() {
 
 #[test]
 fn a_write_nobody_reads() {
-    let tree = agent("a").writes(&["notes", "used"]) >> agent("b").reads(&["used"]) >> agent("c");
+    let tree = agent("a").writes(["notes", "used"]) >> agent("b").reads(["used"]) >> agent("c");
     let violations = check_contracts(&tree);
     assert_eq!(
         violations,
@@ -64,7 +64,7 @@ fn a_write_nobody_reads() {
 #[test]
 fn two_parallel_branches_writing_one_key() {
     let tree = (agent("tech").output_key("view") | agent("biz").output_key("view"))
-        >> agent("merge").reads(&["view"]);
+        >> agent("merge").reads(["view"]);
     let violations = check_contracts(&tree);
     assert_eq!(
         violations,
@@ -82,8 +82,8 @@ fn two_parallel_branches_writing_one_key() {
 
 #[test]
 fn a_branch_reading_what_its_sibling_writes() {
-    let tree = (agent("fetch").output_key("data") | agent("use").reads(&["data"]))
-        >> agent("end").reads(&["data"]);
+    let tree = (agent("fetch").output_key("data") | agent("use").reads(["data"]))
+        >> agent("end").reads(["data"]);
     assert_eq!(
         check_contracts(&tree),
         [ContractViolation::SiblingRead {
@@ -100,8 +100,8 @@ fn a_branch_reading_what_its_sibling_writes() {
 
 #[test]
 fn loops_see_their_own_writes_and_artifacts_and_context_count() {
-    let writer = agent("writer").reads(&["quality"]).output_key("draft");
-    let reviewer = agent("reviewer").reads(&["draft"]);
+    let writer = agent("writer").reads(["quality"]).output_key("draft");
+    let reviewer = agent("reviewer").reads(["draft"]);
     assert_eq!(
         check_contracts(&review_loop(writer, reviewer, "quality", "good", 3)),
         []
@@ -141,9 +141,9 @@ fn loops_see_their_own_writes_and_artifacts_and_context_count() {
 
 #[test]
 fn diagnose_reports_shape_flow_and_violations() {
-    let tree = agent("a").output_key("x").writes(&["unused"])
-        >> (agent("b").reads(&["x"]).output_key("y") | agent("c").reads(&["z"]).output_key("y"))
-        >> agent("d").reads(&["y"]);
+    let tree = agent("a").output_key("x").writes(["unused"])
+        >> (agent("b").reads(["x"]).output_key("y") | agent("c").reads(["z"]).output_key("y"))
+        >> agent("d").reads(["y"]);
     assert_eq!(
         diagnose(&tree),
         "tree: a >> (b | c) >> d\n\

@@ -34,13 +34,13 @@ fn pipeline(llm: Arc<dyn BaseLlm>, decisions: &Decisions) -> SharedAgent {
                 + P::task("Write a haiku about the input")
                 + P::with_state(&["season"]),
         )
-        .reads(&["feedback"])
+        .reads(["feedback"])
         .temperature(0.7)
         .top_k(40)
         .middleware(M::retry(1) | M::timeout(Duration::from_secs(30)));
     let reviewer = AgentBuilder::new("reviewer")
         .instruction("Answer good or needs_work.")
-        .reads(&["season"])
+        .reads(["season"])
         .context(C::from_state(&["season"]))
         .guard(G::max_length(20));
     let tree = S::defaults(json!({"season": "autumn", "feedback": ""}))

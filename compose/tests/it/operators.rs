@@ -140,7 +140,7 @@ async fn a_state_transform_step_rewrites_state_and_passes_the_output_through() {
     let llm: Arc<dyn BaseLlm> = model.clone();
     let tree = AgentBuilder::new("namer").output_key("name")
         >> S::rename(&[("name", "customer")])
-        >> AgentBuilder::new("greeter").reads(&["customer"]);
+        >> AgentBuilder::new("greeter").reads(["customer"]);
     let state = state_with_input("who?").await;
     let output = tree.compile(llm).run(&state).await.unwrap();
     assert_eq!(output, "hello Alice");
