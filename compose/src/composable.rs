@@ -155,7 +155,7 @@ impl Until {
 /// # let _ = converge;
 /// ```
 pub fn until(done: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Until {
-    until_state(StatePredicate::new("until(fn)", done))
+    until_state(StatePredicate::new("fn", done))
 }
 
 /// Stop repeating once `predicate` (`S::eq`, `S::is_true`, `S::one_of`) holds; the keys it

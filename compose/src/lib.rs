@@ -29,6 +29,26 @@
 //! assert!(check_contracts(&pipeline).is_empty());
 //! // let agent = pipeline.compile(llm);  // an Arc<dyn TextAgent>
 //! ```
+//!
+//! The seed's operator lines compile unchanged:
+//!
+//! ```
+//! use reel_compose::{AgentBuilder, until};
+//!
+//! let pipeline = AgentBuilder::new("writer").instruction("Write a draft")
+//!     >> AgentBuilder::new("reviewer").instruction("Review and improve");
+//! let analysis = AgentBuilder::new("tech").instruction("Technical analysis")
+//!     | AgentBuilder::new("business").instruction("Business analysis");
+//! let polished = AgentBuilder::new("refiner").instruction("Polish the text") * 3;
+//! let converge = AgentBuilder::new("iterate").instruction("Improve")
+//!     * until(|v| v["quality"].as_str() == Some("good"));
+//! let robust = AgentBuilder::new("primary").instruction("Try this first")
+//!     / AgentBuilder::new("backup").instruction("Fall back to this");
+//! assert_eq!(
+//!     [pipeline.label(), analysis.label(), polished.label(), converge.label(), robust.label()],
+//!     ["writer >> reviewer", "tech | business", "refiner * 3", "iterate * until(fn, max 10)", "primary / backup"]
+//! );
+//! ```
 
 // Library code never unwraps: bad input is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
