@@ -39,6 +39,16 @@ pub enum Choice {
         /// `true` when the deadline passed.
         fired: bool,
     },
+    /// What a middleware layer around an agent decided by reading the clock (a retry's
+    /// attempts, a cache entry's freshness, a circuit breaker's state, a measured latency):
+    /// the layer's name and its outcome, read back by the same layer in a replay
+    /// (`reel-compose`'s `M::` layers, decision 0058).
+    Middleware {
+        /// The layer (`retry`, `cache`, `circuitBreaker`, `latency`).
+        layer: String,
+        /// What it decided, in the layer's own shape.
+        outcome: serde_json::Value,
+    },
 }
 
 /// A choice and the agent that made it.
@@ -212,8 +222,9 @@ impl Decisions {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Writes `choice` of `agent` down (recording).
-    pub(crate) fn note(&self, agent: &str, choice: Choice) {
+    /// Writes `choice` of `agent` down (recording). Agents outside this crate that decide
+    /// by timing (the composition layer's middleware) write their choices here too.
+    pub fn note(&self, agent: &str, choice: Choice) {
         let mut log = self.lock();
         log.decisions.push(Decision {
             agent: agent.to_owned(),
@@ -222,8 +233,9 @@ impl Decisions {
         log.used.push(true);
     }
 
-    /// The next recorded choice of `agent` (replaying): its first unread decision.
-    pub(crate) fn next(&self, agent: &str) -> Result<Choice, AgentError> {
+    /// The next recorded choice of `agent` (replaying): its first unread decision; none left
+    /// is [`AgentError::Decision`].
+    pub fn next(&self, agent: &str) -> Result<Choice, AgentError> {
         let mut log = self.lock();
         let log = &mut *log;
         let index = (0..log.decisions.len())

@@ -1,0 +1,186 @@
+//! AgentBuilder: its settings reach the request, its artifacts and guards are checked on a
+//! run, its output keys written.
+
+use std::sync::Arc;
+
+use reel_agents::{AgentError, TextAgent};
+use reel_compose::{A, AgentBuilder, C, G, P, T};
+use reel_llm::BaseLlm;
+use reel_protocol::Content;
+use serde_json::json;
+
+use crate::scripted::{Scripted, ok, state_with_input};
+
+#[tokio::test]
+async fn every_setting_reaches_the_request() {
+    let model = Scripted::new("gemini-2.5-flash", vec![ok("done")]);
+    let llm: Arc<dyn BaseLlm> = model.clone();
+    let agent = AgentBuilder::new("support")
+        .model("gemini-2.5-pro")
+        .instruction(P::role("a support agent") + P::with_state(&["user:name"]))
+        .temperature(0.5)
+        .top_p(0.9)
+        .top_k(40)
+        .max_output_tokens(256)
+        .thinking(2048)
+        .context(C::window(1))
+        .google_search()
+        .build(llm);
+    let state = state_with_input("my order?").await;
+    state.set("user:name", "Ada").await.unwrap();
+    state
+        .set(
+            "conversation",
+            vec![
+                Content::user_text("hello"),
+                Content::model_text("hi, how can I help?"),
+            ],
+        )
+        .await
+        .unwrap();
+    let expected = json!({
+        "model": "gemini-2.5-pro",
+        "systemInstruction": "You are a support agent.\n\n[Context: user:name=Ada]",
+        "contents": [
+            {"role": "model", "parts": [{"text": "hi, how can I help?"}]},
+            {"role": "user", "parts": [{"text": "my order?"}]}
+        ],
+        "generationConfig": {
+            "temperature": 0.5,
+            "maxOutputTokens": 256,
+            "topP": 0.9,
+            "topK": 40,
+            "thinkingConfig": {"thinkingBudget": 2048}
+        }
+    });
+    assert_eq!(
+        serde_json::to_value(agent.request(&state).unwrap()).unwrap(),
+        expected
+    );
+    assert_eq!(agent.run(&state).await.unwrap(), "done");
+    assert_eq!(
+        serde_json::to_value(&model.requests()[0]).unwrap(),
+        expected
+    );
+    assert_eq!(agent.tools().declarations(), [json!({"googleSearch": {}})]);
+}
+
+#[test]
+fn builders_are_copy_on_write_templates() {
+    let base = AgentBuilder::new("analyst")
+        .instruction("You are a data analyst")
+        .temperature(0.3)
+        .reads(["figures"]);
+    let conservative = base.clone().temperature(0.1).output_key("summary");
+    let creative = base.clone().temperature(0.9);
+    // One key as the seed writes it, or several.
+    let seed_style = AgentBuilder::new("support")
+        .writes("resolution")
+        .reads("customer_name");
+    assert_eq!(seed_style.declared_writes(), ["resolution"]);
+    assert_eq!(seed_style.declared_reads(), ["customer_name"]);
+    let several = AgentBuilder::new("x")
+        .reads(["a", "b"])
+        .writes(vec!["c".to_owned()]);
+    assert_eq!(
+        (several.declared_reads(), several.declared_writes()),
+        (vec!["a".to_owned(), "b".to_owned()], vec!["c".to_owned()])
+    );
+    assert_eq!(base.config().temperature, Some(0.3));
+    assert_eq!(conservative.config().temperature, Some(0.1));
+    assert_eq!(creative.config().temperature, Some(0.9));
+    assert_eq!(base.declared_writes(), Vec::<String>::new());
+    assert_eq!(conservative.declared_writes(), ["summary"]);
+    assert_eq!(creative.declared_reads(), ["figures"]);
+}
+
+#[tokio::test]
+async fn output_keys_and_json_artifacts_are_written_and_validated() {
+    let model = Scripted::new(
+        "m",
+        vec![
+            ok(r#"{"score": 7, "flags": []}"#),
+            ok(r#"{"flags": []}"#),
+            ok("not json"),
+        ],
+    );
+    let llm: Arc<dyn BaseLlm> = model.clone();
+    let agent = AgentBuilder::new("rater")
+        .artifacts(
+            A::text_input("doc", "The document")
+                + A::json_output("report", "The rating")
+                    .schema(json!({"type": "object", "required": ["score"]})),
+        )
+        .output_key("raw")
+        .build(llm);
+
+    let state = state_with_input("rate it").await;
+    let error = agent.run(&state).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "agent `rater`: state key `doc` is not set (an input artifact)"
+    );
+    assert_eq!(model.calls(), 0);
+
+    state.set("doc", "the text").await.unwrap();
+    agent.run(&state).await.unwrap();
+    assert_eq!(
+        state.get_raw("report"),
+        Some(json!({"score": 7, "flags": []}))
+    );
+    assert_eq!(
+        state.get::<String>("raw").as_deref(),
+        Some(r#"{"score": 7, "flags": []}"#)
+    );
+    let request = serde_json::to_value(&model.requests()[0]).unwrap();
+    assert_eq!(
+        request["generationConfig"],
+        json!({"responseMimeType": "application/json", "responseSchema": {"type": "object", "required": ["score"]}})
+    );
+
+    let error = agent.run(&state).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "agent `rater` failed: output artifact `report` does not match its schema at ``: \"score\" is a required property"
+    );
+    let error = agent.run(&state).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "agent `rater` failed: output artifact `report`: the answer is not JSON: expected ident at line 1 column 2"
+    );
+}
+
+#[tokio::test]
+async fn a_guard_failure_fails_the_run_before_any_write() {
+    let model = Scripted::new("m", vec![ok("the password is hunter2")]);
+    let llm: Arc<dyn BaseLlm> = model.clone();
+    let agent = AgentBuilder::new("answerer")
+        .guard(G::not_contains(&["password"]) | G::max_length(100))
+        .output_key("answer")
+        .build(llm);
+    let state = state_with_input("tell me").await;
+    let error = agent.run(&state).await.unwrap_err();
+    assert!(matches!(&error, AgentError::Failed { agent, .. } if agent == "answerer"));
+    assert_eq!(
+        error.to_string(),
+        "agent `answerer` failed: output guard `G::not_contains(password)` failed: the output contains `password`"
+    );
+    assert!(!state.contains("answer"));
+    assert_eq!(agent.name(), "answerer");
+}
+
+#[tokio::test]
+async fn a_history_that_is_not_a_conversation_is_a_typed_error() {
+    let llm: Arc<dyn BaseLlm> = Scripted::new("m", vec![]);
+    let agent = AgentBuilder::new("a").build(llm);
+    let state = state_with_input("x").await;
+    state.set("conversation", "not a list").await.unwrap();
+    let error = agent.run(&state).await.unwrap_err();
+    assert!(
+        error.to_string().starts_with(
+            "agent `a`: state key `conversation` is not a list of conversation turns: "
+        ),
+        "{error}"
+    );
+    let _ = T::google_search();
+}

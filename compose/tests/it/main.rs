@@ -1,0 +1,12 @@
+//! reel-compose's integration tests: one binary, one module per file.
+
+#[path = "../support/scripted.rs"]
+mod scripted;
+
+mod builder;
+mod contracts;
+mod end_to_end;
+mod middleware;
+mod namespaces;
+mod operators;
+mod patterns;
