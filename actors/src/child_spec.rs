@@ -17,8 +17,8 @@ use crate::child::Child;
 use crate::fault::FaultHook;
 use crate::mailbox::{Consumer, Door, InboxActor};
 
-/// Starts an instance of a child, linked to the supervisor it is given, and points the
-/// child's slot at it; returns its cell. Called once per instance: at the start of the
+/// Starts an instance of a child, linked to the supervisor it is given (an inbox-driven
+/// instance points its mailbox's slot at itself before it drains); returns its cell. Called once per instance: at the start of the
 /// session, and for each restart.
 type StartFn =
     Box<dyn FnMut(ActorCell) -> BoxFuture<'static, Result<ActorCell, ActorProcessingErr>> + Send>;
@@ -49,16 +49,15 @@ where
     C::Args: Clone + Sync,
 {
     let mailbox = C::mailbox(&args).clone();
-    let slot = Arc::clone(&mailbox.actor);
     ChildStart {
         child: C::CHILD,
         door: Arc::new(mailbox),
         start: Box::new(move |supervisor| {
-            let (args, slot) = (args.clone(), Arc::clone(&slot));
+            let args = args.clone();
             Box::pin(async move {
                 let actor = InboxActor::<C>::new();
+                // The instance points its mailbox's slot at itself (in `pre_start`).
                 let (instance, _) = Actor::spawn_linked(None, actor, args, supervisor).await?;
-                slot.set(instance.clone());
                 Ok(instance.get_cell())
             })
         }),
@@ -69,19 +68,17 @@ where
 /// an error that names it.
 pub fn once<C: Consumer>(args: C::Args) -> ChildStart {
     let mailbox = C::mailbox(&args).clone();
-    let slot = Arc::clone(&mailbox.actor);
     let mut first = Some(args);
     ChildStart {
         child: C::CHILD,
         door: Arc::new(mailbox),
         start: Box::new(move |supervisor| {
             let first = first.take();
-            let slot = Arc::clone(&slot);
             Box::pin(async move {
                 let args = first.ok_or_else(|| started_twice(C::CHILD))?;
                 let actor = InboxActor::<C>::new();
+                // The instance points its mailbox's slot at itself (in `pre_start`).
                 let (instance, _) = Actor::spawn_linked(None, actor, args, supervisor).await?;
-                slot.set(instance.clone());
                 Ok(instance.get_cell())
             })
         }),

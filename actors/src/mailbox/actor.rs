@@ -160,7 +160,14 @@ impl<C: Consumer> Actor for InboxActor<C> {
         myself: ActorRef<Self::Msg>,
         args: C::Args,
     ) -> Result<InboxState<C>, ActorProcessingErr> {
-        let inbox = Arc::clone(&C::mailbox(&args).inbox);
+        let mailbox = C::mailbox(&args);
+        // The doorbell rings this instance from now on, before its first drain (in
+        // `post_start`) can disarm it. Were the slot set by whoever spawned it, after the
+        // spawn returned, an instance that had already drained its inbox empty would miss
+        // the ring of the next push (which finds no instance in the slot and leaves the
+        // doorbell armed), and every push after it: the lane would stall for good.
+        mailbox.actor.set(myself.clone());
+        let inbox = Arc::clone(&mailbox.inbox);
         // Also arms the doorbell for the wake in `post_start`.
         let failed = inbox.recover();
         let consumer = C::start(args, failed, &myself).await?;
@@ -269,11 +276,11 @@ mod tests {
         Mailbox::new("numbers", Bound::wait(100), |n| *n, || InboxMsg::Wake)
     }
 
+    /// Spawns an instance; the skeleton points the mailbox's slot at it itself.
     async fn spawn(args: &CollectArgs) -> tokio::task::JoinHandle<()> {
-        let (actor, ended) = Actor::spawn(None, InboxActor::<Collect>::new(), args.clone())
+        let (_actor, ended) = Actor::spawn(None, InboxActor::<Collect>::new(), args.clone())
             .await
             .unwrap();
-        args.mailbox.actor.set(actor);
         ended
     }
 
@@ -301,6 +308,32 @@ mod tests {
         // And the doorbell rings it for what comes later.
         args.mailbox.push(11).unwrap();
         assert_eq!(received(&mut rx, 1).await, vec![11]);
+    }
+
+    /// The hang found under load (a fast lane that stopped for good after a restart): the
+    /// new instance drained its inbox empty before its spawner pointed the slot at it, so
+    /// the next push rang an empty slot and left the doorbell armed. Here the spawner never
+    /// sets the slot: the instance must have done it itself, before its first drain.
+    #[tokio::test(start_paused = true)]
+    async fn a_push_after_the_first_drain_rings_an_instance_its_spawner_has_not_named_yet() {
+        let (out, mut rx) = mpsc::unbounded_channel();
+        let args = CollectArgs {
+            mailbox: numbers(),
+            out,
+            recovered: Arc::default(),
+        };
+        args.mailbox.push(1).unwrap();
+        let (actor, _ended) = Actor::spawn(None, InboxActor::<Collect>::new(), args.clone())
+            .await
+            .unwrap();
+        assert_eq!(received(&mut rx, 1).await, vec![1]);
+        assert_eq!(
+            args.mailbox.actor.get().map(|a| a.get_id()),
+            Some(actor.get_id())
+        );
+        args.mailbox.push(2).unwrap();
+        let next = tokio::time::timeout(std::time::Duration::from_secs(60), rx.recv()).await;
+        assert_eq!(next, Ok(Some(2)), "the second push woke the instance");
     }
 
     #[tokio::test]

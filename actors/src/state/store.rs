@@ -140,10 +140,9 @@ impl Consumer for StateStore {
     async fn start(
         args: StateStoreArgs,
         failed: Option<Failed<()>>,
-        myself: &ActorRef<InboxMsg<NoMsg>>,
+        _myself: &ActorRef<InboxMsg<NoMsg>>,
     ) -> Result<Self, ActorProcessingErr> {
-        // A store on its own has nobody else to point its slot at it.
-        args.mailbox.actor.set(myself.clone());
+        // (The skeleton has pointed the slot at this instance already.)
         // The write a failed predecessor was applying is lost (its writer was told, its
         // reply port dropped with the failed instance); the rest wait in order.
         if failed.is_some() {
