@@ -440,6 +440,18 @@ fn chunk_of(delay: Duration, raw: &Value) -> RecordedChunk {
         text,
         finish_reason: candidate["finishReason"].as_str().map(str::to_owned),
         usage,
+        // The calls are also kept apart (cassette format 2), for replays that read the
+        // cassette without the tape server.
+        function_calls: candidate["content"]["parts"]
+            .as_array()
+            .map(|parts| {
+                parts
+                    .iter()
+                    .filter_map(|part| part.get("functionCall"))
+                    .filter_map(|call| serde_json::from_value(call.clone()).ok())
+                    .collect()
+            })
+            .unwrap_or_default(),
         raw: Some(raw.clone()),
     }
 }

@@ -9,3 +9,4 @@ mod llm_cassette;
 mod llm_gemini;
 mod llm_tapes;
 mod llm_trace;
+mod llm_tool_calls;
