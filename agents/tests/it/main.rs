@@ -7,3 +7,4 @@ mod combinators;
 mod decisions;
 mod live_bridges;
 mod replay;
+mod tool_loop;

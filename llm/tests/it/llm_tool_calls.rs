@@ -10,8 +10,8 @@ use std::sync::Arc;
 use llm_support::{Answer, ScriptedLlm, Step, TempDir, ms, read_json};
 use reel_llm::testing::gemini_standin::{Answer as HttpAnswer, GeminiStandin};
 use reel_llm::{
-    BaseLlm, Cassette, CassetteError, CassetteMode, LlmChunk, LlmError, LlmInterceptor,
-    LlmRequest, LlmResponse, LlmUsage,
+    BaseLlm, Cassette, CassetteError, CassetteMode, LlmChunk, LlmError, LlmInterceptor, LlmRequest,
+    LlmResponse, LlmUsage,
 };
 use reel_protocol::{FunctionCall, FunctionDeclaration, FunctionResponse};
 use reel_recorder::clock::ManualClock;
@@ -190,7 +190,10 @@ async fn a_cassette_records_tools_and_function_calls_and_matches_on_them() {
     let calls = model.generate(first_request()).await.unwrap();
     assert_eq!(calls.function_calls, calls_chunk().function_calls);
     let second = second_request(&calls, vec![reply(Some("c1"), 21), reply(None, 18)]);
-    assert_eq!(model.generate(second.clone()).await.unwrap().text, "21 and 18.");
+    assert_eq!(
+        model.generate(second.clone()).await.unwrap().text,
+        "21 and 18."
+    );
 
     let file = read_json(&path);
     assert_eq!(file["version"], json!(2));
