@@ -296,3 +296,51 @@ async fn a_format_1_cassette_still_replays() {
         std::fs::read(&fixture).unwrap()
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_trace_records_the_calls_and_their_results_and_replays_the_calls() {
+    use reel_llm::{TraceRecorder, TraceReplayLlm};
+    use reel_recorder::clock::TokioClock;
+
+    let live = ScriptedLlm::new(
+        MODEL,
+        [
+            Answer::Steps(vec![Step::Chunk(ms(100), calls_chunk())]),
+            Answer::Steps(vec![Step::Chunk(ms(50), LlmChunk::text("21 and 18."))]),
+        ],
+    );
+    let recorder = TraceRecorder::new("weather", "agent", Arc::new(TokioClock::anchored_at(0)));
+    let model = recorder.wrap(live);
+    let calls = model.generate(first_request()).await.unwrap();
+    tokio::time::sleep(ms(30)).await; // the tools' time
+    let second = second_request(&calls, vec![reply(Some("c1"), 21), reply(None, 18)]);
+    model.generate(second.clone()).await.unwrap();
+
+    let trace = recorder.trace();
+    let turns = trace.turns();
+    let recorded: Vec<Value> = turns[0]
+        .response
+        .unwrap()
+        .tool_calls
+        .iter()
+        .map(|call| serde_json::to_value(call).unwrap())
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            json!({"name": "get_weather", "id": "c1", "arguments": {"city": "Lisbon"},
+                   "result": {"celsius": 21}, "timestamp": "1970-01-01T00:00:00.100Z",
+                   "durationMs": 30}),
+            json!({"name": "get_weather", "arguments": {"city": "Porto"},
+                   "result": {"celsius": 18}, "timestamp": "1970-01-01T00:00:00.100Z",
+                   "durationMs": 30}),
+        ]
+    );
+    assert!(turns[1].response.unwrap().tool_calls.is_empty());
+
+    // Replayed from the trace: the first call's answer is its function calls again.
+    let replay = TraceReplayLlm::new(trace);
+    let answer = replay.generate(first_request()).await.unwrap();
+    assert_eq!(answer.function_calls, calls.function_calls);
+    assert_eq!(replay.generate(second).await.unwrap().text, "21 and 18.");
+}
