@@ -438,3 +438,38 @@ async fn hostile_step_ids_and_reasons_are_shown_as_text() {
     drop(browser);
     studio.stop().await;
 }
+
+#[test]
+fn a_show_html_page_embeds_hostile_flow_text_as_data_only() {
+    let dir = fresh_dir("flow", "xss-html");
+    let step = format!("v{HOSTILE}");
+    write_log(&dir, NAME, &governed_call(HOSTILE));
+    write_lines(
+        &dir.join("governed.journal.jsonl"),
+        &journal([step.as_str(), "pay", "close"]),
+    );
+    let page = dir.join("page.html");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args([
+            "show",
+            dir.join(NAME).to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let data = html
+        .split_once("window.REEL_OFFLINE = ")
+        .and_then(|(_, rest)| rest.split_once(";\n</script>"))
+        .map(|(data, _)| data)
+        .unwrap();
+    for markup in ['<', '>', '&'] {
+        assert!(!data.contains(markup), "{markup:?} in the embedded data");
+    }
+    let data: Value = serde_json::from_str(data).unwrap();
+    let flow = &data["overview"]["flow"];
+    assert_eq!(flow["steps"][0]["id"], json!(step));
+    assert_eq!(flow["denied"][0]["reason"], json!(HOSTILE));
+}
