@@ -69,6 +69,31 @@ pub enum AgentError {
         /// `panicked` or `was cancelled`.
         what: String,
     },
+    /// The model still called tools after the agent's bound of tool rounds
+    /// ([`LlmTextAgent::max_tool_rounds`](crate::LlmTextAgent::max_tool_rounds)).
+    #[error(
+        "agent `{agent}`: the model still called tools ({}) after {bound} rounds, the agent's max_tool_rounds",
+        calls.join(", ")
+    )]
+    ToolRounds {
+        /// The agent.
+        agent: String,
+        /// Its bound of tool rounds.
+        bound: usize,
+        /// The functions the last answer called, in order.
+        calls: Vec<String>,
+    },
+    /// A tool call succeeded but its state writes could not be committed.
+    #[error("agent `{agent}`: committing the state writes of tool `{tool}` failed: {source}")]
+    ToolState {
+        /// The agent.
+        agent: String,
+        /// The tool whose writes failed.
+        tool: String,
+        /// The state's error.
+        #[source]
+        source: StateError,
+    },
     /// A replay's recorded decisions do not fit the run: the recording is from another
     /// pipeline, or ran out.
     #[error("agent `{agent}`: replayed decision mismatch: {problem}")]
@@ -91,7 +116,9 @@ impl AgentError {
             | AgentError::BadInput { agent, .. }
             | AgentError::Failed { agent, .. }
             | AgentError::Task { agent, .. }
-            | AgentError::Decision { agent, .. } => agent,
+            | AgentError::Decision { agent, .. }
+            | AgentError::ToolRounds { agent, .. }
+            | AgentError::ToolState { agent, .. } => agent,
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! A [`TextAgent`] reads the [`State`](reel_actors::state::State) (by convention its
 //! [`INPUT_KEY`]) and returns its output (by convention also written to [`OUTPUT_KEY`]).
-//! [`LlmTextAgent`] asks a model; [`FnTextAgent`] and [`TapTextAgent`] run closures; the
+//! [`LlmTextAgent`] asks a model (and, given tools, runs the model's tool calls in a loop
+//! up to a bound); [`FnTextAgent`] and [`TapTextAgent`] run closures; the
 //! combinators run other agents: in order ([`SequentialTextAgent`]), all at once
 //! ([`ParallelTextAgent`]), first success ([`RaceTextAgent`]), by state
 //! ([`RouteTextAgent`]), until one succeeds ([`FallbackTextAgent`]), repeatedly
@@ -40,6 +41,7 @@ mod route;
 mod sequential;
 mod timeout;
 mod tool;
+mod tool_round;
 
 pub use agent::{INPUT_KEY, OUTPUT_KEY, SharedAgent, TextAgent};
 pub use background::BackgroundAgentDispatcher;
@@ -50,7 +52,7 @@ pub use dispatch::{DispatchTextAgent, JoinTextAgent, TaskRegistry};
 pub use error::AgentError;
 pub use fallback::FallbackTextAgent;
 pub use fn_agent::{FnTextAgent, TapTextAgent};
-pub use llm_agent::LlmTextAgent;
+pub use llm_agent::{DEFAULT_MAX_TOOL_ROUNDS, LlmTextAgent};
 pub use loop_agent::LoopTextAgent;
 pub use map_over::{DEFAULT_ITEM_KEY, DEFAULT_MAP_OUTPUT_KEY, MapOverTextAgent};
 pub use mode::AgentMode;

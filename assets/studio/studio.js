@@ -462,6 +462,11 @@ function draw() {
     g.fillRect(x - 2, y, 5, h);
     state.items.push({ type: 'navigation', mark, x: x - 3, y, w: 7, h });
   });
+  // The flow of a governed recording (older overviews, and recordings with no flow, have
+  // none): one row per step, its active spans and, from when it was done, its done span;
+  // denied calls as red ticks across the lane. Step ids and reasons are drawn and shown as
+  // text only.
+  if (overview.flow) drawFlow(g, width, overview.flow);
   // The session itself: connections, closes, goAways, wire-phase changes.
   (overview.supervisor ?? []).forEach((mark, index) => {
     const x = timeToX(mark.t_ms, width);
@@ -592,6 +597,62 @@ function niceStep(raw) {
   return 10 * power;
 }
 
+/** The flow lane: each step's spans on a row of its own, and the denied calls. */
+function drawFlow(g, width, flow) {
+  const top = laneY('flow') + 3;
+  const rowH = (LANE_HEIGHT - 6) / Math.max(flow.steps.length, 1);
+  flow.steps.forEach((step, row) => {
+    const y = top + row * rowH;
+    for (const span of step.spans) {
+      const x = timeToX(span.start_ms, width);
+      const w = Math.max(timeToX(span.end_ms ?? fullSpan(), width) - x, 2);
+      g.fillStyle = span.state === 'done' ? COLORS.flowDone : COLORS.flowActive;
+      g.fillRect(x, y + 1, w, Math.max(rowH - 2, 2));
+      if (rowH >= 10) {
+        g.save();
+        g.beginPath();
+        g.rect(x, y, w, rowH);
+        g.clip();
+        g.fillStyle = '#222';
+        g.font = `${Math.min(11, Math.floor(rowH - 2))}px system-ui, sans-serif`;
+        g.fillText(step.id, x + 3, y + rowH - 3);
+        g.restore();
+      }
+      state.items.push({ type: 'flowStep', step, span, x, y, w, h: rowH });
+    }
+  });
+  for (const call of flow.denied) {
+    if (call.t_ms == null) continue;
+    const x = timeToX(call.t_ms, width);
+    g.fillStyle = COLORS.denied;
+    g.fillRect(x - 2, top, 5, LANE_HEIGHT - 6);
+    state.items.push({ type: 'denied', call, x: x - 3, y: top, w: 7, h: LANE_HEIGHT - 6 });
+  }
+  if (flow.problem) {
+    state.laneNotes = state.laneNotes ?? {};
+    state.laneNotes.flow = flow.problem;
+    g.fillStyle = '#868e96';
+    g.font = 'italic 12px system-ui, sans-serif';
+    g.fillText(`flow file not used: ${flow.problem}`, LABEL_WIDTH + 8, laneY('flow') + LANE_HEIGHT - 4);
+  }
+  g.font = '12px system-ui, sans-serif';
+}
+
+/** A denied call, as detail elements (all set as text). */
+function deniedDetail(call) {
+  const when = call.t_ms == null ? 'not on the timeline' : seconds(call.t_ms);
+  const id = call.call_id == null ? '' : ` · id ${call.call_id}`;
+  const parts = [
+    heading(`denied ${call.tool}${id} · frame ${call.seq} · ${when}`),
+    paragraph(call.by_flow ? 'the flow refuses this call' : 'answered with an error'),
+    pre(call.reason, 'denied-reason'),
+  ];
+  if (call.by_flow && call.error != null) {
+    parts.push(heading('the response\'s error', 'h4'), pre(call.error, 'denied-error'));
+  }
+  return parts;
+}
+
 /** The colours of the timeline, named: what `colorOf` and the bars draw, and the legend. */
 const COLORS = {
   audio: '#5b8def',
@@ -607,6 +668,9 @@ const COLORS = {
   context: '#1971c2',
   prompt: '#c2255c',
   navigation: '#2b8a3e',
+  flowActive: '#ffd43b',
+  flowDone: '#8ce99a',
+  denied: '#e03131',
 };
 
 /** The legend under the controls, from `COLORS`. */
@@ -624,6 +688,9 @@ const LEGEND = [
   ['context', 'context sent at a turn boundary'],
   ['prompt', 'context asking the model to answer'],
   ['navigation', 'navigation block'],
+  ['flowActive', 'flow step active'],
+  ['flowDone', 'flow step done'],
+  ['denied', 'tool call denied'],
 ];
 
 function renderLegend() {
@@ -758,6 +825,15 @@ async function select(point) {
       heading(`navigation · ${mark.turn === 0 ? 'the start' : `turn ${mark.turn}`} · ${seconds(mark.t_ms)}`),
       pre(mark.text, 'navigation'),
     );
+  } else if (hit.type === 'flowStep') {
+    const { step, span } = hit;
+    const parts = [
+      heading(`step ${step.id} · ${span.state} · ${seconds(span.start_ms)} → ${span.end_ms == null ? 'the end' : seconds(span.end_ms)}`),
+    ];
+    if (step.verdict != null) parts.push(paragraph(`verdict at the end: ${step.verdict}`));
+    detail.replaceChildren(...parts);
+  } else if (hit.type === 'denied') {
+    detail.replaceChildren(...deniedDetail(hit.call));
   } else if (hit.type === 'supervisor') {
     detail.replaceChildren(heading(`${hit.mark.kind} · ${seconds(hit.mark.t_ms)}`), paragraph(hit.mark.detail));
   } else if (hit.type === 'turn') {

@@ -1,9 +1,10 @@
-//! Between the model types ([`LlmRequest`], [`LlmChunk`], [`LlmUsage`]) and their recorded
+//! Between the model types ([`LlmRequest`], [`LlmChunk`] and its function calls, [`LlmUsage`]) and their recorded
 //! form in tapes and cassettes (reel-recorder's JSON-level types).
 
 use std::time::Duration;
 
-use reel_recorder::llm_tape::{RecordedChunk, RecordedUsage};
+use reel_protocol::FunctionCall;
+use reel_recorder::llm_tape::{RecordedChunk, RecordedFunctionCall, RecordedUsage};
 use serde_json::{Map, Value};
 
 use super::{LlmChunk, LlmRequest, LlmUsage, TapeError};
@@ -39,7 +40,28 @@ pub(crate) fn record_chunk(chunk: &LlmChunk, delay: Duration) -> RecordedChunk {
         text: chunk.text.clone(),
         finish_reason: chunk.finish_reason.clone(),
         usage: chunk.usage.map(record_usage),
+        function_calls: chunk.function_calls.iter().map(record_call).collect(),
         raw: None,
+    }
+}
+
+/// `call` as recorded: its id, name and arguments (a REST answer's calls carry nothing
+/// else; a call without a name is recorded with an empty one).
+fn record_call(call: &FunctionCall) -> RecordedFunctionCall {
+    RecordedFunctionCall {
+        id: call.id.clone(),
+        name: call.name.clone().unwrap_or_default(),
+        args: call.args.clone(),
+    }
+}
+
+/// The call a recorded call stands for.
+fn replay_call(call: &RecordedFunctionCall) -> FunctionCall {
+    FunctionCall {
+        id: call.id.clone(),
+        name: Some(call.name.clone()),
+        args: call.args.clone(),
+        ..FunctionCall::default()
     }
 }
 
@@ -53,6 +75,7 @@ pub(crate) fn replay_chunk(chunk: &RecordedChunk) -> LlmChunk {
             response_tokens: usage.response_tokens,
             total_tokens: usage.total_tokens,
         }),
+        function_calls: chunk.function_calls.iter().map(replay_call).collect(),
     }
 }
 

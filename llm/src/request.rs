@@ -1,10 +1,11 @@
 //! What goes into a model call and what comes out of it.
 
-use reel_protocol::{Content, Part};
+use reel_protocol::{Content, FunctionCall, FunctionDeclaration, FunctionResponse, Part, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// One model call: the model, an optional system instruction, the conversation so far and
+/// One model call: the model, an optional system instruction, the conversation so far (its
+/// turns may hold function calls and function responses), the tools the model may call and
 /// optional generation settings.
 ///
 /// Serialized in the Gemini REST API's camelCase, so a recorded request reads like the
@@ -20,6 +21,9 @@ pub struct LlmRequest {
     /// The conversation, oldest turn first.
     #[serde(default)]
     pub contents: Vec<Content>,
+    /// The tools offered to the model (`tools: [{functionDeclarations: [...]}]`), if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Tool>,
     /// `generationConfig` as the REST API takes it (temperature, `responseMimeType`,
     /// `responseSchema`, …), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,8 +37,45 @@ impl LlmRequest {
             model: model.into(),
             system_instruction: None,
             contents: Vec::new(),
+            tools: Vec::new(),
             generation_config: None,
         }
+    }
+
+    /// Offers the model the functions `declarations` (one `tools` entry holding them all;
+    /// nothing is added when there are none).
+    pub fn functions(mut self, declarations: Vec<FunctionDeclaration>) -> Self {
+        if !declarations.is_empty() {
+            self.tools.push(Tool {
+                function_declarations: Some(declarations),
+                ..Tool::default()
+            });
+        }
+        self
+    }
+
+    /// Appends a whole turn (a model turn holding function calls, a user turn holding
+    /// function responses, …).
+    pub fn content(mut self, content: Content) -> Self {
+        self.contents.push(content);
+        self
+    }
+
+    /// Appends the user turn answering function calls: one `functionResponse` part per
+    /// response, in the order given.
+    pub fn function_responses(self, responses: Vec<FunctionResponse>) -> Self {
+        let parts = responses
+            .into_iter()
+            .map(|response| Part {
+                function_response: Some(response),
+                ..Part::default()
+            })
+            .collect();
+        self.content(Content {
+            role: Some("user".to_owned()),
+            parts: Some(parts),
+            ..Content::default()
+        })
     }
 
     /// Sets the system instruction.
@@ -77,13 +118,25 @@ impl LlmRequest {
         self
     }
 
-    /// The text of the last user turn, its text parts joined.
+    /// The text of the last user turn that has text, its text parts joined (a turn of
+    /// function responses only is passed over).
     pub fn last_user_text(&self) -> Option<String> {
-        let turn = self
+        let has_text = |content: &&Content| {
+            content
+                .parts
+                .iter()
+                .flatten()
+                .any(|part| part.text.is_some())
+        };
+        let user_turns = self
             .contents
             .iter()
             .rev()
-            .find(|content| content.role.as_deref() == Some("user"))?;
+            .filter(|content| content.role.as_deref() == Some("user"));
+        let turn = user_turns
+            .clone()
+            .find(has_text)
+            .or_else(|| user_turns.clone().next())?;
         Some(
             turn.parts
                 .iter()
@@ -131,6 +184,9 @@ pub struct LlmChunk {
     /// Usage so far, when the chunk reports it (the API sends it on the last chunks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<LlmUsage>,
+    /// The function calls this chunk carries, in order (`parts: [{functionCall: …}]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub function_calls: Vec<FunctionCall>,
 }
 
 impl LlmChunk {
@@ -155,9 +211,29 @@ pub struct LlmResponse {
     /// Token usage, if reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<LlmUsage>,
+    /// The functions the model asks the caller to call, in the order it asked (every
+    /// chunk's, in order). Answer them with [`LlmRequest::function_responses`] after
+    /// appending [`LlmResponse::model_content`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub function_calls: Vec<FunctionCall>,
 }
 
 impl LlmResponse {
+    /// The answer as a model turn of the conversation: its text (when there is any) and
+    /// then one `functionCall` part per function call, in order.
+    pub fn model_content(&self) -> Content {
+        let text = (!self.text.is_empty()).then(|| Part::text(self.text.clone()));
+        let calls = self.function_calls.iter().map(|call| Part {
+            function_call: Some(call.clone()),
+            ..Part::default()
+        });
+        Content {
+            role: Some("model".to_owned()),
+            parts: Some(text.into_iter().chain(calls).collect()),
+            ..Content::default()
+        }
+    }
+
     /// Parses the answer text as JSON (for calls made with [`LlmRequest::json_schema`]).
     /// A fenced block (```json … ```) is unwrapped first, as models sometimes add one.
     pub fn json(&self) -> Result<Value, serde_json::Error> {

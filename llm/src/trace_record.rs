@@ -5,7 +5,11 @@
 //! Each call adds a Request (the last user text as `prompt`, the model, the whole request
 //! as `body`) when it starts, and a Response when its stream ends: the text, the streamed
 //! pieces when there were several, finish reason, usage, duration and time to first token
-//! (to the first chunk with text), or the error the call failed with. Times come from the
+//! (to the first chunk with text), or the error the call failed with. The function calls an
+//! answer makes are its `toolCalls`; when a later request of the trace answers them (its
+//! `functionResponse` parts, matched by id, else by name), each gets its `result` and its
+//! `durationMs` (from the answer to that request), so a tool-using agent's trace shows each
+//! model call and each tool call. Times come from the
 //! session's [`Clock`](reel_recorder::clock::Clock), so under paused tokio time they are exact.
 
 use std::path::{Path, PathBuf};
@@ -15,9 +19,10 @@ use std::task::{Context, Poll};
 
 use futures_util::Stream;
 use futures_util::future::BoxFuture;
+use reel_protocol::FunctionResponse;
 use reel_recorder::trace::{
     AgentTrace, Timestamp, TokenUsage, TraceEntry, TraceError, TraceRequest, TraceResponse,
-    write_trace,
+    TraceToolCall, write_trace,
 };
 
 use super::{BaseLlm, LlmChunk, LlmError, LlmInterceptor, LlmRequest, LlmStream, LlmUsage};
@@ -43,6 +48,7 @@ impl Recording {
     fn start(&self, request: &LlmRequest) -> (u64, u64) {
         let now = self.clock.now_ms();
         let mut trace = self.trace();
+        answer_tool_calls(&mut trace, request, now);
         let index = trace
             .entries
             .iter()
@@ -93,6 +99,40 @@ impl Drop for Recording {
             && let Err(error) = write_trace(&path, &self.snapshot())
         {
             tracing::warn!(%error, "the agent trace could not be saved");
+        }
+    }
+}
+
+/// Gives the recorded tool calls that `request`'s function responses answer their result
+/// and duration: each response answers the latest unanswered call with its id (else, when
+/// it has none, with its name).
+fn answer_tool_calls(trace: &mut AgentTrace, request: &LlmRequest, now_ms: u64) {
+    let responses: Vec<&FunctionResponse> = request
+        .contents
+        .iter()
+        .flat_map(|content| content.parts.iter().flatten())
+        .filter_map(|part| part.function_response.as_ref())
+        .collect();
+    for response in responses {
+        let calls = trace
+            .entries
+            .iter_mut()
+            .rev()
+            .filter_map(|entry| match entry {
+                TraceEntry::Response(answer) => Some(answer.tool_calls.iter_mut()),
+                TraceEntry::Request(_) => None,
+            })
+            .flatten();
+        let mut open = calls.filter(|call| call.result.is_none());
+        let call = match response.id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) => open.find(|call| call.id.as_deref() == Some(id)),
+            None => open.find(|call| Some(call.name.as_str()) == response.name.as_deref()),
+        };
+        if let Some(call) = call {
+            call.result = Some(response.response.clone().unwrap_or_default());
+            call.duration_ms = call
+                .timestamp
+                .map(|asked| now_ms.saturating_sub(asked.epoch_ms()));
         }
     }
 }
@@ -234,6 +274,7 @@ struct Answer {
     first_text_ms: Option<u64>,
     finish_reason: Option<String>,
     usage: Option<LlmUsage>,
+    tool_calls: Vec<TraceToolCall>,
 }
 
 /// A call's chunks on their way to the caller, recorded as they pass.
@@ -260,6 +301,20 @@ impl RecordingStream {
         if chunk.usage.is_some() {
             self.answer.usage = chunk.usage;
         }
+        if !chunk.function_calls.is_empty() {
+            let asked = Timestamp::from_epoch_ms(self.recording.clock.now_ms());
+            self.answer
+                .tool_calls
+                .extend(chunk.function_calls.iter().map(|call| TraceToolCall {
+                    name: call.name.clone().unwrap_or_default(),
+                    id: call.id.clone(),
+                    arguments: call.args.clone().unwrap_or_default(),
+                    result: None,
+                    timestamp: Some(asked),
+                    duration_ms: None,
+                    cancelled: false,
+                }));
+        }
     }
 
     /// Records the response: complete, failed with `error`, or cut short by the caller.
@@ -282,6 +337,7 @@ impl RecordingStream {
                 ..TokenUsage::default()
             }),
             finish_reason: answer.finish_reason,
+            tool_calls: answer.tool_calls,
             chunks: if answer.chunks.len() > 1 {
                 answer.chunks
             } else {

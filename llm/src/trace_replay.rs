@@ -234,8 +234,8 @@ impl TraceReplayLlm {
     }
 }
 
-/// The chunks to play: the recorded pieces, or the text as one; `None` if the pieces do
-/// not add up to the text.
+/// The chunks to play: the recorded pieces, or the text as one, the last carrying the
+/// recorded tool calls; `None` if the pieces do not add up to the text.
 fn chunks_of(response: &TraceResponse) -> Option<Vec<LlmChunk>> {
     let text = response.text.clone().unwrap_or_default();
     let mut chunks: Vec<LlmChunk> = if response.chunks.is_empty() {
@@ -249,6 +249,16 @@ fn chunks_of(response: &TraceResponse) -> Option<Vec<LlmChunk>> {
     if let Some(last) = chunks.last_mut() {
         last.finish_reason = response.finish_reason.clone();
         last.usage = response.token_usage.map(llm_usage);
+        last.function_calls = response
+            .tool_calls
+            .iter()
+            .map(|call| reel_protocol::FunctionCall {
+                id: call.id.clone(),
+                name: Some(call.name.clone()),
+                args: (!call.arguments.is_null()).then(|| call.arguments.clone()),
+                ..reel_protocol::FunctionCall::default()
+            })
+            .collect();
     }
     Some(chunks)
 }

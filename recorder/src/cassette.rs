@@ -3,7 +3,7 @@
 //!
 //! ```json
 //! {
-//!   "version": 1,
+//!   "version": 2,
 //!   "interactions": [
 //!     {
 //!       "request": {"model": "gemini-2.5-flash", "contents": [...]},
@@ -16,7 +16,11 @@
 //! }
 //! ```
 //!
-//! `usage` and `durationNs` are optional. A cassette has a size cap
+//! `usage` and `durationNs` are optional. A chunk may carry the function calls the model
+//! made (`"functionCalls": [{"id": "c1", "name": "get_weather", "args": {"city": "Lisbon"}}]`),
+//! and a request may hold `tools` and turns of `functionCall` / `functionResponse` parts:
+//! that is format version 2 (decision 0057). Version 1 files (no function calls) are still
+//! read as they are; every file written is version 2. A cassette has a size cap
 //! ([`DEFAULT_MAX_CASSETTE_BYTES`] unless told otherwise): reading refuses a larger file
 //! before parsing it, writing refuses to write one, each with
 //! [`DocumentError::TooLarge`]. Writing is atomic (a temporary file renamed over the old).
@@ -32,8 +36,14 @@ use crate::llm_tape::{
     read_document, read_document_bytes, write_document,
 };
 
-/// The cassette format version this crate reads and writes.
-pub const CASSETTE_VERSION: u64 = 1;
+/// The cassette format version this crate writes (and the newest it reads).
+///
+/// Version 2 added the model's function calls to the recorded chunks (decision 0057).
+pub const CASSETTE_VERSION: u64 = 2;
+
+/// The oldest cassette format version this crate reads: version 1, which has no function
+/// calls, reads as a version 2 file without any.
+pub const OLDEST_CASSETTE_VERSION: u64 = 1;
 
 /// The size cap of a cassette unless told otherwise: 64 MiB.
 pub const DEFAULT_MAX_CASSETTE_BYTES: u64 = 64 * 1024 * 1024;
@@ -42,8 +52,9 @@ pub const DEFAULT_MAX_CASSETTE_BYTES: u64 = 64 * 1024 * 1024;
 /// recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CassetteFile {
-    /// The format version, [`CASSETTE_VERSION`].
-    #[schemars(range(min = 1, max = 1))]
+    /// The format version: [`CASSETTE_VERSION`] when written, from
+    /// [`OLDEST_CASSETTE_VERSION`] up when read.
+    #[schemars(range(min = 1, max = 2))]
     pub version: u64,
     /// The recorded calls, oldest first.
     pub interactions: Vec<Interaction>,
@@ -107,19 +118,35 @@ impl CassetteFile {
     }
 
     /// Writes the cassette to `path` atomically, unless it would be over `max_bytes` (then
-    /// nothing is written). Creates the folder if needed. Returns the bytes written.
+    /// nothing is written), as the current version ([`CASSETTE_VERSION`]: a cassette read
+    /// from an older file is written upgraded). Creates the folder if needed. Returns the
+    /// bytes written.
     pub fn write(&self, path: impl AsRef<Path>, max_bytes: u64) -> Result<u64, DocumentError> {
-        write_document(self, path.as_ref(), DocumentKind::Cassette, Some(max_bytes))
+        if self.version == CASSETTE_VERSION {
+            write_document(self, path.as_ref(), DocumentKind::Cassette, Some(max_bytes))
+        } else {
+            let upgraded = CassetteFile {
+                version: CASSETTE_VERSION,
+                interactions: self.interactions.clone(),
+            };
+            write_document(
+                &upgraded,
+                path.as_ref(),
+                DocumentKind::Cassette,
+                Some(max_bytes),
+            )
+        }
     }
 
     fn check_version(&self, path: &Path) -> Result<(), DocumentError> {
-        if self.version == CASSETTE_VERSION {
+        if (OLDEST_CASSETTE_VERSION..=CASSETTE_VERSION).contains(&self.version) {
             Ok(())
         } else {
             Err(DocumentError::UnsupportedVersion {
                 kind: DocumentKind::Cassette,
                 path: path.to_owned(),
                 found: self.version,
+                oldest: OLDEST_CASSETTE_VERSION,
                 supported: CASSETTE_VERSION,
             })
         }

@@ -18,6 +18,7 @@ use reel_recorder::wire_log::{Direction, WireEntry};
 use reel_recorder::{WireLogReader, open_wire_log};
 
 use super::conversation::{ContextMark, ContextTracker, NavigationMark, navigation_marks};
+use super::flow_lane::{FlowLane, flow_lane};
 use super::seek::{SeekIndex, read_from};
 use super::setup_summary::SetupSummary;
 use super::transcript::{TranscriptBuilder, TranscriptLine};
@@ -166,6 +167,10 @@ pub struct Overview {
     /// `session:navigation_context` (shown on the phases lane); absent when there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub navigation: Vec<NavigationMark>,
+    /// The flow of a governed recording (its `flow` lane, after `phases` in `lanes`): steps
+    /// active and done over time, denied calls; absent for a recording with no flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowLane>,
     /// Connections, closes, `goAway`s and wire-phase changes, in time order.
     pub supervisor: Vec<SupervisorMark>,
     /// Whether a running session is streaming into it now: the page polls it.
@@ -463,6 +468,15 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
             }),
     );
     supervisor.extend(session_notes(path, t0.unwrap_or_default()));
+    let flow = flow_lane(path, &tools, &state);
+    let mut lanes = LANES.to_vec();
+    if flow.is_some() {
+        let after_phases = lanes
+            .iter()
+            .position(|lane| *lane == "phases")
+            .map_or(0, |i| i + 1);
+        lanes.insert(after_phases, "flow");
+    }
     // Stable: at one instant, the wire's marks before the journal's, then the notes.
     supervisor.sort_by_key(|mark| mark.t_ms);
     Ok(Overview {
@@ -473,7 +487,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         duration_ms: last,
         audio_end_ms: audio_end[0].max(audio_end[1]).ceil() as u64,
         frames,
-        lanes: LANES.to_vec(),
+        lanes,
         turns,
         tools,
         state,
@@ -481,6 +495,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
         phases,
         context: context.finish(),
         navigation,
+        flow,
         supervisor,
         live: false,
         dropped: 0,

@@ -6,7 +6,8 @@
 //! moving cursor (`call`); served by a small loopback server (`http`) whose page is
 //! embedded in the binary (`assets`). Two recordings, or a recording and its replay, side by
 //! side with their first divergence (`diff`). Conversation control on the phases lane: the
-//! context sent at each turn boundary and the navigation block (`conversation`). One recording as one self-contained HTML file
+//! context sent at each turn boundary and the navigation block (`conversation`). The flow of a governed recording on its own lane:
+//! steps active and done over time, denied calls (`flow_lane`). One recording as one self-contained HTML file
 //! (`offline`, `reel show LOG --html`). A running session streams into it as it happens
 //! (`live`, `Live::builder().studio(addr)`).
 
@@ -17,6 +18,7 @@ pub mod catalog;
 pub mod conversation;
 pub mod diff;
 pub mod downloads;
+pub mod flow_lane;
 pub mod http;
 pub mod live;
 pub mod offline;

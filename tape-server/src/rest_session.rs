@@ -413,8 +413,8 @@ async fn record<W: AsyncWrite + Unpin + ?Sized>(
 }
 
 /// A recorded chunk for one piece of an answer: its text (first candidate's text parts,
-/// thoughts left out), finish reason and usage for readers of the cassette, and the piece
-/// itself to answer with.
+/// thoughts left out), finish reason, usage and function calls for readers of the cassette,
+/// and the piece itself to answer with.
 fn chunk_of(delay: Duration, raw: &Value) -> RecordedChunk {
     let candidate = &raw["candidates"][0];
     let text: String = candidate["content"]["parts"]
@@ -440,6 +440,53 @@ fn chunk_of(delay: Duration, raw: &Value) -> RecordedChunk {
         text,
         finish_reason: candidate["finishReason"].as_str().map(str::to_owned),
         usage,
+        // The calls are also kept apart (cassette format 2), for replays that read the
+        // cassette without the tape server.
+        function_calls: candidate["content"]["parts"]
+            .as_array()
+            .map(|parts| {
+                parts
+                    .iter()
+                    .filter_map(|part| part.get("functionCall"))
+                    .filter_map(|call| serde_json::from_value(call.clone()).ok())
+                    .collect()
+            })
+            .unwrap_or_default(),
         raw: Some(raw.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reel_recorder::llm_tape::RecordedFunctionCall;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_pieces_function_calls_are_recorded_beside_it() {
+        let raw = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "Checking."},
+            {"functionCall": {"id": "c1", "name": "get_weather", "args": {"city": "Lisbon"}}},
+            {"functionCall": {"name": "now"}}
+        ]}, "finishReason": "STOP"}]});
+        let chunk = chunk_of(Duration::from_millis(2), &raw);
+        assert_eq!(chunk.text, "Checking.");
+        assert_eq!(
+            chunk.function_calls,
+            [
+                RecordedFunctionCall {
+                    id: Some("c1".into()),
+                    name: "get_weather".into(),
+                    args: Some(json!({"city": "Lisbon"})),
+                },
+                RecordedFunctionCall {
+                    id: None,
+                    name: "now".into(),
+                    args: None,
+                },
+            ]
+        );
+        assert_eq!(chunk.raw, Some(raw));
     }
 }

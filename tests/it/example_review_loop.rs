@@ -93,6 +93,7 @@ impl BaseLlm for Scripted {
                     response_tokens: 30,
                     total_tokens: 90,
                 }),
+                ..LlmChunk::default()
             };
             Ok(Box::pin(futures_util::stream::iter([Ok(chunk)])) as LlmStream)
         })

@@ -34,6 +34,7 @@ mod studio_calls;
 #[path = "../support/system_packages.rs"]
 mod system_packages;
 
+mod agent_tool_trace;
 mod cli_bad_input;
 mod cli_consistency;
 mod cli_decode;
@@ -79,6 +80,7 @@ mod studio_access;
 mod studio_audio_bounds;
 mod studio_controls;
 mod studio_conversation;
+mod studio_flow;
 mod studio_frames;
 mod studio_http;
 mod studio_latencies;

@@ -115,7 +115,10 @@ async fn in_a_browser_a_call_has_a_legend_no_journal_notes_and_downloads_and_no_
             "state change",
             "context sent at a turn boundary",
             "context asking the model to answer",
-            "navigation block"
+            "navigation block",
+            "flow step active",
+            "flow step done",
+            "tool call denied"
         ])
     );
     let base = "/api/recordings/weather.wire.jsonl";

@@ -8,3 +8,4 @@ mod decisions;
 mod live_bridges;
 mod replay;
 mod resolvers;
+mod tool_loop;

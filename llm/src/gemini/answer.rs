@@ -79,7 +79,7 @@ pub(crate) struct Origin<'a> {
 }
 
 /// Reads one `GenerateContentResponse`: the text of the first candidate's parts (thoughts
-/// left out), its finish reason and the usage. A blocked prompt is [`LlmError::Blocked`]; an
+/// left out), its function calls in order, its finish reason and the usage. A blocked prompt is [`LlmError::Blocked`]; an
 /// `error` object is [`LlmError::Http`]; JSON that does not parse is [`LlmError::Decode`]
 /// saying `context`.
 pub(crate) fn read_chunk(
@@ -109,14 +109,19 @@ pub(crate) fn read_chunk(
         Some(candidate) => (candidate.content, candidate.finish_reason),
         None => (None, None),
     };
-    let text = content
+    let parts = content
         .and_then(|content| content.parts)
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let text = parts
         .iter()
         .filter_map(|part| match part.kind() {
             PartKind::Text(text) => Some(text.to_owned()),
             _ => None,
         })
+        .collect();
+    let function_calls = parts
+        .into_iter()
+        .filter_map(|part| part.function_call)
         .collect();
     let usage = response.usage_metadata.map(|usage| LlmUsage {
         prompt_tokens: usage.prompt_token_count.unwrap_or(0),
@@ -127,6 +132,7 @@ pub(crate) fn read_chunk(
         text,
         finish_reason,
         usage,
+        function_calls,
     })
 }
 
@@ -204,7 +210,7 @@ mod tests {
     }
 
     #[test]
-    fn text_parts_are_joined_and_thoughts_left_out() {
+    fn text_parts_are_joined_thoughts_left_out_and_function_calls_kept() {
         let chunk = chunk(
             r#"{"candidates":[{"content":{"role":"model","parts":[
                 {"text":"thinking…","thought":true},{"text":"Hel"},{"functionCall":{"name":"f"}},{"text":"lo"}]},
@@ -223,6 +229,10 @@ mod tests {
                     response_tokens: 2,
                     total_tokens: 9
                 }),
+                function_calls: vec![reel_protocol::FunctionCall {
+                    name: Some("f".into()),
+                    ..Default::default()
+                }],
             }
         );
     }

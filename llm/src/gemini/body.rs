@@ -1,6 +1,6 @@
 //! The JSON body of a `generateContent` call, built from an [`LlmRequest`].
 
-use reel_protocol::Content;
+use reel_protocol::{Content, Tool};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -11,6 +11,8 @@ use crate::LlmRequest;
 #[serde(rename_all = "camelCase")]
 struct Body<'a> {
     contents: &'a [Content],
+    #[serde(skip_serializing_if = "<[Tool]>::is_empty")]
+    tools: &'a [Tool],
     #[serde(skip_serializing_if = "Option::is_none")]
     system_instruction: Option<Instruction<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28,11 +30,12 @@ struct TextPart<'a> {
     text: &'a str,
 }
 
-/// The body to send for `request`: `contents`, then `systemInstruction` and
+/// The body to send for `request`: `contents`, then `tools`, `systemInstruction` and
 /// `generationConfig` when the request has them.
 pub(crate) fn request_body(request: &LlmRequest) -> Vec<u8> {
     let body = Body {
         contents: &request.contents,
+        tools: &request.tools,
         system_instruction: request
             .system_instruction
             .as_deref()

@@ -267,6 +267,7 @@ impl BaseLlm for GeminiLlm {
                 text: chunk.text,
                 finish_reason: chunk.finish_reason,
                 usage: chunk.usage,
+                function_calls: chunk.function_calls,
             })
         })
     }

@@ -86,7 +86,7 @@ async fn record_mode_forwards_and_saves_every_call_and_replay_answers_from_the_f
     assert_eq!(
         read_json(&path),
         json!({
-            "version": 1,
+            "version": 2,
             "interactions": [
                 {
                     "request": {"model": "gemini-2.5-flash",
@@ -538,7 +538,7 @@ async fn broken_or_missing_cassette_files_fail_to_open_with_exact_errors() {
         (
             "version.json",
             "{\"version\": 3, \"interactions\": []}",
-            "has format version 3; this reader knows version 1",
+            "has format version 3; this reader knows versions 1 to 2",
         ),
         (
             "delay.json",

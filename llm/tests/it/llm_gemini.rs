@@ -95,6 +95,7 @@ async fn generate_posts_the_request_with_the_key_in_a_header_and_reads_the_answe
                 response_tokens: 2,
                 total_tokens: 32
             }),
+            ..LlmResponse::default()
         }
     );
     let requests = standin.requests();
@@ -164,6 +165,7 @@ async fn generate_stream_asks_for_sse_and_yields_one_chunk_per_event() {
                     response_tokens: 0,
                     total_tokens: 21
                 }),
+                ..LlmChunk::default()
             },
             LlmChunk {
                 text: ".".into(),
@@ -173,6 +175,7 @@ async fn generate_stream_asks_for_sse_and_yields_one_chunk_per_event() {
                     response_tokens: 3,
                     total_tokens: 24
                 }),
+                ..LlmChunk::default()
             },
         ]
     );
@@ -220,6 +223,7 @@ async fn events_split_across_writes_come_out_whole_and_in_order() {
             text: "!".into(),
             finish_reason: Some("STOP".into()),
             usage: None,
+            ..LlmChunk::default()
         }
     );
     assert!(stream.next().await.is_none());

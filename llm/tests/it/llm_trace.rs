@@ -79,6 +79,7 @@ fn last(text: &str, usage: Option<LlmUsage>) -> LlmChunk {
         text: text.to_owned(),
         finish_reason: Some("STOP".to_owned()),
         usage,
+        ..LlmChunk::default()
     }
 }
 

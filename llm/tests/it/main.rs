@@ -8,4 +8,5 @@ mod llm_support;
 mod llm_cassette;
 mod llm_gemini;
 mod llm_tapes;
+mod llm_tool_calls;
 mod llm_trace;

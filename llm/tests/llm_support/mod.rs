@@ -54,6 +54,7 @@ pub fn last_chunk(text: &str, prompt: u64, response: u64) -> LlmChunk {
             response_tokens: response,
             total_tokens: prompt + response,
         }),
+        ..LlmChunk::default()
     }
 }
 

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 /// {"delayNs": 12000000, "text": "Hello"}
 /// ```
 ///
-/// `finishReason` and `usage` are optional additions, written only when the chunk carried
-/// them; `raw` is the chunk exactly as the REST API sent it (a `GenerateContentResponse`),
+/// `finishReason`, `usage` and `functionCalls` are optional additions, written only when the
+/// chunk carried them; `raw` is the chunk exactly as the REST API sent it (a `GenerateContentResponse`),
 /// kept by the tape server for the calls it records, so that it can answer them again byte
 /// for byte (function calls, thoughts and safety ratings included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -26,6 +26,10 @@ pub struct RecordedChunk {
     /// Token usage so far, when the chunk reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<RecordedUsage>,
+    /// The function calls the chunk carried, in order (cassette format 2; a chunk of an
+    /// older file has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub function_calls: Vec<RecordedFunctionCall>,
     /// The chunk as the REST API sent it, when the tape server recorded the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<serde_json::Value>,
@@ -39,6 +43,7 @@ impl RecordedChunk {
             text: text.into(),
             finish_reason: None,
             usage: None,
+            function_calls: Vec::new(),
             raw: None,
         }
     }
@@ -54,4 +59,22 @@ pub struct RecordedUsage {
     pub response_tokens: u64,
     /// All tokens billed.
     pub total_tokens: u64,
+}
+
+/// A function call the model made, as recorded: the REST API's `functionCall` object.
+///
+/// ```json
+/// {"id": "call-1", "name": "get_weather", "args": {"city": "Lisbon"}}
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedFunctionCall {
+    /// The call id, when the model gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The function called.
+    pub name: String,
+    /// The arguments, a JSON object, when the model gave any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<serde_json::Value>,
 }

@@ -91,8 +91,9 @@ pub enum DocumentError {
     },
     /// A cassette written by a format version this reader does not know.
     #[error(
-        "the {kind} `{}` has format version {found}; this reader knows version {supported}",
-        path.display()
+        "the {kind} `{}` has format version {found}; this reader knows {}",
+        path.display(),
+        known_versions(*oldest, *supported)
     )]
     UnsupportedVersion {
         /// Which kind of document it is (tape or cassette).
@@ -101,9 +102,20 @@ pub enum DocumentError {
         path: PathBuf,
         /// The version in the file.
         found: u64,
-        /// The version this reader knows.
+        /// The oldest version this reader knows.
+        oldest: u64,
+        /// The newest version this reader knows.
         supported: u64,
     },
+}
+
+/// `version 2`, or `versions 1 to 2`.
+fn known_versions(oldest: u64, newest: u64) -> String {
+    if oldest == newest {
+        format!("version {newest}")
+    } else {
+        format!("versions {oldest} to {newest}")
+    }
 }
 
 impl DocumentError {

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::trace::Timestamp;
-pub use chunk::{RecordedChunk, RecordedUsage};
+pub use chunk::{RecordedChunk, RecordedFunctionCall, RecordedUsage};
 pub(crate) use document::{parse_document, read_document, read_document_bytes, write_document};
 pub use error::{DocumentError, DocumentKind};
 

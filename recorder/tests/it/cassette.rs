@@ -8,7 +8,7 @@ use reel_recorder::cassette::{
     CASSETTE_VERSION, CassetteFile, DEFAULT_MAX_CASSETTE_BYTES, Interaction,
 };
 use reel_recorder::llm_tape::{
-    DocumentError, DocumentKind, RecordedChunk, RecordedUsage, Timestamp,
+    DocumentError, DocumentKind, RecordedChunk, RecordedFunctionCall, RecordedUsage, Timestamp,
 };
 use serde_json::{Value, json};
 
@@ -58,7 +58,7 @@ fn a_cassette_is_written_exactly_and_reads_back_equal() {
     assert_eq!(
         value,
         json!({
-            "version": 1,
+            "version": 2,
             "interactions": [
                 {
                     "request": {"model": "gemini-2.5-flash",
@@ -133,15 +133,75 @@ fn the_size_cap_refuses_to_write_or_read_a_larger_cassette() {
 }
 
 #[test]
+fn a_version_1_cassette_reads_and_is_written_back_as_version_2() {
+    let dir = TempDir::new("cassette-v1");
+    let path = dir.join("old.cassette.json");
+    let old = r#"{"version": 1, "interactions": [{"request": {"model": "m"},
+        "response": [{"delayNs": 5, "text": "hi"}], "recordedAt": "2025-12-10T18:00:00Z"}]}"#;
+    std::fs::write(&path, old).unwrap();
+    let cassette = CassetteFile::read(&path, DEFAULT_MAX_CASSETTE_BYTES).unwrap();
+    assert_eq!(cassette.version, 1);
+    assert_eq!(
+        cassette.interactions[0].response,
+        [RecordedChunk::text(5, "hi")]
+    );
+    cassette.write(&path, DEFAULT_MAX_CASSETTE_BYTES).unwrap();
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        value,
+        json!({"version": 2, "interactions": [{"request": {"model": "m"},
+            "response": [{"delayNs": 5, "text": "hi"}],
+            "recordedAt": "2025-12-10T18:00:00.000Z"}]})
+    );
+}
+
+#[test]
+fn function_calls_in_a_chunk_are_written_exactly_and_read_back_equal() {
+    let dir = TempDir::new("cassette-calls");
+    let path = dir.join("calls.cassette.json");
+    let chunk = RecordedChunk {
+        function_calls: vec![
+            RecordedFunctionCall {
+                id: Some("c1".to_owned()),
+                name: "get_weather".to_owned(),
+                args: Some(json!({"city": "Lisbon"})),
+            },
+            RecordedFunctionCall {
+                id: None,
+                name: "now".to_owned(),
+                args: None,
+            },
+        ],
+        ..RecordedChunk::text(0, "")
+    };
+    let mut cassette = two_calls();
+    cassette.interactions.truncate(1);
+    cassette.interactions[0].response = vec![chunk];
+    cassette.write(&path, DEFAULT_MAX_CASSETTE_BYTES).unwrap();
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        value["interactions"][0]["response"],
+        json!([{"delayNs": 0, "text": "", "functionCalls": [
+            {"id": "c1", "name": "get_weather", "args": {"city": "Lisbon"}},
+            {"name": "now"}
+        ]}])
+    );
+    assert_eq!(
+        CassetteFile::read(&path, DEFAULT_MAX_CASSETTE_BYTES).unwrap(),
+        cassette
+    );
+}
+
+#[test]
 fn an_unknown_version_is_refused() {
     let dir = TempDir::new("cassette-version");
-    let path = dir.join("v2.json");
-    std::fs::write(&path, r#"{"version": 2, "interactions": []}"#).unwrap();
+    let path = dir.join("v3.json");
+    std::fs::write(&path, r#"{"version": 3, "interactions": []}"#).unwrap();
     let error = CassetteFile::read(&path, DEFAULT_MAX_CASSETTE_BYTES).unwrap_err();
     assert_eq!(
         error.to_string(),
         format!(
-            "the cassette `{}` has format version 2; this reader knows version 1",
+            "the cassette `{}` has format version 3; this reader knows versions 1 to 2",
             path.display()
         )
     );

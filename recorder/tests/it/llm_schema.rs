@@ -205,7 +205,7 @@ fn cassettes_the_reader_refuses_the_schema_refuses() {
     let dir = TempDir::new("schema-cassettes-bad");
     let path = dir.join("bad.json");
     let edits: [fn(&mut Value); 5] = [
-        |v| v["version"] = json!(2),
+        |v| v["version"] = json!(3),
         |v| v["interactions"] = json!({}),
         |v| v["interactions"][0]["recordedAt"] = json!("noon"),
         |v| v["interactions"][0]["response"][0]["delayNs"] = json!("0"),

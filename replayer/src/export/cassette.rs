@@ -5,13 +5,16 @@
 //! user text as the prompt; the response the answer's text, its chunks (when there were
 //! several), the finish reason and usage of the last chunks that reported them, the time to
 //! the first text (the recorded delays up to it) and the call's duration. Times come from
-//! each interaction's `recordedAt`.
+//! each interaction's `recordedAt`. The function calls an answer made (cassette format 2)
+//! are its `toolCalls`, each with the result a later call of the cassette sent back for it
+//! (its `functionResponse`, matched by id, else by name) and the time from the answer to
+//! that call.
 
 use reel_actors::llm::LlmRequest;
 use reel_recorder::cassette::{CassetteFile, Interaction};
 use reel_recorder::llm_tape::RecordedUsage;
 use reel_recorder::trace::{
-    AgentTrace, Timestamp, TokenUsage, TraceEntry, TraceRequest, TraceResponse,
+    AgentTrace, Timestamp, TokenUsage, TraceEntry, TraceRequest, TraceResponse, TraceToolCall,
 };
 use serde_json::Value;
 
@@ -69,9 +72,10 @@ pub fn export_cassette(cassette: &CassetteFile, bytes: &[u8], options: ExportOpt
             interaction,
             model,
         )));
-        trace
-            .entries
-            .push(TraceEntry::Response(response_entry(index, interaction)));
+        let mut response = response_entry(index, interaction);
+        let later = &cassette.interactions[(index as usize + 1)..];
+        response.tool_calls = tool_calls(interaction, response.timestamp, later);
+        trace.entries.push(TraceEntry::Response(response));
     }
     trace.update_performance();
     Exported {
@@ -138,11 +142,125 @@ fn response_entry(index: u64, interaction: &Interaction) -> TraceResponse {
     }
 }
 
+/// The function calls `interaction`'s answer made (answered at `answered`), each with the
+/// result the first of the `later` calls that sent one back for it gave.
+fn tool_calls(
+    interaction: &Interaction,
+    answered: Timestamp,
+    later: &[Interaction],
+) -> Vec<TraceToolCall> {
+    let mut taken: Vec<(usize, usize)> = Vec::new();
+    interaction
+        .response
+        .iter()
+        .flat_map(|chunk| chunk.function_calls.iter())
+        .map(|call| {
+            let reply = later.iter().enumerate().find_map(|(at, next)| {
+                function_responses(next)
+                    .enumerate()
+                    .find(|(n, response)| {
+                        !taken.contains(&(at, *n))
+                            && match (&call.id, response.get("id").and_then(Value::as_str)) {
+                                (Some(id), Some(answered)) => id == answered,
+                                _ => {
+                                    response.get("name").and_then(Value::as_str)
+                                        == Some(call.name.as_str())
+                                }
+                            }
+                    })
+                    .map(|(n, response)| (at, n, response.get("response").cloned(), next))
+            });
+            if let Some((at, n, _, _)) = reply {
+                taken.push((at, n));
+            }
+            TraceToolCall {
+                name: call.name.clone(),
+                id: call.id.clone(),
+                arguments: call.args.clone().unwrap_or(Value::Null),
+                result: reply
+                    .as_ref()
+                    .map(|(_, _, result, _)| result.clone().unwrap_or(Value::Null)),
+                timestamp: Some(answered),
+                duration_ms: reply.map(|(_, _, _, next)| {
+                    next.recorded_at
+                        .epoch_ms()
+                        .saturating_sub(answered.epoch_ms())
+                }),
+                cancelled: false,
+            }
+        })
+        .collect()
+}
+
+/// The `functionResponse` objects of a recorded request's turns, in order.
+fn function_responses(interaction: &Interaction) -> impl Iterator<Item = &Value> {
+    interaction
+        .request
+        .get("contents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|content| content.get("parts").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|part| part.get("functionResponse"))
+}
+
 fn token_usage(usage: RecordedUsage) -> TokenUsage {
     TokenUsage {
         prompt: Some(usage.prompt_tokens),
         completion: Some(usage.response_tokens),
         total: Some(usage.total_tokens),
         ..TokenUsage::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_answers_function_calls_are_its_tool_calls_with_the_results_sent_back_later() {
+        let file: CassetteFile = serde_json::from_value(json!({"version": 2, "interactions": [
+            {"request": {"model": "m", "contents": [{"role": "user", "parts": [{"text": "Weather?"}]}]},
+             "response": [{"delayNs": 100_000_000, "text": "", "functionCalls": [
+                 {"id": "c1", "name": "get_weather", "args": {"city": "Lisbon"}},
+                 {"name": "get_weather", "args": {"city": "Porto"}},
+                 {"name": "never_answered"}]}],
+             "recordedAt": "2025-06-01T09:00:00.000Z", "durationNs": 100_000_000},
+            {"request": {"model": "m", "contents": [
+                 {"role": "user", "parts": [{"text": "Weather?"}]},
+                 {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "get_weather"}}]},
+                 {"role": "user", "parts": [
+                     {"functionResponse": {"id": "c1", "name": "get_weather", "response": {"celsius": 21}}},
+                     {"functionResponse": {"name": "get_weather", "response": {"error": "no station"}}}]}]},
+             "response": [{"delayNs": 50_000_000, "text": "21 °C."}],
+             "recordedAt": "2025-06-01T09:00:00.130Z", "durationNs": 50_000_000}
+        ]}))
+        .unwrap();
+        let trace = export_cassette(&file, b"bytes", ExportOptions::named("calls")).trace;
+        let turns = trace.turns();
+        let calls: Vec<Value> = turns[0]
+            .response
+            .unwrap()
+            .tool_calls
+            .iter()
+            .map(|call| serde_json::to_value(call).unwrap())
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                json!({"name": "get_weather", "id": "c1", "arguments": {"city": "Lisbon"},
+                       "result": {"celsius": 21}, "timestamp": "2025-06-01T09:00:00.100Z",
+                       "durationMs": 30}),
+                json!({"name": "get_weather", "arguments": {"city": "Porto"},
+                       "result": {"error": "no station"}, "timestamp": "2025-06-01T09:00:00.100Z",
+                       "durationMs": 30}),
+                json!({"name": "never_answered", "arguments": null,
+                       "timestamp": "2025-06-01T09:00:00.100Z"}),
+            ]
+        );
+        assert!(turns[1].response.unwrap().tool_calls.is_empty());
     }
 }
