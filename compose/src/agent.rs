@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use reel_actors::state::State;
+use reel_actors::tools::ToolDispatcher;
 use reel_agents::{AgentError, Decisions, INPUT_KEY, LlmTextAgent, SharedAgent, TextAgent};
 use reel_llm::{BaseLlm, LlmError, LlmRequest, LlmResponse, LlmStream};
-use reel_protocol::Content;
+use reel_protocol::{Content, Tool};
 use serde_json::{Map, Value, json};
 
 use crate::artifacts::{Artifact, validate};
@@ -35,6 +36,9 @@ struct Inner {
     llm: Arc<dyn BaseLlm>,
     decisions: Option<Decisions>,
     layers: Vec<Arc<dyn AgentLayer>>,
+    /// The dispatcher of its `T::` function tools (`None` without any), or why it could
+    /// not be made (two tools of one name: every run fails with it).
+    dispatcher: Result<Option<Arc<ToolDispatcher>>, String>,
 }
 
 impl std::fmt::Debug for ComposedAgent {
@@ -62,12 +66,22 @@ impl ComposedAgent {
                 other => layers.extend(other.instantiate()),
             }
         }
+        let dispatcher = if config.tools.functions().is_empty() {
+            Ok(None)
+        } else {
+            config
+                .tools
+                .dispatcher()
+                .map(|dispatcher| Some(Arc::new(dispatcher)))
+                .map_err(|error| format!("its tools: {error}"))
+        };
         ComposedAgent {
             inner: Arc::new(Inner {
                 config,
                 llm,
                 decisions,
                 layers,
+                dispatcher,
             }),
         }
     }
@@ -77,9 +91,10 @@ impl ComposedAgent {
         &self.inner.config
     }
 
-    /// Its tools (`T::`). Not yet sent: `LlmTextAgent` has no tool loop in this build; an
-    /// `LlmTextAgent` that takes tools takes [`Tools::functions`] and
-    /// [`Tools::declarations`] from here (decision 0058).
+    /// Its tools (`T::`): the function tools are offered in every request and the model's
+    /// calls of them run through [`LlmTextAgent`]'s tool loop (up to its round bound); the
+    /// built-in tools ([`Tools::declarations`]) are declared in every request and run by
+    /// the API.
     pub fn tools(&self) -> &Tools {
         &self.inner.config.tools
     }
@@ -93,7 +108,7 @@ impl ComposedAgent {
     pub fn request(&self, state: &State) -> Result<LlmRequest, AgentError> {
         let input = state.get::<String>(INPUT_KEY).unwrap_or_default();
         let shape = self.shape(state)?;
-        Ok(shape.apply(self.core(&shape, state).request(&input)))
+        Ok(shape.apply(self.core(&shape, state)?.request(&input)))
     }
 
     fn shape(&self, state: &State) -> Result<Shape, AgentError> {
@@ -128,10 +143,11 @@ impl ComposedAgent {
             settings,
             history,
             json_schema: json_request(&config.artifacts),
+            builtins: config.tools.builtins().iter().map(|b| b.tool()).collect(),
         })
     }
 
-    fn core(&self, shape: &Shape, state: &State) -> LlmTextAgent {
+    fn core(&self, shape: &Shape, state: &State) -> Result<LlmTextAgent, AgentError> {
         let config = &self.inner.config;
         let shaped: Arc<dyn BaseLlm> = Arc::new(ShapedLlm {
             inner: Arc::clone(&self.inner.llm),
@@ -148,7 +164,12 @@ impl ComposedAgent {
         if let Some(tokens) = config.max_output_tokens {
             core = core.max_output_tokens(tokens);
         }
-        core
+        match &self.inner.dispatcher {
+            Ok(Some(dispatcher)) => core = core.shared_tools(Arc::clone(dispatcher)),
+            Ok(None) => {}
+            Err(problem) => return Err(AgentError::failed(&config.name, problem)),
+        }
+        Ok(core)
     }
 
     fn check_inputs(&self, state: &State) -> Result<(), AgentError> {
@@ -239,6 +260,8 @@ struct Shape {
     settings: Map<String, Value>,
     history: Vec<Content>,
     json_schema: Option<Option<Value>>,
+    /// The built-in tools' `tools` entries (after the function declarations).
+    builtins: Vec<Tool>,
 }
 
 impl Shape {
@@ -254,6 +277,7 @@ impl Shape {
             Some(None) => request = request.setting("responseMimeType", json!("application/json")),
             None => {}
         }
+        request.tools.extend(self.builtins.iter().cloned());
         if !self.history.is_empty() {
             let mut contents = self.history.clone();
             contents.append(&mut request.contents);
@@ -308,7 +332,7 @@ impl TextAgent for ComposedAgent {
             self.check_inputs(state)?;
             let input = state.get::<String>(INPUT_KEY).unwrap_or_default();
             let shape = self.shape(state)?;
-            let core = self.core(&shape, state);
+            let core = self.core(&shape, state)?;
             let request = shape.apply(core.request(&input));
             // Serializing strings, numbers and JSON values cannot fail.
             let key = serde_json::to_string(&request).unwrap_or_default();

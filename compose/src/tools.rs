@@ -8,6 +8,7 @@ use std::ops::BitOr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use reel_protocol::Tool;
 use reel_tools::{
     CachedTool, ConfirmTool, DispatchError, SimpleTool, ToolContext, ToolDispatcher, ToolError,
     ToolFunction,
@@ -26,6 +27,25 @@ pub enum BuiltinTool {
 }
 
 impl BuiltinTool {
+    /// Its entry in a request's `tools` list.
+    pub fn tool(self) -> Tool {
+        let on = Some(json!({}));
+        match self {
+            BuiltinTool::GoogleSearch => Tool {
+                google_search: on,
+                ..Tool::default()
+            },
+            BuiltinTool::CodeExecution => Tool {
+                code_execution: on,
+                ..Tool::default()
+            },
+            BuiltinTool::UrlContext => Tool {
+                url_context: on,
+                ..Tool::default()
+            },
+        }
+    }
+
     /// Its declaration, as the API takes it in `tools`.
     pub fn declaration(self) -> Value {
         match self {
@@ -39,11 +59,10 @@ impl BuiltinTool {
 /// An agent's tools: function tools (run by reel, through a [`ToolDispatcher`]) and
 /// built-in tools (run by the API). `|` joins two sets.
 ///
-/// **Where they plug in.** A composed agent holds its tools
-/// ([`ComposedAgent::tools`](crate::ComposedAgent::tools)); an
-/// [`LlmTextAgent`](reel_agents::LlmTextAgent) that sends tool declarations and dispatches
-/// the model's calls takes [`Tools::functions`] (or [`Tools::dispatcher`]) and
-/// [`Tools::declarations`]. The same set gives a live session its tools
+/// **Where they plug in.** A composed agent offers its function tools in every request and
+/// runs the model's calls of them through [`LlmTextAgent`](reel_agents::LlmTextAgent)'s tool
+/// loop ([`Tools::dispatcher`]); its built-in tools are declared after them (each its own
+/// `tools` entry) and run by the API. The same set gives a live session its tools
 /// (`Live::builder().tool(..)` per function).
 ///
 /// ```

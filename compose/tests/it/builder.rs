@@ -9,7 +9,7 @@ use reel_llm::BaseLlm;
 use reel_protocol::Content;
 use serde_json::json;
 
-use crate::scripted::{Scripted, ok, state_with_input};
+use crate::scripted::{Scripted, calling, ok, state_with_input};
 
 #[tokio::test]
 async fn every_setting_reaches_the_request() {
@@ -45,6 +45,7 @@ async fn every_setting_reaches_the_request() {
             {"role": "model", "parts": [{"text": "hi, how can I help?"}]},
             {"role": "user", "parts": [{"text": "my order?"}]}
         ],
+        "tools": [{"googleSearch": {}}],
         "generationConfig": {
             "temperature": 0.5,
             "maxOutputTokens": 256,
@@ -183,4 +184,62 @@ async fn a_history_that_is_not_a_conversation_is_a_typed_error() {
         "{error}"
     );
     let _ = T::google_search();
+}
+
+/// `T::` tools reach the model: the function tools' declarations, then the built-ins, in
+/// every request; the model's call runs the tool and its result goes back in the next
+/// request, whose answer is the agent's.
+#[tokio::test]
+async fn t_tools_are_offered_and_the_models_calls_of_them_run() {
+    let model = Scripted::new(
+        "gemini-2.5-flash",
+        vec![
+            calling("get_weather", json!({"city": "Paris"})),
+            ok("22 degrees in Paris"),
+        ],
+    );
+    let llm: Arc<dyn BaseLlm> = model.clone();
+    let agent = AgentBuilder::new("forecaster")
+        .tools(T::simple(
+            "get_weather",
+            "Get weather for a city",
+            |args| async move { Ok(json!({"temp": 22, "city": args["city"]})) },
+        ))
+        .google_search()
+        .build(llm);
+    let state = state_with_input("weather in Paris?").await;
+    assert_eq!(agent.run(&state).await.unwrap(), "22 degrees in Paris");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        let tools = serde_json::to_value(&request.tools).unwrap();
+        assert_eq!(tools[0]["functionDeclarations"][0]["name"], "get_weather");
+        assert_eq!(tools[1], json!({"googleSearch": {}}));
+        assert_eq!(tools.as_array().unwrap().len(), 2);
+    }
+    assert_eq!(
+        serde_json::to_value(requests[1].contents.last().unwrap()).unwrap(),
+        json!({"role": "user", "parts": [{"functionResponse": {
+            "id": "call-1",
+            "name": "get_weather",
+            "response": {"temp": 22, "city": "Paris"}
+        }}]})
+    );
+}
+
+/// Two function tools of one name cannot be dispatched: every run fails saying so, before
+/// any model call.
+#[tokio::test]
+async fn two_tools_of_one_name_fail_the_run_before_any_model_call() {
+    let model = Scripted::new("gemini-2.5-flash", vec![ok("never")]);
+    let llm: Arc<dyn BaseLlm> = model.clone();
+    let tool = || T::simple("lookup", "Look up", |_args| async move { Ok(json!({})) });
+    let agent = AgentBuilder::new("twice").tools(tool() | tool()).build(llm);
+    let state = state_with_input("hi").await;
+    let error = agent.run(&state).await.unwrap_err();
+    assert!(
+        matches!(&error, AgentError::Failed { agent, message } if agent == "twice" && message.starts_with("its tools: ")),
+        "{error:?}"
+    );
+    assert_eq!(model.calls(), 0);
 }

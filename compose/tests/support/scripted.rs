@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use reel_llm::{BaseLlm, LlmChunk, LlmError, LlmRequest, LlmStream};
+use reel_protocol::FunctionCall;
 
 /// One scripted answer: its text or its failure, after a delay; for the request whose
 /// system instruction is `instruction`, when set (so concurrent branches get their own
@@ -14,6 +15,8 @@ use reel_llm::{BaseLlm, LlmChunk, LlmError, LlmRequest, LlmStream};
 #[derive(Clone)]
 pub struct Step {
     pub answer: Result<String, String>,
+    /// Function calls the answer makes instead of text, when not empty.
+    pub calls: Vec<FunctionCall>,
     pub delay: Duration,
     pub instruction: Option<String>,
 }
@@ -30,6 +33,22 @@ impl Step {
 pub fn ok(text: &str) -> Step {
     Step {
         answer: Ok(text.to_owned()),
+        calls: Vec::new(),
+        delay: Duration::ZERO,
+        instruction: None,
+    }
+}
+
+/// An answer calling the function `name` with `args` (call id `call-1`), at once.
+pub fn calling(name: &str, args: serde_json::Value) -> Step {
+    Step {
+        answer: Ok(String::new()),
+        calls: vec![FunctionCall {
+            id: Some("call-1".to_owned()),
+            name: Some(name.to_owned()),
+            args: Some(args),
+            ..FunctionCall::default()
+        }],
         delay: Duration::ZERO,
         instruction: None,
     }
@@ -39,6 +58,7 @@ pub fn ok(text: &str) -> Step {
 pub fn fail(message: &str) -> Step {
     Step {
         answer: Err(message.to_owned()),
+        calls: Vec::new(),
         delay: Duration::ZERO,
         instruction: None,
     }
@@ -48,6 +68,7 @@ pub fn fail(message: &str) -> Step {
 pub fn slow(text: &str, delay: Duration) -> Step {
     Step {
         answer: Ok(text.to_owned()),
+        calls: Vec::new(),
         delay,
         instruction: None,
     }
@@ -105,6 +126,7 @@ impl BaseLlm for Scripted {
             }
             .unwrap_or(Step {
                 answer: Err(format!("{} has no answer left", self.id)),
+                calls: Vec::new(),
                 delay: Duration::ZERO,
                 instruction: None,
             });
@@ -113,6 +135,13 @@ impl BaseLlm for Scripted {
                 tokio::time::sleep(step.delay).await;
             }
             match step.answer {
+                Ok(_) if !step.calls.is_empty() => {
+                    let chunk = LlmChunk {
+                        function_calls: step.calls,
+                        ..LlmChunk::default()
+                    };
+                    Ok(Box::pin(futures_util::stream::iter([Ok(chunk)])) as LlmStream)
+                }
                 Ok(text) => {
                     let chunk = LlmChunk::text(text);
                     Ok(Box::pin(futures_util::stream::iter([Ok(chunk)])) as LlmStream)
