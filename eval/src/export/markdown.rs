@@ -1,0 +1,120 @@
+//! The report as Markdown, for a pull-request comment: a headline with the verdict, a
+//! table of every case on every recording, then the details of what did not pass.
+
+use std::fmt::Write as _;
+
+use crate::report::{CaseOutcome, EvaluationReport};
+
+/// Text from a recording, safe in a table cell: one line, `|` and backticks escaped, HTML
+/// specials as entities (GitHub renders HTML in comments), control characters dropped.
+pub fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '`' => out.push_str("\\`"),
+            '*' => out.push_str("\\*"),
+            '_' => out.push_str("\\_"),
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn mark(outcome: CaseOutcome) -> &'static str {
+    match outcome {
+        CaseOutcome::Passed => "✅ pass",
+        CaseOutcome::Failed => "❌ fail",
+        CaseOutcome::Error => "⚠️ error",
+    }
+}
+
+/// `report` as Markdown, ending with a newline.
+pub fn to_markdown(report: &EvaluationReport) -> String {
+    let s = &report.summary;
+    let mut out = String::new();
+    // Writing to a String cannot fail; the results of `writeln!` are ignored below.
+    let _ = writeln!(
+        out,
+        "## {} reel eval: {} — {} of {} cases passed",
+        if report.passed { "✅" } else { "❌" },
+        cell(&report.suite),
+        s.passed,
+        s.cases
+    );
+    out.push('\n');
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut counts = format!(
+        "{} · {} passed · {} failed · {}",
+        plural(s.recordings, "recording", "recordings"),
+        s.passed,
+        s.failed,
+        plural(s.errors, "error", "errors")
+    );
+    if s.unreadable > 0 {
+        counts.push_str(&format!(" · **{} unreadable**", s.unreadable));
+    }
+    if let Some(cost) = &s.cost {
+        counts.push_str(&format!(" · cost {}", cell(&cost.to_text())));
+    }
+    let _ = writeln!(out, "{counts}\n");
+    out.push_str("| recording | case | criterion | score | threshold | result |\n");
+    out.push_str("|---|---|---|---:|---:|---|\n");
+    for recording in &report.recordings {
+        if let Some(error) = &recording.error {
+            let _ = writeln!(
+                out,
+                "| {} | — | — | — | — | ⚠️ unreadable: {} |",
+                cell(&recording.name),
+                cell(error)
+            );
+        }
+        for result in &recording.cases {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                cell(&recording.name),
+                cell(&result.case),
+                cell(&result.criterion),
+                result
+                    .score
+                    .map_or_else(|| "—".to_owned(), |v| format!("{v:.2}")),
+                format_args!("{:.2}", result.threshold),
+                mark(result.outcome)
+            );
+        }
+    }
+    let details: Vec<String> = report
+        .recordings
+        .iter()
+        .flat_map(|r| {
+            r.cases
+                .iter()
+                .filter(|c| c.outcome != CaseOutcome::Passed)
+                .map(move |c| {
+                    format!(
+                        "- **{}** · {}: {}",
+                        cell(&r.name),
+                        cell(&c.case),
+                        cell(&c.detail)
+                    )
+                })
+        })
+        .collect();
+    if !details.is_empty() {
+        out.push_str("\n<details><summary>What did not pass</summary>\n\n");
+        for line in details {
+            let _ = writeln!(out, "{line}");
+        }
+        out.push_str("\n</details>\n");
+    }
+    out
+}
