@@ -9,6 +9,7 @@ mod decode;
 mod demo;
 mod diff;
 mod error;
+mod eval;
 mod export;
 mod flow;
 mod input;
@@ -66,6 +67,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Export a wire log as an agent trace or as OpenTelemetry spans (OTLP/JSON).
     Export(export::ExportArgs),
+    /// Score recordings against a suite of criteria (`reel eval SUITE DIR`): a report per
+    /// case and recording as Markdown, JSON, JUnit XML or TRX; exit 1 when a case fails.
+    Eval(eval::EvalArgs),
     /// Read agent traces: `reel trace show FILE`.
     Trace(trace::TraceArgs),
     /// Governed flows: score a recorded session against a flow (`reel flow check LOG
@@ -88,6 +92,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Schema(args) => schema::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Export(args) => export::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Flow(args) => flow::run(args),
         Command::Studio(args) => studio::run(args),

@@ -38,6 +38,7 @@ mod cli_bad_input;
 mod cli_consistency;
 mod cli_decode;
 mod cli_diff;
+mod cli_eval;
 mod cli_export;
 mod cli_export_cassette;
 mod cli_flow;
