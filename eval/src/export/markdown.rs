@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use crate::report::{CaseOutcome, EvaluationReport};
 
-/// Text from a recording, safe in a table cell: one line, `|` and backticks escaped, HTML
+/// Text from a recording, safe in a table cell: one line, `|`, backticks, emphasis and
+/// link brackets escaped, HTML
 /// specials as entities (GitHub renders HTML in comments), control characters dropped.
 pub fn cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -17,11 +18,17 @@ pub fn cell(text: &str) -> String {
             '_' => out.push_str("\\_"),
             '[' => out.push_str("\\["),
             ']' => out.push_str("\\]"),
+            '(' => out.push_str("\\("),
+            ')' => out.push_str("\\)"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => {}
+            // Control characters and the bidirectional overrides: text from a recording is
+            // shown, never obeyed, in a terminal or a rendered comment.
+            c if c.is_control()
+                || ('\u{202A}'..='\u{202E}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c) => {}
             c => out.push(c),
         }
     }
