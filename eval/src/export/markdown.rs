@@ -70,7 +70,22 @@ pub fn to_markdown(report: &EvaluationReport) -> String {
         counts.push_str(&format!(" · **{} unreadable**", s.unreadable));
     }
     if let Some(cost) = &s.cost {
-        counts.push_str(&format!(" · cost {}", cell(&cost.to_text())));
+        // The figure is ours; the currency and the models' names come from files.
+        let mut text = format!(" · cost {:.6} {}", cost.amount, cell(&cost.currency));
+        if cost.unpriced_answers > 0 {
+            text.push_str(&format!(
+                " (at least: {} unpriced{})",
+                plural(cost.unpriced_answers as usize, "answer", "answers"),
+                if cost.unpriced_models.is_empty() {
+                    String::new()
+                } else {
+                    let models: Vec<String> =
+                        cost.unpriced_models.iter().map(|m| cell(m)).collect();
+                    format!(", no price for {}", models.join(", "))
+                }
+            ));
+        }
+        counts.push_str(&text);
     }
     let _ = writeln!(out, "{counts}\n");
     out.push_str("| recording | case | criterion | score | threshold | result |\n");
