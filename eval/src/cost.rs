@@ -17,7 +17,7 @@ use std::path::Path;
 use reel_recorder::trace::AgentTrace;
 use serde::{Deserialize, Serialize};
 
-use crate::error::EvalError;
+use crate::error::{EvalError, without_position};
 
 /// A model's prices, per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -90,8 +90,15 @@ impl PriceTable {
         };
         let text = std::fs::read_to_string(path).map_err(|e| problem(e.to_string()))?;
         let mut reader = serde_json::Deserializer::from_str(&text);
-        serde_path_to_error::deserialize(&mut reader)
-            .map_err(|e| problem(format!("{} (at `{}`)", e.inner(), e.path())))
+        serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+            let at = e.path().to_string();
+            let message = without_position(&e.inner().to_string());
+            if at == "." {
+                problem(message)
+            } else {
+                problem(format!("{message} (at `{at}`)"))
+            }
+        })
     }
 
     /// The price of `model`.

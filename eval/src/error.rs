@@ -84,3 +84,11 @@ pub enum EvalError {
         message: String,
     },
 }
+
+/// serde_json's message without its ` at line L column C`: the JSON path says where.
+pub(crate) fn without_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::cost::PriceTable;
 use crate::criterion::Criterion;
-use crate::error::{EvalError, SuiteProblem};
+use crate::error::{EvalError, SuiteProblem, without_position};
 use crate::judge::Judge;
 
 /// One case: a criterion under a name, with the score it must reach, over every recording
@@ -298,12 +298,4 @@ fn criterion_error(text: &str, at: &str) -> Option<(String, String)> {
         format!("{at}.{path}")
     };
     Some((at, message))
-}
-
-/// serde_json's message without its ` at line L column C`: the JSON path says where.
-fn without_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
-    }
 }

@@ -27,6 +27,7 @@ mod studio;
 pub(crate) mod terminal;
 mod time;
 mod trace;
+mod trace_diff;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -58,7 +59,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Show a wire log as a timeline, one line per frame.
     Show(show::ShowArgs),
-    /// The first divergence between two wire logs, with context (exit 1 if they differ).
+    /// The first divergence between two wire logs (or two agent traces, turn by turn), with
+    /// context (exit 1 if they differ).
     Diff(diff::DiffArgs),
     /// Print the JSON Schemas of the recording formats: wire log, journal, tape, cassette, trace.
     Schema(schema::SchemaArgs),

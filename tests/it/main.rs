@@ -57,6 +57,7 @@ mod cli_serve_signals;
 mod cli_show;
 mod cli_terminal_escapes;
 mod cli_trace;
+mod cli_trace_gaps;
 mod crash_recording;
 mod demo_run;
 mod demo_tape;

@@ -1,0 +1,121 @@
+//! The trace gaps seed 001 names, on the weather session's trace: its cost from a price
+//! table (`reel trace show --prices`), and `reel diff` on two traces, turn by turn.
+
+use crate::cli_support::{TempDir, arg, reel};
+
+const TRACE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/golden/weather.trace.json"
+);
+
+const PRICES: &str = r#"{"currency": "USD", "models": {"gemini-live-2.5-flash-preview": {"promptPerMillion": 1, "completionPerMillion": 10}}}"#;
+
+#[test]
+fn trace_show_prices_the_tokens() {
+    let dir = TempDir::new("trace-cost");
+    let prices = dir.join("prices.json");
+    std::fs::write(&prices, PRICES).unwrap();
+    let (code, out, err) = reel(&["trace", "show", TRACE, "--prices", arg(&prices)]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    // 329 prompt tokens at 1 per million, 45 completion at 10: 0.000779.
+    assert!(
+        out.ends_with(
+            "  tokens      329 prompt · 45 completion · 374 total\n  ttft        mean 180.0 ms · p50 180 ms · max 180 ms\n  cost        0.000779 USD\n"
+        ),
+        "{out}"
+    );
+    let (code, out, _) = reel(&["trace", "show", TRACE, "--prices", arg(&prices), "--json"]);
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        json["cost"],
+        serde_json::json!({"amount": 0.000779, "currency": "USD", "pricedAnswers": 3, "unpricedAnswers": 0})
+    );
+    // A model the table does not hold: the figure says it is a lower bound.
+    std::fs::write(&prices, r#"{"currency": "EUR", "models": {}}"#).unwrap();
+    let (_, out, _) = reel(&["trace", "show", TRACE, "--prices", arg(&prices)]);
+    assert!(
+        out.ends_with(
+            "  cost        0.000000 EUR (at least: 3 answers unpriced, no price for gemini-live-2.5-flash-preview)\n"
+        ),
+        "{out}"
+    );
+    std::fs::write(
+        &prices,
+        r#"{"currency": "EUR", "models": {"m": {"prompt": 1}}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = reel(&["trace", "show", TRACE, "--prices", arg(&prices)]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        format!(
+            "reel: {}: not a price table: unknown field `prompt`, expected `promptPerMillion` or `completionPerMillion` (at `models.m.prompt`)\n",
+            prices.display()
+        )
+    );
+}
+
+#[test]
+fn diff_compares_two_traces_turn_by_turn_ignoring_timing() {
+    let dir = TempDir::new("trace-diff");
+    let mut trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(TRACE).unwrap()).unwrap();
+    // Timing and tokens differ between any two runs: not a difference.
+    trace["entries"][1]["durationMs"] = 999.into();
+    trace["entries"][1]["tokenUsage"]["prompt"] = 1.into();
+    trace["entries"][3]["toolCalls"][0]["id"] = "other-id".into();
+    let retimed = dir.join("retimed.trace.json");
+    std::fs::write(&retimed, serde_json::to_string(&trace).unwrap()).unwrap();
+    let (code, out, err) = reel(&["diff", TRACE, arg(&retimed)]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            0,
+            "SAME — 3 turns: the same requests, answers and tool calls (timing and tokens not compared)\n",
+            ""
+        )
+    );
+
+    trace["entries"][3]["toolCalls"][0]["arguments"]["city"] = "Paris".into();
+    trace["entries"][3]["text"] = "It's 21°C in Paris.".into();
+    let paris = dir.join("paris.trace.json");
+    std::fs::write(&paris, serde_json::to_string(&trace).unwrap()).unwrap();
+    let (code, out, _) = reel(&["diff", TRACE, arg(&paris)]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "DIFFERENT — first divergence at turn 2 of 3: what was asked, answered or called
+  before it:
+    turn 1  \"Hello!\" → \"Hi! I'm your weather assistant. Which city would you like t…
+  A turn 2  \"What's the weather in London?\" → \"It's 14°C and cloudy in London right now. Anything else I c…
+  B turn 2  \"What's the weather in London?\" → \"It's 21°C in Paris.\"
+  differences:
+    response.toolCalls[0].arguments.city: A \"London\", B \"Paris\"
+    response.text: A \"It's 14°C and cloudy in London right now. Anything else I can help with?\", B \"It's 21°C in Paris.\"
+"
+    );
+    let (_, out, _) = reel(&["diff", TRACE, arg(&paris), "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (json["same"].clone(), json["turn"].clone()),
+        (false.into(), 2.into())
+    );
+    assert_eq!(
+        json["differences"][0],
+        serde_json::json!({"path": "response.toolCalls[0].arguments.city", "a": "London", "b": "Paris"})
+    );
+
+    // One turn fewer.
+    let entries = trace["entries"].as_array_mut().unwrap();
+    entries.truncate(4);
+    let short = dir.join("short.trace.json");
+    std::fs::write(&short, serde_json::to_string(&trace).unwrap()).unwrap();
+    let (code, out, _) = reel(&["diff", arg(&paris), arg(&short)]);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("DIFFERENT — first divergence at turn 3 of 3: B ends after 2 turns\n"),
+        "{out}"
+    );
+    assert!(out.contains("  B (no more turns)\n"), "{out}");
+}
