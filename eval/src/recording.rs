@@ -8,14 +8,19 @@
 //!   `X.wire.jsonl`) is that session's out-of-band calls, not a recording of its own,
 //!   and is skipped.
 //!
-//! Directories are searched recursively; recordings are evaluated in path order.
+//! Wire logs and traces may be gzip or Zstandard compressed (`weather.wire.jsonl.gz`,
+//! `run.trace.json.zst`); a compressed cassette is not read. Directories are searched
+//! recursively; recordings are evaluated in path order.
 
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use reel_recorder::RecordError;
 use reel_recorder::cassette::{CassetteFile, DEFAULT_MAX_CASSETTE_BYTES};
+use reel_recorder::compressed::{self, without_compression_suffix};
+use reel_recorder::jsonl::JsonlReader;
 use reel_recorder::llm_tape::DocumentError;
-use reel_recorder::trace::{AgentTrace, TraceError, read_trace};
+use reel_recorder::trace::{AgentTrace, TraceError, parse_trace};
 use reel_recorder::wire_read::WireLogReader;
 use reel_replayer::export::{ExportError, ExportOptions, TraceExporter, export_cassette};
 
@@ -63,7 +68,11 @@ pub enum RecordingError {
 
 /// The name of a recording file, or `None` when the file is not one.
 pub fn recording_name(path: &Path) -> Option<String> {
-    let file = path.file_name()?.to_str()?;
+    let file = without_compression_suffix(path.file_name()?.to_str()?);
+    if file.ends_with(".cassette.json") && file.len() < path.file_name()?.len() {
+        // A cassette is read from its file as it is: a compressed one is not a recording.
+        return None;
+    }
     SUFFIXES
         .iter()
         .find_map(|suffix| file.strip_suffix(suffix))
@@ -146,13 +155,22 @@ fn is_session_cassette(path: &Path) -> bool {
 
 /// Reads the recording at `path` as a trace named `name`.
 pub fn read_recording(name: &str, path: &Path) -> Result<AgentTrace, RecordingError> {
-    let file = path
-        .file_name()
-        .and_then(|f| f.to_str())
-        .unwrap_or_default();
+    let file = without_compression_suffix(
+        path.file_name()
+            .and_then(|f| f.to_str())
+            .unwrap_or_default(),
+    );
     let options = ExportOptions::named(name);
+    let io = |source| RecordError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     if file.ends_with(".trace.json") {
-        return Ok(read_trace(path)?);
+        let text = compressed::read_to_string(path).map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        return Ok(parse_trace(&text, path)?);
     }
     if file.ends_with(".cassette.json") {
         let (cassette, bytes) = CassetteFile::read_with_bytes(path, DEFAULT_MAX_CASSETTE_BYTES)
@@ -163,7 +181,8 @@ pub fn read_recording(name: &str, path: &Path) -> Result<AgentTrace, RecordingEr
         return Ok(export_cassette(&cassette, &bytes, options).trace);
     }
     let mut exporter = TraceExporter::new(options);
-    for entry in WireLogReader::open(path)? {
+    let lines = BufReader::new(compressed::open(path).map_err(io)?);
+    for entry in WireLogReader::new(JsonlReader::new(lines, path)) {
         exporter.push(&entry?);
     }
     exporter

@@ -229,6 +229,8 @@ fn trace_name(log: &str) -> String {
     let file = Path::new(log)
         .file_name()
         .map_or_else(|| log.to_owned(), |f| f.to_string_lossy().into_owned());
+    // `weather.wire.jsonl.gz` is `weather` too.
+    let file = reel_recorder::compressed::without_compression_suffix(&file).to_owned();
     [".wire.jsonl", ".jsonl", ".cassette.json", ".json"]
         .iter()
         .find_map(|suffix| file.strip_suffix(suffix).filter(|stem| !stem.is_empty()))

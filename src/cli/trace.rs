@@ -21,8 +21,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use reel_eval::{Cost, PriceTable};
+use reel_recorder::compressed;
 use reel_recorder::trace::{
-    AgentTrace, TraceError, TracePerformance, TraceRequest, TraceResponse, read_trace,
+    AgentTrace, TraceError, TracePerformance, TraceRequest, TraceResponse, parse_trace,
 };
 use reel_replayer::summary::ToolCallSummary;
 use serde::Serialize;
@@ -66,7 +67,7 @@ pub fn run(args: TraceArgs) -> Result<ExitCode, CliError> {
         .as_ref()
         .map(PriceTable::from_json_file)
         .transpose()?;
-    let trace = match read_trace(&args.file) {
+    let trace = match read_any_trace(&args.file) {
         Ok(trace) => trace,
         Err(TraceError::Io { source, .. }) => {
             return Err(CliError::Read {
@@ -92,6 +93,15 @@ pub fn run(args: TraceArgs) -> Result<ExitCode, CliError> {
         print_text(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads and checks the trace at `path`, gzip or Zstandard compressed or not.
+pub fn read_any_trace(path: &str) -> Result<AgentTrace, TraceError> {
+    let text = compressed::read_to_string(path).map_err(|source| TraceError::Io {
+        path: path.into(),
+        source,
+    })?;
+    parse_trace(&text, path)
 }
 
 /// `--json`: the trace's header, its turns paired up, its performance block.

@@ -21,7 +21,8 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use reel_protocol::json::{PathDiff, json_diff};
-use reel_recorder::trace::{AgentTrace, TraceError, read_trace};
+use reel_recorder::compressed::without_compression_suffix;
+use reel_recorder::trace::{AgentTrace, TraceError};
 use reel_replayer::log_diff::show_value;
 use reel_replayer::timeline::shorten;
 use serde_json::{Value, json};
@@ -34,12 +35,14 @@ const CONTEXT: usize = 2;
 const WIDTH: usize = 120;
 
 /// Whether `a` and `b` are both traces (`*.trace.json`): then `reel diff` compares turns.
+/// A compressed trace (`X.trace.json.gz`, `.zst`) counts as one.
 pub fn both_traces(a: &str, b: &str) -> bool {
-    a.ends_with(".trace.json") && b.ends_with(".trace.json")
+    let trace = |path: &str| without_compression_suffix(path).ends_with(".trace.json");
+    trace(a) && trace(b)
 }
 
 fn read(path: &str) -> Result<AgentTrace, CliError> {
-    read_trace(path).map_err(|error| match error {
+    super::trace::read_any_trace(path).map_err(|error| match error {
         TraceError::Io { source, .. } => CliError::Read {
             path: path.to_owned(),
             source,

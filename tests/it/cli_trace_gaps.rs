@@ -119,3 +119,94 @@ fn diff_compares_two_traces_turn_by_turn_ignoring_timing() {
     );
     assert!(out.contains("  B (no more turns)\n"), "{out}");
 }
+
+/// `bytes` gzip-compressed, as `gzip` writes them.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// `bytes` Zstandard-compressed, as `zstd` writes them.
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(bytes, ruzstd::encoding::CompressionLevel::Fastest)
+}
+
+#[test]
+fn compressed_logs_and_traces_read_as_plain_ones() {
+    let dir = TempDir::new("compressed");
+    let log = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/tapes/weather.wire.jsonl"
+    ))
+    .unwrap();
+    let trace = std::fs::read(TRACE).unwrap();
+    let (plain_log, gz_log, zst_log) = (
+        dir.join("weather.wire.jsonl"),
+        dir.join("gz/weather.wire.jsonl.gz"),
+        dir.join("zst/weather.wire.jsonl.zst"),
+    );
+    std::fs::create_dir_all(dir.join("gz")).unwrap();
+    std::fs::create_dir_all(dir.join("zst")).unwrap();
+    std::fs::write(&plain_log, &log).unwrap();
+    std::fs::write(&gz_log, gzip(&log)).unwrap();
+    // Two frames: a stream written in pieces (`zstd` on a pipe, concatenated files).
+    let half = log.len() / 2;
+    let cut = half + log[half..].iter().position(|b| *b == b'\n').unwrap() + 1;
+    let mut two_frames = zstd(&log[..cut]);
+    two_frames.extend(zstd(&log[cut..]));
+    std::fs::write(&zst_log, two_frames).unwrap();
+    let zst_trace = dir.join("weather.trace.json.zst");
+    std::fs::write(&zst_trace, zstd(&trace)).unwrap();
+
+    // show, replay, export read each as the plain log.
+    let shown = reel(&["show", arg(&plain_log)]);
+    for compressed in [&gz_log, &zst_log] {
+        assert_eq!(
+            reel(&["show", arg(compressed)]),
+            shown,
+            "{}",
+            compressed.display()
+        );
+        let (code, out, _) = reel(&["replay", arg(compressed)]);
+        assert_eq!(code, 0);
+        assert!(
+            out.ends_with(
+                "  CLEAN — every runtime frame as recorded; no journal given to compare.\n"
+            ),
+            "{out}"
+        );
+        let (code, out, _) = reel(&["export", arg(compressed)]);
+        assert_eq!((code, out), (0, String::from_utf8(trace.clone()).unwrap()));
+    }
+    // A replay farm finds compressed logs in a directory.
+    let (code, out, _) = reel(&["replay", arg(&dir.join("gz")), arg(&dir.join("zst"))]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("2 sessions"), "{out}");
+    // trace show and diff read a compressed trace.
+    assert_eq!(
+        reel(&["trace", "show", arg(&zst_trace)]),
+        reel(&["trace", "show", TRACE])
+    );
+    let (code, out, _) = reel(&["diff", arg(&zst_trace), TRACE]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "SAME — 3 turns: the same requests, answers and tool calls (timing and tokens not compared)\n"
+        )
+    );
+
+    // A damaged compressed file is bad input, named.
+    let mut damaged = gzip(&log);
+    damaged.truncate(damaged.len() / 2);
+    let broken = dir.join("broken.wire.jsonl.gz");
+    std::fs::write(&broken, damaged).unwrap();
+    let (code, out, err) = reel(&["show", arg(&broken)]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.starts_with(&format!("reel: cannot read {}: ", broken.display())),
+        "{err}"
+    );
+}

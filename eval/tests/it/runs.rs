@@ -128,3 +128,21 @@ async fn inputs_without_recordings_are_refused() {
         .unwrap_err();
     assert!(matches!(error, EvalError::NoRecordings { .. }), "{error}");
 }
+
+#[tokio::test]
+async fn a_compressed_wire_log_is_found_and_read_as_the_plain_one() {
+    use std::io::Write;
+    let dir = temp_dir("compressed");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder
+        .write_all(&std::fs::read(weather_log()).unwrap())
+        .unwrap();
+    std::fs::write(dir.join("weather.wire.jsonl.gz"), encoder.finish().unwrap()).unwrap();
+    let suite = E::suite("s").case(E::case("temperature", E::contains_match(["14°C"])));
+    let report = evaluate(&suite, std::slice::from_ref(&dir), EvalOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(report.recordings.len(), 1);
+    assert_eq!(report.recordings[0].name, "weather");
+    assert_eq!(report.recordings[0].cases[0].outcome, CaseOutcome::Passed);
+}
