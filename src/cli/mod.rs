@@ -14,6 +14,7 @@ mod export;
 mod flow;
 mod input;
 mod junit;
+mod llm_tape_file;
 mod logging;
 mod progress;
 mod replay;

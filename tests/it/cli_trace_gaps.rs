@@ -210,3 +210,52 @@ fn compressed_logs_and_traces_read_as_plain_ones() {
         "{err}"
     );
 }
+
+const TAPE: &str = r#"{
+  "meta": {"label": "smoke-001", "model": "gemini-2.5-flash", "recordedAt": "2025-12-10T18:00:00Z", "sdk": "reel 0.1.0"},
+  "request": {"model": "gemini-2.5-flash", "contents": [{"role": "user", "parts": [{"text": "Name one planet."}]}]},
+  "stream": [
+    {"delayNs": 150000000, "text": "Mar"},
+    {"delayNs": 12000000, "text": "s", "finishReason": "STOP", "usage": {"promptTokens": 4, "responseTokens": 1, "totalTokens": 5}}
+  ],
+  "end": {"kind": "error", "delayNs": 3000000, "message": "the model API answered 503"}
+}"#;
+
+#[test]
+fn a_per_call_tape_is_shown_and_exported() {
+    let dir = TempDir::new("tape");
+    let tape = dir.join("smoke-001.json");
+    std::fs::write(&tape, TAPE).unwrap();
+    let (code, out, err) = reel(&["show", arg(&tape)]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        "tape smoke-001 · model gemini-2.5-flash · recorded 2025-12-10T18:00:00.000Z · sdk reel 0.1.0
+  prompt    \"Name one planet.\"
+  chunk 1   +0.150s  \"Mar\"
+  chunk 2   +0.162s  \"s\" · STOP
+  answer    \"Mars\"
+  end       failed 0.003s after the last chunk: the model API answered 503
+"
+    );
+    let (code, out, _) = reel(&["export", arg(&tape)]);
+    assert_eq!(code, 0);
+    let trace: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(trace["traceName"], "smoke-001");
+    let response = &trace["entries"][1];
+    assert_eq!(
+        (
+            &response["text"],
+            &response["chunks"],
+            &response["timeToFirstTokenMs"],
+            &response["error"]
+        ),
+        (
+            &serde_json::json!("Mars"),
+            &serde_json::json!(["Mar", "s"]),
+            &serde_json::json!(150),
+            &serde_json::json!("failed 0.003s after the last chunk: the model API answered 503")
+        )
+    );
+    assert_eq!(trace["entries"][0]["prompt"], "Name one planet.");
+}
