@@ -5,66 +5,137 @@
 //! `<testcase>` per case (its `classname` the recording's name). A failed case is a
 //! `<failure>` whose message gives the score and the threshold and whose text is the
 //! detail; a case error is an `<error>`; a recording that cannot be read is a test suite
-//! holding one `<error>` case, `read`. Written by `quick-junit` (the writer `reel replay
-//! --junit` uses), which escapes XML's specials and drops the characters XML cannot hold.
+//! holding one `<error>` case, `read`. A passed case's score and detail are its
+//! `<system-out>`. No times: the same report gives the same bytes. Text is escaped by
+//! [`escape`] (XML's specials as entities, characters XML cannot hold dropped).
 
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use std::fmt::Write as _;
 
+use super::xml::escape;
 use crate::report::{CaseOutcome, EvaluationReport};
+
+/// One `<testcase>`: its name, class, and what it holds.
+struct Case {
+    name: String,
+    class: String,
+    body: Body,
+}
+
+enum Body {
+    Passed {
+        out: String,
+    },
+    Failed {
+        message: String,
+        kind: String,
+        text: String,
+    },
+    Error {
+        message: String,
+        kind: String,
+    },
+}
 
 /// `report` as JUnit XML, ending with a newline.
 pub fn to_junit(report: &EvaluationReport) -> String {
-    let mut junit = Report::new(report.suite.as_str());
+    let mut suites: Vec<(String, Vec<Case>)> = Vec::new();
     for recording in &report.recordings {
-        let mut suite = TestSuite::new(recording.path.as_str());
+        let mut cases = Vec::new();
         if let Some(error) = &recording.error {
-            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-            status
-                .set_message(error.as_str())
-                .set_type("unreadable recording");
-            let mut case = TestCase::new("read", status);
-            case.set_classname(recording.name.as_str());
-            suite.add_test_case(case);
+            cases.push(Case {
+                name: "read".to_owned(),
+                class: recording.name.clone(),
+                body: Body::Error {
+                    message: error.clone(),
+                    kind: "unreadable recording".to_owned(),
+                },
+            });
         }
         for result in &recording.cases {
             let score = result
                 .score
                 .map_or_else(|| "no score".to_owned(), |s| format!("score {s}"));
-            let status = match result.outcome {
-                CaseOutcome::Passed => TestCaseStatus::success(),
-                CaseOutcome::Failed => {
-                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    status
-                        .set_message(format!("{score} below threshold {}", result.threshold))
-                        .set_type(result.criterion.as_str())
-                        .set_description(result.detail.as_str());
-                    status
-                }
-                CaseOutcome::Error => {
-                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-                    status
-                        .set_message(result.detail.as_str())
-                        .set_type(result.criterion.as_str());
-                    status
-                }
+            let body = match result.outcome {
+                CaseOutcome::Passed => Body::Passed {
+                    out: format!(
+                        "{score} (threshold {}): {}",
+                        result.threshold, result.detail
+                    ),
+                },
+                CaseOutcome::Failed => Body::Failed {
+                    message: format!("{score} below threshold {}", result.threshold),
+                    kind: result.criterion.clone(),
+                    text: result.detail.clone(),
+                },
+                CaseOutcome::Error => Body::Error {
+                    message: result.detail.clone(),
+                    kind: result.criterion.clone(),
+                },
             };
-            let mut case = TestCase::new(result.case.as_str(), status);
-            case.set_classname(recording.name.as_str());
-            if result.outcome == CaseOutcome::Passed {
-                case.set_system_out(format!(
-                    "{score} (threshold {}): {}",
-                    result.threshold, result.detail
-                ));
-            }
-            suite.add_test_case(case);
+            cases.push(Case {
+                name: result.case.clone(),
+                class: recording.name.clone(),
+                body,
+            });
         }
-        junit.add_test_suite(suite);
+        suites.push((recording.path.clone(), cases));
     }
-    // Serializing into memory does not fail: quick-junit's writer errors come from the
-    // writer, and a Vec<u8> never refuses bytes.
-    let mut text = junit.to_string().unwrap_or_default();
-    if !text.ends_with('\n') {
-        text.push('\n');
+    let count = |cases: &[Case], f: fn(&Body) -> bool| cases.iter().filter(|c| f(&c.body)).count();
+    let failed = |b: &Body| matches!(b, Body::Failed { .. });
+    let errored = |b: &Body| matches!(b, Body::Error { .. });
+    let all: Vec<&Case> = suites.iter().flat_map(|(_, cases)| cases).collect();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    // Writing to a String cannot fail; the results of `writeln!` are ignored below.
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">",
+        escape(&report.suite),
+        all.len(),
+        all.iter().filter(|c| failed(&c.body)).count(),
+        all.iter().filter(|c| errored(&c.body)).count()
+    );
+    for (name, cases) in &suites {
+        let _ = writeln!(
+            out,
+            "    <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">",
+            escape(name),
+            cases.len(),
+            count(cases, failed),
+            count(cases, errored)
+        );
+        for case in cases {
+            let _ = write!(
+                out,
+                "        <testcase name=\"{}\" classname=\"{}\">\n            ",
+                escape(&case.name),
+                escape(&case.class)
+            );
+            let _ = match &case.body {
+                Body::Passed { out: text } => {
+                    writeln!(out, "<system-out>{}</system-out>", escape(text))
+                }
+                Body::Failed {
+                    message,
+                    kind,
+                    text,
+                } => writeln!(
+                    out,
+                    "<failure message=\"{}\" type=\"{}\">{}</failure>",
+                    escape(message),
+                    escape(kind),
+                    escape(text)
+                ),
+                Body::Error { message, kind } => writeln!(
+                    out,
+                    "<error message=\"{}\" type=\"{}\"/>",
+                    escape(message),
+                    escape(kind)
+                ),
+            };
+            out.push_str("        </testcase>\n");
+        }
+        out.push_str("    </testsuite>\n");
     }
-    text
+    out.push_str("</testsuites>\n");
+    out
 }
