@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use super::xml::escape;
+use super::xml::{escape, escape_attr};
 use crate::report::{CaseOutcome, EvaluationReport};
 
 /// One `<testcase>`: its name, class, and what it holds.
@@ -89,7 +89,7 @@ pub fn to_junit(report: &EvaluationReport) -> String {
     let _ = writeln!(
         out,
         "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">",
-        escape(&report.suite),
+        escape_attr(&report.suite),
         all.len(),
         all.iter().filter(|c| failed(&c.body)).count(),
         all.iter().filter(|c| errored(&c.body)).count()
@@ -98,7 +98,7 @@ pub fn to_junit(report: &EvaluationReport) -> String {
         let _ = writeln!(
             out,
             "    <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">",
-            escape(name),
+            escape_attr(name),
             cases.len(),
             count(cases, failed),
             count(cases, errored)
@@ -107,8 +107,8 @@ pub fn to_junit(report: &EvaluationReport) -> String {
             let _ = write!(
                 out,
                 "        <testcase name=\"{}\" classname=\"{}\">\n            ",
-                escape(&case.name),
-                escape(&case.class)
+                escape_attr(&case.name),
+                escape_attr(&case.class)
             );
             let _ = match &case.body {
                 Body::Passed { out: text } => {
@@ -121,15 +121,15 @@ pub fn to_junit(report: &EvaluationReport) -> String {
                 } => writeln!(
                     out,
                     "<failure message=\"{}\" type=\"{}\">{}</failure>",
-                    escape(message),
-                    escape(kind),
+                    escape_attr(message),
+                    escape_attr(kind),
                     escape(text)
                 ),
                 Body::Error { message, kind } => writeln!(
                     out,
                     "<error message=\"{}\" type=\"{}\"/>",
-                    escape(message),
-                    escape(kind)
+                    escape_attr(message),
+                    escape_attr(kind)
                 ),
             };
             out.push_str("        </testcase>\n");

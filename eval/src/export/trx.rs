@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::xml::{escape, guid};
+use super::xml::{escape, escape_attr, guid};
 use crate::report::{CaseOutcome, EvaluationReport};
 
 /// The test type of unit tests, as TRX names it.
@@ -71,7 +71,7 @@ pub fn to_trx(report: &EvaluationReport) -> String {
         out,
         "<TestRun id=\"{}\" name=\"{}\" xmlns=\"http://microsoft.com/schemas/VisualStudio/TeamTest/2010\">",
         guid(&[report.suite.as_str(), "run"]),
-        escape(&format!("reel eval {}", report.suite))
+        escape_attr(&format!("reel eval {}", report.suite))
     );
     out.push_str("  <Results>\n");
     for test in &tests {
@@ -80,7 +80,7 @@ pub fn to_trx(report: &EvaluationReport) -> String {
             "    <UnitTestResult executionId=\"{}\" testId=\"{}\" testName=\"{}\" outcome=\"{}\" testType=\"{UNIT_TEST_TYPE}\" testListId=\"{RESULTS_NOT_IN_A_LIST}\">",
             test.execution,
             test.id,
-            escape(&format!("{}.{}", test.class, test.name)),
+            escape_attr(&format!("{}.{}", test.class, test.name)),
             test.outcome
         );
         out.push_str("      <Output>\n");
@@ -101,11 +101,11 @@ pub fn to_trx(report: &EvaluationReport) -> String {
         let _ = writeln!(
             out,
             "    <UnitTest name=\"{}\" storage=\"reel eval\" id=\"{}\">\n      <Execution id=\"{}\" />\n      <TestMethod codeBase=\"reel eval\" adapterTypeName=\"executor://reel/eval\" className=\"{}\" name=\"{}\" />\n    </UnitTest>",
-            escape(&format!("{}.{}", test.class, test.name)),
+            escape_attr(&format!("{}.{}", test.class, test.name)),
             test.id,
             test.execution,
-            escape(&test.class),
-            escape(&test.name)
+            escape_attr(&test.class),
+            escape_attr(&test.name)
         );
     }
     out.push_str("  </TestDefinitions>\n  <TestEntries>\n");

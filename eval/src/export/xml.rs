@@ -20,6 +20,15 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// [`escape`] for an attribute's value: line breaks and tabs as character references too,
+/// since a parser turns them into spaces in an attribute (XML's value normalization).
+pub fn escape_attr(text: &str) -> String {
+    escape(text)
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+        .replace('\t', "&#9;")
+}
+
 /// A GUID-shaped id derived from `parts` (FNV-1a, twice): the same names give the same id
 /// on every run, so a TRX file is reproducible.
 pub fn guid(parts: &[&str]) -> String {
