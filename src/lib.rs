@@ -11,6 +11,9 @@ pub use reel_actors as actors;
 /// Text agents and their combinators (the `reel-agents` crate): pipelines over `BaseLlm`
 /// that record into cassettes and replay offline.
 pub use reel_agents as agents;
+/// Evaluation over recordings: `E::` suites scored over wire logs, traces and cassettes,
+/// reported as JSON, JUnit XML, Markdown and TRX (the `reel-eval` crate).
+pub use reel_eval as eval;
 pub use reel_extract as extract;
 /// Governed flows as data: the `Flow` value, its monitor, conformance scoring of
 /// recordings (the `reel-flow` crate).

@@ -37,6 +37,7 @@
 
 pub mod cassette;
 pub mod clock;
+pub mod compressed;
 pub mod error;
 pub mod journal;
 mod json_fault;

@@ -11,6 +11,9 @@
 //!     serverContent.modelTurn.parts[0].text: A "It is 21 degrees in Paris.", B "It is 25 degrees in Paris."
 //! ```
 //!
+//! Two agent traces (`*.trace.json`, both) are compared turn by turn instead
+//! ([`super::trace_diff`]).
+//!
 //! Frames are aligned in order and compared by direction and payload (as JSON); close
 //! markers are compared where they fall (see [`reel_replayer::log_diff`]). Exit codes: 0 the
 //! same, 1 different, 2 bad input.
@@ -39,9 +42,10 @@ const WIDTH: usize = 120;
 /// Arguments of `reel diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The first wire log (`-`: standard input, for one of the two).
+    /// The first wire log (`-`: standard input, for one of the two), or agent trace
+    /// (`*.trace.json`, compared turn by turn with another trace).
     a: String,
-    /// The second wire log (`-`: standard input, for one of the two).
+    /// The second wire log (`-`: standard input, for one of the two), or agent trace.
     b: String,
     /// Print one JSON document instead of text.
     #[arg(long)]
@@ -54,6 +58,9 @@ pub struct DiffArgs {
 
 /// Compares the logs; exit 1 when they differ.
 pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
+    if super::trace_diff::both_traces(&args.a, &args.b) {
+        return super::trace_diff::run(&args.a, &args.b, args.json);
+    }
     one_stdin([args.a.as_str(), args.b.as_str()])?;
     let progress = Progress::start("comparing");
     let a = WireInput::open(&args.a)?

@@ -214,6 +214,17 @@ pub enum CliError {
         /// What is wrong with it.
         source: reel_flow::FlowError,
     },
+    /// `reel eval`: a suite that cannot run, inputs that hold no recording.
+    #[error("{0}")]
+    Eval(#[from] reel_eval::EvalError),
+    /// `reel eval`: the judge's cassette or model cannot be opened.
+    #[error("{path}: the judge: {message}")]
+    Judge {
+        /// The judge's cassette.
+        path: String,
+        /// Why.
+        message: String,
+    },
     /// A report could not be written as JSON.
     #[error("cannot write the report as JSON: {0}")]
     Json(#[from] serde_json::Error),

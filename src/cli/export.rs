@@ -2,6 +2,7 @@
 //! or as OpenTelemetry spans (OTLP/JSON, the GenAI conventions), on
 //! standard output or into a file.
 //!
+//! A per-call tape (`{label}-001.json`) exports as its one call ([`super::llm_tape_file`]).
 //! Both come from [`reel_replayer::export`]; the OTLP ids derive from the recording, so
 //! exporting one file twice gives the same bytes. `--format wav` writes the call's audio
 //! instead (user left, model right, on the session's time axis) into the `-o` file.
@@ -74,7 +75,9 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
         trace_name: args.name.clone().unwrap_or_else(|| trace_name(&args.log)),
         agent_name: args.agent.clone(),
     };
-    let exported = if is_cassette(&args.log) {
+    let exported = if super::llm_tape_file::is_tape(&args.log) {
+        super::llm_tape_file::export(&args.log, options)?
+    } else if is_cassette(&args.log) {
         export_cassette_file(&args.log, options)?
     } else {
         let progress = Progress::start("exporting");
@@ -229,6 +232,8 @@ fn trace_name(log: &str) -> String {
     let file = Path::new(log)
         .file_name()
         .map_or_else(|| log.to_owned(), |f| f.to_string_lossy().into_owned());
+    // `weather.wire.jsonl.gz` is `weather` too.
+    let file = reel_recorder::compressed::without_compression_suffix(&file).to_owned();
     [".wire.jsonl", ".jsonl", ".cassette.json", ".json"]
         .iter()
         .find_map(|suffix| file.strip_suffix(suffix).filter(|stem| !stem.is_empty()))

@@ -11,6 +11,9 @@
 //! corrupt), with a warning on stderr saying how many entries were read and where reading
 //! stopped.
 //!
+//! A compressed input (gzip or Zstandard, told by its first bytes: `X.wire.jsonl.gz`,
+//! `X.journal.jsonl.zst`, or piped) is decompressed as it is read, before any of this.
+//!
 //! Every input is opened once and read once, front to back: the bytes looked at for binary
 //! data are the first bytes the reader then reads. So a pipe works as well as a file
 //! (`reel show <(cat log)`, a FIFO, `-` for standard input); see decision 0023.
@@ -20,6 +23,7 @@ use std::io::{BufReader, Cursor, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use reel_recorder::compressed::decompressing;
 use reel_recorder::journal::StateMutation;
 use reel_recorder::jsonl::{JsonlReader, JsonlWarning};
 use reel_recorder::salvage::{Damage, Salvaged};
@@ -68,11 +72,14 @@ pub fn open_text(path: &str, what: &'static str) -> Result<InputReader, CliError
         path: path.to_owned(),
         source,
     };
-    let mut source: Box<dyn Read + Send> = if path == STDIN {
+    let raw: Box<dyn Read + Send> = if path == STDIN {
         Box::new(std::io::stdin())
     } else {
         Box::new(File::open(path).map_err(read_error)?)
     };
+    // A gzip or Zstandard recording (`.wire.jsonl.gz`, `.zst`, or piped) is read as the
+    // text it holds: the compression is told by its first bytes.
+    let mut source = decompressing(raw).map_err(read_error)?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut source)
         .take(SNIFF_BYTES as u64)

@@ -9,10 +9,12 @@ mod decode;
 mod demo;
 mod diff;
 mod error;
+mod eval;
 mod export;
 mod flow;
 mod input;
 mod junit;
+mod llm_tape_file;
 mod logging;
 mod progress;
 mod replay;
@@ -26,6 +28,7 @@ mod studio;
 pub(crate) mod terminal;
 mod time;
 mod trace;
+mod trace_diff;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -57,7 +60,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Show a wire log as a timeline, one line per frame.
     Show(show::ShowArgs),
-    /// The first divergence between two wire logs, with context (exit 1 if they differ).
+    /// The first divergence between two wire logs (or two agent traces, turn by turn), with
+    /// context (exit 1 if they differ).
     Diff(diff::DiffArgs),
     /// Print the JSON Schemas of the recording formats: wire log, journal, tape, cassette, trace.
     Schema(schema::SchemaArgs),
@@ -66,6 +70,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Export a wire log as an agent trace or as OpenTelemetry spans (OTLP/JSON).
     Export(export::ExportArgs),
+    /// Score recordings against a suite of criteria (`reel eval SUITE DIR`): a report per
+    /// case and recording as Markdown, JSON, JUnit XML or TRX; exit 1 when a case fails.
+    Eval(eval::EvalArgs),
     /// Read agent traces: `reel trace show FILE`.
     Trace(trace::TraceArgs),
     /// Governed flows: score a recorded session against a flow (`reel flow check LOG
@@ -88,6 +95,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Schema(args) => schema::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Export(args) => export::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Flow(args) => flow::run(args),
         Command::Studio(args) => studio::run(args),

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
+use reel_recorder::compressed::without_compression_suffix;
 use serde_json::{Value, json};
 
 use super::input::one_stdin;
@@ -146,7 +147,7 @@ fn expand(inputs: &[String]) -> Result<Vec<String>, CliError> {
     Ok(out)
 }
 
-/// Every `*.wire.jsonl` file below `dir`, at any depth (unreadable directories skipped).
+/// Every `*.wire.jsonl` file (or `*.wire.jsonl.gz`, `.zst`) below `dir`, at any depth (unreadable directories skipped).
 /// A wire log's name on something that is not a regular file (a FIFO, a socket, a device,
 /// a dangling symlink) is skipped with a warning on stderr: reading a FIFO with no writer
 /// would wait for ever.
@@ -161,7 +162,7 @@ fn wire_logs_below(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if path
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with(WIRE_LOG_SUFFIX))
+            .is_some_and(|n| without_compression_suffix(n).ends_with(WIRE_LOG_SUFFIX))
         {
             if std::fs::metadata(&path).is_ok_and(|meta| meta.is_file()) {
                 out.push(path);

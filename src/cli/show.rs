@@ -57,6 +57,9 @@ pub struct ShowArgs {
 /// short list). A `--turn` the log does not have, or a `--kind` no frame (of that turn) has,
 /// is bad input that lists what the log holds.
 pub fn run(args: ShowArgs) -> Result<ExitCode, CliError> {
+    if args.html.is_none() && super::llm_tape_file::is_tape(&args.log) {
+        return super::llm_tape_file::show(&args.log, args.json);
+    }
     if let Some(out) = &args.html {
         return html(&args.log, out);
     }

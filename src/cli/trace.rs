@@ -13,13 +13,17 @@
 //!
 //! Turns are numbered from 1, as `reel show --turn` numbers them. `--json` prints the
 //! same as one JSON object: each turn's request and response as the trace holds them.
+//! `--prices FILE` adds the trace's cost (`reel_eval::PriceTable`): a `cost` line after the
+//! performance block, a `cost` object in the JSON.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use reel_eval::{Cost, PriceTable};
+use reel_recorder::compressed;
 use reel_recorder::trace::{
-    AgentTrace, TraceError, TracePerformance, TraceRequest, TraceResponse, read_trace,
+    AgentTrace, TraceError, TracePerformance, TraceRequest, TraceResponse, parse_trace,
 };
 use reel_replayer::summary::ToolCallSummary;
 use serde::Serialize;
@@ -48,13 +52,22 @@ struct ShowArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// A price table (JSON: `currency`, and per model `promptPerMillion` and
+    /// `completionPerMillion`): the trace's cost, its tokens × the prices.
+    #[arg(long, value_name = "FILE")]
+    prices: Option<String>,
 }
 
 /// Runs the subcommand. A trace that cannot be read ends it with exit code 2 and one line
 /// on stderr naming the file and, when the content is at fault, the JSON path.
 pub fn run(args: TraceArgs) -> Result<ExitCode, CliError> {
     let TraceCommand::Show(args) = args.command;
-    let trace = match read_trace(&args.file) {
+    let prices = args
+        .prices
+        .as_ref()
+        .map(PriceTable::from_json_file)
+        .transpose()?;
+    let trace = match read_any_trace(&args.file) {
         Ok(trace) => trace,
         Err(TraceError::Io { source, .. }) => {
             return Err(CliError::Read {
@@ -67,15 +80,28 @@ pub fn run(args: TraceArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(2));
         }
     };
+    let cost = prices.map(|prices| prices.cost(&trace));
     if args.json {
-        print_stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&ShowJson::of(&trace))?
-        ))?;
+        let mut json = ShowJson::of(&trace);
+        json.cost = cost.as_ref();
+        print_stdout(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
     } else {
-        print_text(&render(&trace))?;
+        let mut text = render(&trace);
+        if let Some(cost) = &cost {
+            line(&mut text, "cost", &cost.to_text());
+        }
+        print_text(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads and checks the trace at `path`, gzip or Zstandard compressed or not.
+pub fn read_any_trace(path: &str) -> Result<AgentTrace, TraceError> {
+    let text = compressed::read_to_string(path).map_err(|source| TraceError::Io {
+        path: path.into(),
+        source,
+    })?;
+    parse_trace(&text, path)
 }
 
 /// `--json`: the trace's header, its turns paired up, its performance block.
@@ -90,6 +116,9 @@ struct ShowJson<'a> {
     captured_at: String,
     turns: Vec<TurnJson<'a>>,
     performance: &'a TracePerformance,
+    /// With `--prices`: what the trace cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<&'a Cost>,
 }
 
 #[derive(Serialize)]
@@ -122,6 +151,7 @@ impl<'a> ShowJson<'a> {
                 })
                 .collect(),
             performance: &trace.performance,
+            cost: None,
         }
     }
 }

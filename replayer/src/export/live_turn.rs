@@ -33,7 +33,11 @@ struct LiveTurn {
     instruction: Option<String>,
     first_output_ms: Option<u64>,
     text: String,
+    /// The answer's text as it streamed: one piece per text frame.
+    text_chunks: Vec<String>,
     transcript_out: String,
+    /// The output transcription as it streamed: one piece per transcription frame.
+    transcript_chunks: Vec<String>,
     audio_ms: f64,
     tool_calls: Vec<TraceToolCall>,
     usage: Option<UsageMetadata>,
@@ -120,10 +124,22 @@ impl LiveTurn {
             finish_reason: self.finish_reason,
             interrupted: self.interrupted,
             incomplete: self.end_ms.is_none(),
+            // The pieces of the answer as they streamed: its text's, or, for an answer in
+            // audio, its transcription's; only when it came in more than one.
+            chunks: if self.text_chunks.is_empty() {
+                several(self.transcript_chunks)
+            } else {
+                several(self.text_chunks)
+            },
             ..TraceResponse::default()
         };
         (request, Some(response))
     }
+}
+
+/// `chunks` when there are two or more; none for an answer in one piece.
+fn several(chunks: Vec<String>) -> Vec<String> {
+    if chunks.len() > 1 { chunks } else { Vec::new() }
 }
 
 fn non_empty(text: String) -> Option<String> {
@@ -271,6 +287,7 @@ impl LiveTurns {
             SessionEvent::TextDelta(text) => {
                 turn.output_at(ms);
                 turn.text.push_str(text);
+                turn.text_chunks.push(text.clone());
             }
             SessionEvent::OutputTranscription {
                 text,
@@ -278,6 +295,7 @@ impl LiveTurns {
             } => {
                 turn.output_at(ms);
                 turn.transcript_out.push_str(text);
+                turn.transcript_chunks.push(text.clone());
             }
             SessionEvent::AudioData(pcm) => {
                 turn.output_at(ms);

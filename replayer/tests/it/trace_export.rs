@@ -483,3 +483,45 @@ fn exports_are_deterministic_and_ids_follow_the_recording() {
     );
     assert_ne!(render(&other).1, render(&session).1);
 }
+
+#[test]
+fn an_answer_that_streamed_in_pieces_keeps_them_as_chunks() {
+    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash"}});
+    let text = |t: &str| content(json!({"modelTurn": {"parts": [{"text": t}]}}));
+    let said = |t: &str| content(json!({"outputTranscription": {"text": t}}));
+    let ask = |t: &str| json!({"clientContent": {"turns": [{"role": "user", "parts": [{"text": t}]}], "turnComplete": true}});
+    let trace = export(&[
+        frame(1, Direction::Out, 0, setup),
+        server(2, 40, json!({"setupComplete": {}})),
+        app(3, 100, ask("Hi")),
+        server(4, 200, text("Hello")),
+        server(5, 210, text(", how")),
+        server(6, 220, text(" can I help?")),
+        server(7, 230, content(json!({"turnComplete": true}))),
+        app(8, 300, ask("Say it")),
+        server(9, 400, said("Sure,")),
+        server(10, 410, said(" here it is.")),
+        server(11, 420, content(json!({"turnComplete": true}))),
+        app(12, 500, ask("Once")),
+        server(13, 600, text("One piece.")),
+        server(14, 610, content(json!({"turnComplete": true}))),
+    ])
+    .trace;
+    let chunks: Vec<Vec<String>> = trace
+        .turns()
+        .iter()
+        .map(|turn| turn.response.unwrap().chunks.clone())
+        .collect();
+    assert_eq!(
+        chunks,
+        [
+            vec![
+                "Hello".to_owned(),
+                ", how".to_owned(),
+                " can I help?".to_owned()
+            ],
+            vec!["Sure,".to_owned(), " here it is.".to_owned()],
+            vec![],
+        ]
+    );
+}
