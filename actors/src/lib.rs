@@ -33,6 +33,7 @@ pub mod events;
 pub mod extract;
 pub(crate) mod fast_lane;
 pub mod fault;
+pub mod govern;
 pub(crate) mod go_away;
 pub mod handle;
 pub mod inbox;

@@ -69,6 +69,11 @@ impl Monitor {
         &self.flow
     }
 
+    /// Whether the monitor governs (refuses calls) or observes.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
     /// The state as the monitor has been told it.
     pub fn state(&self) -> &Map<String, Value> {
         &self.state

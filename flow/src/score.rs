@@ -134,11 +134,8 @@ pub fn score_entries(
             }
             Direction::Out => {
                 for answer in list(&frame, "toolResponse", "functionResponses") {
-                    if answer.get("willContinue") == Some(&Value::Bool(true)) {
-                        continue;
-                    }
-                    if let Some(id) = answer.get("id").and_then(Value::as_str) {
-                        monitor.returned(id, returned_ok(answer.get("response")));
+                    if let Some((id, ok)) = response_outcome(answer) {
+                        monitor.returned(id, ok);
                     }
                 }
             }
@@ -168,6 +165,32 @@ fn list<'a>(frame: &'a Value, message: &str, field: &str) -> impl Iterator<Item 
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+}
+
+/// What one function response (an entry of a `toolResponse` frame's `functionResponses`,
+/// as it is on the wire) says of its call: its id and whether the tool returned without
+/// error. `None` for a background tool's first acknowledgement (`willContinue: true`: the
+/// call has not returned) and for a response without an id. The live wiring
+/// (`reel-fluent`'s `govern`/`observe`) judges the responses it sends with this function
+/// too, so a session and the scoring of its recording agree.
+///
+/// ```
+/// use reel_flow::score::response_outcome;
+/// use serde_json::json;
+///
+/// let ok = json!({"id": "c1", "name": "charge_card", "response": {"charged": true}});
+/// assert_eq!(response_outcome(&ok), Some(("c1", true)));
+/// let failed = json!({"id": "c2", "name": "charge_card", "response": {"error": "declined"}});
+/// assert_eq!(response_outcome(&failed), Some(("c2", false)));
+/// let ack = json!({"id": "c3", "response": {"status": "running"}, "willContinue": true});
+/// assert_eq!(response_outcome(&ack), None);
+/// ```
+pub fn response_outcome(answer: &Value) -> Option<(&str, bool)> {
+    if answer.get("willContinue") == Some(&Value::Bool(true)) {
+        return None;
+    }
+    let id = answer.get("id").and_then(Value::as_str)?;
+    Some((id, returned_ok(answer.get("response"))))
 }
 
 /// Whether a function response says the tool returned without error.

@@ -51,6 +51,8 @@ pub(crate) struct Plan {
     pub(crate) dispatcher: Option<ToolDispatcher>,
     phases: Option<PhaseMachine>,
     reactive: Option<Reactive>,
+    /// The flow the session is governed (or observed) with, compiled.
+    pub(crate) gate: Option<(reel_flow::CompiledFlow, reel_flow::Mode)>,
     state: Option<State>,
     fast: FastCallbacks,
     control: ControlCallbacks,
@@ -93,6 +95,7 @@ impl LiveBuilder {
         let phases = self.phases.machine()?;
         let extractors = self.extractors.checked()?;
         let reactive = self.reactive.checked(&self.extractors.fields())?;
+        let gate = self.governing.checked()?;
         let persistence = self.persistence.checked(self.recording.wire_path())?;
         let live_cassette = self.llm.live_cassette(self.recording.wire_path())?;
         check_audio(&self.options, &self.config)?;
@@ -132,6 +135,7 @@ impl LiveBuilder {
             dispatcher,
             phases,
             reactive,
+            gate,
             state: self.state.clone(),
             fast: self.fast.clone(),
             control: self.control.clone(),
@@ -193,6 +197,9 @@ impl Plan {
         }
         if let Some(reactive) = self.reactive {
             session = session.reactor(Box::new(reactive));
+        }
+        if let Some((flow, mode)) = self.gate {
+            session = session.gate(Box::new(crate::govern::FlowGate::new(flow, mode)));
         }
         // Before the journal sink: the sink is set on the state the session runs on.
         if let Some(state) = self.state {

@@ -38,6 +38,7 @@ impl ControlLaneState {
                 for (batch, index) in data.batches.running_with_ids(ids) {
                     self.cancel_call(data, batch, index);
                 }
+                self.gate_cancelled(data, ids).await;
                 self.answer_ready(data).await;
                 if let Some(on_cancelled) = &callbacks.on_tool_cancelled {
                     self.within("on_tool_cancelled", on_cancelled.run(ids.clone()))
@@ -100,6 +101,8 @@ impl ControlLaneState {
         }
         self.flush_signals(data, ts_ms, force_flush).await;
         self.react_to_event(data, event, ts_ms).await;
+        // The gate sees what the event changed; its status is published when it moved.
+        self.gate_refresh(data).await;
         if matches!(event, SessionEvent::TurnComplete { .. }) {
             // The turn boundary's snapshot, once the turn's `session:` keys are written.
             self.save_snapshot(data);

@@ -43,9 +43,12 @@ impl ControlLaneState {
         if record {
             data.pending.record_responses(&responses);
         }
+        // The gate is told what goes out, as it goes out (before it is handed on).
+        self.gate_responses(data, &responses).await;
         if self.writer.send_tool_response(responses).is_err() {
             tracing::warn!("the session ended before the tool responses could be sent");
         }
+        self.gate_publish(data).await;
     }
 
     /// The turn pipeline's instruction step: the template's text, else (after a
