@@ -18,9 +18,13 @@
 //!   out on the wire (its JSON), so the gate judges "returned without error" from exactly
 //!   what a recording holds;
 //! - a `toolCallCancellation`: [`ToolGate::cancelled`] for each id;
-//! - a turn boundary: [`ToolGate::steering`] (the text delivered as a context turn of the
-//!   boundary's one context frame, when it changed) and [`ToolGate::unmet`] (counted as
-//!   unmet needs by the repair machinery: a nudge, then the escalation).
+//! - a turn boundary: [`ToolGate::unmet`] (counted as unmet needs by the repair
+//!   machinery: a nudge in the boundary's one context frame, then the escalation) and
+//!   [`ToolGate::steering`], delivered as the steering mode delivers per-turn context:
+//!   under `SteeringMode::InstructionUpdate` after the system instruction (re-sent when it
+//!   changed), under `ContextInjection` and `Hybrid` as a context turn of the boundary's
+//!   one context frame (when it changed), which `ContextDelivery` sends at once or with the
+//!   application's next send.
 //!
 //! After each, the lane writes what [`ToolGate::published`] returns into the state.
 //!

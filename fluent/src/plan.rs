@@ -171,9 +171,10 @@ impl LiveBuilder {
 }
 
 impl Plan {
-    /// Whether the phases steer the conversation (`PhaseMachine::converses`).
+    /// Whether the phases steer the conversation (`PhaseMachine::converses`), or a flow
+    /// does (`govern`/`observe`): the greeting then goes after the first steering.
     pub(crate) fn steers(&self) -> bool {
-        self.phases.as_ref().is_some_and(PhaseMachine::converses)
+        self.phases.as_ref().is_some_and(PhaseMachine::converses) || self.gate.is_some()
     }
 
     /// The runtime's builder for this plan at `endpoint`, recording into `recorders`.

@@ -26,6 +26,8 @@ impl ControlLaneState {
                 // First: a reconnect's setup carried the starting instruction.
                 self.restore_instruction(data);
                 self.enter_initial_phase(data).await;
+                // A governed flow's steering for the first turn, before `connect` returns.
+                self.gate_enter(data).await;
                 self.peers.pending_context.entered();
                 self.announce_resume(data).await;
                 if let Some(on_connected) = &callbacks.on_connected {

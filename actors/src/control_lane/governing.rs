@@ -22,6 +22,9 @@ pub(crate) struct GateProgress {
     last_steering: Option<String>,
     /// How long the gate's requirements have gone unmet.
     needs: NeedsFulfillment,
+    /// Whether the first connection's steering went out (a reconnect does not send it
+    /// again: the conversation goes on where it was).
+    entered: bool,
 }
 
 impl GateProgress {
@@ -31,6 +34,7 @@ impl GateProgress {
             cursor: state.mutation_cursor(),
             last_steering: None,
             needs: NeedsFulfillment::default(),
+            entered: false,
         }
     }
 }
@@ -130,9 +134,33 @@ impl ControlLaneState {
         self.gate_publish(data).await;
     }
 
+    /// The first connection is up: the gate's status is published and its steering for
+    /// the first turn goes out as the steering mode delivers it (after the instruction, or
+    /// as a context turn).
+    pub(crate) async fn gate_enter(&self, data: &mut ControlData) {
+        if data.gate.is_none() || data.governing.entered {
+            return;
+        }
+        data.governing.entered = true;
+        self.gate_refresh(data).await;
+        let Some(text) = data.gate.as_ref().and_then(|gate| gate.steering()) else {
+            return;
+        };
+        if data.conversation.steering.modifiers_as_context() {
+            data.governing.last_steering = Some(text.clone());
+            let mut batch = ContextBatch::default();
+            batch.push(text);
+            self.deliver_context(data, batch);
+        } else {
+            self.instruction_step(data, false);
+        }
+    }
+
     /// The turn boundary's governance: the unmet requirements counted by the repair
-    /// machinery (a nudge added to `batch`, or the escalation latched), then the steering
-    /// text, added when it changed since it was last sent.
+    /// machinery (a nudge added to `batch`, or the escalation latched), then — when the
+    /// steering mode sends per-turn context as context turns (`ContextInjection`,
+    /// `Hybrid`) — the steering text, added when it changed since it was last sent. Under
+    /// `InstructionUpdate` the instruction step bakes it into the system instruction.
     pub(crate) async fn gate_turn(&self, data: &mut ControlData, batch: &mut ContextBatch) {
         if data.gate.is_none() {
             return;
@@ -162,7 +190,10 @@ impl ControlLaneState {
             }
             None => {}
         }
-        if let Some(text) = steering
+        // Under `InstructionUpdate` the text follows the instruction (the instruction
+        // step); else it is a context turn, sent when it changed.
+        if data.conversation.steering.modifiers_as_context()
+            && let Some(text) = steering
             && data.governing.last_steering.as_ref() != Some(&text)
         {
             data.governing.last_steering = Some(text.clone());

@@ -81,6 +81,18 @@ impl ControlLaneState {
                 None => None,
             },
         };
+        // A governed flow's steering, under `InstructionUpdate`, follows the instruction
+        // (the flow's share of the turn's context, as modifiers are baked in): re-sent
+        // when the active steps' text changed, and taken out when no step has any.
+        let composed = match &data.gate {
+            Some(gate) if !data.conversation.steering.modifiers_as_context() => {
+                let base = composed
+                    .or_else(|| self.phase_instruction(data))
+                    .or_else(|| data.base_instruction.clone());
+                amended(base, gate.steering())
+            }
+            _ => composed,
+        };
         if let Some(text) = composed {
             self.send_instruction_if_changed(data, text);
         }

@@ -46,6 +46,7 @@ fn debt_flow() -> Flow {
 fn chain(charges: Arc<AtomicUsize>) -> LiveBuilder {
     Live::builder()
         .text_only()
+        .instruction("You collect debts politely.")
         .tool(SimpleTool::new(
             "lookup_account",
             "Looks the caller's account up.",
@@ -87,6 +88,13 @@ async fn send(conn: &mut reel_actors::testing::ServerConn, frame: &Value) {
     conn.send_json(frame).await;
 }
 
+/// The first turn's steering: the `verify` step's posture after the instruction.
+fn entry_instruction() -> Value {
+    json!({"contextUpdate": {"systemInstruction": {"parts": [{
+        "text": "You collect debts politely.\n\nVerify the caller's identity before anything else."
+    }]}}})
+}
+
 fn call(id: &str, name: &str) -> Value {
     json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": {}}]}})
 }
@@ -111,6 +119,7 @@ async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and
     let (handle, mut conn, _) = accepted(builder, &mut server, Duration::ZERO).await;
     let flow = handle.flow().expect("a governed session has a flow");
     assert_eq!(flow.verdict("verify"), Some(Verdict::Active));
+    assert_eq!(conn.recv_json().await, entry_instruction());
 
     // Not before the promise to pay: refused, never run, the model told why.
     send(&mut conn, &call("c1", "charge_card")).await;
@@ -127,15 +136,15 @@ async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and
         conn.recv_json().await,
         response("c2", "lookup_account", json!({"found": true}))
     );
-    // The turn boundary: the active step's posture and ground line, as one context turn.
+    // The turn boundary: the active step's posture and ground line follow the instruction
+    // (the default steering mode, `InstructionUpdate`).
     send(&mut conn, &text("You're verified.")).await;
     send(&mut conn, &turn_complete()).await;
     assert_eq!(
         conn.recv_json().await,
-        json!({"clientContent": {
-            "turns": [{"role": "model", "parts": [{"text": "Negotiate an affordable payment.\nBalance due: 120"}]}],
-            "turnComplete": false
-        }})
+        json!({"contextUpdate": {"systemInstruction": {"parts": [{
+            "text": "You collect debts politely.\n\nNegotiate an affordable payment.\nBalance due: 120"
+        }]}}})
     );
     until_turn_complete(&mut events).await;
     send(&mut conn, &call("c3", "confirm_plan")).await;
@@ -156,7 +165,7 @@ async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and
         response(
             "c5",
             "charge_card",
-            json!({"error": "tool `charge_card` was refused by the flow: \"charge_card\" may run once and already ran (frame 12)"})
+            json!({"error": "tool `charge_card` was refused by the flow: \"charge_card\" may run once and already ran (frame 13)"})
         )
     );
     send(&mut conn, &text("Paid, thank you.")).await;
@@ -173,7 +182,7 @@ async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and
             "active": [],
             "done": ["verify", "negotiate", "close"],
             "blocked_tools": {
-                "charge_card": "\"charge_card\" may run once and already ran (frame 12)",
+                "charge_card": "\"charge_card\" may run once and already ran (frame 13)",
                 "lookup_account": "\"lookup_account\" is not allowed by any active step (no step is active)"
             },
             "missing_requirements": [],
@@ -191,8 +200,8 @@ async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and
     assert_eq!(
         violations,
         [
-            (3, Some("c1".to_owned()), "charge_card".to_owned()),
-            (14, Some("c5".to_owned()), "charge_card".to_owned()),
+            (4, Some("c1".to_owned()), "charge_card".to_owned()),
+            (15, Some("c5".to_owned()), "charge_card".to_owned()),
         ]
     );
     assert_eq!(
@@ -269,6 +278,7 @@ async fn an_observed_session_runs_what_the_flow_would_refuse_and_records_the_vio
     let builder = chain(Arc::clone(&charges)).observe(debt_flow());
     let mut server = ScriptedServer::bind().await;
     let (handle, mut conn, _) = accepted(builder, &mut server, Duration::ZERO).await;
+    assert_eq!(conn.recv_json().await, entry_instruction());
     send(&mut conn, &call("c1", "charge_card")).await;
     assert_eq!(
         conn.recv_json().await,
@@ -285,7 +295,7 @@ async fn an_observed_session_runs_what_the_flow_would_refuse_and_records_the_vio
     assert_eq!(
         violations,
         [(
-            3,
+            4,
             "\"charge_card\" is forbidden until is_true(ptp_confirmed)".to_owned()
         )]
     );
@@ -319,4 +329,68 @@ async fn a_flow_that_does_not_compile_is_refused_when_the_chain_is_checked() {
         "invalid flow: never(\"charge_card\").until(..) waits for done(\"missing\"), which is not a \
          step of the flow: the tool would be forbidden forever; declare the step or fix the name"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn under_context_injection_the_posture_is_a_context_turn_and_an_unmet_requirement_is_nudged()
+{
+    let flow = Flow::new()
+        .step("verify")
+        .posture("Verify the caller's identity before anything else.")
+        .ground("Verified: {identity_verified?yes:no}")
+        .allow(["lookup_account"])
+        .done(Guard::is_true("identity_verified"))
+        .require(["verify"]);
+    let builder = chain(Arc::default())
+        .steering_mode(reel_fluent::SteeringMode::ContextInjection)
+        .govern(flow);
+    let mut events = builder.subscribe();
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(builder, &mut server, Duration::ZERO).await;
+    let context = |text: &str, prompt: bool| {
+        json!({"clientContent": {
+            "turns": [{"role": "model", "parts": [{"text": text}]}],
+            "turnComplete": prompt
+        }})
+    };
+    // The first turn's steering: a context turn, the instruction left as it is.
+    assert_eq!(
+        conn.recv_json().await,
+        context(
+            "Verify the caller's identity before anything else.\nVerified: no",
+            false
+        )
+    );
+    // Turn 1: unmet once, nothing to say (the steering did not change).
+    send(&mut conn, &text("Hello.")).await;
+    send(&mut conn, &turn_complete()).await;
+    until_turn_complete(&mut events).await;
+    // Turn 2: unmet twice, the first nudge, which asks the model to answer.
+    send(&mut conn, &text("How can I help?")).await;
+    send(&mut conn, &turn_complete()).await;
+    assert_eq!(
+        conn.recv_json().await,
+        context("I still need to collect: verify.", true)
+    );
+    // Turn 3: the second nudge.
+    send(&mut conn, &text("Anything else?")).await;
+    send(&mut conn, &turn_complete()).await;
+    assert_eq!(
+        conn.recv_json().await,
+        context("I still need to collect: verify.", false)
+    );
+    // Turn 4: the escalation is latched.
+    send(&mut conn, &text("Goodbye.")).await;
+    send(&mut conn, &turn_complete()).await;
+    until_turn_complete(&mut events).await;
+    until_turn_complete(&mut events).await;
+    until_turn_complete(&mut events).await;
+    assert_eq!(handle.state().get_raw("repair:escalation"), Some(json!(true)));
+    assert_eq!(
+        handle.state().get_raw("repair:unfulfilled"),
+        Some(json!(["verify"]))
+    );
+    assert_eq!(handle.flow().unwrap().unmet_requirements(), ["verify"]);
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
 }
