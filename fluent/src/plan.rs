@@ -91,11 +91,14 @@ impl LiveBuilder {
         discovered: &[Discovered],
         pending: bool,
     ) -> Result<Plan, BuildError> {
-        let dispatcher = self.tools.dispatcher(discovered, pending)?;
+        let gate = self.governing.checked()?;
+        let confirmed: Vec<String> = gate.as_ref().map_or_else(Vec::new, |(flow, _)| {
+            flow.confirmed_tools().into_iter().map(str::to_owned).collect()
+        });
+        let dispatcher = self.tools.dispatcher(discovered, pending, &confirmed)?;
         let phases = self.phases.machine()?;
         let extractors = self.extractors.checked()?;
         let reactive = self.reactive.checked(&self.extractors.fields())?;
-        let gate = self.governing.checked()?;
         let persistence = self.persistence.checked(self.recording.wire_path())?;
         let live_cassette = self.llm.live_cassette(self.recording.wire_path())?;
         check_audio(&self.options, &self.config)?;
@@ -163,7 +166,7 @@ impl LiveBuilder {
             .into_iter()
             .map(str::to_owned)
             .collect();
-        if let Some(dispatcher) = self.tools.dispatcher(&[], true)? {
+        if let Some(dispatcher) = self.tools.dispatcher(&[], true, &[])? {
             names.extend(dispatcher.names());
         }
         Ok(names)

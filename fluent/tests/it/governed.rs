@@ -394,3 +394,48 @@ async fn under_context_injection_the_posture_is_a_context_turn_and_an_unmet_requ
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_commit_tool_is_marked_for_confirmation() {
+    let flow = || {
+        Flow::new()
+            .step("pay")
+            .done(Guard::called_ok("charge_card"))
+            .commit("charge_card", Guard::is_true("ptp_confirmed"))
+    };
+    // Without a provider the chain is refused: a commit tool never runs unconfirmed.
+    let error = chain(Arc::default()).govern(flow()).validate().unwrap_err();
+    assert!(
+        matches!(&error, reel_fluent::BuildError::ConfirmationWithoutProvider { tools } if tools == &["charge_card"]),
+        "{error:?}"
+    );
+    let charges = Arc::new(AtomicUsize::new(0));
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let builder = chain(Arc::clone(&charges))
+        .govern(flow())
+        .confirmation_provider(Arc::new(move |request: reel_tools::ConfirmationRequest| {
+            seen.lock().unwrap().push(request.message.clone());
+            async { reel_tools::ToolConfirmation::denied("the caller hung up") }
+        }));
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(builder, &mut server, Duration::ZERO).await;
+    send(&mut conn, &call("c1", "confirm_plan")).await;
+    conn.recv_json().await;
+    send(&mut conn, &call("c2", "charge_card")).await;
+    assert_eq!(
+        conn.recv_json().await,
+        response(
+            "c2",
+            "charge_card",
+            json!({"error": "the user did not confirm `charge_card`: the caller hung up"})
+        )
+    );
+    assert_eq!(charges.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        *asked.lock().unwrap(),
+        ["The flow commits `charge_card`: run it?"]
+    );
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+}
