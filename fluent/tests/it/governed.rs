@@ -270,6 +270,42 @@ async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and
         .await;
     assert!(outcome.is_clean(), "{}", outcome.verdict());
     assert_eq!(replay_charges.load(Ordering::SeqCst), 1);
+
+    // A changed flow (`charge_card` neither step-gated nor forbidden until the promise):
+    // the replay admits the first charge the session refused, and shows it where it
+    // happened — the refused call's response.
+    let loosened = Flow::new()
+        .step("verify")
+        .posture("Verify the caller's identity before anything else.")
+        .allow(["lookup_account"])
+        .done(Guard::is_true("identity_verified"))
+        .step("negotiate")
+        .after("verify")
+        .posture("Negotiate an affordable payment.")
+        .ground("Balance due: {balance}")
+        .done(Guard::called_ok("charge_card"))
+        .step("close")
+        .after("negotiate")
+        .terminal()
+        .once("charge_card")
+        .require(["close"]);
+    let outcome = chain(Arc::default())
+        .govern(loosened)
+        .replay(&log)
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert!(!outcome.is_clean());
+    let first = outcome.divergences.first().unwrap();
+    assert_eq!(
+        first.to_string(),
+        "frame 5: the replayed frame differs\n  \
+         toolResponse.functionResponses[0].response.error: expected \"tool `charge_card` was \
+         refused by the flow: \\\"charge_card\\\" is forbidden until is_true(ptp_confirmed)\", \
+         actual (absent)\n  \
+         toolResponse.functionResponses[0].response.charged: expected (absent), actual 120"
+    );
 }
 
 #[tokio::test(start_paused = true)]
