@@ -340,6 +340,14 @@ impl Monitor {
         }
     }
 
+    /// The call `call_id` may have run but its result was lost (the runtime answered it
+    /// with an error after a failure of its own): it is no longer in flight, it does not
+    /// count as `called_ok`, and a `once` tool it spent stays spent — the tool may have
+    /// done its work, so it must not run again.
+    pub fn lost(&mut self, call_id: &str) {
+        self.in_flight.remove(call_id);
+    }
+
     /// The calls the flow refused (or, observing, would have), in order.
     pub fn violations(&self) -> &[Violation] {
         &self.violations

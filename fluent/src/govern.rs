@@ -6,7 +6,7 @@
 //! The monitor is fed what the control lane sees, in the lane's order: every state
 //! mutation (journal order), each tool call with the sequence number of the frame that
 //! carried it, each function response as it goes out on the wire (judged by
-//! [`reel_flow::score::response_outcome`], the scorer's own definition), each
+//! [`reel_flow::score::apply_response`], the scorer's own definition), each
 //! cancellation. So a live session and `reel flow check` of its recording reach the same
 //! violations and the same verdicts.
 
@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use reel_actors::LiveHandle;
 use reel_actors::govern::{GateVerdict, ToolGate};
 use reel_actors::state::{State, StateMutation};
-use reel_flow::score::response_outcome;
+use reel_flow::score::apply_response;
 use reel_flow::{CompiledFlow, Flow, FlowExplanation, Mode, Monitor, Verdict, Violation};
 use serde_json::Value;
 
@@ -188,9 +188,7 @@ impl ToolGate for FlowGate {
     }
 
     fn returned(&mut self, response: &Value) {
-        if let Some((id, ok)) = response_outcome(response) {
-            lock(&self.monitor).returned(id, ok);
-        }
+        apply_response(&mut lock(&self.monitor), response);
     }
 
     fn cancelled(&mut self, call_id: &str) {

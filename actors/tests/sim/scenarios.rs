@@ -36,6 +36,7 @@ fn steady_stream(texts: u32, faults: Vec<Fault>) -> Plan {
         faults,
         disk_ms: 0,
         conversation: None,
+        governed: false,
     }
 }
 
