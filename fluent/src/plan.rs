@@ -93,7 +93,10 @@ impl LiveBuilder {
     ) -> Result<Plan, BuildError> {
         let gate = self.governing.checked()?;
         let confirmed: Vec<String> = gate.as_ref().map_or_else(Vec::new, |(flow, _)| {
-            flow.confirmed_tools().into_iter().map(str::to_owned).collect()
+            flow.confirmed_tools()
+                .into_iter()
+                .map(str::to_owned)
+                .collect()
         });
         let dispatcher = self.tools.dispatcher(discovered, pending, &confirmed)?;
         let phases = self.phases.machine()?;

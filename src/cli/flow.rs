@@ -141,7 +141,13 @@ fn check(args: CheckArgs) -> Result<ExitCode, CliError> {
         };
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
-        print_text(&render(&args, &flow_path, journal.as_deref(), &flow, &score))?;
+        print_text(&render(
+            &args,
+            &flow_path,
+            journal.as_deref(),
+            &flow,
+            &score,
+        ))?;
     }
     Ok(if score.conforms() {
         ExitCode::SUCCESS

@@ -252,7 +252,9 @@ impl App {
             None => builder,
         };
         let builder = if self.governed {
-            builder.gate(Box::new(super::governed::SimGate::new(self.observed.clone())))
+            builder.gate(Box::new(super::governed::SimGate::new(
+                self.observed.clone(),
+            )))
         } else {
             builder
         };

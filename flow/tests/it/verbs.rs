@@ -259,9 +259,7 @@ fn once_stays_spent_by_a_call_whose_result_was_lost_and_is_released_by_one_that_
             .done(Guard::called_ok("charge_card"))
             .once("charge_card")
     };
-    let answer = |id: &str, response: serde_json::Value| {
-        json!({"id": id, "name": "charge_card", "response": response})
-    };
+    let answer = |id: &str, response: serde_json::Value| json!({"id": id, "name": "charge_card", "response": response});
     // A failed charge releases the `once`: the card may be tried again.
     let mut m = monitor(flow());
     m.call(3, Some("c1"), "charge_card").unwrap();

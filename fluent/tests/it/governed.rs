@@ -52,7 +52,9 @@ fn chain(charges: Arc<AtomicUsize>) -> LiveBuilder {
             "Looks the caller's account up.",
             None,
             |_, ctx| async move {
-                ctx.state.set("identity_verified", true).map_err(|e| ctx.fail(e))?;
+                ctx.state
+                    .set("identity_verified", true)
+                    .map_err(|e| ctx.fail(e))?;
                 ctx.state.set("balance", 120).map_err(|e| ctx.fail(e))?;
                 Ok(json!({"found": true}))
             },
@@ -62,7 +64,9 @@ fn chain(charges: Arc<AtomicUsize>) -> LiveBuilder {
             "Records the caller's promise to pay.",
             None,
             |_, ctx| async move {
-                ctx.state.set("ptp_confirmed", true).map_err(|e| ctx.fail(e))?;
+                ctx.state
+                    .set("ptp_confirmed", true)
+                    .map_err(|e| ctx.fail(e))?;
                 Ok(json!({"confirmed": true}))
             },
         ))
@@ -104,8 +108,7 @@ fn response(id: &str, name: &str, response: Value) -> Value {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and_replays_clean()
-{
+async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and_replays_clean() {
     let folder = TempFolder::new("governed");
     let log = folder.join("debt.wire.jsonl");
     let journal = folder.join("debt.journal.jsonl");
@@ -226,7 +229,10 @@ async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and
             ("flow:active".to_owned(), json!(["verify"])),
             ("flow:done".to_owned(), json!(["verify"])),
             ("flow:active".to_owned(), json!(["negotiate"])),
-            ("flow:done".to_owned(), json!(["verify", "negotiate", "close"])),
+            (
+                "flow:done".to_owned(),
+                json!(["verify", "negotiate", "close"])
+            ),
             ("flow:active".to_owned(), json!([])),
         ]
     );
@@ -320,7 +326,11 @@ async fn an_observed_session_runs_what_the_flow_would_refuse_and_records_the_vio
         conn.recv_json().await,
         response("c1", "charge_card", json!({"charged": 120}))
     );
-    assert_eq!(charges.load(Ordering::SeqCst), 1, "observing blocks nothing");
+    assert_eq!(
+        charges.load(Ordering::SeqCst),
+        1,
+        "observing blocks nothing"
+    );
     let flow = handle.flow().unwrap();
     assert_eq!(flow.mode(), reel_flow::Mode::Observe);
     let violations: Vec<(u64, String)> = flow
@@ -421,7 +431,10 @@ async fn under_context_injection_the_posture_is_a_context_turn_and_an_unmet_requ
     until_turn_complete(&mut events).await;
     until_turn_complete(&mut events).await;
     until_turn_complete(&mut events).await;
-    assert_eq!(handle.state().get_raw("repair:escalation"), Some(json!(true)));
+    assert_eq!(
+        handle.state().get_raw("repair:escalation"),
+        Some(json!(true))
+    );
     assert_eq!(
         handle.state().get_raw("repair:unfulfilled"),
         Some(json!(["verify"]))
