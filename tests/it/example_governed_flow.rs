@@ -23,8 +23,7 @@ use std::time::Duration;
 use governed_flow::governed::{Call, converse, governed_collector};
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
-use reel_protocol::decode_client;
-use reel_recorder::wire_log::{Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder};
+use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
 use serde_json::json;
 
 /// The tape's start time: 2025-06-04T10:00:00Z.
@@ -52,7 +51,7 @@ fn expected() -> Call {
         "active": [],
         "done": ["verify", "negotiate", "take_payment", "close"],
         "blocked_tools": {
-            "charge_card": "\"charge_card\" may run once and already ran (frame 24)",
+            "charge_card": "\"charge_card\" may run once and already ran (frame 25)",
             "lookup_account": "\"lookup_account\" is not allowed by any active step (no step is active)",
             "record_promise": "\"record_promise\" is not allowed by any active step (no step is active)"
         },
@@ -78,7 +77,7 @@ fn expected() -> Call {
             (
                 "gf-5".into(),
                 "tool `charge_card` was refused by the flow: \"charge_card\" may run once and \
-                 already ran (frame 24)"
+                 already ran (frame 25)"
                     .into(),
             ),
         ],
@@ -100,19 +99,16 @@ fn expected_steering() -> Vec<String> {
     ]
 }
 
-/// The runtime's system instruction updates on a recording.
+/// The system instruction updates on a recording (the runtime's: the application sends
+/// none).
 fn steering(entries: &[WireEntry]) -> Vec<String> {
     entries
         .iter()
-        .filter(|e| e.dir == Direction::Out && e.source == Some(Source::Runtime))
+        .filter(|e| e.dir == Direction::Out)
         .filter_map(|e| {
-            let message = decode_client(&e.payload).ok()?;
-            let text = serde_json::to_value(message.context_update?).ok()?;
-            Some(
-                text["systemInstruction"]["parts"][0]["text"]
-                    .as_str()?
-                    .to_owned(),
-            )
+            let frame: serde_json::Value = serde_json::from_slice(&e.payload).ok()?;
+            let text = frame.pointer("/contextUpdate/systemInstruction/parts/0/text")?;
+            Some(text.as_str()?.to_owned())
         })
         .collect()
 }
