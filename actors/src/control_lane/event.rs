@@ -25,6 +25,9 @@ impl ControlLaneState {
                 force_flush = true;
                 // First: a reconnect's setup carried the starting instruction.
                 self.restore_instruction(data);
+                // A governed flow sees the state as it is at entry (its first steering
+                // joins the initial phase's).
+                self.gate_refresh(data).await;
                 self.enter_initial_phase(data).await;
                 // A governed flow's steering for the first turn, before `connect` returns.
                 self.gate_enter(data).await;

@@ -156,6 +156,23 @@ impl ControlLaneState {
         }
     }
 
+    /// Conversation control's entry into the initial phase (first connect) takes the
+    /// flow's first steering into its one context frame (last), or — under
+    /// `InstructionUpdate` — its instruction carries it; [`Self::gate_enter`] then has
+    /// nothing left to send.
+    pub(crate) async fn gate_join_entry(&self, data: &mut ControlData, batch: &mut ContextBatch) {
+        if data.gate.is_none() || data.governing.entered {
+            return;
+        }
+        data.governing.entered = true;
+        if data.conversation.steering.modifiers_as_context()
+            && let Some(text) = data.gate.as_ref().and_then(|gate| gate.steering())
+        {
+            data.governing.last_steering = Some(text.clone());
+            batch.push(text);
+        }
+    }
+
     /// The turn boundary's governance: the unmet requirements counted by the repair
     /// machinery (a nudge added to `batch`, or the escalation latched), then — when the
     /// steering mode sends per-turn context as context turns (`ContextInjection`,

@@ -488,3 +488,72 @@ async fn a_commit_tool_is_marked_for_confirmation() {
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
 }
+
+#[tokio::test(start_paused = true)]
+async fn under_deferred_delivery_the_steering_waits_for_the_application_s_next_send() {
+    let flow = Flow::new()
+        .step("verify")
+        .posture("Verify the caller's identity before anything else.")
+        .allow(["lookup_account"])
+        .done(Guard::is_true("identity_verified"));
+    let builder = chain(Arc::default())
+        .steering_mode(reel_fluent::SteeringMode::Hybrid)
+        .context_delivery(reel_fluent::ContextDelivery::Deferred)
+        .govern(flow);
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(builder, &mut server, Duration::ZERO).await;
+    // Nothing goes out at connect: the steering is queued, then sent just before the
+    // application's first line, in that order.
+    handle.send_text("Hello?").unwrap();
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"clientContent": {
+            "turns": [{"role": "model", "parts": [{"text": "Verify the caller's identity before anything else."}]}],
+            "turnComplete": false
+        }})
+    );
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"clientContent": {
+            "turns": [{"role": "user", "parts": [{"text": "Hello?"}]}],
+            "turnComplete": true
+        }})
+    );
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_conversation_control_the_flow_s_first_steering_joins_the_initial_phase_s_frame() {
+    let flow = Flow::new()
+        .step("verify")
+        .posture("Verify the caller's identity before anything else.")
+        .allow(["lookup_account"])
+        .done(Guard::is_true("identity_verified"));
+    let builder = chain(Arc::default())
+        .steering_mode(reel_fluent::SteeringMode::ContextInjection)
+        .phase("open", |p| {
+            p.instruction("Greet the caller.")
+                .enter_prompt("I'll greet the caller.")
+                .terminal()
+        })
+        .initial_phase("open")
+        .govern(flow);
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(builder, &mut server, Duration::ZERO).await;
+    // One frame at entry: the phase's instruction and enter prompt, then the flow's
+    // steering.
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"clientContent": {
+            "turns": [
+                {"role": "model", "parts": [{"text": "Greet the caller."}]},
+                {"role": "model", "parts": [{"text": "I'll greet the caller."}]},
+                {"role": "model", "parts": [{"text": "Verify the caller's identity before anything else."}]}
+            ],
+            "turnComplete": true
+        }})
+    );
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+}
