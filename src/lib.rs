@@ -51,7 +51,8 @@ pub mod prelude {
     pub use reel_agents::{AgentMode, Resolver, call_agent};
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
-    pub use reel_fluent::{ContextDelivery, Live, RepairConfig, SteeringMode};
+    pub use reel_flow::{Flow, Guard};
+    pub use reel_fluent::{ContextDelivery, GovernedHandle, Live, RepairConfig, SteeringMode};
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,
         Platform, ServerMessage, SessionCommand, SessionConfig, SessionEvent, SessionPhase,

@@ -34,6 +34,8 @@ pub struct LiveHandle {
     pub(crate) transcript: watch::Receiver<Arc<[TranscriptTurn]>>,
     pub(crate) peers: Arc<crate::peers::Peers>,
     pub(crate) record_queue: Option<Arc<crate::recorder::RecordQueue>>,
+    /// What the session's [`ToolGate`](crate::govern::ToolGate) shows the application.
+    pub(crate) gate_view: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// The figures of every bounded buffer of a session's tree (see [`crate::inbox`]): what
@@ -64,6 +66,13 @@ impl std::fmt::Debug for LiveHandle {
 }
 
 impl LiveHandle {
+    /// What the session's [`ToolGate`](crate::govern::ToolGate) shows the application
+    /// ([`ToolGate::view`](crate::govern::ToolGate::view)); `None` for a session without a
+    /// gate. `reel-fluent`'s `GovernedHandle` reads a governed flow's monitor through it.
+    pub fn gate_view(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        self.gate_view.clone()
+    }
+
     /// A writer to send with (the same sends as the handle; for callbacks and tasks).
     pub fn writer(&self) -> SessionWriter {
         self.writer.clone()

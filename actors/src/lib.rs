@@ -34,6 +34,7 @@ pub mod extract;
 pub(crate) mod fast_lane;
 pub mod fault;
 pub(crate) mod go_away;
+pub mod govern;
 pub mod handle;
 pub mod inbox;
 pub(crate) mod lane_reports;

@@ -291,12 +291,12 @@ impl Router {
             self.route([report], ts_ms).await;
             return;
         }
-        if self.peers.tool_input.forwarded()
-            && events
-                .iter()
-                .any(|event| matches!(event, SessionEvent::ToolCall(_)))
+        if events
+            .iter()
+            .any(|event| matches!(event, SessionEvent::ToolCall(_)))
         {
-            // The input of the calls this frame starts begins after it.
+            // The input of the calls this frame starts begins after it; a governed
+            // session's gate is told the frame that carried each call.
             self.push_control(ControlItem::FrameSeq(stamp.seq)).await;
         }
         for event in &events {

@@ -69,6 +69,11 @@ impl Monitor {
         &self.flow
     }
 
+    /// Whether the monitor governs (refuses calls) or observes.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
     /// The state as the monitor has been told it.
     pub fn state(&self) -> &Map<String, Value> {
         &self.state
@@ -333,6 +338,14 @@ impl Monitor {
         {
             self.spent.remove(&call.tool);
         }
+    }
+
+    /// The call `call_id` may have run but its result was lost (the runtime answered it
+    /// with an error after a failure of its own): it is no longer in flight, it does not
+    /// count as `called_ok`, and a `once` tool it spent stays spent — the tool may have
+    /// done its work, so it must not run again.
+    pub fn lost(&mut self, call_id: &str) {
+        self.in_flight.remove(call_id);
     }
 
     /// The calls the flow refused (or, observing, would have), in order.

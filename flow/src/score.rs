@@ -79,6 +79,28 @@ pub fn journal_beside(wire: &Path) -> Option<PathBuf> {
     journal.is_file().then_some(journal)
 }
 
+/// The flow a governed session recorded beside its wire log: `X.flow.json` for
+/// `X.wire.jsonl` (`X.jsonl` works too), whether or not it is there.
+///
+/// ```
+/// use std::path::Path;
+/// use reel_flow::score::flow_beside;
+///
+/// assert_eq!(flow_beside(Path::new("calls/c1.wire.jsonl")), Path::new("calls/c1.flow.json"));
+/// assert_eq!(flow_beside(Path::new("c2.jsonl")), Path::new("c2.flow.json"));
+/// ```
+pub fn flow_beside(wire: &Path) -> PathBuf {
+    let name = wire
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".wire.jsonl")
+        .or_else(|| name.strip_suffix(".jsonl"))
+        .unwrap_or(name);
+    wire.with_file_name(format!("{stem}.flow.json"))
+}
+
 /// Scores the wire log at `wire` and, when given, the journal at `journal` against `flow`.
 pub fn score_recording(
     wire: &Path,
@@ -134,12 +156,7 @@ pub fn score_entries(
             }
             Direction::Out => {
                 for answer in list(&frame, "toolResponse", "functionResponses") {
-                    if answer.get("willContinue") == Some(&Value::Bool(true)) {
-                        continue;
-                    }
-                    if let Some(id) = answer.get("id").and_then(Value::as_str) {
-                        monitor.returned(id, returned_ok(answer.get("response")));
-                    }
+                    apply_response(&mut monitor, answer);
                 }
             }
         }
@@ -168,6 +185,74 @@ fn list<'a>(frame: &'a Value, message: &str, field: &str) -> impl Iterator<Item 
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+}
+
+/// What a function response says of its call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Returned {
+    /// The tool returned without error (`called_ok`).
+    Ok,
+    /// The tool failed, was cancelled, or never ran: a `once` it spent is released.
+    Failed,
+    /// The tool may have run, but its result was lost: reel's runtime answers a call whose
+    /// result a failed control lane dropped with an error ending in [`LOST_RESULT`]. Not
+    /// `called_ok`, and a `once` it spent stays spent (it may have charged the card).
+    Lost,
+}
+
+/// The end of the error text reel's runtime answers a call with when the control lane
+/// failed while handling the call's result (`ToolError::RuntimeFailed`).
+pub const LOST_RESULT: &str = "the control lane failed while handling its result";
+
+/// What one function response (an entry of a `toolResponse` frame's `functionResponses`,
+/// as it is on the wire) says of its call: its id and how it returned. `None` for a
+/// background tool's first acknowledgement (`willContinue: true`: the call has not
+/// returned) and for a response without an id. The live wiring (`reel-fluent`'s
+/// `govern`/`observe`) judges the responses it sends with this function too, so a session
+/// and the scoring of its recording agree.
+///
+/// ```
+/// use reel_flow::score::{Returned, response_outcome};
+/// use serde_json::json;
+///
+/// let ok = json!({"id": "c1", "name": "charge_card", "response": {"charged": true}});
+/// assert_eq!(response_outcome(&ok), Some(("c1", Returned::Ok)));
+/// let failed = json!({"id": "c2", "name": "charge_card", "response": {"error": "declined"}});
+/// assert_eq!(response_outcome(&failed), Some(("c2", Returned::Failed)));
+/// let lost = json!({"id": "c3", "response": {"error":
+///     "tool `charge_card` could not be answered: the control lane failed while handling its result"}});
+/// assert_eq!(response_outcome(&lost), Some(("c3", Returned::Lost)));
+/// let ack = json!({"id": "c4", "response": {"status": "running"}, "willContinue": true});
+/// assert_eq!(response_outcome(&ack), None);
+/// ```
+pub fn response_outcome(answer: &Value) -> Option<(&str, Returned)> {
+    if answer.get("willContinue") == Some(&Value::Bool(true)) {
+        return None;
+    }
+    let id = answer.get("id").and_then(Value::as_str)?;
+    let response = answer.get("response");
+    let lost = response
+        .and_then(|r| r.get("error"))
+        .and_then(Value::as_str)
+        .is_some_and(|error| error.ends_with(LOST_RESULT));
+    let returned = if lost {
+        Returned::Lost
+    } else if returned_ok(response) {
+        Returned::Ok
+    } else {
+        Returned::Failed
+    };
+    Some((id, returned))
+}
+
+/// Feeds `monitor` what one response says of its call.
+pub fn apply_response(monitor: &mut Monitor, answer: &Value) {
+    match response_outcome(answer) {
+        Some((id, Returned::Ok)) => monitor.returned(id, true),
+        Some((id, Returned::Failed)) => monitor.returned(id, false),
+        Some((id, Returned::Lost)) => monitor.lost(id),
+        None => {}
+    }
 }
 
 /// Whether a function response says the tool returned without error.

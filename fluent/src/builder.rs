@@ -119,6 +119,7 @@ pub struct LiveBuilder {
     pub(crate) telemetry: TelemetryCallbacks,
     pub(crate) phases: PhasesPart,
     pub(crate) reactive: ReactivePart,
+    pub(crate) governing: crate::govern::GovernPart,
     pub(crate) extractors: ExtractorsPart,
     pub(crate) persistence: PersistencePart,
     pub(crate) llm: LlmPart,
@@ -153,6 +154,7 @@ impl fmt::Debug for LiveBuilder {
             .field("telemetry", &self.telemetry)
             .field("phases", &self.phases)
             .field("reactive", &self.reactive)
+            .field("governing", &self.governing)
             .field("extractors", &self.extractors)
             .field("persistence", &self.persistence)
             .field("llm", &self.llm)
@@ -181,6 +183,7 @@ impl LiveBuilder {
             telemetry: TelemetryCallbacks::default(),
             phases: PhasesPart::default(),
             reactive: ReactivePart::default(),
+            governing: crate::govern::GovernPart::default(),
             extractors: ExtractorsPart::default(),
             persistence: PersistencePart::default(),
             llm: LlmPart::default(),

@@ -40,6 +40,9 @@ impl LiveBuilder {
         let studio = self.recording.connect_studio().await?;
         let recorders: Recorders = self.recording.open()?.with_studio(studio.clone());
         self.orchestration.bind_live(self.recording.wire_path())?;
+        if let (Some(wire), Some((flow, _))) = (self.recording.wire_path(), &plan.gate) {
+            crate::govern::write_flow_beside(wire, flow)?;
+        }
         if let Some((path, mode)) = plan.live_cassette.take() {
             let cassette = self
                 .llm

@@ -59,6 +59,10 @@ pub enum BuildError {
     /// twice, a rate or turn pattern with a count of 0.
     #[error("invalid reactive rules: {0}")]
     Reactive(#[from] ReactiveError),
+    /// The flow given to `govern`/`observe` does not compile (the error names the step
+    /// and the fix).
+    #[error("invalid flow: {0}")]
+    Flow(#[from] reel_flow::FlowError),
     /// A watcher watches a `derived:` key that no computed value and no extractor of the
     /// chain writes, so it would never fire.
     #[error(
@@ -242,7 +246,7 @@ pub enum ConnectError {
     /// A recording file (`record_wire`, `journal`) could not be created.
     #[error("cannot record the {what}: {source}; check that its folder exists and is writable")]
     Recording {
-        /// `wire log` or `journal`.
+        /// `wire log`, `journal` or `flow` (a governed session's `X.flow.json`).
         what: &'static str,
         /// The file, as the chain or the caller named it.
         path: PathBuf,

@@ -54,6 +54,8 @@ pub(crate) struct Plan {
     phases: Option<PhaseMachine>,
     reactive: Option<Reactive>,
     orchestration: OrchestrationPart,
+    /// The flow the session is governed (or observed) with, compiled.
+    pub(crate) gate: Option<(reel_flow::CompiledFlow, reel_flow::Mode)>,
     state: Option<State>,
     fast: FastCallbacks,
     control: ControlCallbacks,
@@ -92,7 +94,14 @@ impl LiveBuilder {
         discovered: &[Discovered],
         pending: bool,
     ) -> Result<Plan, BuildError> {
-        let dispatcher = self.tools.dispatcher(discovered, pending)?;
+        let gate = self.governing.checked()?;
+        let confirmed: Vec<String> = gate.as_ref().map_or_else(Vec::new, |(flow, _)| {
+            flow.confirmed_tools()
+                .into_iter()
+                .map(str::to_owned)
+                .collect()
+        });
+        let dispatcher = self.tools.dispatcher(discovered, pending, &confirmed)?;
         let phases = self.phases.machine()?;
         let extractors = self.extractors.checked()?;
         let reactive = self.reactive.checked(&self.extractors.fields())?;
@@ -136,6 +145,7 @@ impl LiveBuilder {
             phases,
             reactive,
             orchestration: self.orchestration.clone(),
+            gate,
             state: self.state.clone(),
             fast: self.fast.clone(),
             control: self.control.clone(),
@@ -163,7 +173,7 @@ impl LiveBuilder {
             .into_iter()
             .map(str::to_owned)
             .collect();
-        if let Some(dispatcher) = self.tools.dispatcher(&[], true)? {
+        if let Some(dispatcher) = self.tools.dispatcher(&[], true, &[])? {
             names.extend(dispatcher.names());
         }
         Ok(names)
@@ -171,9 +181,10 @@ impl LiveBuilder {
 }
 
 impl Plan {
-    /// Whether the phases steer the conversation (`PhaseMachine::converses`).
+    /// Whether the phases steer the conversation (`PhaseMachine::converses`), or a flow
+    /// does (`govern`/`observe`): the greeting then goes after the first steering.
     pub(crate) fn steers(&self) -> bool {
-        self.phases.as_ref().is_some_and(PhaseMachine::converses)
+        self.phases.as_ref().is_some_and(PhaseMachine::converses) || self.gate.is_some()
     }
 
     /// The runtime's builder for this plan at `endpoint`, recording into `recorders`.
@@ -200,6 +211,9 @@ impl Plan {
             .map(|reactive| Box::new(reactive) as Box<dyn StateReactor>);
         if let Some(reactor) = self.orchestration.reactor(reactive) {
             session = session.reactor(reactor);
+        }
+        if let Some((flow, mode)) = self.gate {
+            session = session.gate(Box::new(crate::govern::FlowGate::new(flow, mode)));
         }
         // Before the journal sink: the sink is set on the state the session runs on.
         if let Some(state) = self.state {

@@ -69,10 +69,14 @@ impl ToolsPart {
     /// reach only `on_tool_call`): the chain's tools, then the `discovered` ones (MCP
     /// tools), then the settings. With `pending` (MCP servers not connected yet, for
     /// `validate`), a setting naming a tool not registered is left for the connect.
+    ///
+    /// The tools named in `confirmed` (a governed flow's `commit` tools) are marked as
+    /// needing the confirmation provider's agreement, unless they are already.
     pub(crate) fn dispatcher(
         &self,
         discovered: &[Discovered],
         pending: bool,
+        confirmed: &[String],
     ) -> Result<Option<ToolDispatcher>, BuildError> {
         let none_discovered = discovered.iter().all(|found| found.tools.is_empty());
         let mut sources = self.sources.iter();
@@ -118,6 +122,15 @@ impl ToolsPart {
         }
         if let Some(provider) = &self.confirmations {
             dispatcher.set_confirmation_provider(Arc::clone(provider));
+        }
+        for name in confirmed {
+            dispatcher.wrap_tool(name, |tool| {
+                if tool.confirmation().is_some() {
+                    return tool;
+                }
+                let question = format!("The flow commits `{name}`: run it?");
+                Arc::new(reel_tools::ConfirmTool::wrap(tool, question)) as Arc<dyn ToolFunction>
+            });
         }
         let unconfirmable = dispatcher.confirmed_tools();
         if !unconfirmable.is_empty() && dispatcher.confirmation_provider().is_none() {

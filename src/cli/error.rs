@@ -97,6 +97,17 @@ pub enum CliError {
         /// Its time range, readable.
         log_range: String,
     },
+    /// `reel flow check LOG` without a flow file, and no `X.flow.json` beside the log (a
+    /// governed session writes its flow there when it serializes).
+    #[error(
+        "{log}: no flow file given and no {expected} beside the log; give the flow: reel flow check LOG FLOW.json"
+    )]
+    NoFlowBeside {
+        /// The wire log.
+        log: String,
+        /// The file looked for.
+        expected: String,
+    },
     /// `--journal` was given with more than one log to replay.
     #[error("--journal compares one session's journal: give one wire log with it, not {logs} logs")]
     JournalNeedsOneLog {

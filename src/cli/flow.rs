@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use reel_flow::score::{Score, journal_beside, score_entries};
+use reel_flow::score::{Score, flow_beside, journal_beside, score_entries};
 use reel_flow::{CompiledFlow, Flow, Verdict};
 use serde::Serialize;
 
@@ -41,8 +41,9 @@ enum FlowCommand {
 struct CheckArgs {
     /// The session's wire log.
     log: String,
-    /// The flow file (JSON; see `flow/README.md`).
-    flow: String,
+    /// The flow file (JSON; see `flow/README.md`); default: `X.flow.json` beside
+    /// `X.wire.jsonl`, which a governed session writes.
+    flow: Option<String>,
     /// The session's journal (default: `X.journal.jsonl` beside `X.wire.jsonl`, if there).
     #[arg(long)]
     journal: Option<String>,
@@ -101,7 +102,20 @@ struct CheckJson<'a> {
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, CliError> {
-    let (_, flow) = read_flow(&args.flow)?;
+    let flow_path = match &args.flow {
+        Some(path) => path.clone(),
+        None => {
+            let expected = flow_beside(Path::new(&args.log));
+            if !expected.is_file() {
+                return Err(CliError::NoFlowBeside {
+                    log: args.log.clone(),
+                    expected: expected.display().to_string(),
+                });
+            }
+            expected.display().to_string()
+        }
+    };
+    let (_, flow) = read_flow(&flow_path)?;
     let entries = WireInput::open(&args.log)?
         .salvaging(args.salvage)
         .collect::<Result<Vec<_>, _>>()?;
@@ -116,7 +130,7 @@ fn check(args: CheckArgs) -> Result<ExitCode, CliError> {
     if args.json {
         let report = CheckJson {
             log: &args.log,
-            flow: &args.flow,
+            flow: &flow_path,
             journal: journal.as_deref(),
             verdict: if score.conforms() {
                 "conforms"
@@ -127,7 +141,13 @@ fn check(args: CheckArgs) -> Result<ExitCode, CliError> {
         };
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
-        print_text(&render(&args, journal.as_deref(), &flow, &score))?;
+        print_text(&render(
+            &args,
+            &flow_path,
+            journal.as_deref(),
+            &flow,
+            &score,
+        ))?;
     }
     Ok(if score.conforms() {
         ExitCode::SUCCESS
@@ -145,14 +165,20 @@ fn verdict_word(verdict: Verdict) -> &'static str {
     }
 }
 
-fn render(args: &CheckArgs, journal: Option<&str>, flow: &CompiledFlow, score: &Score) -> String {
+fn render(
+    args: &CheckArgs,
+    flow_path: &str,
+    journal: Option<&str>,
+    flow: &CompiledFlow,
+    score: &Score,
+) -> String {
     let mut out = String::new();
     let steps = flow.flow().steps.len() as u64;
     let _ = writeln!(out, "  reel flow check — {}\n", args.log);
     let _ = writeln!(
         out,
         "  Flow:       {} ({})",
-        args.flow,
+        flow_path,
         plural(steps, "step", "steps")
     );
     let _ = match journal {

@@ -294,3 +294,34 @@ async fn without_the_journal_the_state_guards_see_nothing_and_a_bad_flow_is_bad_
     assert_eq!(code, 0);
     assert_eq!(stdout, obeyed().to_mermaid());
 }
+
+#[tokio::test(start_paused = true)]
+async fn without_a_flow_argument_the_flow_beside_the_log_is_scored() {
+    let dir = TempDir::new("flow-check-beside");
+    let (wire, journal) = (dir.join("call.wire.jsonl"), dir.join("call.journal.jsonl"));
+    record(&wire, &journal).await;
+    // No `call.flow.json` yet: bad input, naming the file looked for.
+    let (code, stdout, stderr) = reel(&["flow", "check", arg(&wire)]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr),
+        (
+            2,
+            "",
+            format!(
+                "reel: {}: no flow file given and no {} beside the log; give the flow: reel flow check LOG FLOW.json\n",
+                arg(&wire),
+                arg(&dir.join("call.flow.json"))
+            )
+        )
+    );
+    // What a governed session writes beside its recording (`X.flow.json`, the flow's
+    // serde JSON): scored as if it were given.
+    let beside = dir.join("call.flow.json");
+    std::fs::write(&beside, obeyed().to_json().unwrap()).unwrap();
+    let (code, stdout, stderr) = reel(&["flow", "check", arg(&wire), "--json"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["flow"], json!(arg(&beside)));
+    assert_eq!(report["verdict"], "conforms");
+    assert_eq!(report["complete"], true);
+}

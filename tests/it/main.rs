@@ -65,6 +65,7 @@ mod demo_tape;
 mod doc_links;
 mod example_call_screening;
 mod example_debt_collection;
+mod example_governed_flow;
 mod example_phases;
 mod example_proxy;
 mod example_replay_test;

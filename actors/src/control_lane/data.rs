@@ -25,6 +25,12 @@ pub struct ControlData {
     pub(crate) reactor: Option<Box<dyn StateReactor>>,
     /// Where the last commit point left the journal.
     pub(crate) changes: ChangeCursor,
+    /// The session's tool gate (a governed flow), if it has one: held here so a restarted
+    /// lane asks the same one, with what it counted.
+    pub(crate) gate: Option<Box<dyn crate::govern::ToolGate>>,
+    /// The governance seam's own progress: what the gate has seen of the journal, its
+    /// last steering text, its unmet turns.
+    pub(crate) governing: crate::control_lane::governing::GateProgress,
     /// The finished turns.
     pub(crate) transcript: TranscriptBuffer,
     /// The turn in progress.
@@ -65,6 +71,8 @@ impl ControlData {
             turn_count: 0,
             reactor: None,
             changes: ChangeCursor::new(state),
+            gate: None,
+            governing: crate::control_lane::governing::GateProgress::new(state),
             transcript: TranscriptBuffer::new(),
             pending: PendingTurn::default(),
             resume_handle: None,

@@ -25,7 +25,12 @@ impl ControlLaneState {
                 force_flush = true;
                 // First: a reconnect's setup carried the starting instruction.
                 self.restore_instruction(data);
+                // A governed flow sees the state as it is at entry (its first steering
+                // joins the initial phase's).
+                self.gate_refresh(data).await;
                 self.enter_initial_phase(data).await;
+                // A governed flow's steering for the first turn, before `connect` returns.
+                self.gate_enter(data).await;
                 self.peers.pending_context.entered();
                 self.announce_resume(data).await;
                 if let Some(on_connected) = &callbacks.on_connected {
@@ -38,6 +43,7 @@ impl ControlLaneState {
                 for (batch, index) in data.batches.running_with_ids(ids) {
                     self.cancel_call(data, batch, index);
                 }
+                self.gate_cancelled(data, ids).await;
                 self.answer_ready(data).await;
                 if let Some(on_cancelled) = &callbacks.on_tool_cancelled {
                     self.within("on_tool_cancelled", on_cancelled.run(ids.clone()))
@@ -100,6 +106,8 @@ impl ControlLaneState {
         }
         self.flush_signals(data, ts_ms, force_flush).await;
         self.react_to_event(data, event, ts_ms).await;
+        // The gate sees what the event changed; its status is published when it moved.
+        self.gate_refresh(data).await;
         if matches!(event, SessionEvent::TurnComplete { .. }) {
             // The turn boundary's snapshot, once the turn's `session:` keys are written.
             self.save_snapshot(data);

@@ -79,6 +79,7 @@
 mod data;
 mod event;
 mod extraction;
+pub(crate) mod governing;
 mod outbound;
 mod persist;
 mod reacting;

@@ -43,9 +43,12 @@ impl ControlLaneState {
         if record {
             data.pending.record_responses(&responses);
         }
+        // The gate is told what goes out, as it goes out (before it is handed on).
+        self.gate_responses(data, &responses).await;
         if self.writer.send_tool_response(responses).is_err() {
             tracing::warn!("the session ended before the tool responses could be sent");
         }
+        self.gate_publish(data).await;
     }
 
     /// The turn pipeline's instruction step: the template's text, else (after a
@@ -78,6 +81,15 @@ impl ControlLaneState {
                 None => None,
             },
         };
+        // A governed flow's steering, under `InstructionUpdate`, follows the instruction
+        // (`send_instruction_if_changed` appends it): the instruction is re-sent when the
+        // active steps' text changed, and without it when no step has any.
+        let composed = match &data.gate {
+            Some(_) if !data.conversation.steering.modifiers_as_context() => composed
+                .or_else(|| self.phase_instruction(data))
+                .or_else(|| data.base_instruction.clone()),
+            _ => composed,
+        };
         if let Some(text) = composed {
             self.send_instruction_if_changed(data, text);
         }
@@ -90,10 +102,27 @@ impl ControlLaneState {
         self.steered_instruction(data, current)
     }
 
-    /// Sends `text` as the system instruction unless it is the one last sent.
+    /// Sends `text` as the system instruction unless it is the one last sent (a governed
+    /// flow's steering after it, see [`Self::send_instruction`]).
     pub(crate) fn send_instruction_if_changed(&self, data: &mut ControlData, text: String) {
+        let text = self.with_flow_steering(data, text);
         if data.last_instruction.as_deref() != Some(text.as_str()) {
-            self.send_instruction(data, text);
+            self.send_final_instruction(data, text);
+        }
+    }
+
+    /// `text` with a governed flow's steering after it (after a blank line), under
+    /// `SteeringMode::InstructionUpdate`: every instruction the runtime sends carries the
+    /// active steps' postures and ground lines (decision 0055).
+    fn with_flow_steering(&self, data: &ControlData, text: String) -> String {
+        match &data.gate {
+            Some(gate) if !data.conversation.steering.modifiers_as_context() => {
+                match gate.steering() {
+                    Some(steering) => format!("{text}\n\n{steering}"),
+                    None => text,
+                }
+            }
+            _ => text,
         }
     }
 
@@ -145,6 +174,12 @@ impl ControlLaneState {
 
     /// Sends `text` as the system instruction and remembers it.
     pub(crate) fn send_instruction(&self, data: &mut ControlData, text: String) {
+        let text = self.with_flow_steering(data, text);
+        self.send_final_instruction(data, text);
+    }
+
+    /// Sends `text` as it is and notes it as the runtime's last instruction.
+    fn send_final_instruction(&self, data: &mut ControlData, text: String) {
         self.send_instruction_as(data, text.clone(), Resend::No);
         data.last_instruction = Some(text);
     }

@@ -62,27 +62,47 @@ impl ControlLaneState {
         let phase_filter = self.phase_filter(data);
         let mut batch = ToolBatch::default();
         let mut acks = Vec::new();
+        let mut refused = false;
+        let frame = data.tool_input.frame_seq;
         for call in calls {
             let name = call.name.clone().unwrap_or_default();
-            let mode = dispatcher.mode(&name);
+            let mut mode = dispatcher.mode(&name);
             let cancel = CancellationToken::new();
             let delta = self.state.with_delta();
             self.peers.hub.publish(
                 Lane::Control,
                 LiveEvent::ToolStarted {
                     call_id: call.id.clone().unwrap_or_default(),
-                    name,
+                    name: name.clone(),
                     args: call.args.clone().unwrap_or(Value::Null),
                 },
             );
-            if let Some(ack) = running_ack(call, &mode) {
+            // A governed session's flow may refuse the call: it never starts, and is
+            // answered with the batch's other standard calls.
+            let status = match self.gate_call(data, frame, call) {
+                Some(reason) => {
+                    refused = true;
+                    mode = ToolExecutionMode::Standard;
+                    CallStatus::Done(ToolOutcome {
+                        call_id: call.id.clone().unwrap_or_default(),
+                        name: name.clone(),
+                        args: call.args.clone().unwrap_or(Value::Null),
+                        result: Err(ToolError::Refused { tool: name, reason }),
+                        duration: std::time::Duration::ZERO,
+                    })
+                }
+                None => CallStatus::Running(cancel),
+            };
+            if matches!(status, CallStatus::Running(_))
+                && let Some(ack) = running_ack(call, &mode)
+            {
                 acks.push(ack);
             }
             batch.calls.push(CallSlot {
                 call: call.clone(),
                 mode,
                 delta,
-                status: CallStatus::Running(cancel),
+                status,
             });
         }
         let batch_id = data.batches.insert(batch);
@@ -150,6 +170,10 @@ impl ControlLaneState {
             }
         }
         self.send_tool_responses(data, acks, false).await;
+        if refused {
+            // A batch whose every standard call was refused is answered now.
+            self.answer_ready(data).await;
+        }
     }
 
     /// Answers with an error each call of a `toolCall` the lane failed on that is not in

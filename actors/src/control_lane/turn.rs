@@ -51,7 +51,9 @@ impl ControlLaneState {
         if transitioned {
             self.extract(data, ExtractionPoint::PhaseChange).await;
         }
-        let (context, transitioned) = self.conversation_step(data, transitioned).await;
+        let (mut context, transitioned) = self.conversation_step(data, transitioned).await;
+        // A governed flow's repair and steering join the boundary's one context frame.
+        self.gate_turn(data, &mut context).await;
         self.react_to_commit(data, CommitPoint::TurnComplete, ts_ms)
             .await;
         self.instruction_step(data, transitioned);

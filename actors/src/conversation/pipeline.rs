@@ -221,6 +221,7 @@ impl ControlLaneState {
             }
         }
         self.enter_prompt(data, phases, phase, &mut batch);
+        self.gate_join_entry(data, &mut batch).await;
         self.deliver_context(data, batch);
     }
 

@@ -79,6 +79,7 @@ pub struct LiveSessionBuilder {
     telemetry: TelemetryCallbacks,
     phases: Option<PhaseMachine>,
     reactor: Option<Box<dyn StateReactor>>,
+    gate: Option<Box<dyn crate::govern::ToolGate>>,
     state: State,
     clock: Option<SharedClock>,
     recorder: Option<Arc<dyn WireRecorder>>,
@@ -109,6 +110,7 @@ impl LiveSessionBuilder {
             telemetry: TelemetryCallbacks::default(),
             phases: None,
             reactor: None,
+            gate: None,
             state: State::new(),
             clock: None,
             recorder: None,
@@ -196,6 +198,15 @@ impl LiveSessionBuilder {
     /// ```
     pub fn reactor(mut self, reactor: Box<dyn StateReactor>) -> Self {
         self.reactor = Some(reactor);
+        self
+    }
+
+    /// Governs the session's tool calls and turn boundaries with `gate` (see
+    /// [`crate::govern`]): asked before each call the dispatcher would run, told the state,
+    /// the responses and the cancellations in the session's order. `reel-fluent`'s
+    /// `govern`/`observe` give a flow's monitor here.
+    pub fn gate(mut self, gate: Box<dyn crate::govern::ToolGate>) -> Self {
+        self.gate = Some(gate);
         self
     }
 

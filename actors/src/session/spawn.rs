@@ -101,6 +101,8 @@ impl LiveSessionBuilder {
         self.state.set_clock(Arc::clone(&clock) as SharedClock);
         let mut control_data = ControlData::new(self.options.session_budget, &self.state);
         control_data.reactor = self.reactor.take();
+        let gate_view = self.gate.as_ref().and_then(|gate| gate.view());
+        control_data.gate = self.gate.take();
         if let Some(snapshot) = restored {
             control_data.resume_from(snapshot);
         }
@@ -265,6 +267,7 @@ impl LiveSessionBuilder {
             transcript: transcript_rx,
             peers,
             record_queue: record_queue_for_handle,
+            gate_view,
         })
     }
 

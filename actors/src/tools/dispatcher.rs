@@ -281,6 +281,23 @@ impl ToolDispatcher {
         self.tools.get(name).map(|entry| &entry.tool)
     }
 
+    /// Replaces the tool registered under `name` with `wrap` of it (the same name; its
+    /// mode, timeout, limit and barge-in policy kept): how a governed flow marks its
+    /// `commit` tools as needing confirmation. Returns whether `name` was registered.
+    pub fn wrap_tool(
+        &mut self,
+        name: &str,
+        wrap: impl FnOnce(Arc<dyn ToolFunction>) -> Arc<dyn ToolFunction>,
+    ) -> bool {
+        match self.tools.get_mut(name) {
+            Some(entry) => {
+                entry.tool = wrap(Arc::clone(&entry.tool));
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Whether a tool of that name is registered.
     pub fn contains(&self, name: &str) -> bool {
         self.tools.contains_key(name)

@@ -88,6 +88,15 @@ pub enum ToolError {
         /// The phase whose tool filter rejected it.
         phase: String,
     },
+    /// The session's governed flow refused the call (`reel_actors::govern`): it did not
+    /// run.
+    #[error("tool `{tool}` was refused by the flow: {reason}")]
+    Refused {
+        /// The tool's name.
+        tool: String,
+        /// Why the flow refused it.
+        reason: String,
+    },
     /// The tool must be confirmed and was not: it did not run.
     #[error("the user did not confirm `{tool}`: {reason}")]
     Denied {
@@ -137,6 +146,7 @@ impl ToolError {
             | ToolError::RuntimeFailed { tool, .. }
             | ToolError::NotAllowed { tool, .. }
             | ToolError::Denied { tool, .. }
+            | ToolError::Refused { tool, .. }
             | ToolError::Unreachable { tool, .. }
             | ToolError::Replayed { tool, .. } => tool,
             ToolError::UnknownTool { name, .. } => name,
@@ -246,6 +256,13 @@ mod tests {
                     phase: "greeting".into(),
                 },
                 "tool `book_table` is not available in the current phase `greeting`",
+            ),
+            (
+                ToolError::Refused {
+                    tool: "charge_card".into(),
+                    reason: "\"charge_card\" may run once and already ran (frame 7)".into(),
+                },
+                "tool `charge_card` was refused by the flow: \"charge_card\" may run once and already ran (frame 7)",
             ),
             (
                 ToolError::Unreachable {

@@ -396,3 +396,32 @@ fn a_control_lane_failing_mid_pipeline_loses_only_that_boundary_s_context() {
         "{report}"
     );
 }
+
+#[test]
+fn a_governed_once_tool_stays_spent_when_the_lane_loses_its_result() {
+    use reel_actors::LiveEvent;
+    // The control lane fails on each of its first items in turn; the run in which it held
+    // c0's finished result answers c0 with the runtime's "lost" error — the tool did run.
+    let lost_answer = |report: &SeedReport| {
+        report.outcome.events.iter().any(|envelope| {
+            matches!(&envelope.event, LiveEvent::ToolFinished { call_id, response, .. }
+                if call_id == "c0"
+                    && response["error"].as_str().is_some_and(|e| e.ends_with(reel_flow::score::LOST_RESULT)))
+        })
+    };
+    let lost = (1..=20)
+        .map(|at| {
+            run_plan(
+                scenarios::governed_lane_fails_between_a_call_and_its_response(at),
+                Wire::Memory,
+            )
+        })
+        .find(|report| lost_answer(report))
+        .expect("a failure of the control lane between c0's run and its response");
+    assert!(lost.violations.is_empty(), "{lost}");
+    // c0 ran to completion, its result was lost with the failed lane: the `once` stays
+    // spent, so c1 is refused and never runs.
+    assert_eq!(lost.outcome.observed.tool_ok, ["c0"], "{lost}");
+    assert_eq!(lost.outcome.observed.tool_runs, ["c0"], "{lost}");
+    assert_eq!(lost.outcome.observed.refused, ["c1"], "{lost}");
+}

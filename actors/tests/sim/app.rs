@@ -61,6 +61,10 @@ pub struct Observed {
     pub tool_callback_panicked: Vec<String>,
     /// Every run of the tool: the call ids.
     pub tool_runs: Vec<String>,
+    /// The runs of the tool that returned without error: the call ids.
+    pub tool_ok: Vec<String>,
+    /// The calls a governed plan's tool gate refused: the call ids.
+    pub refused: Vec<String>,
     /// Every run of the input-streaming tool: the call id and what it heard, in order.
     pub listen: Vec<(String, Vec<Heard>)>,
     /// The caller's audio chunks: when each was sent (virtual time), by number.
@@ -191,6 +195,8 @@ pub struct App {
     pub listens: bool,
     /// Conversation control, if the plan has it.
     conversation: Option<Conversation>,
+    /// A flow governs the session (`sim::governed`).
+    governed: bool,
 }
 
 impl App {
@@ -211,6 +217,7 @@ impl App {
             faults: Arc::new(Faults::of(plan)),
             listens: plan.listens(),
             conversation: plan.conversation,
+            governed: plan.governed,
         }
     }
 
@@ -243,6 +250,13 @@ impl App {
                 .steering_mode(c.steering)
                 .context_delivery(c.delivery),
             None => builder,
+        };
+        let builder = if self.governed {
+            builder.gate(Box::new(super::governed::SimGate::new(
+                self.observed.clone(),
+            )))
+        } else {
+            builder
         };
         builder
             .simulated_disk(self.disk.clone())
@@ -409,6 +423,7 @@ impl App {
                 ctx.state
                     .set(&format!("app:tool:{id}"), &n)
                     .map_err(|error| ctx.fail(error))?;
+                with(&observed, |o| o.tool_ok.push(id.clone()));
                 Ok(json!({ "n": n }))
             }
         };

@@ -308,6 +308,7 @@ impl<'a> Checker<'a> {
         found.extend(violations);
         lose(Child::ControlLane, "usage", lost);
         found.extend(self.tool_calls(control));
+        found.extend(self.governed());
         found.extend(self.tool_input());
         if control {
             found.extend(self.turn_completes());
@@ -528,6 +529,28 @@ impl<'a> Checker<'a> {
                 previous = Some(chunk);
                 missed = 0;
             }
+        }
+        found
+    }
+
+    /// A governed plan's tool gate held through every fault: no call it refused ran, and
+    /// the `once` tool ran to completion at most once — a call whose result a failed
+    /// control lane lost keeps the `once` spent, since the tool may have done its work.
+    fn governed(&self) -> Vec<Violation> {
+        if !self.plan.governed {
+            return Vec::new();
+        }
+        let o = &self.outcome.observed;
+        let mut found: Vec<Violation> = o
+            .refused
+            .iter()
+            .filter(|id| o.tool_runs.contains(id))
+            .map(|id| Violation::RefusedCallRan { id: id.clone() })
+            .collect();
+        if o.tool_ok.len() > 1 {
+            found.push(Violation::OnceRanTwice {
+                calls: o.tool_ok.clone(),
+            });
         }
         found
     }
@@ -920,9 +943,14 @@ impl<'a> Checker<'a> {
     /// and order are not compared: slow faults move them, and order is the lanes' checks'.
     fn journal(&self, baseline: &Outcome) -> Vec<Violation> {
         let declared = self.declared_missing();
+        // In a governed plan, which call runs the `once` tool depends on the faults (a
+        // call that failed releases it for the next): its writes are the gate's check.
+        let compared = |key: &str| {
+            key.starts_with("app:") && !(self.plan.governed && key.starts_with("app:tool:"))
+        };
         let count = |outcome: &Outcome| {
             let mut counts = BTreeMap::<(String, String), (usize, Value)>::new();
-            for m in outcome.journal.iter().filter(|m| m.key.starts_with("app:")) {
+            for m in outcome.journal.iter().filter(|m| compared(&m.key)) {
                 let entry = counts
                     .entry((m.key.clone(), m.new.to_string()))
                     .or_insert((0, m.new.clone()));

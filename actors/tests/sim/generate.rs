@@ -38,6 +38,8 @@ pub fn plan(seed: Seed) -> Plan {
     // Drawn last, so that the script and the faults stay what they were for every seed.
     let disk_ms = rng.pick(&[0, 1, 5, 20, 80]);
     let conversation = conversation(&mut rng, &script, &faults);
+    // Drawn after everything else, so every other draw stays what it was for every seed.
+    let governed = rng.chance(30);
     Plan {
         seed,
         pace,
@@ -46,6 +48,7 @@ pub fn plan(seed: Seed) -> Plan {
         faults,
         disk_ms,
         conversation,
+        governed,
     }
 }
 

@@ -11,7 +11,7 @@
 //!   [`trace`]: a run as text, which a rerun must repeat byte for byte;
 //!   [`tally`]: the figures over many seeds; [`quiet`]: keeping planned panics off stderr;
 //!   [`hook`]: the faults injected inside the tree, through its fault hook; [`claims`]: a
-//!   session store with one owner per id.
+//!   session store with one owner per id; [`governed`]: a flow's monitor at the tool gate.
 
 pub mod app;
 pub mod check;
@@ -19,6 +19,7 @@ pub mod claims;
 pub mod faulty_io;
 pub mod frames;
 pub mod generate;
+pub mod governed;
 pub mod hook;
 pub mod memory_link;
 pub mod model;

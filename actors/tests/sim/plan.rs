@@ -302,6 +302,9 @@ pub struct Plan {
     pub disk_ms: u64,
     /// Conversation control, if the application uses it.
     pub conversation: Option<Conversation>,
+    /// The session is governed by a flow (`sim::governed`): the simulation's tool may run
+    /// once (`once`), so every call after one that ran is refused at the tool gate.
+    pub governed: bool,
 }
 
 impl Plan {
@@ -406,6 +409,12 @@ impl fmt::Display for Plan {
                     ),
                     None => String::new(),
                 }
+            )?;
+        }
+        if self.governed {
+            writeln!(
+                f,
+                "  governed: a flow's monitor gates the tool (once), through the tool gate"
             )?;
         }
         if self.faults.is_empty() {

@@ -36,6 +36,7 @@ fn steady_stream(texts: u32, faults: Vec<Fault>) -> Plan {
         faults,
         disk_ms: 0,
         conversation: None,
+        governed: false,
     }
 }
 
@@ -123,5 +124,42 @@ pub fn control_lane_fails_mid_pipeline_with_steering_and_repair() -> Plan {
             delivery: ContextDelivery::Immediate,
             context_panic: Some(2),
         }),
+        governed: false,
+    }
+}
+
+/// A governed plan (`sim::governed`: the tool may run once): the model calls the tool
+/// (`c0`), and the control lane fails on its inbox item `at` — the finished call's result
+/// when `at` is 4 — then calls it again (`c1`) on the next turn.
+pub fn governed_lane_fails_between_a_call_and_its_response(at: u64) -> Plan {
+    let script = vec![
+        Step::Text(0),
+        Step::ToolCall {
+            calls: vec!["c0".to_owned()],
+            wait: true,
+        },
+        Step::TurnComplete,
+        Step::Text(1),
+        Step::ToolCall {
+            calls: vec!["c1".to_owned()],
+            wait: true,
+        },
+        Step::TurnComplete,
+    ];
+    Plan {
+        seed: 0,
+        pace: Pace {
+            tick_ms: 10,
+            burst: 1,
+        },
+        resumption: false,
+        script,
+        faults: vec![Fault::Internal {
+            child: reel_actors::Child::ControlLane,
+            at,
+        }],
+        disk_ms: 0,
+        conversation: None,
+        governed: true,
     }
 }

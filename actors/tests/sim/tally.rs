@@ -102,6 +102,12 @@ impl Tally {
                     .or_default() += 1;
             }
         }
+        if plan.governed {
+            *self
+                .faults
+                .entry("governed (a flow's monitor at the tool gate)")
+                .or_default() += 1;
+        }
         for violation in violations {
             *self.violations.entry(violation.kind()).or_default() += 1;
         }

@@ -44,6 +44,8 @@ pub fn of(outcome: &Outcome) -> String {
     line(&mut out, "on_tool_call", &o.tool_callback);
     line(&mut out, "on_tool_call panicked", &o.tool_callback_panicked);
     line(&mut out, "tool runs", &o.tool_runs);
+    line(&mut out, "tool runs ok", &o.tool_ok);
+    line(&mut out, "tool gate refused", &o.refused);
     for listen in &o.listen {
         line(&mut out, "listen heard", listen);
     }

@@ -88,6 +88,16 @@ pub enum Violation {
         /// How many times.
         times: usize,
     },
+    /// A governed plan's `once` tool ran to completion more than once.
+    OnceRanTwice {
+        /// The calls that ran it without error, in order.
+        calls: Vec<String>,
+    },
+    /// A call the governed plan's tool gate refused ran anyway.
+    RefusedCallRan {
+        /// The call id.
+        id: String,
+    },
     /// A call of the input-streaming tool did not hear the caller's audio as it was sent:
     /// a chunk from before the call, a chunk twice or out of order, or a gap without a
     /// `Missed` notice.
@@ -237,6 +247,8 @@ impl Violation {
             Violation::RestartCount { actor, .. } => return format!("restart_count ({actor})"),
             Violation::ToolCallUnanswered { .. } => "tool_call_unanswered",
             Violation::ToolCallAnsweredTwice { .. } => "tool_call_answered_twice",
+            Violation::OnceRanTwice { .. } => "once_ran_twice",
+            Violation::RefusedCallRan { .. } => "refused_call_ran",
             Violation::UnknownToolResponse { .. } => "unknown_tool_response",
             Violation::ToolInput { .. } => "tool_input",
             Violation::JournalMissing { .. } => "journal_missing",
@@ -317,6 +329,14 @@ impl fmt::Display for Violation {
             Violation::ToolCallUnanswered { id } => write!(f, "tool call {id} was never answered"),
             Violation::ToolCallAnsweredTwice { id, times } => {
                 write!(f, "tool call {id} was answered {times} times")
+            }
+            Violation::OnceRanTwice { calls } => write!(
+                f,
+                "the governed tool may run once, and ran to completion for {}",
+                calls.join(", ")
+            ),
+            Violation::RefusedCallRan { id } => {
+                write!(f, "the tool gate refused {id}, and the tool ran it")
             }
             Violation::UnknownToolResponse { id } => {
                 write!(f, "a toolResponse answered {id}, never called")

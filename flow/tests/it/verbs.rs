@@ -249,3 +249,39 @@ fn commit_is_once_plus_never_until_plus_confirmation() {
         "\"confirm_booking\" may run once and already ran (frame 5)"
     );
 }
+
+#[test]
+fn once_stays_spent_by_a_call_whose_result_was_lost_and_is_released_by_one_that_failed() {
+    use reel_flow::score::apply_response;
+    let flow = || {
+        Flow::new()
+            .step("pay")
+            .done(Guard::called_ok("charge_card"))
+            .once("charge_card")
+    };
+    let answer = |id: &str, response: serde_json::Value| json!({"id": id, "name": "charge_card", "response": response});
+    // A failed charge releases the `once`: the card may be tried again.
+    let mut m = monitor(flow());
+    m.call(3, Some("c1"), "charge_card").unwrap();
+    apply_response(&mut m, &answer("c1", json!({"error": "declined"})));
+    assert_eq!(m.admit("charge_card"), Ok(()));
+    // A charge whose result the runtime lost (the control lane failed while handling it)
+    // may have gone through: the `once` stays spent, and the step is not done.
+    let mut m = monitor(flow());
+    m.call(3, Some("c1"), "charge_card").unwrap();
+    apply_response(
+        &mut m,
+        &answer(
+            "c1",
+            json!({"error": "tool `charge_card` could not be answered: the control lane failed while handling its result"}),
+        ),
+    );
+    assert_eq!(
+        m.admit("charge_card"),
+        Err(Denial::OnceSpent {
+            tool: "charge_card".to_owned(),
+            seq: 3
+        })
+    );
+    assert_eq!(m.verdict("pay"), Some(Verdict::Active));
+}

@@ -17,6 +17,7 @@ mod client_audio;
 mod connect;
 mod conversation_control;
 mod extraction;
+mod governed;
 mod guarded_tools;
 mod input_streaming_tools;
 mod interceptors;

@@ -1,0 +1,110 @@
+//! A debt-collection call governed by a flow (the seed's `37_governed_flow`): one DAG of
+//! steps — verify → negotiate → take_payment → close — that gates the tools (each allowed
+//! only while its step is active, `charge_card` `never` before the promise to pay and
+//! `once`), steers the model with the active step's posture and ground line at each turn
+//! boundary, and keeps `flow:active` / `flow:done` in state (see
+//! `support/governed_flow.rs`). The flow's Mermaid graph is printed first.
+//!
+//! ```text
+//! cargo run --example governed_flow                  # the bundled tape, on loopback
+//! cargo run --example governed_flow -- --replay      # replay the bundled recording offline
+//! cargo run --example governed_flow -- --speed 4     # … four times faster
+//! ```
+//!
+//! By default the model is the bundled tape (`assets/tapes/governed_flow.wire.jsonl`,
+//! recorded by reel from this very application against a scripted model that tries the
+//! card too early and twice; see `tests/it/example_governed_flow.rs`), played by the tape
+//! server on loopback: no network, no key. With `--replay` nothing listens at all: the same
+//! agent, governed by the same flow, replays the recording through its own tree and says
+//! whether every frame it sends — the refusals included — is the recorded one.
+
+#[path = "support/governed_flow.rs"]
+pub mod governed;
+#[path = "support/main_of.rs"]
+mod main_of;
+#[path = "support/replayed_call.rs"]
+pub mod replayed_call;
+#[path = "support/tape_server.rs"]
+mod tape_server;
+
+use std::error::Error;
+use std::process::ExitCode;
+
+use governed::{Call, converse, debt_flow, governed_collector};
+use main_of::main_of;
+use reel::protocol::ApiEndpoint;
+use reel::recorder::{RecordError, WireEntry};
+use tape_server::{endpoint_of, serve_tape};
+
+/// The bundled tape: this application's call, recorded against a scripted model.
+pub const GOVERNED_TAPE: &str = include_str!("../assets/tapes/governed_flow.wire.jsonl");
+
+pub use replayed_call::Target;
+
+/// What a run showed.
+pub type Outcome = replayed_call::Outcome<Call>;
+
+/// The bundled tape as wire entries, read and checked as any wire log is.
+pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
+    replayed_call::wire_entries(GOVERNED_TAPE, "assets/tapes/governed_flow.wire.jsonl")
+}
+
+/// Runs `target` and returns what it showed.
+pub async fn run(target: Target) -> Result<Outcome, Box<dyn Error>> {
+    match target {
+        Target::BundledTape { speed } => {
+            let mut server = serve_tape("governed_flow", bundled_tape()?, speed).await?;
+            let endpoint = endpoint_of(&server);
+            let call = call(endpoint).await;
+            server.shutdown().await;
+            Ok(Outcome::Call(call?))
+        }
+        Target::Replay => {
+            let outcome = governed_collector()
+                .replay(bundled_tape()?)
+                .await?
+                .finish()
+                .await;
+            replayed_call::clean(&outcome)
+        }
+    }
+}
+
+/// One call: the agent connects, then the caller speaks.
+pub async fn call(endpoint: ApiEndpoint) -> Result<Call, Box<dyn Error>> {
+    let agent = governed_collector();
+    let mut events = agent.subscribe();
+    let handle = agent.connect(endpoint).await?;
+    let call = converse(&handle, &mut events).await;
+    handle.disconnect().await;
+    call
+}
+
+fn main() -> ExitCode {
+    println!("{}", debt_flow().to_mermaid());
+    main_of(
+        replayed_call::target_from_args,
+        run,
+        |outcome| match outcome {
+            Outcome::Call(call) => {
+                println!("\nrefused by the flow:");
+                for (id, why) in &call.refused {
+                    println!("  {id}: {why}");
+                }
+                if let Some(explanation) = &call.explanation {
+                    println!(
+                        "flow: done {:?}, complete: {}",
+                        explanation.done, explanation.complete
+                    );
+                }
+                println!("state:");
+                for (key, value) in &call.state {
+                    println!("  {key} = {value}");
+                }
+            }
+            Outcome::Replay { frames } => {
+                println!("replay CLEAN: {frames} frames sent, each the recorded one");
+            }
+        },
+    )
+}

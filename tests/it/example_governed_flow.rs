@@ -1,0 +1,171 @@
+//! The `governed_flow` example: its agent holds the whole call with the bundled tape on
+//! loopback — the flow refusing the card before the caller is verified and once it was
+//! charged — the bundled recording replays offline CLEAN (`-- --replay`), and the steering
+//! it sends at each turn boundary is exactly this: the active step's posture (and ground
+//! line) after the persona, as the system instruction.
+//!
+//! The bundled tape is what reel records when that agent talks to the scripted model
+//! (`support/governed_model.rs`), regenerated here and compared byte for byte. After an
+//! intended change: `REEL_BLESS=1 cargo test --test it example_governed_flow`.
+
+#[allow(dead_code)] // the example's `main` is not called here
+#[path = "../../examples/governed_flow.rs"]
+mod governed_flow;
+
+use crate::bundled_tape;
+
+#[path = "../support/governed_model.rs"]
+mod governed_model;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use governed_flow::governed::{Call, converse, governed_collector};
+use reel_actors::clock::TokioClock;
+use reel_actors::testing::ScriptedServer;
+use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
+use serde_json::json;
+
+/// The tape's start time: 2025-06-04T10:00:00Z.
+const START_MS: u64 = 1_749_031_200_000;
+
+const PERSONA: &str =
+    "You are Sam, a courteous collections agent for Reel Recovery. Never threaten, never mislead.";
+
+fn expected() -> Call {
+    let state = [
+        ("charged", json!(250)),
+        ("flow:active", json!([])),
+        (
+            "flow:done",
+            json!(["verify", "negotiate", "take_payment", "close"]),
+        ),
+        ("identity_verified", json!(true)),
+        ("ptp_amount", json!(250)),
+        ("ptp_date", json!("Friday")),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), value))
+    .collect();
+    let explanation = serde_json::from_value(json!({
+        "active": [],
+        "done": ["verify", "negotiate", "take_payment", "close"],
+        "blocked_tools": {
+            "charge_card": "\"charge_card\" may run once and already ran (frame 25)",
+            "lookup_account": "\"lookup_account\" is not allowed by any active step (no step is active)",
+            "record_promise": "\"record_promise\" is not allowed by any active step (no step is active)"
+        },
+        "missing_requirements": [],
+        "complete": true
+    }))
+    .unwrap();
+    Call {
+        answers: vec![
+            "Before anything else, could you confirm your full name and date of birth?".into(),
+            "Thank you, Ada, you're verified. You owe $1,250; what can you pay?".into(),
+            "I've noted $250 on Friday. Shall I charge your card now?".into(),
+            "Done: $250 charged. Thank you, Ada!".into(),
+            "Your card was already charged once; you're all set. Goodbye!".into(),
+        ],
+        refused: vec![
+            (
+                "gf-1".into(),
+                "tool `charge_card` was refused by the flow: \"charge_card\" is forbidden until \
+                 is_true(ptp_confirmed)"
+                    .into(),
+            ),
+            (
+                "gf-5".into(),
+                "tool `charge_card` was refused by the flow: \"charge_card\" may run once and \
+                 already ran (frame 25)"
+                    .into(),
+            ),
+        ],
+        explanation: Some(explanation),
+        state,
+    }
+}
+
+/// The system instructions the runtime sent after the setup's.
+fn expected_steering() -> Vec<String> {
+    vec![
+        format!("{PERSONA}\n\nVerify the caller's identity before anything else."),
+        format!(
+            "{PERSONA}\n\nNegotiate an affordable payment; record the promise to pay.\n\
+             Balance due: $1250"
+        ),
+        format!("{PERSONA}\n\nTake the payment the caller promised."),
+        PERSONA.to_owned(),
+    ]
+}
+
+/// The system instruction updates on a recording (the runtime's: the application sends
+/// none).
+fn steering(entries: &[WireEntry]) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| e.dir == Direction::Out)
+        .filter_map(|e| {
+            let frame: serde_json::Value = serde_json::from_slice(&e.payload).ok()?;
+            let text = frame.pointer("/contextUpdate/systemInstruction/parts/0/text")?;
+            Some(text.as_str()?.to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_governed_flow_example_talks_to_the_bundled_tape() {
+    let outcome = governed_flow::run(governed_flow::Target::BundledTape { speed: None })
+        .await
+        .unwrap();
+    let governed_flow::Outcome::Call(call) = outcome else {
+        panic!("a call was asked for");
+    };
+    assert_eq!(call, expected());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_bundled_governed_flow_tape_replays_clean_offline() {
+    let outcome = governed_flow::run(governed_flow::Target::Replay)
+        .await
+        .unwrap();
+    let governed_flow::Outcome::Replay { frames } = outcome else {
+        panic!("a replay was asked for");
+    };
+    assert!(frames > 0);
+    assert_eq!(
+        steering(&governed_flow::bundled_tape().unwrap()),
+        expected_steering()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_bundled_governed_flow_tape_is_what_reel_records_today() {
+    let mut server = ScriptedServer::bind().await;
+    let recorder = Arc::new(MemoryWireRecorder::new());
+    let agent = governed_collector()
+        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
+        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
+    let mut events = agent.subscribe();
+    let endpoint = server.endpoint().without_credential();
+    let model = async {
+        let mut conn = server.accept().await;
+        governed_model::play(&mut conn).await;
+    };
+    let caller = async {
+        let handle = agent.connect(endpoint).await.unwrap();
+        let call = converse(&handle, &mut events).await.unwrap();
+        tokio::time::advance(Duration::from_millis(400)).await;
+        (call, handle.disconnect().await)
+    };
+    let ((), (call, end)) = tokio::join!(model, caller);
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    assert_eq!(call, expected());
+    assert_eq!(steering(&recorder.entries()), expected_steering());
+
+    bundled_tape::check_or_bless(
+        "governed_flow.wire.jsonl",
+        &recorder.entries(),
+        governed_flow::GOVERNED_TAPE,
+    );
+}
