@@ -70,6 +70,8 @@ pub fn open_text(path: &str, what: &'static str) -> Result<InputReader, CliError
     };
     let mut source: Box<dyn Read + Send> = if path == STDIN {
         Box::new(std::io::stdin())
+    } else if reel::recordings::ObjectUrl::is_object_url(path) {
+        object_reader(path)?
     } else {
         Box::new(File::open(path).map_err(read_error)?)
     };
@@ -91,6 +93,23 @@ pub fn open_text(path: &str, what: &'static str) -> Result<InputReader, CliError
     }
     let whole: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(source));
     Ok(BufReader::new(whole))
+}
+
+/// The object at the `s3://` URL `path`, streamed ([`reel::recordings::object`]).
+#[cfg(feature = "s3")]
+fn object_reader(path: &str) -> Result<Box<dyn Read + Send>, CliError> {
+    let url = reel::recordings::ObjectUrl::parse(path)?;
+    let reader = reel::recordings::object::ObjectReader::open(&url, super::s3_endpoint())?;
+    Ok(Box::new(reader))
+}
+
+/// Without the `s3` feature, an `s3://` URL is refused with the reason.
+#[cfg(not(feature = "s3"))]
+fn object_reader(path: &str) -> Result<Box<dyn Read + Send>, CliError> {
+    Err(CliError::Read {
+        path: path.to_owned(),
+        source: std::io::Error::other("this reel was built without the `s3` feature"),
+    })
 }
 
 /// Whether `path` names a regular file (following symlinks), which can be read again;

@@ -41,6 +41,18 @@ pub use logging::init as init_logging;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The endpoint of an S3-compatible server for `s3://` paths (default:
+    /// `AWS_ENDPOINT_URL`, else AWS itself); credentials from the AWS environment variables.
+    #[arg(long, global = true, value_name = "URL")]
+    s3_endpoint: Option<String>,
+}
+
+/// `--s3-endpoint`, set once per run before the command runs.
+static S3_ENDPOINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// The endpoint `s3://` paths are read from this run (`--s3-endpoint`), if one was given.
+pub(crate) fn s3_endpoint() -> Option<&'static str> {
+    S3_ENDPOINT.get().and_then(Option::as_deref)
 }
 
 // Parsed once per run and matched once: the size of the largest arguments costs nothing.
@@ -79,6 +91,8 @@ enum Command {
 /// Runs the parsed command line. Output cut short by a closed pipe (`reel show … | head`)
 /// ends the command quietly.
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    // Set once: `run` is called once per process.
+    let _ = S3_ENDPOINT.set(cli.s3_endpoint);
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Decode(args) => decode::run(args),
