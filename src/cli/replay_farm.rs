@@ -22,9 +22,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use reel::recordings::{ObjectUrl, RecordingsError, Shard};
 #[cfg(feature = "s3")]
 use reel::recordings::object::{Bucket, Recording};
+use reel::recordings::{ObjectUrl, RecordingsError, Shard};
 use serde_json::{Value, json};
 
 use super::input::one_stdin;
@@ -177,7 +177,11 @@ fn expand(inputs: &[String]) -> Result<Vec<Entry>, CliError> {
             }
             found.sort();
             out.extend(found.into_iter().map(|p| {
-                let relative = p.strip_prefix(path).unwrap_or(&p).to_string_lossy().into_owned();
+                let relative = p
+                    .strip_prefix(path)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .into_owned();
                 Entry::local(p.display().to_string(), relative)
             }));
         } else if !path.exists() && input.contains(['*', '?', '[']) {

@@ -132,7 +132,11 @@ impl Bucket {
     }
 
     /// Every key under `prefix` (a whole path segment; empty: the bucket).
-    async fn keys(&self, url: &ObjectUrl, prefix: &str) -> Result<BTreeSet<String>, RecordingsError> {
+    async fn keys(
+        &self,
+        url: &ObjectUrl,
+        prefix: &str,
+    ) -> Result<BTreeSet<String>, RecordingsError> {
         let prefix = (!prefix.is_empty()).then(|| ObjectPath::from(prefix));
         let mut listing = self.store.list(prefix.as_ref());
         let mut keys = BTreeSet::new();
@@ -203,6 +207,17 @@ impl Bucket {
         Ok(log)
     }
 
+    /// Copies every recording under `url` (a prefix), with its sidecars, below `dir` at
+    /// its relative path, one after another, streamed; returns how many. For readers that
+    /// take a directory (`reel studio`): a snapshot of the prefix as it was listed.
+    pub async fn fetch_all(&self, url: &ObjectUrl, dir: &Path) -> Result<usize, RecordingsError> {
+        let recordings = self.recordings(url).await?;
+        for recording in &recordings {
+            self.fetch_recording(recording, dir).await?;
+        }
+        Ok(recordings.len())
+    }
+
     /// The typed error for what the store said about `url`.
     fn error(&self, url: &ObjectUrl, error: object_store::Error) -> RecordingsError {
         let detail = error.to_string();
@@ -220,9 +235,13 @@ impl Bucket {
                 url: url_text,
                 detail,
             },
-            _ if ["AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"]
-                .iter()
-                .any(|code| detail.contains(code)) =>
+            _ if [
+                "AccessDenied",
+                "InvalidAccessKeyId",
+                "SignatureDoesNotMatch",
+            ]
+            .iter()
+            .any(|code| detail.contains(code)) =>
             {
                 RecordingsError::AccessRefused {
                     url: url_text,
@@ -275,7 +294,10 @@ fn fetch_chunks(
     opened: &SyncSender<Result<(), RecordingsError>>,
     chunks: &SyncSender<Result<Bytes, RecordingsError>>,
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             let _ = opened.send(Err(RecordingsError::Store {

@@ -172,23 +172,36 @@ mod tests {
 
     #[test]
     fn shards_cover_the_set_once_whatever_the_listing_order() {
-        let names: Vec<String> = (0..23).map(|i| format!("calls/{i:02}.wire.jsonl")).collect();
+        let names: Vec<String> = (0..23)
+            .map(|i| format!("calls/{i:02}.wire.jsonl"))
+            .collect();
         let mut reversed = names.clone();
         reversed.reverse();
         let mut seen = Vec::new();
         for index in 1..=4 {
             let shard = Shard::new(index, 4).unwrap();
             let picked: Vec<&String> = shard.select(&names).iter().map(|i| &names[*i]).collect();
-            let picked_rev: Vec<&String> =
-                shard.select(&reversed).iter().map(|i| &reversed[*i]).collect();
-            assert_eq!(picked, picked_rev, "shard {shard} depends on the listing order");
+            let picked_rev: Vec<&String> = shard
+                .select(&reversed)
+                .iter()
+                .map(|i| &reversed[*i])
+                .collect();
+            assert_eq!(
+                picked, picked_rev,
+                "shard {shard} depends on the listing order"
+            );
             assert!(picked.len() == 5 || picked.len() == 6);
             seen.extend(picked.into_iter().cloned());
         }
         seen.sort();
-        assert_eq!(seen, names, "the shards' union is not the whole set, once each");
         assert_eq!(
-            Shard::new(2, 3).unwrap().select(&keys(&["c", "a", "b", "d"])),
+            seen, names,
+            "the shards' union is not the whole set, once each"
+        );
+        assert_eq!(
+            Shard::new(2, 3)
+                .unwrap()
+                .select(&keys(&["c", "a", "b", "d"])),
             vec![2]
         );
     }

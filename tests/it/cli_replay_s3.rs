@@ -160,3 +160,65 @@ async fn shards_of_a_prefix_split_it_exactly_and_say_which_shard_they_are() {
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_studio_lists_and_opens_the_recordings_of_a_prefix() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let Some(server) = MotoServer::start() else {
+        return;
+    };
+    let dir = TempDir::new("s3-studio");
+    upload_farm(&server, &dir).await;
+    let mut studio = std::process::Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args([
+            "studio",
+            "s3://tapes/ci/",
+            "--json",
+            "--s3-endpoint",
+            &server.endpoint,
+        ])
+        .env("AWS_ACCESS_KEY_ID", crate::moto::ACCESS_KEY)
+        .env("AWS_SECRET_ACCESS_KEY", crate::moto::SECRET_KEY)
+        .env("AWS_DEFAULT_REGION", "us-east-1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(studio.stdout.take().unwrap());
+    let mut ready = String::new();
+    out.read_line(&mut ready).unwrap();
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    assert_eq!(
+        (ready["dir"].as_str(), ready["recordings"].as_u64()),
+        // The studio lists a directory's own recordings, not its subdirectories'.
+        (Some("s3://tapes/ci/"), Some(3))
+    );
+    let addr = ready["addr"].as_str().unwrap().to_owned();
+    let get = |target: &str| {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            stream,
+            "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    let listing = get("/api/recordings");
+    assert!(listing.starts_with("HTTP/1.1 200"), "{listing}");
+    for name in ["a.wire.jsonl", "b.wire.jsonl", "bad.wire.jsonl"] {
+        assert!(listing.contains(name), "{name} not listed: {listing}");
+    }
+    let opened = get("/api/recordings/a.wire.jsonl");
+    // SIGTERM: the studio stops as it does for a user, removing its copy.
+    let stopped = std::process::Command::new("kill")
+        .arg(studio.id().to_string())
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "{\"event\":\"stopped\"}\n");
+    assert!(studio.wait().unwrap().success());
+    assert!(opened.starts_with("HTTP/1.1 200"), "{opened}");
+}

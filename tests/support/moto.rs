@@ -47,7 +47,14 @@ fn python() -> Option<&'static Path> {
                 .unwrap();
             assert!(made.status.success(), "python3 -m venv failed: {made:?}");
             let pip = Command::new(&python)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", MOTO])
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    MOTO,
+                ])
                 .output()
                 .unwrap();
             if !pip.status.success() {
@@ -82,7 +89,14 @@ impl MotoServer {
             .unwrap()
             .port();
         let mut child = Command::new(python)
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+            .args([
+                "-m",
+                "moto.server",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
