@@ -23,8 +23,10 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 #[cfg(feature = "s3")]
+use reel::recordings::RecordingsError;
+#[cfg(feature = "s3")]
 use reel::recordings::object::{Bucket, Recording};
-use reel::recordings::{ObjectUrl, RecordingsError, Shard};
+use reel::recordings::{ObjectUrl, Shard};
 use serde_json::{Value, json};
 
 use super::input::one_stdin;
@@ -106,10 +108,15 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
 
     if let Some(path) = &args.junit {
         let cases: Vec<Case> = sessions.iter().map(case).collect();
-        let xml = junit::render(&cases, seconds).map_err(|source| CliError::RenderJunit {
-            path: path.clone(),
-            source,
-        })?;
+        let suite = shard.map_or_else(
+            || "reel replay".to_owned(),
+            |(shard, _)| format!("reel replay (shard {shard})"),
+        );
+        let xml =
+            junit::render(&cases, seconds, &suite).map_err(|source| CliError::RenderJunit {
+                path: path.clone(),
+                source,
+            })?;
         std::fs::write(path, xml).map_err(|source| CliError::WriteJunit {
             path: path.clone(),
             source,
@@ -339,6 +346,8 @@ fn replay_all(logs: &[Entry], jobs: usize, salvage: bool, save_verdict: bool) ->
 
 /// Replays one entry: a local log as it is; a recording in a bucket once copied with its
 /// sidecars to the staging directory (its errors then name the URL, not the copy).
+// Without `s3`, no entry is copied, so `index` and `staging` go unused.
+#[cfg_attr(not(feature = "s3"), allow(unused_variables))]
 fn replay_entry(
     runtime: &tokio::runtime::Runtime,
     entry: &Entry,

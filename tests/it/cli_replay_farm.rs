@@ -269,6 +269,17 @@ async fn shards_of_a_directory_are_disjoint_cover_it_and_do_not_depend_on_where_
         ]
     );
 
+    // The JUnit report names the shard too.
+    let junit = dir.join("shard.xml");
+    let root = dir.join("");
+    let root = root.to_str().unwrap().trim_end_matches('/');
+    reel(&["replay", root, "--shard", "2/3", "--junit", arg(&junit)]);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testsuite name=\"reel replay (shard 2/3)\" tests=\"1\""),
+        "{xml}"
+    );
+
     for (value, why) in [
         (
             "0/3",
