@@ -220,7 +220,7 @@ impl Bucket {
 
     /// The typed error for what the store said about `url`.
     fn error(&self, url: &ObjectUrl, error: object_store::Error) -> RecordingsError {
-        let detail = error.to_string();
+        let detail = server_words(&error.to_string());
         let url_text = url.to_string();
         if detail.contains("NoSuchBucket") {
             return RecordingsError::NoSuchBucket {
@@ -253,6 +253,27 @@ impl Bucket {
                 detail,
             },
         }
+    }
+}
+
+/// What the server said, in one line: S3's error `Code: Message` when the answer carries
+/// its XML error document, else the client's message up to its first line break.
+fn server_words(detail: &str) -> String {
+    let element = |name: &str| {
+        let open = format!("<{name}>");
+        let start = detail.find(&open)? + open.len();
+        let end = start + detail[start..].find(&format!("</{name}>"))?;
+        let text = detail[start..end].trim();
+        let text = text
+            .strip_prefix("<![CDATA[")
+            .and_then(|t| t.strip_suffix("]]>"))
+            .unwrap_or(text);
+        Some(text.to_owned())
+    };
+    match (element("Code"), element("Message")) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        (Some(code), None) => code,
+        _ => detail.lines().next().unwrap_or_default().trim().to_owned(),
     }
 }
 
@@ -348,5 +369,23 @@ impl Read for ObjectReader {
         let n = buf.len().min(self.current.len());
         buf[..n].copy_from_slice(&self.current.split_to(n));
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_words;
+
+    #[test]
+    fn the_servers_words_in_one_line() {
+        let said = "Generic S3 error: Error performing list request: 403 Forbidden: <?xml version=\"1.0\"?>\n<Error>\n    <Code>InvalidAccessKeyId</Code>\n    <Message><![CDATA[The AWS Access Key Id you provided does not exist in our records.]]></Message>\n</Error>";
+        assert_eq!(
+            server_words(said),
+            "InvalidAccessKeyId: The AWS Access Key Id you provided does not exist in our records."
+        );
+        assert_eq!(
+            server_words("connection refused\nmore"),
+            "connection refused"
+        );
     }
 }

@@ -222,3 +222,30 @@ async fn the_studio_lists_and_opens_the_recordings_of_a_prefix() {
     assert!(studio.wait().unwrap().success());
     assert!(opened.starts_with("HTTP/1.1 200"), "{opened}");
 }
+
+#[test]
+fn refused_credentials_are_an_error_with_the_servers_words() {
+    let Some(server) = MotoServer::start_refusing() else {
+        return;
+    };
+    let (code, stdout, stderr) = server.reel(&["replay", "s3://tapes/ci/"]);
+    assert_eq!(
+        (code, stderr.as_str(), without_timing(&stdout).as_str()),
+        (
+            2,
+            "",
+            "  ERROR  s3://tapes/ci/  access refused: InvalidAccessKeyId: The AWS Access Key Id you provided does not exist in our records.
+
+  1 session: 0 clean, 0 drifted, 1 bad input"
+        )
+    );
+    let (code, stdout, stderr) = server.reel(&["show", "s3://tapes/ci/a.wire.jsonl"]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (
+            2,
+            "",
+            "reel: s3://tapes/ci/a.wire.jsonl: access refused: InvalidAccessKeyId: The AWS Access Key Id you provided does not exist in our records.\n"
+        )
+    );
+}

@@ -82,6 +82,17 @@ impl MotoServer {
     /// Starts a server on a free loopback port and waits until it says it listens; `None`
     /// (with a message) when moto cannot be installed because PyPI is out of reach.
     pub fn start() -> Option<MotoServer> {
+        MotoServer::start_with(&[])
+    }
+
+    /// A server that checks credentials (moto's `INITIAL_NO_AUTH_ACTION_COUNT=0`): it knows
+    /// no access key, so every request is refused with `InvalidAccessKeyId`.
+    pub fn start_refusing() -> Option<MotoServer> {
+        MotoServer::start_with(&[("INITIAL_NO_AUTH_ACTION_COUNT", "0")])
+    }
+
+    /// A server with `env` set.
+    fn start_with(env: &[(&str, &str)]) -> Option<MotoServer> {
         let python = python()?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -97,6 +108,7 @@ impl MotoServer {
                 "-p",
                 &port.to_string(),
             ])
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
