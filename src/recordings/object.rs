@@ -282,6 +282,8 @@ fn server_words(detail: &str) -> String {
 pub struct ObjectReader {
     chunks: Receiver<Result<Bytes, RecordingsError>>,
     current: Bytes,
+    /// The URL, which the reader's caller names already: left out of its read errors.
+    url: String,
 }
 
 impl ObjectReader {
@@ -291,12 +293,14 @@ impl ObjectReader {
         let bucket = Bucket::open(url, endpoint)?;
         let (opened_tx, opened_rx) = sync_channel(1);
         let (chunks_tx, chunks) = sync_channel(READ_AHEAD_CHUNKS);
+        let shown = url.to_string();
         let url = url.clone();
         std::thread::spawn(move || fetch_chunks(&bucket, &url, &opened_tx, &chunks_tx));
         match opened_rx.recv() {
             Ok(Ok(())) => Ok(ObjectReader {
                 chunks,
                 current: Bytes::new(),
+                url: shown,
             }),
             Ok(Err(error)) => Err(error),
             Err(_) => Err(RecordingsError::Store {
@@ -361,7 +365,13 @@ impl Read for ObjectReader {
         while self.current.is_empty() {
             match self.chunks.recv() {
                 Ok(Ok(chunk)) => self.current = chunk,
-                Ok(Err(error)) => return Err(std::io::Error::other(error)),
+                Ok(Err(error)) => {
+                    let said = error.to_string();
+                    let said = said
+                        .strip_prefix(&format!("{}: ", self.url))
+                        .unwrap_or(&said);
+                    return Err(std::io::Error::other(said.to_owned()));
+                }
                 // The thread is done: the whole object was read.
                 Err(_) => return Ok(0),
             }

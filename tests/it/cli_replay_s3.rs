@@ -249,3 +249,68 @@ fn refused_credentials_are_an_error_with_the_servers_words() {
         )
     );
 }
+
+/// An S3-compatible server that announces 1,000 bytes, sends 100 and hangs up; the
+/// client's retry, for the rest, is answered 404. Serves until the test ends.
+fn cut_short_server() -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else {
+                return;
+            };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut ranged = false;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                ranged |= line.to_ascii_lowercase().starts_with("range:");
+            }
+            let answer = if ranged {
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_owned()
+            } else {
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\
+                     Last-Modified: Wed, 21 Oct 2015 07:28:00 GMT\r\nConnection: close\r\n\r\n{}",
+                    "{\"seq\":1}\n".repeat(10)
+                )
+            };
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    endpoint
+}
+
+#[test]
+fn an_object_cut_short_is_a_partial_object_not_a_short_log() {
+    let endpoint = cut_short_server();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args([
+            "show",
+            "s3://tapes/x.wire.jsonl",
+            "--s3-endpoint",
+            &endpoint,
+        ])
+        .env("AWS_ACCESS_KEY_ID", crate::moto::ACCESS_KEY)
+        .env("AWS_SECRET_ACCESS_KEY", crate::moto::SECRET_KEY)
+        .env("AWS_DEFAULT_REGION", "us-east-1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).as_ref(),
+            String::from_utf8_lossy(&output.stderr).as_ref()
+        ),
+        (
+            Some(2),
+            "",
+            "reel: cannot read s3://tapes/x.wire.jsonl: partial object: read 100 of 1000 bytes\n"
+        )
+    );
+}
