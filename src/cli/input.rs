@@ -95,21 +95,9 @@ pub fn open_text(path: &str, what: &'static str) -> Result<InputReader, CliError
     Ok(BufReader::new(whole))
 }
 
-/// The object at the `s3://` URL `path`, streamed ([`reel::recordings::object`]).
-#[cfg(feature = "s3")]
+/// The object at the `s3://` URL `path`, streamed ([`reel::recordings::open`]).
 fn object_reader(path: &str) -> Result<Box<dyn Read + Send>, CliError> {
-    let url = reel::recordings::ObjectUrl::parse(path)?;
-    let reader = reel::recordings::object::ObjectReader::open(&url, super::s3_endpoint())?;
-    Ok(Box::new(reader))
-}
-
-/// Without the `s3` feature, an `s3://` URL is refused with the reason.
-#[cfg(not(feature = "s3"))]
-fn object_reader(path: &str) -> Result<Box<dyn Read + Send>, CliError> {
-    Err(CliError::Read {
-        path: path.to_owned(),
-        source: std::io::Error::other("this reel was built without the `s3` feature"),
-    })
+    Ok(reel::recordings::open(path, super::s3_endpoint())?)
 }
 
 /// Whether `path` names a regular file (following symlinks), which can be read again;

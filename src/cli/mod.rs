@@ -51,8 +51,6 @@ pub struct Cli {
 static S3_ENDPOINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// The endpoint `s3://` paths are read from this run (`--s3-endpoint`), if one was given.
-// Without `s3`, `s3://` paths are refused before an endpoint is asked for.
-#[cfg_attr(not(feature = "s3"), allow(dead_code))]
 pub(crate) fn s3_endpoint() -> Option<&'static str> {
     S3_ENDPOINT.get().and_then(Option::as_deref)
 }

@@ -66,6 +66,21 @@ pub enum RecordingsError {
         /// The prefix.
         url: String,
     },
+    /// A local file could not be opened.
+    #[error("{path}: cannot open: {source}")]
+    Open {
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An `s3://` URL given to a reel built without the `s3` feature.
+    #[error("{url}: this reel was built without the `s3` feature (object storage)")]
+    NoObjectStore {
+        /// The URL.
+        url: String,
+    },
     /// A local copy could not be written.
     #[error("{path}: cannot write the local copy: {source}")]
     Write {
