@@ -41,13 +41,26 @@ pub use logging::init as init_logging;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// The endpoint of an S3-compatible server for `s3://` paths (default:
-    /// `AWS_ENDPOINT_URL`, else AWS itself); credentials from the AWS environment variables.
-    #[arg(long, global = true, value_name = "URL")]
-    s3_endpoint: Option<String>,
 }
 
-/// `--s3-endpoint`, set once per run before the command runs.
+/// `--s3-endpoint`, for the commands that read `s3://` paths (`replay`, `show`, `studio`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct S3Args {
+    /// The endpoint of an S3-compatible server for `s3://` paths (default:
+    /// `AWS_ENDPOINT_URL`, else AWS itself); credentials from the AWS environment variables.
+    #[arg(long, value_name = "URL")]
+    pub(crate) s3_endpoint: Option<String>,
+}
+
+impl S3Args {
+    /// Makes `--s3-endpoint` the endpoint of this run's `s3://` reads ([`s3_endpoint`]).
+    pub(crate) fn apply(&self) {
+        // Set once: one command runs per process.
+        let _ = S3_ENDPOINT.set(self.s3_endpoint.clone());
+    }
+}
+
+/// `--s3-endpoint`, set once per run by the command that takes it.
 static S3_ENDPOINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
 
 /// The endpoint `s3://` paths are read from this run (`--s3-endpoint`), if one was given.
@@ -91,8 +104,6 @@ enum Command {
 /// Runs the parsed command line. Output cut short by a closed pipe (`reel show … | head`)
 /// ends the command quietly.
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
-    // Set once: `run` is called once per process.
-    let _ = S3_ENDPOINT.set(cli.s3_endpoint);
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Decode(args) => decode::run(args),

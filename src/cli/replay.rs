@@ -45,6 +45,9 @@ use super::{CliError, print_stdout, print_text};
 /// Arguments of `reel replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
+    /// Where `s3://` paths are read from.
+    #[command(flatten)]
+    pub(super) s3: super::S3Args,
     /// The wire log (JSON lines, one entry per frame; `-`: standard input); or several,
     /// directories (every `*.wire.jsonl` below them; a directory with none is bad input)
     /// and globs (`'recordings/**/*.wire.jsonl'`), replayed in parallel with one line per
@@ -86,6 +89,7 @@ pub struct ReplayArgs {
 /// directory or a glob, or `--junit`, replays them all in parallel instead
 /// ([`super::replay_farm`]).
 pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
+    args.s3.apply();
     if args.logs.len() != 1
         || args.junit.is_some()
         || args.shard.is_some()

@@ -19,6 +19,9 @@ use reel::studio::{DEFAULT_MAX_FEED_BYTES, RunningStudio, StudioOptions};
 /// Arguments of `reel studio`.
 #[derive(Debug, Args)]
 pub struct StudioArgs {
+    /// Where `s3://` paths are read from.
+    #[command(flatten)]
+    s3: super::S3Args,
     /// The directory of recordings (`*.wire.jsonl`, with their `*.journal.jsonl`), or an
     /// `s3://bucket/prefix/` whose recordings are copied to a local directory at start.
     #[arg(default_value = ".")]
@@ -46,6 +49,7 @@ pub struct StudioArgs {
 
 /// Serves the studio until Ctrl-C or SIGTERM.
 pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
+    args.s3.apply();
     // An `s3://` prefix is copied, streamed, to a directory of this run's own, and served
     // from there: a snapshot of the prefix as it was when the studio started.
     let staged = Staged::for_input(&args.dir)?;
