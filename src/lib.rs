@@ -35,6 +35,9 @@ pub use reel_tape_server as tape_server;
 pub use reel_tools as tools;
 
 mod failure;
+
+/// Where recordings live (`s3://` URLs, with the `s3` feature) and `--shard i/n`.
+pub mod recordings;
 pub use failure::Failure;
 
 /// The `reel demo` session (part of the command line: it plays the model with the

@@ -7,6 +7,13 @@ use reel_replayer::ReplayError;
 /// An error that ends the command with exit code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
+    /// Recordings in object storage could not be listed or read (no such bucket, no such
+    /// key, access refused, a partial object).
+    #[error("{0}")]
+    Recordings(#[from] reel::recordings::RecordingsError),
+    /// A `--shard` value that names no shard.
+    #[error("{0}")]
+    Shard(#[from] reel::recordings::ShardError),
     /// A cassette (or another JSON document reel reads whole) that cannot be read: the
     /// message names the file and the JSON path.
     #[error("{0}")]

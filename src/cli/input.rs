@@ -74,6 +74,8 @@ pub fn open_text(path: &str, what: &'static str) -> Result<InputReader, CliError
     };
     let raw: Box<dyn Read + Send> = if path == STDIN {
         Box::new(std::io::stdin())
+    } else if reel::recordings::ObjectUrl::is_object_url(path) {
+        object_reader(path)?
     } else {
         Box::new(File::open(path).map_err(read_error)?)
     };
@@ -98,6 +100,11 @@ pub fn open_text(path: &str, what: &'static str) -> Result<InputReader, CliError
     }
     let whole: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(source));
     Ok(BufReader::new(whole))
+}
+
+/// The object at the `s3://` URL `path`, streamed ([`reel::recordings::open`]).
+fn object_reader(path: &str) -> Result<Box<dyn Read + Send>, CliError> {
+    Ok(reel::recordings::open(path, super::s3_endpoint())?)
 }
 
 /// Whether `path` names a regular file (following symlinks), which can be read again;

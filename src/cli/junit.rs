@@ -38,15 +38,16 @@ pub struct Case {
     pub outcome: CaseOutcome,
 }
 
-/// The whole report: one `<testsuite>` named `reel replay` holding every case, in order.
+/// The whole report: one `<testsuite>` named `suite` (`reel replay`; `reel replay (shard
+/// 2/3)` for a shard) holding every case, in order.
 /// Written by `quick-junit`, which escapes the five XML specials and drops characters XML
 /// 1.0 cannot hold (control characters, ANSI colour codes).
 ///
 /// # Errors
 ///
 /// The XML writer failed (it writes into memory, so in practice it does not).
-pub fn render(cases: &[Case], seconds: f64) -> Result<String, SerializeError> {
-    let mut suite = TestSuite::new("reel replay");
+pub fn render(cases: &[Case], seconds: f64, suite: &str) -> Result<String, SerializeError> {
+    let mut suite = TestSuite::new(suite);
     suite.set_time(duration(seconds));
     for case in cases {
         let status = match &case.outcome {
@@ -111,7 +112,7 @@ mod tests {
             },
         ];
         assert_eq!(
-            render(&cases, 1.25).unwrap(),
+            render(&cases, 1.25, "reel replay").unwrap(),
             r#"<?xml version="1.0" encoding="UTF-8"?>
 <testsuites name="reel replay" tests="3" skipped="0" failures="1" errors="1" time="1.250">
     <testsuite name="reel replay" tests="3" skipped="0" errors="1" failures="1" time="1.250">

@@ -46,6 +46,31 @@ pub struct Cli {
     command: Command,
 }
 
+/// `--s3-endpoint`, for the commands that read `s3://` paths (`replay`, `show`, `studio`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct S3Args {
+    /// The endpoint of an S3-compatible server for `s3://` paths (default:
+    /// `AWS_ENDPOINT_URL`, else AWS itself); credentials from the AWS environment variables.
+    #[arg(long, value_name = "URL")]
+    pub(crate) s3_endpoint: Option<String>,
+}
+
+impl S3Args {
+    /// Makes `--s3-endpoint` the endpoint of this run's `s3://` reads ([`s3_endpoint`]).
+    pub(crate) fn apply(&self) {
+        // Set once: one command runs per process.
+        let _ = S3_ENDPOINT.set(self.s3_endpoint.clone());
+    }
+}
+
+/// `--s3-endpoint`, set once per run by the command that takes it.
+static S3_ENDPOINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// The endpoint `s3://` paths are read from this run (`--s3-endpoint`), if one was given.
+pub(crate) fn s3_endpoint() -> Option<&'static str> {
+    S3_ENDPOINT.get().and_then(Option::as_deref)
+}
+
 // Parsed once per run and matched once: the size of the largest arguments costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]

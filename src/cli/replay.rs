@@ -45,6 +45,9 @@ use super::{CliError, print_stdout, print_text};
 /// Arguments of `reel replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
+    /// Where `s3://` paths are read from.
+    #[command(flatten)]
+    pub(super) s3: super::S3Args,
     /// The wire log (JSON lines, one entry per frame; `-`: standard input); or several,
     /// directories (every `*.wire.jsonl` below them; a directory with none is bad input)
     /// and globs (`'recordings/**/*.wire.jsonl'`), replayed in parallel with one line per
@@ -74,6 +77,11 @@ pub struct ReplayArgs {
     /// `reel studio`'s list. Without it, `reel replay` writes nothing but its report.
     #[arg(long)]
     pub(super) save_verdict: bool,
+    /// Replay only shard I of N (from 1: `--shard 2/3`) of the logs named: the logs sorted
+    /// by their path relative to the directory or `s3://` prefix given, every Nth from the
+    /// Ith. Every machine given the same set makes the same split.
+    #[arg(long, value_name = "I/N")]
+    pub(super) shard: Option<reel::recordings::Shard>,
 }
 
 /// Replays the log and prints the report. Exit 1 when the replay drifted: an outbound
@@ -81,7 +89,12 @@ pub struct ReplayArgs {
 /// directory or a glob, or `--junit`, replays them all in parallel instead
 /// ([`super::replay_farm`]).
 pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
-    if args.logs.len() != 1 || args.junit.is_some() || names_many(&args.logs[0]) {
+    args.s3.apply();
+    if args.logs.len() != 1
+        || args.junit.is_some()
+        || args.shard.is_some()
+        || names_many(&args.logs[0])
+    {
         return super::replay_farm::run(args);
     }
     let log = args.logs[0].clone();
@@ -185,8 +198,12 @@ pub(super) fn first_drift(report: &ReplayReport<'_>, replay: &OfflineReplay) -> 
 }
 
 /// Whether `input` names several logs: a directory, or a glob (a pattern that is not the
-/// name of a file). A single path that does not exist stays one log, and fails as one.
+/// name of a file). A single path that does not exist stays one log, and fails as one. An
+/// `s3://` URL goes to the farm too, which copies each recording with its sidecars.
 fn names_many(input: &str) -> bool {
+    if reel::recordings::ObjectUrl::is_object_url(input) {
+        return true;
+    }
     let path = std::path::Path::new(input);
     path.is_dir() || (!path.exists() && input.contains(['*', '?', '[']))
 }

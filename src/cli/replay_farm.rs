@@ -23,6 +23,11 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use reel_recorder::compressed::without_compression_suffix;
+#[cfg(feature = "s3")]
+use reel::recordings::RecordingsError;
+#[cfg(feature = "s3")]
+use reel::recordings::object::{Bucket, Recording};
+use reel::recordings::{ObjectUrl, Shard};
 use serde_json::{Value, json};
 
 use super::input::one_stdin;
@@ -33,8 +38,7 @@ use super::replay::{ReplayArgs, replay_log};
 use super::replay_report::ReplayReport;
 use super::{CliError, print_stdout, print_text};
 
-/// The name every wire log ends with, for directories.
-const WIRE_LOG_SUFFIX: &str = ".wire.jsonl";
+use reel::recordings::WIRE_LOG_SUFFIX;
 
 /// How one session's replay ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,11 +81,24 @@ struct Session {
 
 /// Replays every log `args` names, in parallel, and reports them (see the module docs).
 pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
-    let inputs = expand(&args.logs)?;
-    one_stdin(inputs.iter().map(String::as_str))?;
+    let found = expand(&args.logs)?;
+    let named = found.len();
+    let inputs: Vec<Entry> = match args.shard {
+        Some(shard) => {
+            let keys: Vec<String> = found.iter().map(|entry| entry.relative.clone()).collect();
+            shard
+                .select(&keys)
+                .into_iter()
+                .map(|at| found[at].clone())
+                .collect()
+        }
+        None => found,
+    };
+    one_stdin(inputs.iter().map(|entry| entry.shown.as_str()))?;
     if args.journal.is_some() {
         return Err(CliError::JournalNeedsOneLog { logs: inputs.len() });
     }
+    let shard = args.shard.map(|shard| (shard, named));
     let jobs = args
         .jobs
         .or_else(|| std::thread::available_parallelism().ok())
@@ -92,39 +109,89 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
 
     if let Some(path) = &args.junit {
         let cases: Vec<Case> = sessions.iter().map(case).collect();
-        let xml = junit::render(&cases, seconds).map_err(|source| CliError::RenderJunit {
-            path: path.clone(),
-            source,
-        })?;
+        let suite = shard.map_or_else(
+            || "reel replay".to_owned(),
+            |(shard, _)| format!("reel replay (shard {shard})"),
+        );
+        let xml =
+            junit::render(&cases, seconds, &suite).map_err(|source| CliError::RenderJunit {
+                path: path.clone(),
+                source,
+            })?;
         std::fs::write(path, xml).map_err(|source| CliError::WriteJunit {
             path: path.clone(),
             source,
         })?;
     }
     if args.json {
-        let json = serde_json::to_string_pretty(&to_json(&sessions, seconds, jobs))?;
+        let json = serde_json::to_string_pretty(&to_json(&sessions, seconds, jobs, shard))?;
         print_stdout(&format!("{json}\n"))?;
     } else {
-        print_text(&render(&sessions, seconds, jobs))?;
+        print_text(&render(&sessions, seconds, jobs, shard))?;
     }
     Ok(exit_code(&sessions))
 }
 
-/// One entry per input: a file as it is, a directory as every wire log below it, a glob as
-/// every path it matches. An input that names nothing stays, and fails as bad input; a
-/// directory with no wire log below it is bad input ([`CliError::NoRecordings`]).
-fn expand(inputs: &[String]) -> Result<Vec<String>, CliError> {
+/// One recording the farm replays.
+#[derive(Debug, Clone)]
+struct Entry {
+    /// How the report names it: the path or URL as given or as found.
+    shown: String,
+    /// Its path relative to the directory or prefix it was found under (a file named by
+    /// itself: as given): what `--shard` splits on, the same on every machine.
+    relative: String,
+    /// Where its bytes are.
+    source: Source,
+}
+
+/// Where a recording's bytes are.
+#[derive(Debug, Clone)]
+enum Source {
+    /// A local file (or standard input): `shown` itself.
+    Local,
+    /// A recording in a bucket, copied with its sidecars before its replay.
+    #[cfg(feature = "s3")]
+    Object(Bucket, Recording),
+    /// An input that could not be listed or read: its error, reported on its line.
+    Unreadable(String),
+}
+
+impl Entry {
+    /// A local file named `path`, relative to its root as `relative`.
+    fn local(path: String, relative: String) -> Entry {
+        Entry {
+            shown: path,
+            relative,
+            source: Source::Local,
+        }
+    }
+}
+
+/// One entry per recording: a file as it is, a directory as every wire log below it, a
+/// glob as every path it matches, an `s3://` prefix as every wire log under it. An input
+/// that names nothing stays, and fails as bad input; a directory or prefix with no wire
+/// log below it is bad input ([`CliError::NoRecordings`]).
+fn expand(inputs: &[String]) -> Result<Vec<Entry>, CliError> {
     let mut out = Vec::new();
     for input in inputs {
         let path = Path::new(input);
-        if path.is_dir() {
+        if ObjectUrl::is_object_url(input) {
+            out.extend(objects(input)?);
+        } else if path.is_dir() {
             let mut found = Vec::new();
             wire_logs_below(path, &mut found);
             if found.is_empty() {
                 return Err(CliError::NoRecordings { dir: input.clone() });
             }
             found.sort();
-            out.extend(found.into_iter().map(|p| p.display().to_string()));
+            out.extend(found.into_iter().map(|p| {
+                let relative = p
+                    .strip_prefix(path)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .into_owned();
+                Entry::local(p.display().to_string(), relative)
+            }));
         } else if !path.exists() && input.contains(['*', '?', '[']) {
             let matched: Vec<String> = glob::glob(input)
                 .map(|paths| {
@@ -136,15 +203,62 @@ fn expand(inputs: &[String]) -> Result<Vec<String>, CliError> {
                 })
                 .unwrap_or_default();
             if matched.is_empty() {
-                out.push(input.clone());
+                out.push(Entry::local(input.clone(), input.clone()));
             } else {
-                out.extend(matched);
+                out.extend(matched.into_iter().map(|p| Entry::local(p.clone(), p)));
             }
         } else {
-            out.push(input.clone());
+            out.push(Entry::local(input.clone(), input.clone()));
         }
     }
     Ok(out)
+}
+
+/// The recordings under the `s3://` URL `input` (a prefix, or one wire log). A prefix
+/// with none is bad input, as a directory with none is; a URL that cannot be listed (no
+/// such bucket, access refused, no such key) is one entry that fails on its line.
+#[cfg(feature = "s3")]
+fn objects(input: &str) -> Result<Vec<Entry>, CliError> {
+    let unreadable = |error: RecordingsError| {
+        vec![Entry {
+            shown: input.to_owned(),
+            relative: input.to_owned(),
+            source: Source::Unreadable(error.to_string()),
+        }]
+    };
+    let url = ObjectUrl::parse(input)?;
+    let bucket = match Bucket::open(&url, super::s3_endpoint()) {
+        Ok(bucket) => bucket,
+        Err(error) => return Ok(unreadable(error)),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    match runtime.block_on(bucket.recordings(&url)) {
+        Ok(found) => Ok(found
+            .into_iter()
+            .map(|recording| Entry {
+                shown: recording.log.to_string(),
+                relative: recording.relative.clone(),
+                source: Source::Object(bucket.clone(), recording),
+            })
+            .collect()),
+        Err(error @ RecordingsError::NoRecordings { .. }) => Err(error.into()),
+        Err(error) => Ok(unreadable(error)),
+    }
+}
+
+/// Without the `s3` feature, an `s3://` input is one entry that says so.
+#[cfg(not(feature = "s3"))]
+fn objects(input: &str) -> Result<Vec<Entry>, CliError> {
+    Ok(vec![Entry {
+        shown: input.to_owned(),
+        relative: input.to_owned(),
+        source: Source::Unreadable(format!(
+            "{input}: this reel was built without the `s3` feature"
+        )),
+    }])
 }
 
 /// Every `*.wire.jsonl` file (or `*.wire.jsonl.gz`, `.zst`) below `dir`, at any depth (unreadable directories skipped).
@@ -177,7 +291,8 @@ fn wire_logs_below(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Replays `logs` on `jobs` worker threads; the results in input order.
-fn replay_all(logs: &[String], jobs: usize, salvage: bool, save_verdict: bool) -> Vec<Session> {
+fn replay_all(logs: &[Entry], jobs: usize, salvage: bool, save_verdict: bool) -> Vec<Session> {
+    let staging = Staging::new();
     let progress = Progress::out_of("replaying", "sessions", logs.len() as u64);
     let done = progress.counter();
     let next = AtomicUsize::new(0);
@@ -190,14 +305,14 @@ fn replay_all(logs: &[String], jobs: usize, salvage: bool, save_verdict: bool) -
                     .build();
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = logs.get(index) else {
+                    let Some(entry) = logs.get(index) else {
                         return;
                     };
                     let started = Instant::now();
                     let outcome = match &runtime {
                         // A session that panics is that session's failure, not the farm's.
                         Ok(runtime) => std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            replay_one(runtime, path, salvage, save_verdict)
+                            replay_entry(runtime, entry, index, &staging, salvage, save_verdict)
                         }))
                         .unwrap_or_else(|panic| Outcome::Bad {
                             error: format!("the replay failed: {}", panic_message(&*panic)),
@@ -211,7 +326,7 @@ fn replay_all(logs: &[String], jobs: usize, salvage: bool, save_verdict: bool) -
                         },
                     };
                     let session = Session {
-                        path: path.clone(),
+                        path: entry.shown.clone(),
                         seconds: started.elapsed().as_secs_f64(),
                         outcome,
                     };
@@ -228,6 +343,68 @@ fn replay_all(logs: &[String], jobs: usize, salvage: bool, save_verdict: bool) -
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// Replays one entry: a local log as it is; a recording in a bucket once copied with its
+/// sidecars to the staging directory (its errors then name the URL, not the copy).
+// Without `s3`, no entry is copied, so `index` and `staging` go unused.
+#[cfg_attr(not(feature = "s3"), allow(unused_variables))]
+fn replay_entry(
+    runtime: &tokio::runtime::Runtime,
+    entry: &Entry,
+    index: usize,
+    staging: &Staging,
+    salvage: bool,
+    save_verdict: bool,
+) -> Outcome {
+    match &entry.source {
+        Source::Local => replay_one(runtime, &entry.shown, salvage, save_verdict),
+        Source::Unreadable(error) => Outcome::Bad {
+            error: error.clone(),
+        },
+        #[cfg(feature = "s3")]
+        Source::Object(bucket, recording) => {
+            let dir = staging.dir.join(index.to_string());
+            let fetched = runtime.block_on(bucket.fetch_recording(recording, &dir));
+            let outcome = match fetched {
+                Ok(local) => {
+                    let local = local.display().to_string();
+                    match replay_one(runtime, &local, salvage, false) {
+                        Outcome::Bad { error } => Outcome::Bad {
+                            error: error.replace(&local, &entry.shown),
+                        },
+                        other => other,
+                    }
+                }
+                Err(error) => Outcome::Bad {
+                    error: error.to_string(),
+                },
+            };
+            // The copy has served; a farm of thousands keeps no more than its jobs' worth.
+            let _ = std::fs::remove_dir_all(&dir);
+            outcome
+        }
+    }
+}
+
+/// Where recordings from object storage are copied for their replay: a directory of this
+/// process's own under the system's temporary directory, removed when the farm ends.
+struct Staging {
+    dir: PathBuf,
+}
+
+impl Staging {
+    fn new() -> Staging {
+        Staging {
+            dir: std::env::temp_dir().join(format!("reel-replay-{}", std::process::id())),
+        }
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// What a panic said, when it said it with a string.
@@ -289,7 +466,12 @@ fn replay_one(
 }
 
 /// The text report: a line per session, the total, the time.
-fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
+fn render(
+    sessions: &[Session],
+    seconds: f64,
+    jobs: usize,
+    shard: Option<(Shard, usize)>,
+) -> String {
     let mut out = String::new();
     for session in sessions {
         let line = match &session.outcome {
@@ -330,6 +512,12 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
         "\n  {}: {clean} clean, {drifted} drifted, {bad} bad input\n",
         plural(sessions.len() as u64, "session", "sessions")
     ));
+    if let Some((shard, named)) = shard {
+        out.push_str(&format!(
+            "  shard {shard} of {}\n",
+            plural(named as u64, "log", "logs")
+        ));
+    }
     out.push_str(&format!(
         "  in {seconds:.2} s on {jobs} job{} ({:.1} sessions/s)\n",
         if jobs == 1 { "" } else { "s" },
@@ -339,7 +527,12 @@ fn render(sessions: &[Session], seconds: f64, jobs: usize) -> String {
 }
 
 /// The JSON report.
-fn to_json(sessions: &[Session], seconds: f64, jobs: usize) -> Value {
+fn to_json(
+    sessions: &[Session],
+    seconds: f64,
+    jobs: usize,
+    shard: Option<(Shard, usize)>,
+) -> Value {
     let (clean, drifted, bad) = tally(sessions);
     let sessions: Vec<Value> = sessions
         .iter()
@@ -364,12 +557,16 @@ fn to_json(sessions: &[Session], seconds: f64, jobs: usize) -> Value {
             value
         })
         .collect();
-    json!({
+    let mut report = json!({
         "sessions": sessions,
         "total": {"sessions": sessions.len(), "clean": clean, "drifted": drifted, "bad_input": bad},
         "seconds": seconds,
         "jobs": jobs,
-    })
+    });
+    if let Some((shard, named)) = shard {
+        report["shard"] = json!({"index": shard.index(), "count": shard.count(), "of_logs": named});
+    }
+    report
 }
 
 /// A session as a JUnit test case.

@@ -26,6 +26,9 @@ use super::progress::Progress;
 /// Arguments of `reel show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
+    /// Where `s3://` paths are read from.
+    #[command(flatten)]
+    s3: super::S3Args,
     /// The wire log (`-`: standard input).
     log: String,
     /// Only the frames of model turn N (1-based; a turn ends with its turnComplete).
@@ -57,6 +60,7 @@ pub struct ShowArgs {
 /// short list). A `--turn` the log does not have, or a `--kind` no frame (of that turn) has,
 /// is bad input that lists what the log holds.
 pub fn run(args: ShowArgs) -> Result<ExitCode, CliError> {
+    args.s3.apply();
     if args.html.is_none() && super::llm_tape_file::is_tape(&args.log) {
         return super::llm_tape_file::show(&args.log, args.json);
     }

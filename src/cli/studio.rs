@@ -19,7 +19,11 @@ use reel::studio::{DEFAULT_MAX_FEED_BYTES, RunningStudio, StudioOptions};
 /// Arguments of `reel studio`.
 #[derive(Debug, Args)]
 pub struct StudioArgs {
-    /// The directory of recordings (`*.wire.jsonl`, with their `*.journal.jsonl`).
+    /// Where `s3://` paths are read from.
+    #[command(flatten)]
+    s3: super::S3Args,
+    /// The directory of recordings (`*.wire.jsonl`, with their `*.journal.jsonl`), or an
+    /// `s3://bucket/prefix/` whose recordings are copied to a local directory at start.
     #[arg(default_value = ".")]
     dir: PathBuf,
     /// Port to listen on (0: any free port).
@@ -45,7 +49,14 @@ pub struct StudioArgs {
 
 /// Serves the studio until Ctrl-C or SIGTERM.
 pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
-    let listed = match catalog::list(&args.dir) {
+    args.s3.apply();
+    // An `s3://` prefix is copied, streamed, to a directory of this run's own, and served
+    // from there: a snapshot of the prefix as it was when the studio started.
+    let staged = Staged::for_input(&args.dir)?;
+    let dir = staged
+        .as_ref()
+        .map_or_else(|| args.dir.clone(), |staged| staged.dir.clone());
+    let listed = match catalog::list(&dir) {
         Ok(listed) => listed,
         Err(error) => {
             eprintln!("reel studio: cannot read {}: {error}", args.dir.display());
@@ -75,7 +86,7 @@ pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
             token: None,
         };
         let addr = format!("{host}:{}", args.port);
-        let studio = match RunningStudio::start_with(&addr, &args.dir, options).await {
+        let studio = match RunningStudio::start_with(&addr, &dir, options).await {
             Ok(studio) => studio,
             Err(error) => {
                 eprintln!(
@@ -138,4 +149,45 @@ pub fn run(args: StudioArgs) -> Result<ExitCode, CliError> {
         studio.stop().await;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The local copy of an `s3://` prefix `reel studio` serves, removed when the studio ends.
+struct Staged {
+    dir: PathBuf,
+}
+
+impl Staged {
+    /// For an `s3://` input, its recordings copied below a fresh directory; for a local
+    /// one, nothing.
+    #[cfg(feature = "s3")]
+    fn for_input(input: &std::path::Path) -> Result<Option<Staged>, CliError> {
+        use reel::recordings::ObjectUrl;
+        use reel::recordings::object::Bucket;
+        let Some(text) = input.to_str().filter(|text| ObjectUrl::is_object_url(text)) else {
+            return Ok(None);
+        };
+        let url = ObjectUrl::parse(text)?;
+        let bucket = Bucket::open(&url, super::s3_endpoint())?;
+        let staged = Staged {
+            dir: std::env::temp_dir().join(format!("reel-studio-{}", std::process::id())),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(CliError::Runtime)?;
+        runtime.block_on(bucket.fetch_all(&url, &staged.dir))?;
+        Ok(Some(staged))
+    }
+
+    /// Without the `s3` feature, every input is a local directory.
+    #[cfg(not(feature = "s3"))]
+    fn for_input(_input: &std::path::Path) -> Result<Option<Staged>, CliError> {
+        Ok(None)
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }

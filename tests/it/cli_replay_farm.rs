@@ -201,3 +201,104 @@ fn a_journal_with_several_logs_is_bad_input() {
         "{stderr}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn shards_of_a_directory_are_disjoint_cover_it_and_do_not_depend_on_where_it_is() {
+    let dir = TempDir::new("farm-shards");
+    farm(&dir).await;
+    // The same recordings under another root, as another machine's checkout would hold them.
+    let other = TempDir::new("farm-shards-other");
+    for name in ["a", "b", "bad", "sub/c"] {
+        std::fs::create_dir_all(other.join("sub")).unwrap();
+        std::fs::copy(
+            dir.join(&format!("{name}.wire.jsonl")),
+            other.join(&format!("{name}.wire.jsonl")),
+        )
+        .unwrap();
+    }
+    let names = |root: &TempDir, shard: &str| {
+        let root = root.join("");
+        let root = root.to_str().unwrap().trim_end_matches('/').to_owned();
+        let (_, stdout, stderr) = reel(&["replay", &root, "--shard", shard, "--json"]);
+        assert_eq!(stderr, "");
+        let report: Value = serde_json::from_str(&stdout).unwrap();
+        let shard_field = report["shard"].clone();
+        let logs: Vec<String> = report["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                s["log"]
+                    .as_str()
+                    .unwrap()
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        (logs, shard_field)
+    };
+    let mut all = Vec::new();
+    for (shard, expected) in [
+        ("1/3", vec!["/a.wire.jsonl", "/sub/c.wire.jsonl"]),
+        ("2/3", vec!["/b.wire.jsonl"]),
+        ("3/3", vec!["/bad.wire.jsonl"]),
+    ] {
+        let (here, field) = names(&dir, shard);
+        assert_eq!(here, expected, "shard {shard}");
+        assert_eq!(names(&other, shard).0, expected, "shard {shard} elsewhere");
+        let (index, count) = shard.split_once('/').unwrap();
+        assert_eq!(
+            field,
+            serde_json::json!({
+                "index": index.parse::<u64>().unwrap(),
+                "count": count.parse::<u64>().unwrap(),
+                "of_logs": 4
+            })
+        );
+        all.extend(here);
+    }
+    all.sort();
+    assert_eq!(
+        all,
+        [
+            "/a.wire.jsonl",
+            "/b.wire.jsonl",
+            "/bad.wire.jsonl",
+            "/sub/c.wire.jsonl"
+        ]
+    );
+
+    // The JUnit report names the shard too.
+    let junit = dir.join("shard.xml");
+    let root = dir.join("");
+    let root = root.to_str().unwrap().trim_end_matches('/');
+    reel(&["replay", root, "--shard", "2/3", "--junit", arg(&junit)]);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testsuite name=\"reel replay (shard 2/3)\" tests=\"1\""),
+        "{xml}"
+    );
+
+    for (value, why) in [
+        (
+            "0/3",
+            "shard `0/3`: shards are numbered from 1, so i must be at least 1",
+        ),
+        (
+            "4/3",
+            "shard `4/3`: shard 4 of 3 does not exist (i must be at most 3)",
+        ),
+        (
+            "x/y",
+            "shard `x/y`: expected i/n with whole numbers, such as 1/3",
+        ),
+    ] {
+        let (code, stdout, stderr) = reel(&["replay", "x.wire.jsonl", "--shard", value]);
+        assert_eq!((code, stdout.as_str()), (2, ""));
+        assert_eq!(
+            stderr.lines().next().unwrap(),
+            format!("error: invalid value '{value}' for '--shard <I/N>': {why}")
+        );
+    }
+}

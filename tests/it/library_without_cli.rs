@@ -67,8 +67,15 @@ fn the_library_does_not_pull_in_the_command_lines_dependencies() {
 
 /// What a library built without defaults leaves out besides the command line: SQLite (the
 /// `sqlite` feature), the tape server with its certificate generator (reel-tape-server,
-/// part of `cli`) and the scripted test servers (the crates' `testing` features).
-const NOT_IN_THE_LIBRARY: [&str; 4] = ["rusqlite", "libsqlite3-sys", "rcgen", "reel-tape-server"];
+/// part of `cli`), the object store client (the `s3` feature) and the scripted test servers
+/// (the crates' `testing` features).
+const NOT_IN_THE_LIBRARY: [&str; 5] = [
+    "rusqlite",
+    "libsqlite3-sys",
+    "rcgen",
+    "reel-tape-server",
+    "object_store",
+];
 
 /// The features each package of `reel`'s normal dependency tree is built with.
 fn features(default_features: bool) -> Vec<(String, String)> {

@@ -25,6 +25,8 @@ mod js_sdk;
 #[allow(dead_code)]
 #[path = "../support/markdown.rs"]
 mod markdown;
+#[path = "../support/moto.rs"]
+mod moto;
 #[path = "../support/python_sdk.rs"]
 mod python_sdk;
 #[path = "../serve_support/mod.rs"]
@@ -49,6 +51,7 @@ mod cli_mutation_probe;
 mod cli_replay;
 mod cli_replay_farm;
 mod cli_replay_resumed;
+mod cli_replay_s3;
 mod cli_salvage;
 mod cli_schema;
 mod cli_serve;
