@@ -8,6 +8,12 @@
 //! - `encode_command/send_audio_100ms_16k`: 100 ms of 16 kHz input audio through
 //!   `CommandEncoder::encode`, target ≤ 4 µs.
 //!
+//! `decode_server/tool_call` (a 111-byte call) and `decode_server/tool_call_2_nested` (the
+//! realistic 392-byte frame of two calls, see [`TOOL_CALL_2_NESTED_FRAME`]) are compared
+//! with gemini-rs's own decoder of the same frames: `protocol/benches/gemini-compare` and
+//! `protocol/examples/decode_loop.rs` run the same loop over them (instructions with
+//! callgrind, see `docs/bench-log/protocol-codec.md`).
+//!
 //! The other benchmarks break those down or cover neighbouring paths; `decode_server_partial`
 //! is what the Router calls (the same cost on a good frame, plus its slow path on a frame
 //! with a bad field).
@@ -31,11 +37,22 @@ const TEXT_FRAME: &[u8] = br#"{"serverContent":{"modelTurn":{"role":"model","par
 /// The same frame in snake_case, as the Python SDK's recordings have it.
 const TEXT_FRAME_SNAKE: &[u8] = br#"{"server_content":{"model_turn":{"role":"model","parts":[{"text":"The weather in London is 21 degrees and sunny."}]}}}"#;
 
+/// A `toolCall` with one call and two arguments, as Live sends it (111 bytes;
+/// `benches/frames/tool_call_1.json`, which `gemini-compare` and `examples/decode_loop.rs`
+/// decode too).
+const TOOL_CALL_FRAME: &[u8] = include_bytes!("frames/tool_call_1.json");
+
+/// The realistic `toolCall` of issue 32 (`benches/frames/tool_call_2_nested.json`, 392
+/// bytes): two calls with Live's long ids, `args` nested two levels with strings, an
+/// integer, an array and two decimal fractions. Exactly:
+///
+/// ```text
+/// {"toolCall":{"functionCalls":[{"id":"function-call-8150137249162581104","name":"book_table","args":{"guest":{"name":"Ada Lovelace","phone":"+44 20 7946 0958"},"slot":{"date":"2026-12-03","time":"19:30"},"party":4,"tags":["window","quiet","vegan"]}},{"id":"function-call-8150137249162581105","name":"get_weather","args":{"location":{"lat":51.5072,"lng":-0.1276},"units":"celsius","days":3}}]}}
+/// ```
+const TOOL_CALL_2_NESTED_FRAME: &[u8] = include_bytes!("frames/tool_call_2_nested.json");
+
 /// A frame with one bad field (base64 that is not) beside a transcription and
 /// `turnComplete`: the partial decoder's slow path.
-/// A `toolCall` with one call and two arguments, as Live sends it.
-const TOOL_CALL_FRAME: &[u8] = br#"{"toolCall":{"functionCalls":[{"id":"call-1","name":"get_weather","args":{"city":"London","unit":"celsius"}}]}}"#;
-
 const BAD_FIELD_FRAME: &[u8] = br#"{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"!!not base64"}}]},"outputTranscription":{"text":"Hello"},"turnComplete":true}}"#;
 
 /// `samples` of PCM16LE mono at `rate` Hz: a 440 Hz sine at about half scale, so the base64
@@ -81,6 +98,19 @@ fn check_inputs(text: &[u8], snake: &[u8], audio: &[u8], output_pcm: &[u8]) {
     let calls = message.tool_call.and_then(|call| call.function_calls);
     let names: Vec<_> = calls.iter().flatten().map(|c| c.name.clone()).collect();
     assert_eq!(names, [Some("get_weather".to_owned())]);
+    assert_eq!(TOOL_CALL_2_NESTED_FRAME.len(), 392);
+    let Ok(message) = decode_server(TOOL_CALL_2_NESTED_FRAME) else {
+        panic!("the two-call toolCall frame does not decode");
+    };
+    let calls = message.tool_call.and_then(|call| call.function_calls);
+    let names: Vec<_> = calls.iter().flatten().map(|c| c.name.clone()).collect();
+    assert_eq!(
+        names,
+        [
+            Some("book_table".to_owned()),
+            Some("get_weather".to_owned())
+        ]
+    );
     let Ok(partial) = decode_server_partial(BAD_FIELD_FRAME) else {
         panic!("the bad-field frame does not decode partially");
     };
@@ -122,6 +152,10 @@ fn codec(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(TOOL_CALL_FRAME.len() as u64));
     group.bench_function("tool_call", |b| {
         b.iter(|| decode_server(black_box(TOOL_CALL_FRAME)))
+    });
+    group.throughput(Throughput::Bytes(TOOL_CALL_2_NESTED_FRAME.len() as u64));
+    group.bench_function("tool_call_2_nested", |b| {
+        b.iter(|| decode_server(black_box(TOOL_CALL_2_NESTED_FRAME)))
     });
     group.finish();
 

@@ -11,6 +11,17 @@ use crate::scalars::decode_base64;
 /// deeper ones go to serde_json.
 pub(crate) const MAX_VALUE_DEPTH: usize = 16;
 
+/// The most members a thread keeps room for between values (the list is dropped after a
+/// larger value rather than kept).
+const MAX_KEPT_PENDING: usize = 64;
+
+thread_local! {
+    /// The members of the objects [`Reader::value`] is reading, kept between values so a
+    /// frame's arguments cost no allocation for it.
+    static PENDING_MEMBERS: std::cell::Cell<Vec<(String, Value)>> =
+        const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// A cursor over a frame.
 #[derive(Clone)]
 pub(crate) struct Reader<'a> {
@@ -236,11 +247,24 @@ impl<'a> Reader<'a> {
 /// A JSON value of the kinds tool arguments are made of, built as serde_json builds it.
 impl Reader<'_> {
     /// A value `depth` levels down (objects in member order, arrays, strings with short
-    /// escapes, integers that fit 64 bits, booleans, `null`), equal to what serde_json's
-    /// `Value` reader makes of the same bytes; `None` for a float, a wider integer, `-0`, a
-    /// leading zero, a `\u` escape, nesting past [`MAX_VALUE_DEPTH`] or bad JSON, which the
-    /// caller hands to serde_json.
+    /// escapes, numbers, booleans, `null`), equal to what serde_json's `Value` reader makes
+    /// of the same bytes; `None` for a `\u` escape, nesting past [`MAX_VALUE_DEPTH`] or bad
+    /// JSON (a leading zero among them), which the caller hands to serde_json.
     pub(crate) fn value(&mut self, depth: usize) -> Option<Value> {
+        // The members of the objects being read wait on one list the thread keeps, so each
+        // map is made at its final size once (no growth, no rehash) and a frame's maps do
+        // not all land in one allocator size class.
+        let mut pending = PENDING_MEMBERS.take();
+        let value = self.value_in(depth, &mut pending);
+        pending.clear();
+        if pending.capacity() <= MAX_KEPT_PENDING {
+            PENDING_MEMBERS.set(pending);
+        }
+        value
+    }
+
+    /// [`Reader::value`], the members of unfinished objects on `pending`.
+    fn value_in(&mut self, depth: usize, pending: &mut Vec<(String, Value)>) -> Option<Value> {
         if depth > MAX_VALUE_DEPTH {
             return None;
         }
@@ -250,16 +274,21 @@ impl Reader<'_> {
                 self.advance();
                 let mut members = Map::new();
                 if !self.empty(b'}')? {
-                    members = Map::with_capacity(3);
+                    let first = pending.len();
                     loop {
                         let key = self.string()?;
                         self.byte(b':')?;
-                        // A key given twice keeps its first place and its last value, as
-                        // serde_json's map does.
-                        members.insert(key, self.value(depth + 1)?);
+                        let value = self.value_in(depth + 1, pending)?;
+                        pending.push((key, value));
                         if !self.more(b'}')? {
                             break;
                         }
+                    }
+                    members = Map::with_capacity(pending.len() - first);
+                    // A key given twice keeps its first place and its last value, as
+                    // serde_json's map does.
+                    for (key, value) in pending.drain(first..) {
+                        members.insert(key, value);
                     }
                 }
                 Value::Object(members)
@@ -269,7 +298,7 @@ impl Reader<'_> {
                 let mut items = Vec::new();
                 if !self.empty(b']')? {
                     loop {
-                        items.push(self.value(depth + 1)?);
+                        items.push(self.value_in(depth + 1, pending)?);
                         if !self.more(b']')? {
                             break;
                         }
@@ -280,7 +309,7 @@ impl Reader<'_> {
             b't' => self.literal(b"true", Value::Bool(true))?,
             b'f' => self.literal(b"false", Value::Bool(false))?,
             b'n' => self.literal(b"null", Value::Null)?,
-            _ => Value::Number(self.integer()?),
+            _ => Value::Number(self.number()?),
         })
     }
 
@@ -290,6 +319,29 @@ impl Reader<'_> {
             self.at += word.len();
             value
         })
+    }
+
+    /// A number, as serde_json's `Value` reader makes it: an integer that fits 64 bits
+    /// read here ([`Reader::integer`]), a short decimal fraction computed here
+    /// ([`short_decimal`]), anything else (an exponent, many digits, `-0`, an integer wider
+    /// than 64 bits) parsed by serde_json from its bytes alone. `None` for what is not a
+    /// JSON number.
+    fn number(&mut self) -> Option<Number> {
+        if let Some(integer) = self.integer() {
+            return Some(integer);
+        }
+        let rest = self.rest();
+        let len = rest
+            .iter()
+            .position(|byte| !matches!(byte, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+            .unwrap_or(rest.len());
+        let token = rest.get(..len)?;
+        let number = match short_decimal(token) {
+            Some(number) => number,
+            None => serde_json::from_slice::<Number>(token).ok()?,
+        };
+        self.at += len;
+        Some(number)
     }
 
     /// An integer with no fraction or exponent that fits `u64` (or `i64` when negative):
@@ -316,15 +368,56 @@ impl Reader<'_> {
                 .checked_mul(10)?
                 .checked_add(u64::from(digit - b'0'))?;
         }
-        self.at = start + len;
-        if negative {
+        let number = if negative {
             // -magnitude fits i64 down to i64::MIN (magnitude 2^63).
-            let value = 0i64.checked_sub_unsigned(magnitude)?;
-            Some(Number::from(value))
+            Number::from(0i64.checked_sub_unsigned(magnitude)?)
         } else {
-            Some(Number::from(magnitude))
-        }
+            Number::from(magnitude)
+        };
+        // Moved only once the integer is read: `None` leaves the number to `number`.
+        self.at = start + len;
+        Some(number)
     }
+}
+
+/// Powers of ten a `f64` holds exactly (10^22 is the last: 5^22 < 2^53).
+const EXACT_POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// `-?(0|[1-9][0-9]*)\.[0-9]+` with at most 15 digits in all (`51.5072`, `-0.1276`): the
+/// number it names, as a float. Its digits make an integer below 2^53 and its fraction
+/// divides it by a power of ten below 10^23, both exact as `f64`, so the one rounding is
+/// the division's, to the nearest float: the value serde_json's correctly rounding reader
+/// (the workspace builds it with `float_roundtrip`) makes of the same text. `None` for any
+/// other shape, left to serde_json.
+fn short_decimal(token: &[u8]) -> Option<Number> {
+    let (negative, unsigned) = match token.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, token),
+    };
+    let dot = unsigned.iter().position(|&byte| byte == b'.')?;
+    let (whole, fraction) = (unsigned.get(..dot)?, unsigned.get(dot + 1..)?);
+    let digits = whole.len() + fraction.len();
+    if whole.is_empty()
+        || fraction.is_empty()
+        || digits > 15
+        || (whole.len() > 1 && whole.first() == Some(&b'0'))
+    {
+        return None;
+    }
+    let mut mantissa: u64 = 0;
+    for &digit in whole.iter().chain(fraction) {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        // At most 15 digits: below 10^15, no overflow.
+        mantissa = mantissa * 10 + u64::from(digit - b'0');
+    }
+    // Below 10^15 < 2^53: exact as a float.
+    let magnitude = mantissa as f64 / EXACT_POWERS_OF_TEN.get(fraction.len())?;
+    Number::from_f64(if negative { -magnitude } else { magnitude })
 }
 
 #[cfg(test)]
@@ -341,6 +434,11 @@ mod tests {
             "-1",
             "18446744073709551615",
             "-9223372036854775808",
+            // Numbers that are not 64-bit integers: short decimals computed here, the
+            // rest parsed by serde_json from their bytes.
+            "[51.5072, -0.1276, 0.1, 0.30000000000000004, 123456789.012345, -0.0, 1.0]",
+            "[1e3, 1.5E-7, 2.5e+300, -0, 18446744073709551616, -9223372036854775809]",
+            "[0.1234567890123456789, 9007199254740993.0, 1.7976931348623157e308]",
         ];
         for text in built {
             let expected: Value = serde_json::from_str(text).unwrap();
@@ -356,12 +454,13 @@ mod tests {
         }
         let deep = format!("{}{}", "[".repeat(18), "]".repeat(18));
         let left = [
-            "-0",
             "01",
-            "1.5",
-            "1e3",
-            "18446744073709551616",
-            "-9223372036854775809",
+            "-01.5",
+            "1.",
+            ".5",
+            "1e",
+            "1e999",
+            "--1",
             r#""\u0041""#,
             "nul",
             "[1,]",

@@ -38,7 +38,8 @@ pub(crate) fn read(frame: &[u8]) -> Option<ToolCall> {
     reader.byte(b'{')?;
     reader.key(&[b"functionCalls", b"function_calls"])?;
     reader.byte(b'[')?;
-    let mut calls = Vec::with_capacity(1);
+    // Two calls fit without growing (a frame of one wastes a slot, not an allocation).
+    let mut calls = Vec::with_capacity(2);
     if !reader.empty(b']')? {
         loop {
             calls.push(reader.function_call()?);

@@ -107,7 +107,11 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
         }
         None => None,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread for the tree, as each job of a replay farm has: with a worker pool, every
+    // frame handed from the tape reader to the tree's actors woke another worker (a futex
+    // and an eventfd write each time), which was most of the command's system time. The
+    // log is still read and parsed on a thread of its own ([`Tape::streamed`]).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;

@@ -23,6 +23,38 @@ fn string(rng: &mut Rng) -> String {
     out
 }
 
+/// A number with a fraction (`-?int.frac`, now and then an exponent), of 1 to 20 digits:
+/// the short decimals the short reader computes itself (up to 15 digits) and the longer
+/// ones it leaves to serde_json, with leading zeros (`0.000123`) and a bad one now and then
+/// (`01.5`).
+fn decimal(rng: &mut Rng) -> String {
+    let digits = |rng: &mut Rng, len: usize| -> String {
+        (0..len)
+            .map(|_| char::from(b'0' + rng.below(10) as u8))
+            .collect()
+    };
+    let sign = if rng.chance(30) { "-" } else { "" };
+    let whole = match rng.below(4) {
+        0 => "0".to_owned(),
+        1 => {
+            let len = 1 + rng.below(3);
+            digits(rng, len)
+        }
+        _ => {
+            let len = rng.below(10);
+            format!("{}{}", 1 + rng.below(9), digits(rng, len))
+        }
+    };
+    let len = 1 + rng.below(10);
+    let fraction = digits(rng, len);
+    let exponent = if rng.chance(12) {
+        format!("e{}", rng.below(40) as i64 - 20)
+    } else {
+        String::new()
+    };
+    format!("{sign}{whole}.{fraction}{exponent}")
+}
+
 /// A JSON value of up to `depth` levels.
 fn value(rng: &mut Rng, depth: usize) -> String {
     let kind = if depth == 0 {
@@ -32,6 +64,7 @@ fn value(rng: &mut Rng, depth: usize) -> String {
     };
     match kind {
         0 => string(rng),
+        1 if rng.chance(50) => decimal(rng),
         1 => rng
             .pick(&[
                 "0",
