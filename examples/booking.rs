@@ -24,7 +24,7 @@
 //! every frame it sends — the refusal included — is the recorded one.
 
 #[path = "support/booking_capstone.rs"]
-pub mod booking;
+pub mod capstone;
 #[path = "support/capstone_replay.rs"]
 pub mod capstone_replay;
 #[path = "support/main_of.rs"]
@@ -39,7 +39,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use booking::{Call, booking_agent, booking_flow, converse};
+use capstone::{Call, booking_agent, booking_flow, converse};
 use main_of::main_of;
 use reel::protocol::ApiEndpoint;
 use reel::recorder::{RecordError, WireEntry};

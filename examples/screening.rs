@@ -23,15 +23,20 @@
 //! `--replay` nothing listens and nothing is called: the verdict comes from the recording,
 //! released at the journal position it landed at live, and the replay says whether every
 //! frame it sends — the refusals included — is the recorded one.
+//!
+//! The router runs for real in the loopback run and takes 50 ms: at the recorded pace (the
+//! default, or `--speed 4`) its verdict lands where it landed when the tape was made;
+//! `--speed 0` answers faster than the router, the flow then steers at another turn than
+//! recorded, and the tape server ends the call at the first frame that differs.
 
+#[path = "support/screening_capstone.rs"]
+pub mod capstone;
 #[path = "support/capstone_replay.rs"]
 pub mod capstone_replay;
 #[path = "support/main_of.rs"]
 mod main_of;
 #[path = "support/replayed_call.rs"]
 pub mod replayed_call;
-#[path = "support/screening_capstone.rs"]
-pub mod screening;
 #[path = "support/tape_server.rs"]
 mod tape_server;
 
@@ -40,10 +45,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use capstone::{Call, converse, screening_agent, screening_flow};
 use main_of::main_of;
 use reel::protocol::ApiEndpoint;
 use reel::recorder::{RecordError, WireEntry};
-use screening::{Call, converse, screening_agent, screening_flow};
 use tape_server::{endpoint_of, serve_tape};
 
 /// The bundled tape: this application's call, recorded against a scripted model.

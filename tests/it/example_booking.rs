@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::bundled_tape;
-use booking::booking::{booking_agent, booking_flow, converse};
+use booking::capstone::{booking_agent, booking_flow, converse};
 use booking::capstone_replay::{flow_done_sequence, replaying};
 use example_process::{check_or_bless_text, run_example};
 use reel_actors::clock::TokioClock;

@@ -28,8 +28,8 @@ use reel_actors::testing::ScriptedServer;
 use reel_agents::Resolutions;
 use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
 use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
+use screening::capstone::{converse, screening_agent, screening_flow};
 use screening::capstone_replay::{flow_done_sequence, replaying};
-use screening::screening::{converse, screening_agent, screening_flow};
 use serde_json::{Value, json};
 
 /// The tape's start time: 2025-06-04T10:00:00Z.
