@@ -52,9 +52,9 @@ pub mod studio;
 /// The names most programs need, in one import.
 pub mod prelude {
     pub use reel_agents::{AgentMode, Resolver, call_agent};
+    pub use reel_flow::{Flow, Guard};
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
-    pub use reel_flow::{Flow, Guard};
     pub use reel_fluent::{ContextDelivery, GovernedHandle, Live, RepairConfig, SteeringMode};
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,

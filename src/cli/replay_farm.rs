@@ -22,12 +22,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use reel_recorder::compressed::without_compression_suffix;
 #[cfg(feature = "s3")]
 use reel::recordings::RecordingsError;
 #[cfg(feature = "s3")]
 use reel::recordings::object::{Bucket, Recording};
 use reel::recordings::{ObjectUrl, Shard};
+use reel_recorder::compressed::without_compression_suffix;
 use serde_json::{Value, json};
 
 use super::input::one_stdin;

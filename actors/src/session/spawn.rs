@@ -146,7 +146,11 @@ impl LiveSessionBuilder {
         if let Some(gate) = gate {
             app_writer = app_writer.with_gate(gate);
         }
-        if self.phases.as_ref().is_some_and(PhaseMachine::converses) {
+        // Steering phases and a governing flow both send their first turn's steering when
+        // the connection is up: `connect` waits for it, so the application's first line
+        // follows it on the wire every time (decisions 0050, 0055).
+        let governed = control_data.gate.is_some();
+        if governed || self.phases.as_ref().is_some_and(PhaseMachine::converses) {
             peers.pending_context.gate_connect();
         }
         if self.options.context_delivery == ContextDelivery::Deferred {

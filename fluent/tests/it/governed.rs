@@ -557,3 +557,54 @@ async fn with_conversation_control_the_flow_s_first_steering_joins_the_initial_p
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_returns_once_the_first_steering_is_out_so_the_first_line_follows_it() {
+    // Without phases, `connect` used to return at setupComplete, before the control lane
+    // had handled the connection: an application's first line could then leave before
+    // the flow's first steering (a live run of the `screening` example against its
+    // recorded tape diverged on it). It was a race, lost about one run in three on two
+    // cores: twenty sessions make losing it at least once all but certain.
+    for _ in 0..20 {
+        first_line_after_first_steering().await;
+    }
+}
+
+async fn first_line_after_first_steering() {
+    let flow = Flow::new()
+        .step("verify")
+        .posture("Verify the caller's identity before anything else.")
+        .allow(["lookup_account"])
+        .done(Guard::is_true("identity_verified"));
+    let builder = chain(Arc::default()).govern(flow);
+    let mut server = ScriptedServer::bind().await;
+    let endpoint = server.endpoint();
+    let script = async {
+        let mut conn = server.accept().await;
+        conn.recv().await.unwrap();
+        conn.send_json(&json!({"setupComplete": {}})).await;
+        conn
+    };
+    let (handle, mut conn) = tokio::join!(builder.connect(endpoint), script);
+    let handle = handle.unwrap();
+    // Nothing awaited between `connect` returning and this check.
+    assert_eq!(
+        handle.state().get_raw("flow:active"),
+        Some(json!(["verify"]))
+    );
+    handle.send_text("Hello?").unwrap();
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"contextUpdate": {"systemInstruction": {"parts": [{"text":
+            "You collect debts politely.\n\nVerify the caller's identity before anything else."}]}}})
+    );
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"clientContent": {
+            "turns": [{"role": "user", "parts": [{"text": "Hello?"}]}],
+            "turnComplete": true
+        }})
+    );
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+}

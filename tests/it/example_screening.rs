@@ -1,0 +1,257 @@
+//! The `screening` capstone (the seed's `40_screening`): the bundled tape is what reel
+//! records today when the agent talks to the scripted model
+//! (`support/screening_capstone_model.rs`) — regenerated here byte for byte, with the
+//! router's verdict (`screening.resolved.jsonl`, with the place it landed) and the flow
+//! (`screening.flow.json`) beside it — the flow refuses both transfers with the exact
+//! answer frames, the dispatched verdict lands at the same journal position in the replay
+//! as live, and the example's `--replay`, run as a real process, replays it offline CLEAN
+//! calling no sub-agent. After an intended change:
+//! `REEL_BLESS=1 cargo test --test it example_screening`.
+
+#[allow(dead_code)] // the example's `main` is not called here
+#[path = "../../examples/screening.rs"]
+mod screening;
+
+#[path = "../support/example_process.rs"]
+mod example_process;
+#[path = "../support/screening_capstone_model.rs"]
+mod screening_capstone_model;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::bundled_tape;
+use example_process::{check_or_bless_text, run_example};
+use reel_actors::clock::TokioClock;
+use reel_actors::testing::ScriptedServer;
+use reel_agents::Resolutions;
+use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
+use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
+use screening::capstone::{converse, screening_agent, screening_flow};
+use screening::capstone_replay::{flow_done_sequence, replaying};
+use serde_json::{Value, json};
+
+/// The tape's start time: 2025-06-04T10:00:00Z.
+const START_MS: u64 = 1_749_031_200_000;
+
+/// The `flow:done` values the journal holds, in order.
+fn expected_flow_done() -> Vec<Value> {
+    vec![
+        json!([]),
+        json!(["identify"]),
+        json!(["identify", "triage"]),
+        json!(["identify", "triage", "route", "end"]),
+    ]
+}
+
+/// The answer frames the flow's refusals sent, as they crossed the wire.
+fn refusal_frames(entries: &[WireEntry]) -> Vec<Value> {
+    entries
+        .iter()
+        .filter(|e| e.dir == Direction::Out)
+        .filter_map(|e| serde_json::from_slice::<Value>(&e.payload).ok())
+        .filter(|frame| {
+            frame
+                .pointer("/toolResponse/functionResponses/0/response/error")
+                .is_some()
+        })
+        .collect()
+}
+
+fn expected_refusals() -> Vec<Value> {
+    ["sc-1", "sc-2"]
+        .into_iter()
+        .map(|id| {
+            json!({"toolResponse": {"functionResponses": [{
+                "id": id,
+                "name": "transfer_call",
+                "response": {"error": NEVER_TRANSFER}
+            }]}})
+        })
+        .collect()
+}
+
+/// Why the flow refused each transfer.
+const NEVER_TRANSFER: &str = "tool `transfer_call` was refused by the flow: \"transfer_call\" is \
+                              forbidden until eq(triage:result, \"known\")";
+
+#[tokio::test(start_paused = true)]
+async fn the_bundled_screening_tape_is_what_reel_records_today() {
+    let mut server = ScriptedServer::bind().await;
+    let recorder = Arc::new(MemoryWireRecorder::new());
+    let journal = Arc::new(MemoryJournalSink::new());
+    let log = Resolutions::record();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let agent = screening_agent(Arc::clone(&calls))
+        .resolutions(&log)
+        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
+        .journal_to(journal.clone() as Arc<dyn JournalSink>)
+        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
+    let mut events = agent.subscribe();
+    let endpoint = server.endpoint().without_credential();
+    let model = async {
+        let mut conn = server.accept().await;
+        screening_capstone_model::play(&mut conn).await;
+    };
+    let caller = async {
+        let handle = agent.connect(endpoint).await.unwrap();
+        let call = converse(&handle, &mut events).await.unwrap();
+        tokio::time::advance(Duration::from_millis(400)).await;
+        (call, handle.disconnect().await)
+    };
+    let ((), (call, end)) = tokio::join!(model, caller);
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the router ran once");
+    assert_eq!(call.completed, ["identify", "triage", "route", "end"]);
+    assert_eq!(
+        call.refused,
+        [
+            ("sc-1".to_owned(), NEVER_TRANSFER.to_owned()),
+            ("sc-2".to_owned(), NEVER_TRANSFER.to_owned())
+        ]
+    );
+    assert_eq!(
+        call.state["caller"],
+        json!({"caller_name": "Bob Smith", "organisation": "Acme Warranty", "reason": "warranty"})
+    );
+    assert_eq!(call.state["triage:result"], json!("spam"));
+    assert_eq!(call.state["blocked"], json!(true));
+    assert_eq!(refusal_frames(&recorder.entries()), expected_refusals());
+    assert_eq!(flow_done_sequence(&journal.entries()), expected_flow_done());
+
+    // The same chain replaying what was just recorded writes the same journal, entry by
+    // entry: the dispatched verdict at the position it landed live (entry 32, stamped
+    // with the time it was stamped with live) — and nothing calls the router.
+    let replayed = screening_agent(Arc::clone(&calls))
+        .resolutions(&Resolutions::replay(log.entries()))
+        .replay(recorder.entries())
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the replay called no router"
+    );
+    let verdict = |journal: &[StateMutation]| {
+        journal
+            .iter()
+            .find(|m| m.key == "triage:result")
+            .map(|m| (m.sequence, m.new.clone(), m.timestamp_ms))
+    };
+    assert_eq!(
+        verdict(&replayed.journal),
+        Some((32, json!("spam"), START_MS + 840))
+    );
+    assert_eq!(verdict(&replayed.journal), verdict(&journal.entries()));
+    // Every entry is the recorded one but for the time of the two the flow published on
+    // seeing the verdict: live the gate saw it at the next frame (the model's `sc-2`
+    // call, at +1050 ms); the replay releases the verdict inside the lane's handling of
+    // the turn's end (+840 ms), and the gate publishes right after it. A known limit
+    // (decision 0056): the positions and values agree; these two times do not.
+    let recorded = journal.entries();
+    let differing: Vec<(u64, &str, u64, u64)> = recorded
+        .iter()
+        .zip(&replayed.journal)
+        .filter(|(live, replay)| live != replay)
+        .map(|(live, replay)| {
+            assert_eq!(
+                (live.sequence, &live.key, &live.new),
+                (replay.sequence, &replay.key, &replay.new)
+            );
+            (
+                live.sequence,
+                live.key.as_str(),
+                live.timestamp_ms - START_MS,
+                replay.timestamp_ms - START_MS,
+            )
+        })
+        .collect();
+    assert_eq!(recorded.len(), replayed.journal.len());
+    assert_eq!(
+        differing,
+        [(34, "flow:done", 1050, 840), (35, "flow:active", 1050, 840)]
+    );
+
+    bundled_tape::check_or_bless(
+        "screening.wire.jsonl",
+        &recorder.entries(),
+        screening::SCREENING_TAPE,
+    );
+    let resolved: String = log
+        .entries()
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    check_or_bless_text(
+        "screening.resolved.jsonl",
+        &resolved,
+        screening::SCREENING_RESOLUTIONS,
+    );
+    check_or_bless_text(
+        "screening.flow.json",
+        &(screening_flow().to_json().unwrap() + "\n"),
+        screening::SCREENING_FLOW,
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_bundled_screening_tape_replays_clean_offline_calling_nothing() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let log = replaying(screening::SCREENING_RESOLUTIONS, "screening.resolved.jsonl").unwrap();
+    let outcome = screening_agent(Arc::clone(&calls))
+        .resolutions(&log)
+        .replay(screening::bundled_tape().unwrap())
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert!(outcome.divergences.is_empty(), "{:?}", outcome.divergences);
+    assert!(
+        outcome.resolver_drift.is_empty(),
+        "{:?}",
+        outcome.resolver_drift
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "a replay calls no sub-agent"
+    );
+    assert_eq!(flow_done_sequence(&outcome.journal), expected_flow_done());
+    assert_eq!(
+        refusal_frames(&screening::bundled_tape().unwrap()),
+        expected_refusals()
+    );
+}
+
+/// What `--replay` prints after the flow's diagram.
+fn replay_report() -> Vec<String> {
+    vec![
+        format!("refused transfer_call (sc-1): {NEVER_TRANSFER}"),
+        format!("refused transfer_call (sc-2): {NEVER_TRANSFER}"),
+        "completed identify".to_owned(),
+        "triage:result = spam".to_owned(),
+        "completed triage".to_owned(),
+        "completed route".to_owned(),
+        "completed end".to_owned(),
+        "router sub-agent calls: 0".to_owned(),
+        "replay CLEAN: 9 frames sent, each the recorded one".to_owned(),
+    ]
+}
+
+#[test]
+fn the_screening_example_replays_its_recording_as_a_process() {
+    let printed = run_example("screening", &["--replay"]);
+    let tail: Vec<&str> = printed
+        .lines()
+        .skip_while(|line| !line.starts_with("refused "))
+        .collect();
+    assert_eq!(tail, replay_report());
+    let head = printed
+        .lines()
+        .take_while(|line| !line.starts_with("refused "));
+    let mermaid: Vec<String> = head.map(str::to_owned).collect();
+    assert_eq!(mermaid.join("\n"), screening_flow().to_mermaid());
+}

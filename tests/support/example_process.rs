@@ -1,0 +1,34 @@
+//! Runs an example as a real process (`cargo run --example NAME -- ARGS`), the way a
+//! reader of the README runs it, and returns what it printed.
+
+use std::process::Command;
+
+/// The example's standard output; panics with its standard error when it fails.
+pub fn run_example(name: &str, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--offline", "--example", name, "--"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo run --example {name} -- {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("the example prints UTF-8")
+}
+
+/// Checks that `text` is `bundled` (the text of `assets/tapes/{file}`); with `REEL_BLESS`
+/// set, writes it there instead.
+pub fn check_or_bless_text(file: &str, text: &str, bundled: &str) {
+    if std::env::var_os("REEL_BLESS").is_some() {
+        let path = format!("{}/assets/tapes/{file}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::write(path, text).unwrap();
+        return;
+    }
+    assert_eq!(
+        text, bundled,
+        "assets/tapes/{file} is stale: re-bless it with REEL_BLESS=1"
+    );
+}
