@@ -454,7 +454,6 @@ async fn pace(
     sent: Arc<Sent>,
     offset: Duration,
     ticks: u64,
-    n: usize,
 ) {
     let start = tokio::time::Instant::now() + offset;
     let mut tick = tokio::time::interval_at(start, TICK);
@@ -482,7 +481,7 @@ async fn pace(
             if session.handle.send_audio(frames.app_pcm.clone()).is_ok() {
                 sent.app_audio.fetch_add(1, Ordering::Relaxed);
             }
-            if (k + phase) % TRANSCRIPT_EVERY == 0 {
+            if (k + phase).is_multiple_of(TRANSCRIPT_EVERY) {
                 let fed = Fed {
                     index: None,
                     frame: frames.transcript.clone(),
@@ -491,7 +490,7 @@ async fn pace(
                     sent.transcripts.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            if (k + phase) % TOOL_CALL_EVERY == 0 && n > 0 {
+            if (k + phase).is_multiple_of(TOOL_CALL_EVERY) {
                 let fed = Fed {
                     index: None,
                     frame: frames.tool_call.clone(),
@@ -610,7 +609,6 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
             Arc::clone(&sent),
             offset,
             ticks,
-            n,
         ));
     }
     // The streaming reading: 1 s before the end.
