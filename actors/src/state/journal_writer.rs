@@ -14,8 +14,8 @@
 //! never a tail that waits in a buffer for the next write.
 
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
-use std::sync::{Condvar, MutexGuard};
 use std::sync::{Arc, Mutex};
+use std::sync::{Condvar, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
