@@ -212,6 +212,73 @@ mod tests {
         assert_eq!(memory.flush_count(), flushed + 1);
     }
 
+    /// A sink whose first `record` holds the writer thread until the test lets it go.
+    struct Held {
+        entered: std::sync::mpsc::SyncSender<()>,
+        release: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+        inner: MemoryJournalSink,
+    }
+
+    impl JournalSink for Held {
+        fn record(&self, mutation: &StateMutation) {
+            if let Some(release) = lock(&self.release).take() {
+                let _ = self.entered.send(());
+                let _ = release.recv();
+            }
+            self.inner.record(mutation);
+        }
+    }
+
+    /// The bound survives the lazily allocated queue: with the writer thread held on the
+    /// first mutation, `JOURNAL_CAPACITY` more wait, the next sender waits for room, and
+    /// once the thread goes on every mutation is written, in order.
+    #[test]
+    fn the_write_path_waits_at_the_bound_and_nothing_is_lost() {
+        let (entered, thread_in) = sync_channel(1);
+        let (release, released) = sync_channel(1);
+        let held = Arc::new(Held {
+            entered,
+            release: Mutex::new(Some(released)),
+            inner: MemoryJournalSink::new(),
+        });
+        let writer = Arc::new(JournalWriter::new(held.clone()).unwrap());
+        let total = JOURNAL_CAPACITY as u64 + 2;
+        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (sender_writer, sender_sent) = (Arc::clone(&writer), Arc::clone(&sent));
+        let sender = std::thread::spawn(move || {
+            for sequence in 0..total {
+                let mutation = StateMutation {
+                    sequence,
+                    key: "app:n".to_owned(),
+                    old: serde_json::Value::Null,
+                    new: json!(sequence),
+                    origin: "set".to_owned(),
+                    timestamp_ms: 0,
+                    delta: false,
+                };
+                sender_writer.record(&mutation);
+                sender_sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        thread_in.recv().unwrap(); // the writer thread holds mutation 0
+        // Mutations 1..=CAPACITY fill the queue; the sender then waits on the last one.
+        while *writer.waiting.count() < JOURNAL_CAPACITY {
+            std::thread::yield_now();
+        }
+        assert_eq!(*writer.waiting.count(), JOURNAL_CAPACITY);
+        assert!(sent.load(std::sync::atomic::Ordering::SeqCst) <= JOURNAL_CAPACITY as u64 + 1);
+        assert!(
+            !sender.is_finished(),
+            "the sender waits for room at the bound"
+        );
+        release.send(()).unwrap();
+        sender.join().unwrap();
+        writer.flush();
+        let sequences: Vec<u64> = held.inner.entries().iter().map(|m| m.sequence).collect();
+        assert_eq!(sequences, (0..total).collect::<Vec<_>>());
+        assert_eq!(*writer.waiting.count(), 0);
+    }
+
     /// This process's resident set size (`VmRSS` of `/proc/self/status`), in bytes.
     fn rss_bytes() -> u64 {
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
