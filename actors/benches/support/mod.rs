@@ -124,7 +124,25 @@ pub fn nanos_since(base: Instant) -> u64 {
         .max(1)
 }
 
+/// What one in-memory link carried, both ways (every frame and byte, the setup included).
+#[derive(Default)]
+pub struct LinkCounters {
+    /// Frames the session wrote to the link.
+    pub frames_out: AtomicU64,
+    /// Bytes of those frames.
+    pub bytes_out: AtomicU64,
+    /// `realtimeInput` frames the session wrote (the application's audio).
+    pub realtime_out: AtomicU64,
+    /// `toolResponse` frames the session wrote.
+    pub tool_responses_out: AtomicU64,
+    /// Frames the link handed to the session (the `setupComplete` included).
+    pub frames_in: AtomicU64,
+    /// Bytes of those frames.
+    pub bytes_in: AtomicU64,
+}
+
 struct LinkShared {
+    counters: Arc<LinkCounters>,
     setup_seen: Notify,
     frames_sent: AtomicU64,
     closed: AtomicBool,
@@ -146,7 +164,13 @@ pub struct MemoryConnector {
 impl MemoryConnector {
     /// A link playing `source`.
     pub fn new(source: Source) -> Self {
+        MemoryConnector::counted(source, Arc::default())
+    }
+
+    /// A link playing `source` that counts what it carries into `counters`.
+    pub fn counted(source: Source, counters: Arc<LinkCounters>) -> Self {
         let shared = Arc::new(LinkShared {
+            counters,
             setup_seen: Notify::new(),
             frames_sent: AtomicU64::new(0),
             closed: AtomicBool::new(false),
@@ -180,11 +204,28 @@ impl MemoryConnector {
         (MemoryConnector::new(Source::Fed { rx, stamps }), tx)
     }
 
+    /// A link fed through the returned sender, counting what it carries into `counters`.
+    pub fn fed_counted(
+        stamps: Option<Arc<Stamps>>,
+        counters: Arc<LinkCounters>,
+    ) -> (Self, mpsc::UnboundedSender<Fed>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            MemoryConnector::counted(Source::Fed { rx, stamps }, counters),
+            tx,
+        )
+    }
+
     /// The times at which the session writes `toolResponse` frames to the link, from now on.
     pub fn tool_responses(&self) -> mpsc::UnboundedReceiver<Instant> {
         let (tx, rx) = mpsc::unbounded_channel();
         *lock(&self.shared.tool_responses) = Some(tx);
         rx
+    }
+
+    /// The link's counters, to read after the connector has gone into a session.
+    pub fn counters(&self) -> Arc<LinkCounters> {
+        Arc::clone(&self.shared.counters)
     }
 
     /// Frames the session has written (the setup included).
@@ -219,6 +260,16 @@ struct MemorySender {
 
 impl LinkSender for MemorySender {
     fn send(&mut self, frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>> {
+        let counters = &self.shared.counters;
+        counters.frames_out.fetch_add(1, Ordering::Relaxed);
+        counters
+            .bytes_out
+            .fetch_add(frame.bytes.len() as u64, Ordering::Relaxed);
+        if frame.bytes.starts_with(b"{\"realtimeInput\"") {
+            counters.realtime_out.fetch_add(1, Ordering::Relaxed);
+        } else if frame.bytes.starts_with(b"{\"toolResponse\"") {
+            counters.tool_responses_out.fetch_add(1, Ordering::Relaxed);
+        }
         if frame.bytes.starts_with(b"{\"toolResponse\"")
             && let Some(tap) = lock(&self.shared.tool_responses).as_ref()
         {
@@ -326,7 +377,17 @@ impl MemoryReceiver {
 
 impl LinkReceiver for MemoryReceiver {
     fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
-        Box::pin(self.next())
+        Box::pin(async move {
+            let event = self.next().await;
+            if let Some(LinkEvent::Frame(frame)) = &event {
+                let counters = &self.shared.counters;
+                counters.frames_in.fetch_add(1, Ordering::Relaxed);
+                counters
+                    .bytes_in
+                    .fetch_add(frame.bytes.len() as u64, Ordering::Relaxed);
+            }
+            event
+        })
     }
 }
 

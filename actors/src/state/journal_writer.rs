@@ -13,8 +13,9 @@
 //! was not yet written and that interval (plus the time the process was not scheduled),
 //! never a tail that waits in a buffer for the next write.
 
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Arc, Mutex};
+use std::sync::{Condvar, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -36,11 +37,48 @@ enum Job {
     Flush(SyncSender<()>),
 }
 
+/// How many jobs wait for the writer thread; the write path waits while there are
+/// [`JOURNAL_CAPACITY`]. The queue itself is an unbounded channel, whose slots are allocated
+/// as jobs arrive: a `sync_channel` of the same bound allocates and stamps all 4,096 slots
+/// of 224 bytes (896 KiB) when the writer starts, for every recording session, idle or not
+/// (measured by the `many_sessions` bench, issue 32).
+#[derive(Default)]
+struct Waiting {
+    count: Mutex<usize>,
+    room: Condvar,
+}
+
+impl Waiting {
+    fn count(&self) -> MutexGuard<'_, usize> {
+        lock(&self.count)
+    }
+
+    /// Waits until fewer than [`JOURNAL_CAPACITY`] jobs wait, then counts one more.
+    fn enter(&self) {
+        let mut count = self.count();
+        while *count >= JOURNAL_CAPACITY {
+            count = self
+                .room
+                .wait(count)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        *count += 1;
+    }
+
+    /// The writer took a job off the queue.
+    fn leave(&self) {
+        let mut count = self.count();
+        *count = count.saturating_sub(1);
+        self.room.notify_one();
+    }
+}
+
 /// A [`JournalSink`] that hands mutations to a thread which writes them to the sink it
 /// wraps. [`JournalSink::flush`] returns once everything handed over before it is written
 /// and the wrapped sink is flushed.
 pub struct JournalWriter {
-    jobs: Mutex<Option<SyncSender<Job>>>,
+    jobs: Mutex<Option<Sender<Job>>>,
+    waiting: Arc<Waiting>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -54,33 +92,43 @@ impl JournalWriter {
     /// Starts the writer thread in front of `sink`. Fails only if the system cannot start a
     /// thread.
     pub fn new(sink: Arc<dyn JournalSink>) -> std::io::Result<Self> {
-        let (jobs, queue) = sync_channel(JOURNAL_CAPACITY);
+        let (jobs, queue) = channel();
+        let waiting = Arc::new(Waiting::default());
+        let taken = Arc::clone(&waiting);
         let thread = std::thread::Builder::new()
             .name("reel-journal".to_owned())
-            .spawn(move || write_all(queue, sink.as_ref()))?;
+            .spawn(move || write_all(queue, &taken, sink.as_ref()))?;
         Ok(JournalWriter {
             jobs: Mutex::new(Some(jobs)),
+            waiting,
             thread: Mutex::new(Some(thread)),
         })
     }
 
     fn send(&self, job: Job) -> bool {
-        match lock(&self.jobs).as_ref() {
+        // Room first, without the sender's lock: a full queue holds up this writer only.
+        self.waiting.enter();
+        let sent = match lock(&self.jobs).as_ref() {
             Some(jobs) => jobs.send(job).is_ok(),
             None => false,
+        };
+        if !sent {
+            self.waiting.leave();
         }
+        sent
     }
 }
 
 /// The writer thread: every job in order, until the writer is dropped; then a last flush.
 /// It flushes as soon as no job waits, and at least every [`JOURNAL_FLUSH_INTERVAL`] while
 /// mutations keep coming.
-fn write_all(queue: Receiver<Job>, sink: &dyn JournalSink) {
+fn write_all(queue: Receiver<Job>, waiting: &Waiting, sink: &dyn JournalSink) {
     // When the oldest mutation not yet flushed was written, if any.
     let mut unflushed_since: Option<Instant> = None;
     while let Ok(first) = queue.recv() {
         let mut next = Some(first);
         while let Some(job) = next.take() {
+            waiting.leave();
             match job {
                 Job::Record(mutation) => {
                     sink.record(&mutation);
@@ -162,6 +210,106 @@ mod tests {
         drop(writer);
         // The thread flushed once more on its way out (nothing was left for the timer).
         assert_eq!(memory.flush_count(), flushed + 1);
+    }
+
+    /// A sink whose first `record` holds the writer thread until the test lets it go.
+    struct Held {
+        entered: std::sync::mpsc::SyncSender<()>,
+        release: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+        inner: MemoryJournalSink,
+    }
+
+    impl JournalSink for Held {
+        fn record(&self, mutation: &StateMutation) {
+            if let Some(release) = lock(&self.release).take() {
+                let _ = self.entered.send(());
+                let _ = release.recv();
+            }
+            self.inner.record(mutation);
+        }
+    }
+
+    /// The bound survives the lazily allocated queue: with the writer thread held on the
+    /// first mutation, `JOURNAL_CAPACITY` more wait, the next sender waits for room, and
+    /// once the thread goes on every mutation is written, in order.
+    #[test]
+    fn the_write_path_waits_at_the_bound_and_nothing_is_lost() {
+        let (entered, thread_in) = sync_channel(1);
+        let (release, released) = sync_channel(1);
+        let held = Arc::new(Held {
+            entered,
+            release: Mutex::new(Some(released)),
+            inner: MemoryJournalSink::new(),
+        });
+        let writer = Arc::new(JournalWriter::new(held.clone()).unwrap());
+        let total = JOURNAL_CAPACITY as u64 + 2;
+        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (sender_writer, sender_sent) = (Arc::clone(&writer), Arc::clone(&sent));
+        let sender = std::thread::spawn(move || {
+            for sequence in 0..total {
+                let mutation = StateMutation {
+                    sequence,
+                    key: "app:n".to_owned(),
+                    old: serde_json::Value::Null,
+                    new: json!(sequence),
+                    origin: "set".to_owned(),
+                    timestamp_ms: 0,
+                    delta: false,
+                };
+                sender_writer.record(&mutation);
+                sender_sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        thread_in.recv().unwrap(); // the writer thread holds mutation 0
+        // Mutations 1..=CAPACITY fill the queue; the sender then waits on the last one.
+        while *writer.waiting.count() < JOURNAL_CAPACITY {
+            std::thread::yield_now();
+        }
+        assert_eq!(*writer.waiting.count(), JOURNAL_CAPACITY);
+        assert!(sent.load(std::sync::atomic::Ordering::SeqCst) <= JOURNAL_CAPACITY as u64 + 1);
+        assert!(
+            !sender.is_finished(),
+            "the sender waits for room at the bound"
+        );
+        release.send(()).unwrap();
+        sender.join().unwrap();
+        writer.flush();
+        let sequences: Vec<u64> = held.inner.entries().iter().map(|m| m.sequence).collect();
+        assert_eq!(sequences, (0..total).collect::<Vec<_>>());
+        assert_eq!(*writer.waiting.count(), 0);
+    }
+
+    /// This process's resident set size (`VmRSS` of `/proc/self/status`), in bytes.
+    fn rss_bytes() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let kib = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .unwrap()
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse::<u64>()
+            .unwrap();
+        kib * 1024
+    }
+
+    /// Issue 32: a writer's queue costs memory only for the jobs in it. With a
+    /// `sync_channel` of `JOURNAL_CAPACITY` slots every writer allocated and stamped 896 KiB
+    /// at start (64 writers: 56 MiB), idle or not; now an idle writer is its thread's stack.
+    #[test]
+    fn an_idle_writer_holds_no_queue_memory() {
+        const WRITERS: usize = 64;
+        let before = rss_bytes();
+        let writers: Vec<JournalWriter> = (0..WRITERS)
+            .map(|_| JournalWriter::new(Arc::new(MemoryJournalSink::new())).unwrap())
+            .collect();
+        let grown = rss_bytes().saturating_sub(before);
+        drop(writers);
+        assert!(
+            grown < 16 << 20,
+            "{WRITERS} idle journal writers grew the RSS by {grown} bytes"
+        );
     }
 
     /// Tells a channel about every flush, and what it held by then.

@@ -1,0 +1,991 @@
+//! Issue 32 items 1 and 2: N concurrent voice sessions in one process on 2 workers, what
+//! each costs in memory, the fast lane's latency under that load, and (with `--record`)
+//! what recording every session's wire log and journal costs.
+//!
+//! A plain `main` (`harness = false`), not criterion: this is a load test of one long run
+//! per N, whose figures are percentiles over millions of frames and `VmRSS` deltas, not a
+//! tight loop criterion could time. Each N runs in a fresh child process (this binary
+//! re-run with `REEL_BENCH_ROLE=run`), so no N's `VmRSS` is flattered or burdened by memory
+//! an earlier one freed.
+//!
+//! Each session is a real tree (`LiveSessionBuilder::connect`) over an in-memory link
+//! (`support::MemoryConnector`, fed through its channel), with input transcription on and
+//! a trivial `echo` tool registered. Once all are connected, pacers on the tokio clock (real
+//! time: this is a load test) play both sides of every call, each 20 ms:
+//!
+//! - the model: one 20 ms 24 kHz audio frame (960 bytes of PCM, base64 in a
+//!   `serverContent.modelTurn` frame) handed to the session's link;
+//! - the application: one 20 ms 16 kHz chunk (640 bytes) through `LiveHandle::send_audio`,
+//!   which the session writes to the link as `realtimeInput`;
+//! - every 50th tick (each second) an `inputTranscription` frame; every 3,000th (each
+//!   minute) a `toolCall` frame, which the session answers with a `toolResponse`.
+//!
+//! The sessions are spread over 50 pacer tasks, each ticking 0.4 ms after the previous, so
+//! the load is even over the 20 ms period rather than one burst.
+//!
+//! **Latency** (as `fast_lane_latency` measures it): from the moment the link's receiver
+//! hands a model audio frame to the transport to the session's `on_audio` callback. The
+//! frame's sequence number is the first byte of its PCM; the receiver writes the hand-off
+//! time in the session's ring of 256 slots at that index, the callback reads it back. The
+//! latencies go into one log-linear histogram (16 steps per power of two: ≤ 6.25 % error)
+//! shared by all sessions. A second histogram times from the pacer's send to the callback
+//! (it includes the wait for the link's reader task to be scheduled).
+//!
+//! **Events lost** counts every frame both ways: model audio frames handed over against
+//! `on_audio` calls; transcriptions against `on_input_transcript`; application chunks sent
+//! against `realtimeInput` frames written to the link; tool calls against `toolResponse`
+//! frames. It must be 0.
+//!
+//! **Memory**: `VmRSS` after 10 warm-up sessions and all the harness's own per-session
+//! state (allocated before the first reading), then with N idle sessions (connected, setup
+//! answered), then at the end of the streaming period: the deltas / N.
+//!
+//! **Recording** (`--record`): each session writes its wire log
+//! (`record_wire(FileWireRecorder)`) and its journal (`journal_sink(FileJournalSink)`) into
+//! a temporary directory under `target/`; the write amplification is the bytes of those
+//! files after the sessions end / the wire bytes both ways.
+//!
+//! ```sh
+//! cargo bench -p reel-actors --bench many_sessions                       # 1k, 2k, 5k, 10k; 20 s each
+//! cargo bench -p reel-actors --bench many_sessions -- --sessions 2000 --seconds 30
+//! cargo bench -p reel-actors --bench many_sessions -- --sessions 1000,2000 --record
+//! ```
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use reel_actors::LiveHandle;
+use reel_actors::LiveSessionBuilder;
+use reel_actors::callbacks::FastCallbacks;
+use reel_actors::transport::LinkFrame;
+use reel_protocol::{ApiEndpoint, SessionConfig};
+use reel_recorder::FileWireRecorder;
+use reel_recorder::journal::FileJournalSink;
+use reel_tools::{SimpleTool, ToolDispatcher};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use support::{
+    Fed, LinkCounters, MemoryConnector, Stamps, cpu_time, load_average, rss_bytes, runtime,
+};
+
+const ROLE_ENV: &str = "REEL_BENCH_ROLE";
+const WARM_SESSIONS: usize = 10;
+const CONNECT_BATCH: usize = 100;
+/// One tick: 20 ms of audio each way.
+const TICK: Duration = Duration::from_millis(20);
+/// Ticks between transcriptions (1 s) and between tool calls (60 s).
+const TRANSCRIPT_EVERY: u64 = 50;
+const TOOL_CALL_EVERY: u64 = 3_000;
+/// Pacer tasks; the sessions are dealt round-robin, each pacer 20 ms / 50 after the last.
+const PACERS: usize = 50;
+/// Slots of a session's hand-off ring (5.12 s of frames at 50/s).
+const RING: usize = 256;
+/// 20 ms of 24 kHz PCM16 (model audio) and of 16 kHz PCM16 (the application's).
+const MODEL_PCM_BYTES: usize = 960;
+const APP_PCM_BYTES: usize = 640;
+const TARGET_P99_NS: u64 = 5_000_000;
+const TARGET_P999_NS: u64 = 20_000_000;
+const TARGET_IDLE_BYTES: f64 = 64.0 * 1024.0;
+const TARGET_STREAMING_BYTES: f64 = 256.0 * 1024.0;
+
+// ---------------------------------------------------------------------------------------
+// A histogram all sessions share.
+// ---------------------------------------------------------------------------------------
+
+/// Log-linear buckets of nanoseconds: 16 per power of two.
+struct Histogram {
+    buckets: Vec<AtomicU64>,
+}
+
+const SUB: u64 = 16;
+
+impl Histogram {
+    fn new() -> Self {
+        Histogram {
+            buckets: (0..64 * SUB as usize).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn bucket(ns: u64) -> usize {
+        if ns < SUB {
+            return ns as usize;
+        }
+        let exp = 63 - u64::from(ns.leading_zeros()); // ≥ 4
+        let sub = (ns >> (exp - 4)) - SUB; // the next 4 bits
+        ((exp - 3) * SUB + sub) as usize
+    }
+
+    /// The upper edge of bucket `i`.
+    fn edge(i: usize) -> u64 {
+        let i = i as u64;
+        if i < SUB {
+            return i;
+        }
+        let exp = i / SUB + 3;
+        let sub = i % SUB;
+        ((SUB + sub + 1) << (exp - 4)) - 1
+    }
+
+    fn record(&self, ns: u64) {
+        if let Some(bucket) = self.buckets.get(Self::bucket(ns)) {
+            bucket.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn count(&self) -> u64 {
+        self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The nearest-rank percentile `p` (upper edge of its bucket).
+    fn percentile(&self, p: f64) -> u64 {
+        let n = self.count();
+        if n == 0 {
+            return 0;
+        }
+        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, bucket) in self.buckets.iter().enumerate() {
+            seen += bucket.load(Ordering::Relaxed);
+            if seen >= rank {
+                return Self::edge(i);
+            }
+        }
+        u64::MAX
+    }
+
+    fn max(&self) -> u64 {
+        self.buckets
+            .iter()
+            .rposition(|b| b.load(Ordering::Relaxed) > 0)
+            .map_or(0, Self::edge)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Frames.
+// ---------------------------------------------------------------------------------------
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (k, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if k <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The model's 20 ms audio frame whose PCM starts with `seq` (a ring index).
+fn model_audio_frame(seq: u8) -> LinkFrame {
+    let mut pcm = vec![0u8; MODEL_PCM_BYTES];
+    for (i, byte) in pcm.iter_mut().enumerate() {
+        *byte = (i % 251) as u8;
+    }
+    pcm[0] = seq;
+    let value = json!({"serverContent": {"modelTurn": {"parts": [
+        {"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": base64(&pcm)}}
+    ]}}});
+    LinkFrame::text(value.to_string())
+}
+
+fn transcript_frame() -> LinkFrame {
+    LinkFrame::text(
+        json!({"serverContent": {"inputTranscription": {"text": "I'd like to check my order"}}})
+            .to_string(),
+    )
+}
+
+fn tool_call_frame() -> LinkFrame {
+    LinkFrame::text(
+        json!({"toolCall": {"functionCalls": [
+            {"id": "call-1", "name": "echo", "args": {"order": "A-1042"}}
+        ]}})
+        .to_string(),
+    )
+}
+
+struct Frames {
+    audio: Vec<LinkFrame>,
+    transcript: LinkFrame,
+    tool_call: LinkFrame,
+    app_pcm: Bytes,
+}
+
+// ---------------------------------------------------------------------------------------
+// One session and what the bench keeps of it.
+// ---------------------------------------------------------------------------------------
+
+/// The harness's per-session state, allocated before the first `VmRSS` reading.
+struct Probe {
+    /// Hand-off times by ring index (written by the link's receiver).
+    handed: Arc<Stamps>,
+    /// Pacer send times by ring index.
+    sent: Arc<Stamps>,
+    audio_seen: AtomicU64,
+    transcripts_seen: AtomicU64,
+    counters: Arc<LinkCounters>,
+}
+
+struct Shared {
+    base: Instant,
+    handoff: Histogram,
+    from_send: Histogram,
+    /// Set once the streaming starts: connect-time frames are not timed.
+    measuring: AtomicBool,
+}
+
+struct Session {
+    handle: LiveHandle,
+    link: mpsc::UnboundedSender<Fed>,
+    probe: Arc<Probe>,
+}
+
+fn echo_tools() -> ToolDispatcher {
+    let mut tools = ToolDispatcher::new();
+    let registered = tools.register(SimpleTool::new(
+        "echo",
+        "Answers its arguments.",
+        None,
+        |args, _ctx| async move { Ok(json!({"echo": args})) },
+    ));
+    if let Err(error) = registered {
+        panic!("the echo tool does not register: {error}");
+    }
+    tools
+}
+
+fn session_builder(
+    probe: &Arc<Probe>,
+    shared: &Arc<Shared>,
+    record: Option<&PathBuf>,
+    i: usize,
+) -> (LiveSessionBuilder, mpsc::UnboundedSender<Fed>) {
+    let (connector, link) =
+        MemoryConnector::fed_counted(Some(Arc::clone(&probe.handed)), Arc::clone(&probe.counters));
+    let config = SessionConfig::new("bench-model").input_transcription();
+    let (audio_probe, audio_shared) = (Arc::clone(probe), Arc::clone(shared));
+    let transcript_probe = Arc::clone(probe);
+    let fast = FastCallbacks {
+        on_audio: Some(Arc::new(move |pcm: &Bytes| {
+            audio_probe.audio_seen.fetch_add(1, Ordering::Relaxed);
+            if !audio_shared.measuring.load(Ordering::Relaxed) {
+                return;
+            }
+            let Some(&seq) = pcm.first() else { return };
+            let now = support::nanos_since(audio_shared.base);
+            let handed = audio_probe.handed.get(usize::from(seq));
+            let sent = audio_probe.sent.get(usize::from(seq));
+            if handed != 0 {
+                audio_shared.handoff.record(now.saturating_sub(handed));
+            }
+            if sent != 0 {
+                audio_shared.from_send.record(now.saturating_sub(sent));
+            }
+        })),
+        on_input_transcript: Some(Arc::new(move |_text: &str, _finished: bool| {
+            transcript_probe
+                .transcripts_seen
+                .fetch_add(1, Ordering::Relaxed);
+        })),
+        ..FastCallbacks::default()
+    };
+    let mut builder = LiveSessionBuilder::new(config, ApiEndpoint::google_ai("bench-key"))
+        .connector(Arc::new(connector))
+        .dispatcher(echo_tools())
+        .fast_callbacks(fast);
+    if let Some(dir) = record {
+        let wire = match FileWireRecorder::create(dir.join(format!("s{i}.wire.jsonl"))) {
+            Ok(wire) => wire,
+            Err(error) => panic!("cannot create session {i}'s wire log: {error}"),
+        };
+        let journal = match FileJournalSink::create(dir.join(format!("s{i}.journal.jsonl"))) {
+            Ok(journal) => journal,
+            Err(error) => panic!("cannot create session {i}'s journal: {error}"),
+        };
+        builder = builder
+            .record_wire(Arc::new(wire))
+            .journal_sink(Arc::new(journal));
+    }
+    (builder, link)
+}
+
+// ---------------------------------------------------------------------------------------
+// The run of one N, in a child process.
+// ---------------------------------------------------------------------------------------
+
+struct Options {
+    sessions: Vec<usize>,
+    seconds: u64,
+    record: bool,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        sessions: vec![1_000, 2_000, 5_000, 10_000],
+        seconds: 20,
+        record: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--sessions" => {
+                let value = args
+                    .next()
+                    .ok_or("--sessions needs a value, e.g. 1000,2000")?;
+                options.sessions = value
+                    .split(',')
+                    .map(|n| n.trim().parse::<usize>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|error| format!("--sessions {value}: {error}"))?;
+                if options.sessions.contains(&0) {
+                    return Err("--sessions: each N must be at least 1".to_owned());
+                }
+            }
+            "--seconds" => {
+                let value = args.next().ok_or("--seconds needs a value")?;
+                options.seconds = value
+                    .parse()
+                    .map_err(|error| format!("--seconds {value}: {error}"))?;
+                if options.seconds == 0 {
+                    return Err("--seconds must be at least 1".to_owned());
+                }
+            }
+            "--record" => options.record = true,
+            "--bench" => {} // cargo bench passes it
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(options)
+}
+
+/// What one run measured; printed as one `ROW` line for the parent's table.
+#[derive(Default)]
+struct Row {
+    sessions: usize,
+    record: bool,
+    p50: u64,
+    p99: u64,
+    p999: u64,
+    max: u64,
+    send_p99: u64,
+    send_p999: u64,
+    timed: u64,
+    lost: u64,
+    idle_bytes: f64,
+    streaming_bytes: f64,
+    cpu_percent: f64,
+    wire_bytes: u64,
+    written_bytes: u64,
+    load_before: String,
+    load_after: String,
+}
+
+async fn connect_all(
+    n: usize,
+    probes: &[Arc<Probe>],
+    shared: &Arc<Shared>,
+    record: Option<&PathBuf>,
+) -> Vec<Session> {
+    let mut sessions = Vec::with_capacity(n);
+    let mut start = 0;
+    while start < n {
+        let end = (start + CONNECT_BATCH).min(n);
+        let mut batch = JoinSet::new();
+        for (i, probe) in probes.iter().enumerate().take(end).skip(start) {
+            let (builder, link) = session_builder(probe, shared, record, i);
+            let probe = Arc::clone(probe);
+            batch.spawn(async move {
+                match builder.connect().await {
+                    Ok(handle) => (
+                        i,
+                        Session {
+                            handle,
+                            link,
+                            probe,
+                        },
+                    ),
+                    Err(error) => panic!("session {i} did not go live: {error}"),
+                }
+            });
+        }
+        let mut done = batch.join_all().await;
+        done.sort_by_key(|(i, _)| *i);
+        sessions.extend(done.into_iter().map(|(_, session)| session));
+        start = end;
+    }
+    sessions
+}
+
+/// What the pacers sent.
+#[derive(Default)]
+struct Sent {
+    audio_in: AtomicU64,
+    app_audio: AtomicU64,
+    transcripts: AtomicU64,
+    tool_calls: AtomicU64,
+    /// Ticks a pacer ran late by more than a whole tick.
+    late_ticks: AtomicU64,
+}
+
+/// Plays both sides of the sessions `group` (indices into `sessions`) for `ticks` ticks.
+async fn pace(
+    sessions: Arc<Vec<Session>>,
+    group: Vec<usize>,
+    frames: Arc<Frames>,
+    sent: Arc<Sent>,
+    offset: Duration,
+    ticks: u64,
+) {
+    let start = tokio::time::Instant::now() + offset;
+    let mut tick = tokio::time::interval_at(start, TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    for k in 0..ticks {
+        let due = tick.tick().await;
+        if due.elapsed() > TICK {
+            sent.late_ticks.fetch_add(1, Ordering::Relaxed);
+        }
+        let ring = (k % RING as u64) as usize;
+        for &i in &group {
+            let Some(session) = sessions.get(i) else {
+                continue;
+            };
+            // Each session's transcription and tool call fall on their own tick.
+            let phase = (i as u64 * 7919) % TOOL_CALL_EVERY;
+            session.probe.sent.record(ring);
+            let fed = Fed {
+                index: Some(ring),
+                frame: frames.audio[ring].clone(),
+            };
+            if session.link.send(fed).is_ok() {
+                sent.audio_in.fetch_add(1, Ordering::Relaxed);
+            }
+            if session.handle.send_audio(frames.app_pcm.clone()).is_ok() {
+                sent.app_audio.fetch_add(1, Ordering::Relaxed);
+            }
+            if (k + phase).is_multiple_of(TRANSCRIPT_EVERY) {
+                let fed = Fed {
+                    index: None,
+                    frame: frames.transcript.clone(),
+                };
+                if session.link.send(fed).is_ok() {
+                    sent.transcripts.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            if (k + phase).is_multiple_of(TOOL_CALL_EVERY) {
+                let fed = Fed {
+                    index: None,
+                    frame: frames.tool_call.clone(),
+                };
+                if session.link.send(fed).is_ok() {
+                    sent.tool_calls.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+async fn disconnect_all(handles: Vec<LiveHandle>) -> usize {
+    let mut set = JoinSet::new();
+    for handle in handles {
+        set.spawn(async move {
+            tokio::time::timeout(Duration::from_secs(60), handle.disconnect())
+                .await
+                .is_ok_and(|end| !end.failed)
+        });
+    }
+    set.join_all().await.into_iter().filter(|c| *c).count()
+}
+
+fn dir_bytes(dir: &PathBuf) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| entry.metadata().ok())
+                .map(|meta| meta.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// `target/` (the bench binary is `target/release/deps/many_sessions-…`).
+fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    this_binary()
+        .ancestors()
+        .nth(3)
+        .map_or_else(std::env::temp_dir, PathBuf::from)
+}
+
+async fn run(n: usize, seconds: u64, record: bool) -> Row {
+    let load_before = load_average();
+    let shared = Arc::new(Shared {
+        base: Instant::now(),
+        handoff: Histogram::new(),
+        from_send: Histogram::new(),
+        measuring: AtomicBool::new(false),
+    });
+    let frames = Arc::new(Frames {
+        audio: (0..RING).map(|seq| model_audio_frame(seq as u8)).collect(),
+        transcript: transcript_frame(),
+        tool_call: tool_call_frame(),
+        app_pcm: Bytes::from(vec![0u8; APP_PCM_BYTES]),
+    });
+    let dir = record.then(|| {
+        let dir = target_dir()
+            .join("bench-many-sessions")
+            .join(format!("run-{}", std::process::id()));
+        if let Err(error) = std::fs::create_dir_all(&dir) {
+            panic!("cannot create {}: {error}", dir.display());
+        }
+        dir
+    });
+    let make_probe = |_| {
+        Arc::new(Probe {
+            handed: Arc::new(Stamps::new(shared.base, RING)),
+            sent: Arc::new(Stamps::new(shared.base, RING)),
+            audio_seen: AtomicU64::new(0),
+            transcripts_seen: AtomicU64::new(0),
+            counters: Arc::default(),
+        })
+    };
+    let warm_probes: Vec<Arc<Probe>> = (0..WARM_SESSIONS).map(make_probe).collect();
+    let warm_dir = dir.as_ref().map(|d| d.join("warm"));
+    if let Some(warm_dir) = &warm_dir {
+        let _ = std::fs::create_dir_all(warm_dir);
+    }
+    let warm = connect_all(WARM_SESSIONS, &warm_probes, &shared, warm_dir.as_ref()).await;
+    // The harness's per-session state, before the first reading.
+    let probes: Vec<Arc<Probe>> = (0..n).map(make_probe).collect();
+    let sent = Arc::new(Sent::default());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_before = rss_bytes();
+
+    let sessions = connect_all(n, &probes, &shared, dir.as_ref()).await;
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let rss_idle = rss_bytes();
+    println!(
+        "  {n} sessions connected: RSS {:.1} → {:.1} MiB ({:.1} KiB per idle session)",
+        mib(rss_before),
+        mib(rss_idle),
+        rss_idle.saturating_sub(rss_before) as f64 / 1024.0 / n as f64
+    );
+
+    // Stream.
+    let sessions = Arc::new(sessions);
+    let ticks = seconds * 1_000 / TICK.as_millis() as u64;
+    shared.measuring.store(true, Ordering::Release);
+    let cpu_start = cpu_time();
+    let started = Instant::now();
+    let mut pacers = JoinSet::new();
+    for p in 0..PACERS {
+        let group: Vec<usize> = (p..n).step_by(PACERS).collect();
+        let offset = TICK * p as u32 / PACERS as u32;
+        pacers.spawn(pace(
+            Arc::clone(&sessions),
+            group,
+            Arc::clone(&frames),
+            Arc::clone(&sent),
+            offset,
+            ticks,
+        ));
+    }
+    // The streaming reading: 1 s before the end.
+    tokio::time::sleep(Duration::from_secs(seconds.saturating_sub(1).max(1))).await;
+    let rss_streaming = rss_bytes();
+    pacers.join_all().await;
+    let streamed = started.elapsed();
+    // Wait (at most 30 s) for every frame to arrive.
+    let expect_audio = sent.audio_in.load(Ordering::Acquire);
+    let expect_transcripts = sent.transcripts.load(Ordering::Acquire);
+    let seen = |sessions: &[Session]| -> (u64, u64, u64, u64) {
+        sessions.iter().fold((0, 0, 0, 0), |acc, s| {
+            (
+                acc.0 + s.probe.audio_seen.load(Ordering::Acquire),
+                acc.1 + s.probe.transcripts_seen.load(Ordering::Acquire),
+                acc.2 + s.probe.counters.realtime_out.load(Ordering::Acquire),
+                acc.3 + s.probe.counters.tool_responses_out.load(Ordering::Acquire),
+            )
+        })
+    };
+    let expect_app = sent.app_audio.load(Ordering::Acquire);
+    let expect_tools = sent.tool_calls.load(Ordering::Acquire);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (audio, transcripts, app, tools) = seen(&sessions);
+        let done = audio >= expect_audio
+            && transcripts >= expect_transcripts
+            && app >= expect_app
+            && tools >= expect_tools;
+        if done || Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let cpu = cpu_time().saturating_sub(cpu_start);
+    let drained = started.elapsed();
+    let (audio, transcripts, app, tools) = seen(&sessions);
+    let lost = expect_audio.saturating_sub(audio)
+        + expect_transcripts.saturating_sub(transcripts)
+        + expect_app.saturating_sub(app)
+        + expect_tools.saturating_sub(tools);
+    let wire_bytes: u64 = sessions
+        .iter()
+        .map(|s| {
+            s.probe.counters.bytes_in.load(Ordering::Acquire)
+                + s.probe.counters.bytes_out.load(Ordering::Acquire)
+        })
+        .sum();
+    println!(
+        "  streamed {:.2} s (+{:.2} s to drain); frames: model audio {audio}/{expect_audio}, \
+         transcriptions {transcripts}/{expect_transcripts}, app audio {app}/{expect_app}, \
+         tool calls answered {tools}/{expect_tools}; pacer ticks late by > 20 ms: {}",
+        streamed.as_secs_f64(),
+        drained.saturating_sub(streamed).as_secs_f64(),
+        sent.late_ticks.load(Ordering::Relaxed)
+    );
+    println!(
+        "  hand-off → on_audio: n={} p50={} p99={} p99.9={} max={}",
+        shared.handoff.count(),
+        ms(shared.handoff.percentile(50.0)),
+        ms(shared.handoff.percentile(99.0)),
+        ms(shared.handoff.percentile(99.9)),
+        ms(shared.handoff.max()),
+    );
+    println!(
+        "  pacer send → on_audio: p50={} p99={} p99.9={} max={}",
+        ms(shared.from_send.percentile(50.0)),
+        ms(shared.from_send.percentile(99.0)),
+        ms(shared.from_send.percentile(99.9)),
+        ms(shared.from_send.max()),
+    );
+
+    let sessions = match Arc::try_unwrap(sessions) {
+        Ok(sessions) => sessions,
+        Err(_) => panic!("a pacer still holds the sessions"),
+    };
+    let handles: Vec<LiveHandle> = sessions.into_iter().map(|s| s.handle).collect();
+    let clean = disconnect_all(handles).await;
+    disconnect_all(warm.into_iter().map(|s| s.handle).collect()).await;
+    let written_bytes = dir.as_ref().map_or(0, dir_bytes);
+    if let Some(dir) = &dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    println!("  sessions ended cleanly: {clean} of {n}");
+    Row {
+        sessions: n,
+        record,
+        p50: shared.handoff.percentile(50.0),
+        p99: shared.handoff.percentile(99.0),
+        p999: shared.handoff.percentile(99.9),
+        max: shared.handoff.max(),
+        send_p99: shared.from_send.percentile(99.0),
+        send_p999: shared.from_send.percentile(99.9),
+        timed: shared.handoff.count(),
+        lost,
+        idle_bytes: rss_idle.saturating_sub(rss_before) as f64 / n as f64,
+        streaming_bytes: rss_streaming.saturating_sub(rss_before) as f64 / n as f64,
+        cpu_percent: 100.0 * cpu.as_secs_f64() / drained.as_secs_f64(),
+        wire_bytes,
+        written_bytes,
+        load_before,
+        load_after: load_average(),
+    }
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+fn ms(ns: u64) -> String {
+    if ns < 1_000_000 {
+        format!("{:.0} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    }
+}
+
+impl Row {
+    fn to_line(&self) -> String {
+        format!(
+            "ROW {} {} {} {} {} {} {} {} {} {} {:.0} {:.0} {:.1} {} {} {} {}",
+            self.sessions,
+            u8::from(self.record),
+            self.p50,
+            self.p99,
+            self.p999,
+            self.max,
+            self.send_p99,
+            self.send_p999,
+            self.timed,
+            self.lost,
+            self.idle_bytes,
+            self.streaming_bytes,
+            self.cpu_percent,
+            self.wire_bytes,
+            self.written_bytes,
+            self.load_before,
+            self.load_after,
+        )
+    }
+
+    fn from_line(line: &str) -> Option<Row> {
+        let words: Vec<&str> = line.strip_prefix("ROW ")?.split_whitespace().collect();
+        let int = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
+        let float = |i: usize| words.get(i).and_then(|w| w.parse::<f64>().ok());
+        Some(Row {
+            sessions: usize::try_from(int(0)?).ok()?,
+            record: int(1)? == 1,
+            p50: int(2)?,
+            p99: int(3)?,
+            p999: int(4)?,
+            max: int(5)?,
+            send_p99: int(6)?,
+            send_p999: int(7)?,
+            timed: int(8)?,
+            lost: int(9)?,
+            idle_bytes: float(10)?,
+            streaming_bytes: float(11)?,
+            cpu_percent: float(12)?,
+            wire_bytes: int(13)?,
+            written_bytes: int(14)?,
+            load_before: (*words.get(15)?).to_owned(),
+            load_after: (*words.get(16)?).to_owned(),
+        })
+    }
+}
+
+fn print_table(rows: &[Row], seconds: u64) {
+    println!();
+    println!(
+        "many_sessions: 2 workers, in-memory links, 20 ms audio both ways, a transcription a \
+         second, a tool call a minute; {seconds} s per N"
+    );
+    println!(
+        "| N | record | p50 | p99 | p99.9 | max | p99 / p99.9 from the pacer's send | timed frames | lost | KiB idle | KiB streaming | CPU | write amp. | load before → after |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for row in rows {
+        let amp = if row.record && row.wire_bytes > 0 {
+            format!("{:.2}", row.written_bytes as f64 / row.wire_bytes as f64)
+        } else {
+            "—".to_owned()
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {:.1} | {:.1} | {:.0} % | {} | {} → {} |",
+            row.sessions,
+            if row.record { "on" } else { "off" },
+            ms(row.p50),
+            ms(row.p99),
+            ms(row.p999),
+            ms(row.max),
+            ms(row.send_p99),
+            ms(row.send_p999),
+            row.timed,
+            row.lost,
+            row.idle_bytes / 1024.0,
+            row.streaming_bytes / 1024.0,
+            row.cpu_percent,
+            amp,
+            row.load_before,
+            row.load_after,
+        );
+    }
+    println!();
+    for row in rows {
+        let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+        println!(
+            "N={} record {}: p99 ≤ 5 ms {}; p99.9 ≤ 20 ms {}; none lost {}; ≤ 64 KiB idle {}; ≤ 256 KiB streaming {}",
+            row.sessions,
+            if row.record { "on" } else { "off" },
+            verdict(row.p99 <= TARGET_P99_NS),
+            verdict(row.p999 <= TARGET_P999_NS),
+            verdict(row.lost == 0),
+            verdict(row.idle_bytes <= TARGET_IDLE_BYTES),
+            verdict(row.streaming_bytes <= TARGET_STREAMING_BYTES),
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Calibration: what the tree's building blocks cost alone, for the memory breakdown.
+// ---------------------------------------------------------------------------------------
+
+/// A ractor actor that does nothing: what one actor costs before its state.
+struct IdleActor;
+
+impl ractor::Actor for IdleActor {
+    type Msg = u64;
+    type State = ();
+    type Arguments = ();
+
+    async fn pre_start(
+        &self,
+        _myself: ractor::ActorRef<u64>,
+        _args: (),
+    ) -> Result<(), ractor::ActorProcessingErr> {
+        Ok(())
+    }
+}
+
+/// `VmRSS` per idle ractor actor and per idle tokio task (waiting on a `Notify`), each
+/// over 10,000; printed as `CALIBRATE actor_bytes task_bytes`.
+async fn calibrate() {
+    const COUNT: usize = 10_000;
+    let warm = ractor::Actor::spawn(None, IdleActor, ()).await;
+    drop(warm);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = rss_bytes();
+    let mut actors = Vec::with_capacity(COUNT);
+    for _ in 0..COUNT {
+        match ractor::Actor::spawn(None, IdleActor, ()).await {
+            Ok((actor, handle)) => actors.push((actor, handle)),
+            Err(error) => panic!("an idle actor did not start: {error}"),
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let with_actors = rss_bytes();
+    let notify = Arc::new(tokio::sync::Notify::new());
+    let mut tasks = Vec::with_capacity(COUNT);
+    for _ in 0..COUNT {
+        let notify = Arc::clone(&notify);
+        tasks.push(tokio::spawn(async move { notify.notified().await }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let with_tasks = rss_bytes();
+    let actor_bytes = with_actors.saturating_sub(before) / COUNT as u64;
+    let task_bytes = with_tasks.saturating_sub(with_actors) / COUNT as u64;
+    println!("CALIBRATE {actor_bytes} {task_bytes}");
+    // A journal writer's queue is a `sync_channel` of `JOURNAL_CAPACITY` slots, allocated
+    // and stamped at once: each slot holds a mutation (the job enum around it is no
+    // smaller) and a stamp.
+    let slot = std::mem::size_of::<reel_recorder::journal::StateMutation>() + 8;
+    println!(
+        "SIZES journal_queue_bytes={} state_mutation={} wire_entry={}",
+        slot * reel_actors::state::JOURNAL_CAPACITY,
+        std::mem::size_of::<reel_recorder::journal::StateMutation>(),
+        std::mem::size_of::<reel_recorder::WireEntry>(),
+    );
+    for task in &tasks {
+        task.abort();
+    }
+    for (actor, handle) in actors {
+        actor.stop(None);
+        let _ = handle.await;
+    }
+}
+
+fn this_binary() -> PathBuf {
+    match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(error) => panic!("cannot find this bench binary: {error}"),
+    }
+}
+
+fn main() {
+    let options = match parse_options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("many_sessions: {message}");
+            eprintln!("usage: many_sessions [--sessions N[,N…]] [--seconds S] [--record]");
+            std::process::exit(2);
+        }
+    };
+    if std::env::var(ROLE_ENV).as_deref() == Ok("calibrate") {
+        runtime().block_on(calibrate());
+        return;
+    }
+    if std::env::var(ROLE_ENV).as_deref() == Ok("run") {
+        let n = options.sessions.first().copied().unwrap_or(1_000);
+        println!(
+            "N={n}, record {}:",
+            if options.record { "on" } else { "off" }
+        );
+        let row = runtime().block_on(run(n, options.seconds, options.record));
+        println!("{}", row.to_line());
+        return;
+    }
+    println!(
+        "many_sessions: N = {:?}, {} s each, recording {}; each N in a fresh process; load average {}",
+        options.sessions,
+        options.seconds,
+        if options.record { "on" } else { "off" },
+        load_average()
+    );
+    let mut rows = Vec::new();
+    for &n in &options.sessions {
+        let mut command = Command::new(this_binary());
+        command.env(ROLE_ENV, "run").args([
+            "--sessions",
+            &n.to_string(),
+            "--seconds",
+            &options.seconds.to_string(),
+        ]);
+        if options.record {
+            command.arg("--record");
+        }
+        let output = match command.stderr(std::process::Stdio::inherit()).output() {
+            Ok(output) => output,
+            Err(error) => panic!("cannot run N={n}: {error}"),
+        };
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        for line in stdout.lines() {
+            if let Some(row) = Row::from_line(line) {
+                rows.push(row);
+            } else {
+                println!("{line}");
+            }
+        }
+        if !output.status.success() {
+            println!("N={n}: the run failed ({})", output.status);
+        }
+    }
+    print_table(&rows, options.seconds);
+    let calibration = Command::new(this_binary())
+        .env(ROLE_ENV, "calibrate")
+        .output()
+        .ok()
+        .and_then(|output| {
+            let text = String::from_utf8_lossy(&output.stdout).into_owned();
+            for line in text.lines().filter(|l| l.starts_with("SIZES ")) {
+                println!("{line}");
+            }
+            let line = text
+                .lines()
+                .find_map(|l| l.strip_prefix("CALIBRATE "))?
+                .to_owned();
+            let mut words = line.split_whitespace().map(str::parse::<u64>);
+            Some((words.next()?.ok()?, words.next()?.ok()?))
+        });
+    match calibration {
+        Some((actor, task)) => println!(
+            "calibration (10,000 each, alone): an idle ractor actor {actor} B of RSS, an idle \
+             tokio task {task} B; a session is 7 actors (8 recording) and 1 reader task: \
+             {} B (KiB {:.1}) of its idle cost is actors and tasks alone",
+            7 * actor + task,
+            (7 * actor + task) as f64 / 1024.0
+        ),
+        None => println!("calibration: did not run"),
+    }
+}
