@@ -40,16 +40,12 @@ pub mod replayed_call;
 #[path = "support/tape_server.rs"]
 mod tape_server;
 
-use std::error::Error;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use capstone::{Call, converse, screening_agent, screening_flow};
+use capstone::{screening_agent, screening_flow};
+use capstone_replay::Capstone;
 use main_of::main_of;
-use reel::protocol::ApiEndpoint;
 use reel::recorder::{RecordError, WireEntry};
-use tape_server::{endpoint_of, serve_tape};
 
 /// The bundled tape: this application's call, recorded against a scripted model.
 pub const SCREENING_TAPE: &str = include_str!("../assets/tapes/screening.wire.jsonl");
@@ -58,118 +54,31 @@ pub const SCREENING_RESOLUTIONS: &str = include_str!("../assets/tapes/screening.
 /// The flow the tape was recorded under.
 pub const SCREENING_FLOW: &str = include_str!("../assets/tapes/screening.flow.json");
 
+pub use capstone_replay::Outcome;
 pub use replayed_call::Target;
 
-/// What a run showed.
-#[derive(Debug)]
-pub enum Outcome {
-    /// The call, against the tape server.
-    Call(Call),
-    /// The offline replay, CLEAN.
-    Replay {
-        /// Frames the replay sent.
-        frames: usize,
-        /// What it did, line by line ([`capstone_replay::story`]).
-        story: Vec<String>,
-        /// How many times the router sub-agent ran (a replay calls nothing: 0).
-        agent_calls: usize,
-    },
-}
+/// This capstone, as the example runs it.
+pub const SCREENING: Capstone = Capstone {
+    name: "screening",
+    tape: (SCREENING_TAPE, "assets/tapes/screening.wire.jsonl"),
+    resolutions: (
+        SCREENING_RESOLUTIONS,
+        "assets/tapes/screening.resolved.jsonl",
+    ),
+    agent: screening_agent,
+    sub_agent: "router sub-agent",
+};
 
 /// The bundled tape as wire entries, read and checked as any wire log is.
 pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
-    replayed_call::wire_entries(SCREENING_TAPE, "assets/tapes/screening.wire.jsonl")
-}
-
-/// Runs `target` and returns what it showed.
-pub async fn run(target: Target) -> Result<Outcome, Box<dyn Error>> {
-    let calls = Arc::new(AtomicUsize::new(0));
-    match target {
-        Target::BundledTape { speed } => {
-            let mut server = serve_tape("screening", bundled_tape()?, speed).await?;
-            let endpoint = endpoint_of(&server);
-            let call = call(endpoint, calls).await;
-            server.shutdown().await;
-            Ok(Outcome::Call(call?))
-        }
-        Target::Replay => {
-            let log = capstone_replay::replaying(
-                SCREENING_RESOLUTIONS,
-                "assets/tapes/screening.resolved.jsonl",
-            )?;
-            let outcome = screening_agent(Arc::clone(&calls))
-                .resolutions(&log)
-                .replay(bundled_tape()?)
-                .await?
-                .finish()
-                .await;
-            replayed(&outcome, calls.load(Ordering::SeqCst))
-        }
-    }
-}
-
-/// The replay's outcome when it is CLEAN — no divergent frame, no resolver drift — else
-/// an error listing what differed.
-pub fn replayed(
-    outcome: &reel::fluent::ReplayOutcome,
-    agent_calls: usize,
-) -> Result<Outcome, Box<dyn Error>> {
-    if !outcome.resolver_drift.is_empty() {
-        let drift: Vec<String> = outcome
-            .resolver_drift
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        return Err(format!("replay DRIFT in resolutions:\n  {}", drift.join("\n  ")).into());
-    }
-    let replayed_call::Outcome::<()>::Replay { frames } = replayed_call::clean(outcome)? else {
-        return Err("a replay's outcome is a replay".into());
-    };
-    Ok(Outcome::Replay {
-        frames,
-        story: capstone_replay::story(outcome),
-        agent_calls,
-    })
-}
-
-/// One call: the agent connects, then the caller speaks.
-pub async fn call(endpoint: ApiEndpoint, calls: Arc<AtomicUsize>) -> Result<Call, Box<dyn Error>> {
-    let agent = screening_agent(calls);
-    let mut events = agent.subscribe();
-    let handle = agent.connect(endpoint).await?;
-    let call = converse(&handle, &mut events).await;
-    handle.disconnect().await;
-    call
+    SCREENING.bundled_tape()
 }
 
 fn main() -> ExitCode {
     println!("{}", screening_flow().to_mermaid());
     main_of(
         replayed_call::target_from_args,
-        run,
-        |outcome| match outcome {
-            Outcome::Call(call) => {
-                println!("\nrefused by the flow:");
-                for (id, why) in &call.refused {
-                    println!("  {id}: {why}");
-                }
-                println!("steps done: {}", call.completed.join(" → "));
-                println!("state:");
-                for (key, value) in &call.state {
-                    println!("  {key} = {value}");
-                }
-            }
-            Outcome::Replay {
-                frames,
-                story,
-                agent_calls,
-            } => {
-                for line in story {
-                    println!("{line}");
-                }
-                println!("router sub-agent calls: {agent_calls}");
-                println!("replay CLEAN: {frames} frames sent, each the recorded one");
-            }
-        },
+        |target| SCREENING.run(target),
+        |outcome| SCREENING.print(&outcome),
     )
 }

@@ -1,17 +1,153 @@
-//! What the capstones (`booking`, `screening`) share beyond the replayed-call runner: the
-//! bundled resolutions file read as a replaying log, and the story of an offline replay —
-//! the refusals it answered again, each `{step}:result` it wrote from the recording and
-//! the steps as they completed, in journal order.
+//! What the capstones (`booking`, `screening`) share beyond the replayed-call runner: a
+//! capstone's run (its call against the bundled tape, or its offline replay), the bundled
+//! resolutions file read as a replaying log, and the story of an offline replay — the
+//! refusals it answered again, each `{step}:result` it wrote from the recording and the
+//! steps as they completed, in journal order.
+//!
+//! An example including this file includes beside it `capstone` (its agent and caller),
+//! `replayed_call` and `tape_server`, which it reaches as `super::…`.
 
 // Shared by the capstone examples and their tests; each uses part of it.
 #![allow(dead_code)]
 
 use std::error::Error;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use reel::actors::{Lane, LiveEvent};
 use reel::agents::{Resolution, Resolutions};
-use reel::fluent::ReplayOutcome;
+use reel::fluent::{LiveBuilder, ReplayOutcome};
+use reel::protocol::ApiEndpoint;
+use reel::recorder::{RecordError, WireEntry};
 use serde_json::Value;
+
+use super::capstone::{Call, converse};
+use super::replayed_call::{self, Target};
+use super::tape_server::{endpoint_of, serve_tape};
+
+/// One capstone as its example runs it: its bundled recording and its agent.
+pub struct Capstone {
+    /// Its name (the tape server's label).
+    pub name: &'static str,
+    /// The bundled tape, and where it is read from.
+    pub tape: (&'static str, &'static str),
+    /// The bundled `X.resolved.jsonl`, and where it is read from.
+    pub resolutions: (&'static str, &'static str),
+    /// Its agent, counting its sub-agent's runs in the counter it is given.
+    pub agent: fn(Arc<AtomicUsize>) -> LiveBuilder,
+    /// What its sub-agent is called in the output (`availability sub-agent`).
+    pub sub_agent: &'static str,
+}
+
+/// What a run showed.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The call, against the tape server.
+    Call(Call),
+    /// The offline replay, CLEAN.
+    Replay {
+        /// Frames the replay sent.
+        frames: usize,
+        /// What it did, line by line ([`story`]).
+        story: Vec<String>,
+        /// How many times the sub-agent ran (a replay calls nothing: 0).
+        agent_calls: usize,
+    },
+}
+
+impl Capstone {
+    /// The bundled tape as wire entries, read and checked as any wire log is.
+    pub fn bundled_tape(&self) -> Result<Vec<WireEntry>, RecordError> {
+        replayed_call::wire_entries(self.tape.0, self.tape.1)
+    }
+
+    /// Runs `target` and returns what it showed.
+    pub async fn run(&self, target: Target) -> Result<Outcome, Box<dyn Error>> {
+        let calls = Arc::new(AtomicUsize::new(0));
+        match target {
+            Target::BundledTape { speed } => {
+                let mut server = serve_tape(self.name, self.bundled_tape()?, speed).await?;
+                let endpoint = endpoint_of(&server);
+                let call = self.call(endpoint, calls).await;
+                server.shutdown().await;
+                Ok(Outcome::Call(call?))
+            }
+            Target::Replay => {
+                let log = replaying(self.resolutions.0, self.resolutions.1)?;
+                let outcome = (self.agent)(Arc::clone(&calls))
+                    .resolutions(&log)
+                    .replay(self.bundled_tape()?)
+                    .await?
+                    .finish()
+                    .await;
+                replayed(&outcome, calls.load(Ordering::SeqCst))
+            }
+        }
+    }
+
+    /// One call: the agent connects, then the caller speaks.
+    pub async fn call(
+        &self,
+        endpoint: ApiEndpoint,
+        calls: Arc<AtomicUsize>,
+    ) -> Result<Call, Box<dyn Error>> {
+        let agent = (self.agent)(calls);
+        let mut events = agent.subscribe();
+        let handle = agent.connect(endpoint).await?;
+        let call = converse(&handle, &mut events).await;
+        handle.disconnect().await;
+        call
+    }
+
+    /// Prints what a run showed.
+    pub fn print(&self, outcome: &Outcome) {
+        match outcome {
+            Outcome::Call(call) => {
+                println!("\nrefused by the flow:");
+                for (id, why) in &call.refused {
+                    println!("  {id}: {why}");
+                }
+                println!("steps done: {}", call.completed.join(" → "));
+                println!("state:");
+                for (key, value) in &call.state {
+                    println!("  {key} = {value}");
+                }
+            }
+            Outcome::Replay {
+                frames,
+                story,
+                agent_calls,
+            } => {
+                for line in story {
+                    println!("{line}");
+                }
+                println!("{} calls: {agent_calls}", self.sub_agent);
+                println!("replay CLEAN: {frames} frames sent, each the recorded one");
+            }
+        }
+    }
+}
+
+/// The replay's outcome when it is CLEAN — no divergent frame, no resolver drift — else
+/// an error listing what differed.
+pub fn replayed(outcome: &ReplayOutcome, agent_calls: usize) -> Result<Outcome, Box<dyn Error>> {
+    if !outcome.resolver_drift.is_empty() {
+        let drift: Vec<String> = outcome
+            .resolver_drift
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        return Err(format!("replay DRIFT in resolutions:\n  {}", drift.join("\n  ")).into());
+    }
+    let replayed_call::Outcome::<()>::Replay { frames } = replayed_call::clean(outcome)? else {
+        return Err("a replay's outcome is a replay".into());
+    };
+    Ok(Outcome::Replay {
+        frames,
+        story: story(outcome),
+        agent_calls,
+    })
+}
 
 /// A bundled `X.resolved.jsonl` (`text`, read from `path`) as a log replaying it: one
 /// resolution per line, blank lines skipped; a bad line is an error naming it.

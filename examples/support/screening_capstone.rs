@@ -17,25 +17,22 @@
 // Shared by the `screening` example and its tests; each uses part of it.
 #![allow(dead_code)]
 
-#[path = "turns.rs"]
-mod turns;
+#[path = "capstone_call.rs"]
+pub mod capstone_call;
 
-use std::collections::BTreeMap;
 use std::error::Error;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use reel::actors::state::State;
-use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
+use reel::actors::{EventStream, LiveHandle};
 use reel::agents::{AgentMode, FnTextAgent};
 use reel::extract::{Extract, Recognizer, RecordExtractor};
-use reel::flow::{Flow, FlowExplanation, Guard};
-use reel::fluent::{GovernedHandle, Live, LiveBuilder};
-use reel::protocol::SessionEvent;
+use reel::flow::{Flow, Guard};
+use reel::fluent::{Live, LiveBuilder};
 use reel::tools::{SimpleTool, ToolContext, ToolError};
 use serde_json::{Value, json};
-use turns::wait_for_turn;
 
 /// What the caller says; the model answers each line with one turn.
 pub const CALLER_LINES: [&str; 5] = [
@@ -68,20 +65,7 @@ pub const REPORTED_KEYS: [&str; 6] = [
     "flow:done",
 ];
 
-/// What the call showed.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Call {
-    /// The model's answers, in order.
-    pub answers: Vec<String>,
-    /// The calls the flow refused: the call id and the answer the model got.
-    pub refused: Vec<(String, String)>,
-    /// The flow's steps as each completed, in order (from `flow:done`).
-    pub completed: Vec<String>,
-    /// The flow at the end, as `handle.why_blocked()` explains it.
-    pub explanation: Option<FlowExplanation>,
-    /// The state at the end, for [`REPORTED_KEYS`].
-    pub state: BTreeMap<String, Value>,
-}
+pub use capstone_call::Call;
 
 /// The screening flow.
 pub fn screening_flow() -> Flow {
@@ -219,65 +203,11 @@ pub fn screening_agent(calls: Arc<AtomicUsize>) -> LiveBuilder {
         .on_enter("triage", router_agent(calls), AgentMode::Dispatch)
 }
 
-/// The caller's side: says each line of [`CALLER_LINES`] and waits for the model's turn,
-/// printing the refusals, the tools that ran and the steps as they complete. `events`
-/// must have been subscribed before the session started.
+/// The caller's side: says each line of [`CALLER_LINES`] and waits for the model's turn
+/// ([`capstone_call::converse`]), reporting [`REPORTED_KEYS`] at the end.
 pub async fn converse(
     handle: &LiveHandle,
     events: &mut EventStream,
 ) -> Result<Call, Box<dyn Error>> {
-    let mut call = Call::default();
-    for line in CALLER_LINES {
-        println!("caller: {line}");
-        handle.send_text(line)?;
-        let mut answer = String::new();
-        let finished = wait_for_turn(events, |lane, event| {
-            if lane != Lane::Control {
-                return;
-            }
-            match event {
-                LiveEvent::Session(SessionEvent::TextComplete(text)) => answer = text.clone(),
-                LiveEvent::ToolFinished {
-                    call_id,
-                    name,
-                    response,
-                    ok: false,
-                } => {
-                    let error = response["error"].as_str().unwrap_or_default().to_owned();
-                    println!("  [{name} ({call_id}) refused: {error}]");
-                    call.refused.push((call_id.clone(), error));
-                }
-                LiveEvent::ToolFinished { name, ok: true, .. } => println!("  [{name} ran]"),
-                _ => {}
-            }
-        })
-        .await?;
-        if !finished {
-            return Err("the session ended before the model finished its turn".into());
-        }
-        println!("agent: {answer}");
-        call.answers.push(answer);
-        report_progress(handle, &mut call);
-    }
-    call.explanation = handle.why_blocked();
-    let state = handle.state();
-    for key in REPORTED_KEYS {
-        if let Some(value) = state.get::<Value>(key) {
-            call.state.insert(key.to_owned(), value);
-        }
-    }
-    Ok(call)
-}
-
-/// Prints the steps completed since the last turn (and a step's result with it).
-fn report_progress(handle: &LiveHandle, call: &mut Call) {
-    let state = handle.state();
-    let done: Vec<String> = state.get("flow:done").unwrap_or_default();
-    for step in done.iter().skip(call.completed.len()) {
-        match state.get::<Value>(&format!("{step}:result")) {
-            Some(result) => println!("  [completed {step}: {result}]"),
-            None => println!("  [completed {step}]"),
-        }
-    }
-    call.completed = done;
+    capstone_call::converse(handle, events, &CALLER_LINES, &REPORTED_KEYS).await
 }
