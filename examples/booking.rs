@@ -48,9 +48,6 @@ pub const BOOKING_RESOLUTIONS: &str = include_str!("../assets/tapes/booking.reso
 /// The flow the tape was recorded under.
 pub const BOOKING_FLOW: &str = include_str!("../assets/tapes/booking.flow.json");
 
-pub use capstone_replay::Outcome;
-pub use replayed_call::Target;
-
 /// This capstone, as the example runs it.
 pub const BOOKING: Capstone = Capstone {
     name: "booking",

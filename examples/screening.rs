@@ -54,9 +54,6 @@ pub const SCREENING_RESOLUTIONS: &str = include_str!("../assets/tapes/screening.
 /// The flow the tape was recorded under.
 pub const SCREENING_FLOW: &str = include_str!("../assets/tapes/screening.flow.json");
 
-pub use capstone_replay::Outcome;
-pub use replayed_call::Target;
-
 /// This capstone, as the example runs it.
 pub const SCREENING: Capstone = Capstone {
     name: "screening",
