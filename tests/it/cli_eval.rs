@@ -89,7 +89,7 @@ fn project(name: &str) -> TempDir {
     )
     .unwrap();
     std::fs::copy(
-        root.join("assets/tapes/review_loop.cassette.json"),
+        root.join("assets/cookbook/13_review_loop.cassette.json"),
         dir.join("recordings/review_loop.cassette.json"),
     )
     .unwrap();

@@ -1,44 +1,39 @@
-//! A review loop built from text-agent combinators: a writer drafts, a reviewer reviews,
-//! and the loop goes on until the reviewer approves (at most three rounds) — the seed's
-//! `review_loop` pattern, from `reel::agents`.
+//! 13 — review loop (Walk): a writer drafts, a reviewer reviews, and the loop goes on until
+//! the reviewer approves (at most three rounds); state (`draft`, `quality`) carries between
+//! the agents. The seed's `review_loop` pattern built from `reel::agents` combinators:
+//! `Loop(writer >> keep_draft >> reviewer >> verdict).until(quality == "good") >> final_draft`.
 //!
 //! ```text
-//! cargo run --example review_loop                                # the bundled cassette, offline
-//! GEMINI_API_KEY=… cargo run --example review_loop -- --live      # the Gemini REST API
-//! GEMINI_API_KEY=… cargo run --example review_loop -- --live --record review.cassette.json
+//! cargo run --example 13_review_loop                         # the bundled cassette, offline
+//! GEMINI_API_KEY=… cargo run --example 13_review_loop -- --live
+//! GEMINI_API_KEY=… cargo run --example 13_review_loop -- --live --record review.cassette.json
 //! ```
 //!
 //! By default every model call is answered from the bundled cassette
-//! (`assets/tapes/review_loop.cassette.json`) by a model with no live model behind it: no
-//! network, no key, the same run every time, and a call the cassette does not hold is an
-//! error rather than a call out. With `--live` the calls go to the Gemini REST API (the key
-//! from the environment); `--record PATH` also records them into a new cassette at `PATH`.
+//! (`assets/cookbook/13_review_loop.cassette.json`): no network, no key, the same output
+//! every time, and a call the cassette does not hold is an error rather than a call out.
 //! The bundled cassette was recorded with a scripted model standing in for Gemini (its
-//! answers are short and fixed); `--live --record` makes one from the real API.
+//! answers are short and fixed; `tests/it/cookbook/ex13_review_loop.rs` holds the script);
+//! `--live --record PATH` makes one from the real API.
 
-#[path = "support/main_of.rs"]
-mod main_of;
+#[allow(dead_code)] // the cookbook's tests use the parts a run from the command line does not
+#[path = "support/cookbook.rs"]
+pub mod cookbook;
 
 use std::error::Error;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use main_of::main_of;
+use cookbook::Models;
 use reel::actors::state::State;
 use reel::agents::{
     AgentError, FnTextAgent, LlmTextAgent, LoopTextAgent, SequentialTextAgent, SharedAgent,
     TextAgent,
 };
-use reel::llm::{BaseLlm, Cassette, CassetteMode, GeminiLlm, LlmInterceptor};
+use reel::llm::BaseLlm;
 
-/// The model the agents ask.
-pub const MODEL: &str = "gemini-2.5-flash";
-/// The cassette the example answers from by default.
-pub const BUNDLED_CASSETTE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/assets/tapes/review_loop.cassette.json"
-);
+/// The example's name: its cassette is `assets/cookbook/13_review_loop.cassette.json`.
+pub const NAME: &str = "13_review_loop";
 /// What the poem is about.
 pub const TOPIC: &str = "a lighthouse keeper's last night";
 /// The most rounds of writing and reviewing.
@@ -128,8 +123,8 @@ pub fn review_loop(
     SequentialTextAgent::new("review", vec![Arc::new(until_approved), final_draft])
 }
 
-/// Runs the review loop on `TOPIC` with `model`.
-pub async fn run(model: Arc<dyn BaseLlm>) -> Result<Review, AgentError> {
+/// Runs the review loop on [`TOPIC`] with `model`.
+pub async fn review(model: Arc<dyn BaseLlm>) -> Result<Review, AgentError> {
     let rounds = Arc::new(Mutex::new(Vec::new()));
     let pipeline = review_loop(&model, rounds.clone());
     let state = State::new();
@@ -158,30 +153,6 @@ pub async fn run(model: Arc<dyn BaseLlm>) -> Result<Review, AgentError> {
     })
 }
 
-/// Where the model's answers come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// The bundled cassette, offline.
-    Bundled,
-    /// The Gemini REST API, recorded into a cassette at `record` if given.
-    Live {
-        /// Where to record the calls.
-        record: Option<PathBuf>,
-    },
-}
-
-/// The model for `target`.
-pub fn model_for(target: &Target) -> Result<Arc<dyn BaseLlm>, Box<dyn Error>> {
-    Ok(match target {
-        Target::Bundled => Cassette::open(BUNDLED_CASSETTE, CassetteMode::Replay)?.model(MODEL),
-        Target::Live { record: None } => Arc::new(GeminiLlm::from_env(MODEL)?),
-        Target::Live { record: Some(path) } => {
-            let live: Arc<dyn BaseLlm> = Arc::new(GeminiLlm::from_env(MODEL)?);
-            Cassette::open(path, CassetteMode::Record)?.wrap(live)
-        }
-    })
-}
-
 /// What the example prints for `review`.
 pub fn report(review: &Review) -> String {
     let mut out = String::new();
@@ -205,34 +176,12 @@ pub fn report(review: &Review) -> String {
     out
 }
 
-fn parse() -> Result<Target, String> {
-    let mut live = false;
-    let mut record = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--live" => live = true,
-            "--record" => {
-                record = Some(PathBuf::from(args.next().ok_or("--record needs a path")?));
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}` (try --live, --record PATH)"
-                ));
-            }
-        }
-    }
-    match (live, record) {
-        (false, Some(_)) => Err("--record records live calls: add --live".to_owned()),
-        (false, None) => Ok(Target::Bundled),
-        (true, record) => Ok(Target::Live { record }),
-    }
+/// The example: the review loop on [`TOPIC`], as it prints.
+pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
+    let review = review(models.default_model()?).await?;
+    Ok(report(&review))
 }
 
 fn main() -> ExitCode {
-    main_of(
-        parse,
-        |target| async move { Ok(run(model_for(&target)?).await?) },
-        |review: Review| print!("{}", report(&review)),
-    )
+    cookbook::main(NAME, run)
 }

@@ -1,0 +1,10 @@
+//! The cookbook (`examples/cookbook/`): every example runs offline from its bundled
+//! cassette or recording and prints exactly its bundled output; each bundled cassette is
+//! its script recorded, byte for byte. One module per example, named `exNN_name`.
+
+#[allow(dead_code)] // each example's test uses its own part of it
+#[path = "../../support/example_process.rs"]
+mod example_process;
+mod support;
+
+mod ex13_review_loop;
