@@ -250,6 +250,17 @@ impl StateReactor for Orchestrator {
             self.react(scope).await;
         })
     }
+
+    fn on_settled<'a>(&'a mut self, scope: ReactorScope<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(inner) = self.inner.as_mut() {
+                inner.on_settled(scope).await;
+            }
+            // A detached result that landed between two events lands here, after
+            // everything the first of them did (the gate's refresh among it), as it did.
+            self.log.release_due(scope.state, scope.now_ms).await;
+        })
+    }
 }
 
 impl LiveBuilder {

@@ -267,10 +267,13 @@ impl Consumer for ControlLaneState {
                 event,
                 frame_end,
             } => {
+                lane.state.lane_event_started();
                 lane.event(&mut data, &event, ts_ms).await;
                 if frame_end {
                     lane.react_to_batch(&mut data, ts_ms).await;
                 }
+                lane.state.lane_event_finished();
+                lane.react_settled(&mut data, ts_ms).await;
             }
             ControlItem::ToolDone(done) => {
                 let (batch, index, outcome) = *done;

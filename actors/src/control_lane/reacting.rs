@@ -38,6 +38,13 @@ impl ControlLaneState {
         }
     }
 
+    /// The lane is done with an event (the state's lane mark even again), at its time.
+    pub(crate) async fn react_settled(&self, data: &mut ControlData, ts_ms: u64) {
+        if let Some(reactor) = data.reactor.as_mut() {
+            reactor.on_settled(self.reactor_scope(ts_ms)).await;
+        }
+    }
+
     /// At a commit point, first: the derived values.
     pub(crate) async fn recompute(&self, data: &mut ControlData) {
         if let Some(reactor) = data.reactor.as_mut() {

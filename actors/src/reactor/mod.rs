@@ -20,8 +20,9 @@
 //!   pipeline in `docs/architecture.md`).
 //!
 //! Besides, [`on_event`](StateReactor::on_event) after each event the lane handles (at its
-//! frame's time) and [`on_batch`](StateReactor::on_batch) after the last event of each
-//! frame (at the frame's time).
+//! frame's time), [`on_batch`](StateReactor::on_batch) after the last event of each
+//! frame (at the frame's time), and [`on_settled`](StateReactor::on_settled) once the
+//! lane is done with an event (last of all).
 //!
 //! The [`Changes`] handed to `on_commit` are every change since the previous commit point,
 //! read from the state's journal through a cursor the lane keeps: the tools' writes, the
@@ -167,6 +168,16 @@ pub trait StateReactor: Send + Sync + fmt::Debug + 'static {
 
     /// After the lane handled the last event of a frame (at the frame's time).
     fn on_batch<'a>(&'a mut self, scope: ReactorScope<'a>) -> BoxFuture<'a, ()> {
+        let _ = scope;
+        Box::pin(async {})
+    }
+
+    /// The lane is done with an event: everything its handling does (the gate's refresh,
+    /// [`on_event`](StateReactor::on_event), [`on_batch`](StateReactor::on_batch)) has
+    /// run and the state's [`lane_mark`](State::lane_mark) is even again; nothing else
+    /// happens before the lane's next item. The place where a write that landed between
+    /// two events goes again in a replay.
+    fn on_settled<'a>(&'a mut self, scope: ReactorScope<'a>) -> BoxFuture<'a, ()> {
         let _ = scope;
         Box::pin(async {})
     }

@@ -435,6 +435,26 @@ impl State {
             .collect()
     }
 
+    /// Where the session's control lane is in its stream of events: twice the events it
+    /// has finished handling, plus one while it handles the next. A write made from
+    /// outside the lane (a dispatched resolver's result) is placed by it: an even mark
+    /// says the write landed between two events, an odd one inside the handling of one.
+    /// Journal sequence numbers alone cannot tell these apart when the events in between
+    /// wrote nothing. 0 for a state no session has handled an event on.
+    pub fn lane_mark(&self) -> u64 {
+        self.shared.lane_mark()
+    }
+
+    /// The control lane starts handling an event (see [`State::lane_mark`]).
+    pub(crate) fn lane_event_started(&self) {
+        self.shared.lane_event_started();
+    }
+
+    /// The control lane finished handling an event (see [`State::lane_mark`]).
+    pub(crate) fn lane_event_finished(&self) {
+        self.shared.lane_event_finished();
+    }
+
     /// The sequence number of the last mutation so far (0 before the first): pass it to
     /// [`State::mutations_since`] later to get what happened in between.
     pub fn mutation_cursor(&self) -> u64 {

@@ -4,6 +4,7 @@
 //! The data lives here, in an `ArcSwap`, not in the actor: readers load it without a lock,
 //! and a restarted StateStore continues from exactly where the failed one stopped.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::{ArcSwap, ArcSwapOption, Guard};
@@ -28,6 +29,9 @@ pub(crate) struct StateShared {
     /// actor attached, or the attached one gone) may overlap with an actor starting up; the
     /// lock keeps one order either way. Uncontended, it costs a few nanoseconds.
     write_lock: Mutex<()>,
+    /// Where the session's control lane is in its stream of events (see
+    /// [`State::lane_mark`](super::State::lane_mark)).
+    lane_mark: AtomicU64,
 }
 
 impl StateShared {
@@ -41,7 +45,30 @@ impl StateShared {
             disk: ArcSwap::from_pointee(Disk::default()),
             store: ArcSwapOption::empty(),
             write_lock: Mutex::new(()),
+            lane_mark: AtomicU64::new(0),
         }
+    }
+
+    /// The control lane's mark (see [`State::lane_mark`](super::State::lane_mark)).
+    pub(crate) fn lane_mark(&self) -> u64 {
+        self.lane_mark.load(Ordering::Acquire)
+    }
+
+    /// The control lane starts handling an event: the mark turns odd (it stays odd when
+    /// a failed predecessor never finished its event).
+    pub(crate) fn lane_event_started(&self) {
+        let _ = self
+            .lane_mark
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |mark| Some(mark | 1));
+    }
+
+    /// The control lane finished handling an event: the mark turns even, one past it.
+    pub(crate) fn lane_event_finished(&self) {
+        let _ = self
+            .lane_mark
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |mark| {
+                Some(if mark % 2 == 1 { mark + 1 } else { mark })
+            });
     }
 
     /// The current data, without a lock or a copy.

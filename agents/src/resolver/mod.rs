@@ -266,11 +266,16 @@ impl Resolver {
                     };
                     let ok = outcome.is_ok();
                     let mut resolution = record.then(|| this.resolution(call, &inputs, &outcome));
+                    // Read just before the write: should the lane start or finish an event
+                    // while the write is queued, the write still comes before that event's
+                    // own writes (they queue behind it), where this mark puts it.
+                    let mark = state.lane_mark();
                     let written = write_outcome(&state, &this.name, kind, &inputs, outcome).await;
                     if let Some(mut resolution) = resolution.take() {
                         if let Some((after, at_ms)) = landing(&state, &this.name, ok) {
                             resolution.landed_after = Some(after);
                             resolution.landed_at_ms = Some(at_ms);
+                            resolution.landed_at_mark = Some(mark);
                         }
                         this.log.finish(resolution);
                     }
@@ -320,6 +325,7 @@ impl Resolver {
             error: outcome.as_ref().err().cloned(),
             landed_after: None,
             landed_at_ms: None,
+            landed_at_mark: None,
         }
     }
 

@@ -6,15 +6,18 @@
 //!
 //! ```text
 //! {"resolver":"availability","call":1,"source":"fetch","inputs":{"slot":"afternoon"},"result":{"open":true}}
-//! {"resolver":"check","call":1,"source":"agent","inputs":{},"result":"free at 3","landedAfter":41,"landedAtMs":1718000004200}
+//! {"resolver":"check","call":1,"source":"agent","inputs":{},"result":"free at 3","landedAfter":41,"landedAtMs":1718000004200,"landedAtMark":17}
 //! ```
 //!
 //! A replay looks each resolution up by its resolver's name and call number (the n-th
 //! resolution of that resolver), compares the inputs, and hands back the recorded result
 //! without running the source. A detached resolution's result is held until the replay's
 //! journal and event time reach the place it landed when recording (`landedAfter`: the
-//! journal sequence number just before its write; `landedAtMs`: its event time), released
-//! by whoever drives the session's positions ([`Resolutions::release_due`]).
+//! journal sequence number just before its write; `landedAtMs`: its event time;
+//! `landedAtMark`: the control lane's mark, [`State::lane_mark`] — between two events, or
+//! inside one, and which), released by whoever drives the session's positions
+//! ([`Resolutions::release_due`]). The mark tells apart the places a journal position
+//! alone cannot: events handled one after another that wrote nothing.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -57,6 +60,11 @@ pub struct Resolution {
     /// For a detached resolution: the event time its write was stamped with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landed_at_ms: Option<u64>,
+    /// For a detached resolution: the session's control lane mark when it was written
+    /// ([`State::lane_mark`]): whether it landed between two events or inside the
+    /// handling of one, and which. Logs written before it was kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landed_at_mark: Option<u64>,
 }
 
 impl Resolution {
@@ -175,6 +183,7 @@ pub enum ResolutionMode {
 struct Held {
     after: u64,
     at_ms: u64,
+    mark: Option<u64>,
     order: u64,
     resolver: String,
     source: SourceKind,
@@ -368,7 +377,9 @@ impl Resolutions {
     }
 
     /// Writes every held result whose place has come: the journal has reached its
-    /// recorded sequence number and event time has reached its recorded time. Called by
+    /// recorded sequence number, event time has reached its recorded time and the control
+    /// lane its recorded mark (a result that landed between two events is written once
+    /// the lane is done with the first: the session calls this then too). Called by
     /// the session after each event and at each commit point, on the control lane, so
     /// the write lands where it did when recording.
     pub async fn release_due(&self, state: &State, now_ms: u64) {
@@ -376,11 +387,16 @@ impl Resolutions {
             let due = {
                 let mut inner = self.lock();
                 let cursor = state.mutation_cursor();
+                let lane_mark = state.lane_mark();
                 let next = inner
                     .held
                     .iter()
                     .enumerate()
-                    .filter(|(_, h)| h.after <= cursor && h.at_ms <= now_ms)
+                    .filter(|(_, h)| {
+                        h.after <= cursor
+                            && h.at_ms <= now_ms
+                            && h.mark.is_none_or(|mark| mark <= lane_mark)
+                    })
                     .min_by_key(|(_, h)| (h.after, h.order))
                     .map(|(index, _)| index);
                 next.map(|index| inner.held.remove(index))
@@ -417,6 +433,7 @@ impl Resolutions {
         inner.held.push(Held {
             after: recorded.landed_after.unwrap_or(0),
             at_ms: recorded.landed_at_ms.unwrap_or(0),
+            mark: recorded.landed_at_mark,
             order,
             resolver: recorded.resolver.clone(),
             source: recorded.source,

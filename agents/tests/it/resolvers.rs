@@ -190,6 +190,7 @@ async fn a_replay_calls_nothing_and_writes_the_same_journal() {
             error: None,
             landed_after: None,
             landed_at_ms: None,
+            landed_at_mark: None,
         }]
     );
 

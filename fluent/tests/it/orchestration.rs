@@ -192,6 +192,7 @@ async fn a_called_agent_lands_its_result_at_the_tool_commit_and_replays_without_
             error: None,
             landed_after: None,
             landed_at_ms: None,
+            landed_at_mark: None,
         }]
     );
 
@@ -241,6 +242,8 @@ async fn a_dispatched_result_lands_between_two_frames_and_the_replay_puts_it_the
         resolution.landed_at_ms,
         Some(recorded.journal[landed].timestamp_ms)
     );
+    // Between two events (an even lane mark): after the lane was done with the first.
+    assert_eq!(resolution.landed_at_mark, Some(22));
 
     let runs = Arc::new(AtomicUsize::new(0));
     let outcome = booking(
