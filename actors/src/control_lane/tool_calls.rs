@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use reel_protocol::FunctionCall;
+use reel_protocol::{FunctionCall, FunctionResponse};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -23,34 +23,74 @@ use crate::tools::{
 
 impl ControlLaneState {
     pub(crate) async fn tool_call(&self, data: &mut ControlData, calls: &[FunctionCall]) {
+        let frame = data.tool_input.frame_seq;
+        // A governed session's flow decides on each call once, in call order, before
+        // anything runs it — whoever runs it: `on_tool_call` or the dispatcher. (With
+        // neither, the application answers the calls itself and the gate is not asked.)
+        let verdicts: Vec<Option<String>> =
+            if self.callbacks.on_tool_call.is_some() || self.dispatcher.is_some() {
+                calls
+                    .iter()
+                    .map(|call| self.gate_call(data, frame, call))
+                    .collect()
+            } else {
+                vec![None; calls.len()]
+            };
         if let Some(on_tool_call) = &self.callbacks.on_tool_call {
-            let answered = self
-                .within(
-                    "on_tool_call",
-                    on_tool_call(calls.to_vec(), self.state.clone()),
-                )
-                .await;
+            let admitted: Vec<FunctionCall> = calls
+                .iter()
+                .zip(&verdicts)
+                .filter(|(_, refused)| refused.is_none())
+                .map(|(call, _)| call.clone())
+                .collect();
+            let answered = if admitted.is_empty() {
+                // Every call refused: nothing for the application to answer.
+                Some(Some(Vec::new()))
+            } else {
+                self.within("on_tool_call", on_tool_call(admitted, self.state.clone()))
+                    .await
+            };
             match answered {
                 Some(Some(responses)) => {
+                    let responses = in_call_order(calls, refusals(calls, &verdicts), responses);
                     self.send_tool_responses(data, responses, true).await;
                     // The application dispatched the calls itself: they are done all the same.
                     self.extract(data, ExtractionPoint::AfterToolCall).await;
                     return;
                 }
+                Some(None) if self.dispatcher.is_none() => {
+                    // Manual mode: the application answers the admitted calls; the lane
+                    // answers the refused ones.
+                    let refused = refusals(calls, &verdicts);
+                    if !refused.is_empty() {
+                        self.send_tool_responses(data, refused, true).await;
+                    }
+                    return;
+                }
                 Some(None) => {}
                 None => {
-                    // Timed out: every call still gets an answer.
-                    let ids: Vec<(String, String)> = calls
+                    // Timed out: every call still gets an answer, in one frame.
+                    let failed = calls
                         .iter()
-                        .map(|c| {
-                            (
-                                c.id.clone().unwrap_or_default(),
-                                c.name.clone().unwrap_or_default(),
-                            )
+                        .zip(&verdicts)
+                        .filter(|(_, refused)| refused.is_none())
+                        .map(|(call, _)| {
+                            let name = call.name.clone().unwrap_or_default();
+                            ToolOutcome {
+                                call_id: call.id.clone().unwrap_or_default(),
+                                name: name.clone(),
+                                args: Value::Object(Default::default()),
+                                result: Err(ToolError::RuntimeFailed {
+                                    tool: name,
+                                    message: "on_tool_call did not return in time".to_owned(),
+                                }),
+                                duration: std::time::Duration::ZERO,
+                            }
+                            .to_response(&ToolExecutionMode::Standard)
                         })
                         .collect();
-                    self.answer_failed_calls(data, &ids, "on_tool_call did not return in time")
-                        .await;
+                    let responses = in_call_order(calls, refusals(calls, &verdicts), failed);
+                    self.send_tool_responses(data, responses, true).await;
                     return;
                 }
             }
@@ -63,8 +103,7 @@ impl ControlLaneState {
         let mut batch = ToolBatch::default();
         let mut acks = Vec::new();
         let mut refused = false;
-        let frame = data.tool_input.frame_seq;
-        for call in calls {
+        for (call, verdict) in calls.iter().zip(verdicts) {
             let name = call.name.clone().unwrap_or_default();
             let mut mode = dispatcher.mode(&name);
             let cancel = CancellationToken::new();
@@ -79,7 +118,7 @@ impl ControlLaneState {
             );
             // A governed session's flow may refuse the call: it never starts, and is
             // answered with the batch's other standard calls.
-            let status = match self.gate_call(data, frame, call) {
+            let status = match verdict {
                 Some(reason) => {
                     refused = true;
                     mode = ToolExecutionMode::Standard;
@@ -455,4 +494,47 @@ impl Call {
             ))));
         });
     }
+}
+
+/// The refusals of a governed session's flow, as responses: for each refused call,
+/// `{"error": "tool `X` was refused by the flow: <reason>"}`.
+fn refusals(calls: &[FunctionCall], verdicts: &[Option<String>]) -> Vec<FunctionResponse> {
+    calls
+        .iter()
+        .zip(verdicts)
+        .filter_map(|(call, refused)| {
+            let reason = refused.clone()?;
+            let name = call.name.clone().unwrap_or_default();
+            Some(
+                ToolOutcome {
+                    call_id: call.id.clone().unwrap_or_default(),
+                    name: name.clone(),
+                    args: call.args.clone().unwrap_or(Value::Null),
+                    result: Err(ToolError::Refused { tool: name, reason }),
+                    duration: std::time::Duration::ZERO,
+                }
+                .to_response(&ToolExecutionMode::Standard),
+            )
+        })
+        .collect()
+}
+
+/// `ours` and `theirs` as one frame's responses, in the order of the calls they answer
+/// (a response whose id no call has goes last, in the order given).
+fn in_call_order(
+    calls: &[FunctionCall],
+    ours: Vec<FunctionResponse>,
+    theirs: Vec<FunctionResponse>,
+) -> Vec<FunctionResponse> {
+    let mut all: Vec<FunctionResponse> = ours.into_iter().chain(theirs).collect();
+    if all.len() > 1 {
+        let place = |response: &FunctionResponse| {
+            calls
+                .iter()
+                .position(|call| call.id.is_some() && call.id == response.id)
+                .unwrap_or(usize::MAX)
+        };
+        all.sort_by_key(place);
+    }
+    all
 }

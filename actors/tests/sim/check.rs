@@ -181,13 +181,21 @@ impl<'a> Checker<'a> {
         got.saturating_sub(explained)
     }
 
-    /// The `toolCall`s sent (by their first id) that never reached `on_tool_call`.
+    /// The `toolCall`s sent (by their first id) that never reached `on_tool_call`, but
+    /// those a governed plan's gate refused whole (the callback is handed only the calls
+    /// the flow admits; a refused call is answered with its refusal).
     fn tool_calls_not_handled(&self) -> Vec<&'a Vec<String>> {
-        let handled: BTreeSet<&String> = self.outcome.observed.tool_callback.iter().collect();
+        let observed = &self.outcome.observed;
+        let handled: BTreeSet<&String> = observed.tool_callback.iter().collect();
         self.sent
             .iter()
             .filter_map(|s| match s {
-                Step::ToolCall { calls, .. } if !handled.contains(&calls[0]) => Some(calls),
+                Step::ToolCall { calls, .. }
+                    if !calls.iter().any(|id| handled.contains(id))
+                        && !calls.iter().all(|id| observed.refused.contains(id)) =>
+                {
+                    Some(calls)
+                }
                 _ => None,
             })
             .collect()

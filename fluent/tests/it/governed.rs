@@ -608,3 +608,70 @@ async fn first_line_after_first_steering() {
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
 }
+
+/// A governed session whose application answers tool calls itself (`on_tool_call`): the
+/// flow decides first, the callback is handed only the admitted calls, and one frame
+/// answers the `toolCall` — the refusal and the application's answer in call order.
+#[tokio::test(start_paused = true)]
+async fn calls_answered_by_on_tool_call_pass_the_gate_first() {
+    let handed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&handed);
+    let builder = Live::builder()
+        .text_only()
+        .instruction("You collect debts politely.")
+        .govern(debt_flow())
+        .on_tool_call(move |calls, _state| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let names: Vec<String> = calls.iter().filter_map(|c| c.name.clone()).collect();
+                seen.lock().unwrap().push(names);
+                Some(
+                    calls
+                        .iter()
+                        .map(|c| reel_protocol::FunctionResponse {
+                            id: c.id.clone(),
+                            name: c.name.clone(),
+                            response: Some(json!({"found": true})),
+                            ..Default::default()
+                        })
+                        .collect(),
+                )
+            }
+        });
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(builder, &mut server, Duration::ZERO).await;
+    assert_eq!(conn.recv_json().await, entry_instruction());
+
+    send(
+        &mut conn,
+        &json!({"toolCall": {"functionCalls": [
+            {"id": "c1", "name": "charge_card", "args": {}},
+            {"id": "c2", "name": "lookup_account", "args": {}}
+        ]}}),
+    )
+    .await;
+    assert_eq!(
+        conn.recv_json().await,
+        json!({"toolResponse": {"functionResponses": [
+            {"id": "c1", "name": "charge_card", "response": {"error": "tool `charge_card` was refused by the flow: \"charge_card\" is forbidden until is_true(ptp_confirmed)"}},
+            {"id": "c2", "name": "lookup_account", "response": {"found": true}}
+        ]}})
+    );
+    assert_eq!(*handed.lock().unwrap(), [vec!["lookup_account".to_owned()]]);
+    // Every call refused: the application is not asked at all.
+    send(&mut conn, &call("c3", "charge_card")).await;
+    assert_eq!(
+        conn.recv_json().await,
+        response(
+            "c3",
+            "charge_card",
+            json!({"error": "tool `charge_card` was refused by the flow: \"charge_card\" is forbidden until is_true(ptp_confirmed)"})
+        )
+    );
+    assert_eq!(handed.lock().unwrap().len(), 1);
+    let violations = handle.flow().unwrap().violations();
+    assert_eq!(violations.len(), 2, "{violations:?}");
+
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+}
