@@ -55,7 +55,9 @@ pub mod prelude {
     pub use reel_flow::{Flow, Guard};
     #[cfg(feature = "mcp")]
     pub use reel_fluent::McpServer;
-    pub use reel_fluent::{ContextDelivery, GovernedHandle, Live, RepairConfig, SteeringMode};
+    pub use reel_fluent::{
+        ContextDelivery, GovernedHandle, Live, RecordOrchestration, RepairConfig, SteeringMode,
+    };
     pub use reel_protocol::{
         ApiEndpoint, ClientMessage, CommandEncoder, EventDecoder, FunctionCall, FunctionResponse,
         Platform, ServerMessage, SessionCommand, SessionConfig, SessionEvent, SessionPhase,

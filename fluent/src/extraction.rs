@@ -22,7 +22,9 @@ use std::time::Duration;
 
 use reel_actors::callbacks::{AsyncCallback, CallbackMode};
 use reel_actors::llm::BaseLlm;
-use reel_extract::{ExtractionTrigger, LlmExtractor, RecordExtractor, TurnExtractor};
+use reel_extract::{ExtractionTrigger, LlmExtractor, TurnExtractor};
+
+use crate::record_orchestration::ExtractRecord;
 use reel_tools::parameters_for;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -388,7 +390,14 @@ impl LiveBuilder {
     ///     .validate()
     ///     .is_err());
     /// ```
-    pub fn extract_record(mut self, record: RecordExtractor) -> Self {
+    pub fn extract_record(mut self, record: impl Into<ExtractRecord>) -> Self {
+        let ExtractRecord {
+            extractor: record,
+            work,
+        } = record.into();
+        if !work.is_empty() {
+            self.orchestration.add_record(work);
+        }
         let fields = record
             .field_names()
             .into_iter()

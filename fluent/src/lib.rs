@@ -97,6 +97,7 @@ mod phase;
 mod phases;
 mod plan;
 mod reactive;
+mod record_orchestration;
 mod recorded_journal;
 mod recorded_mcp;
 mod recording;
@@ -115,6 +116,9 @@ pub use govern::{FlowView, GovernedHandle};
 pub use llm_drift::LlmDrift;
 pub use orchestration::FLOW_ACTIVE_KEY;
 pub use phase::PhaseBuilder;
+pub use record_orchestration::{
+    ExtractRecord, OrchestratedRecord, RecordOrchestration, ResolveArgs,
+};
 pub use replay::{TapeSource, default_replay_options};
 pub use replayed::{ReplayOutcome, ReplayedSession};
 pub use resume_file::{RecordedResume, seed_resumed_from};

@@ -19,6 +19,7 @@ use reel_protocol::{Content, SessionEvent};
 
 use crate::builder::LiveBuilder;
 use crate::error::{ConnectError, ReplayError};
+use crate::record_orchestration::{RecordResolve, RecordWork, values_of};
 
 /// The state key the governing flow publishes its active steps in.
 pub const FLOW_ACTIVE_KEY: &str = "flow:active";
@@ -35,6 +36,8 @@ struct OnEnter {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OrchestrationPart {
     steps: Vec<OnEnter>,
+    /// The extract records' work (`field_resolve`, `on_complete`).
+    records: Vec<RecordWork>,
     /// The chain's resolutions log, when the chain named one or has steps.
     log: Option<Resolutions>,
 }
@@ -42,6 +45,12 @@ pub(crate) struct OrchestrationPart {
 impl OrchestrationPart {
     fn log(&mut self) -> Resolutions {
         self.log.get_or_insert_with(Resolutions::new).clone()
+    }
+
+    /// An extract record's `field_resolve`s and `on_complete`, run by the orchestrator.
+    pub(crate) fn add_record(&mut self, work: RecordWork) {
+        let _ = self.log();
+        self.records.push(work);
     }
 
     /// A live session records its resolutions: into the file beside the wire log when
@@ -99,6 +108,11 @@ impl OrchestrationPart {
                     ..on.clone()
                 })
                 .collect(),
+            records: self
+                .records
+                .iter()
+                .map(|work| RecordRun::new(work, log))
+                .collect(),
             active: Vec::new(),
             seen: None,
             log: log.clone(),
@@ -111,6 +125,7 @@ impl OrchestrationPart {
 struct Orchestrator {
     inner: Option<Box<dyn StateReactor>>,
     steps: Vec<OnEnter>,
+    records: Vec<RecordRun>,
     active: Vec<String>,
     /// `flow:active` as last seen.
     seen: Option<serde_json::Value>,
@@ -157,6 +172,81 @@ impl Orchestrator {
         }
         // A detached result recorded as landing at once lands here, as it did.
         self.log.release_due(scope.state, scope.now_ms).await;
+    }
+}
+
+/// An extract record's work as the orchestrator runs it, with what it last ran on.
+#[derive(Debug)]
+struct RecordRun {
+    fields: Vec<String>,
+    /// Each field resolver, its argument keys, and the arguments it last ran with.
+    resolves: Vec<(RecordResolve, Option<Vec<serde_json::Value>>)>,
+    /// The agent run on the complete record (as a step named after the record), and the
+    /// record it last ran on.
+    complete: Option<(OnEnter, Option<Vec<serde_json::Value>>)>,
+}
+
+impl RecordRun {
+    fn new(work: &RecordWork, log: &Resolutions) -> Self {
+        RecordRun {
+            fields: work.fields.clone(),
+            resolves: work
+                .resolves
+                .iter()
+                .map(|resolve| {
+                    let resolve = RecordResolve {
+                        resolver: resolve.resolver.clone().recorded_in(log),
+                        keys: resolve.keys.clone(),
+                    };
+                    (resolve, None)
+                })
+                .collect(),
+            complete: work.complete.as_ref().map(|(resolver, mode)| {
+                let on = OnEnter {
+                    step: resolver.name().to_owned(),
+                    resolver: resolver.clone().recorded_in(log),
+                    mode: *mode,
+                };
+                (on, None)
+            }),
+        }
+    }
+
+    /// At a commit point (the record is written by the extractors before it): each
+    /// field resolver whose arguments are all set and changed runs, inline; then the
+    /// agent on a complete record that changed, in its mode.
+    async fn react(&mut self, scope: ReactorScope<'_>) {
+        for (resolve, last) in &mut self.resolves {
+            let Some(now) = values_of(scope.state, &resolve.keys) else {
+                continue;
+            };
+            if last.as_ref() == Some(&now) {
+                continue;
+            }
+            *last = Some(now);
+            let name = resolve.resolver.name().to_owned();
+            let resolved = scope
+                .guard
+                .within(
+                    "field_resolve",
+                    &name,
+                    resolve.resolver.resolve(scope.state),
+                )
+                .await;
+            if let Some(Err(error)) = resolved {
+                tracing::warn!(resolver = %name, %error, "a field resolver failed");
+            }
+        }
+        if let Some((on, last)) = &mut self.complete {
+            let Some(now) = values_of(scope.state, &self.fields) else {
+                return;
+            };
+            if last.as_ref() == Some(&now) {
+                return;
+            }
+            *last = Some(now);
+            run(on, scope).await;
+        }
     }
 }
 
@@ -226,6 +316,13 @@ impl StateReactor for Orchestrator {
                 inner.on_commit(point, changes, scope).await;
             }
             self.react(scope).await;
+            for record in &mut self.records {
+                record.react(scope).await;
+            }
+            // A detached result recorded as landing at once lands here, as it did.
+            if !self.records.is_empty() {
+                self.log.release_due(scope.state, scope.now_ms).await;
+            }
         })
     }
 

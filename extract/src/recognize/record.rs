@@ -87,6 +87,11 @@ impl RecordBuilder {
         self
     }
 
+    /// The record's name (its state key, and where what runs on it lands).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Reads the last `window` turns ([`DEFAULT_RECORD_WINDOW`] by default).
     pub fn window(mut self, window: usize) -> Self {
         self.window = window;

@@ -30,6 +30,7 @@ mod persistence;
 mod reactive;
 mod reactive_validation;
 mod record_extraction;
+mod record_orchestration;
 mod replay_verdict;
 mod resume_replay;
 mod session;
