@@ -3,7 +3,7 @@
 //! only while its step is active, `charge_card` `never` before the promise to pay and
 //! `once`), steers the model with the active step's posture and ground line at each turn
 //! boundary, and keeps `flow:active` / `flow:done` in state (see
-//! `support/governed_flow.rs`). The flow's Mermaid graph is printed first.
+//! `examples/support/governed_flow.rs`). The flow's Mermaid graph is printed first.
 //!
 //! ```text
 //! cargo run --example 37_governed_flow                  # the bundled tape, on loopback

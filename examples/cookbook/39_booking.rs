@@ -1,5 +1,5 @@
 //! 39 — booking (Governed): a table-booking voice agent, the seed's capstone: Flow × Extract ×
-//! Orchestration on one chain (see `support/booking_capstone.rs`).
+//! Orchestration on one chain (see `examples/support/booking_capstone.rs`).
 //!
 //! - a deterministic Extract record captures the party size and the time from the
 //!   caller's words (no model);

@@ -1,5 +1,5 @@
 //! 40 — screening (Governed): a call-screening voice agent, the seed's capstone: Flow × Extract ×
-//! Orchestration on one chain (see `support/screening_capstone.rs`).
+//! Orchestration on one chain (see `examples/support/screening_capstone.rs`).
 //!
 //! - a deterministic Extract record captures the caller's name, organisation and reason
 //!   from their words (no model);
