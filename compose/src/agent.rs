@@ -16,7 +16,7 @@ use crate::artifacts::{Artifact, validate};
 use crate::builder::AgentConfig;
 use crate::context_policy::HISTORY_KEY;
 use crate::middleware::{AgentLayer, FallbackModelLlm, LayerCtx, LayerSpec, run_layered};
-use crate::{Artifacts, Tools};
+use crate::{Artifacts, ProcessedLlm, Tools};
 
 /// A built agent: each run renders the instruction from the state, shapes the conversation
 /// with its `C::` policy, checks its input artifacts, makes one
@@ -65,6 +65,15 @@ impl ComposedAgent {
                 }
                 other => layers.extend(other.instantiate()),
             }
+        }
+        if !config.request_processors.is_empty() || !config.response_processors.is_empty() {
+            // Outside the model it was given (a cassette, when recording or replaying), so
+            // the cassette sees and matches the processed requests.
+            llm = Arc::new(ProcessedLlm::new(
+                llm,
+                config.request_processors.clone(),
+                config.response_processors.clone(),
+            ));
         }
         let dispatcher = if config.tools.functions().is_empty() {
             Ok(None)

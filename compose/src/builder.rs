@@ -7,7 +7,10 @@ use reel_agents::{Decisions, SharedAgent};
 use reel_llm::BaseLlm;
 
 use crate::agent::ComposedAgent;
-use crate::{Artifacts, ContextPolicy, Guards, Middleware, Prompt, Tools};
+use crate::{
+    Artifacts, ContextPolicy, Guards, Middleware, Prompt, RequestProcessor, RequestProcessorChain,
+    ResponseProcessor, ResponseProcessorChain, Tools,
+};
 
 /// A text agent's configuration: its model and sampling, its instruction, its context
 /// policy, tools, middleware, artifacts and guards, and its data contract (the keys it
@@ -67,6 +70,10 @@ pub struct AgentConfig {
     pub artifacts: Artifacts,
     /// The guards on its output.
     pub guards: Guards,
+    /// The processors its requests go through before the model sees them.
+    pub request_processors: RequestProcessorChain,
+    /// The processors the model's answers go through before it reads them.
+    pub response_processors: ResponseProcessorChain,
 }
 
 impl AgentBuilder {
@@ -200,6 +207,32 @@ impl AgentBuilder {
     #[must_use]
     pub fn guard(mut self, guards: Guards) -> Self {
         self.config.guards = std::mem::take(&mut self.config.guards) | guards;
+        self
+    }
+
+    /// Adds a request processor, after those already added: every request the agent
+    /// makes (each round of its tool loop too) goes through it before the model — or the
+    /// cassette the model is — sees it, so a replay sends and matches the same requests.
+    ///
+    /// ```
+    /// use reel_compose::{AgentBuilder, InstructionInserter};
+    ///
+    /// let agent = AgentBuilder::new("writer")
+    ///     .instruction("Write a haiku.")
+    ///     .request_processor(InstructionInserter::new("Answer in French."));
+    /// assert_eq!(agent.config().request_processors.names(), ["instruction_inserter"]);
+    /// ```
+    #[must_use]
+    pub fn request_processor(mut self, processor: impl RequestProcessor) -> Self {
+        self.config.request_processors.add(processor);
+        self
+    }
+
+    /// Adds a response processor, after those already added: every answer the model (or
+    /// the cassette) gives goes through it before the agent reads it.
+    #[must_use]
+    pub fn response_processor(mut self, processor: impl ResponseProcessor) -> Self {
+        self.config.response_processors.add(processor);
         self
     }
 

@@ -15,6 +15,9 @@
 //!   prompt sections, [`T`] tools, [`M`] middleware, [`A`] artifacts, [`G`] output guards.
 //! - **Patterns**: [`review_loop`], [`cascade`], [`fan_out_merge`], [`supervised`].
 //! - **Contracts**: [`check_contracts`], [`infer_data_flow`], [`diagnose`].
+//! - **Processors**: [`RequestProcessor`] / [`ResponseProcessor`] and their chains,
+//!   transforming a model call's request and answer on live and replayed calls alike.
+//! - **Testing**: [`AgentHarness`], a scripted model, the starting state and exact checks.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -60,9 +63,11 @@ mod composable;
 mod context_policy;
 mod contracts;
 mod guards;
+mod harness;
 mod middleware;
 mod operators;
 mod patterns;
+mod processors;
 mod prompt;
 mod state_transform;
 mod tools;
@@ -80,11 +85,16 @@ pub use contracts::{
     infer_data_flow,
 };
 pub use guards::{G, GuardViolation, Guards};
+pub use harness::{AgentHarness, HarnessError, HarnessRun};
 pub use middleware::{
     AuditEntry, AuditLog, FallbackModelLlm, LatencyLog, LatencyRecord, M, Metrics, MetricsSnapshot,
     Middleware,
 };
 pub use patterns::{cascade, fan_out_merge, review_loop, supervised};
+pub use processors::{
+    InstructionInserter, ProcessedLlm, ProcessorError, RequestProcessor, RequestProcessorChain,
+    ResponseProcessor, ResponseProcessorChain,
+};
 pub use prompt::{P, Prompt, PromptSection, PromptSectionKind};
 pub use state_transform::{S, StatePredicate, StateTransform};
 pub use tools::{BuiltinTool, T, Tools};

@@ -64,6 +64,15 @@ pub enum LlmError {
         /// The failure as it was recorded (the original error's message).
         message: String,
     },
+    /// A processor around the model (a caller's request or response transform, such as
+    /// `reel-compose`'s `RequestProcessor`) refused the call.
+    #[error("{message}")]
+    Processor {
+        /// The processor's name.
+        processor: String,
+        /// What it said, whole (which end, which processor, why).
+        message: String,
+    },
 }
 
 /// A per-call tape that could not be recorded or replayed.

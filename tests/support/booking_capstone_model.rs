@@ -1,6 +1,6 @@
 //! The model's side of the `booking` capstone's call, as a script: what the model says to
 //! each frame the agent sends. It stands in for the API when the bundled tape is made
-//! (`tests/it/example_booking.rs`). It tries to book before anything was checked: the flow
+//! (`tests/it/cookbook/ex39_booking.rs`). It tries to book before anything was checked: the flow
 //! refuses.
 
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The model's side of the `governed_flow` example's call, as a script: what the model
 //! says to each frame the agent sends. It stands in for the API when the bundled tape is
-//! made (`tests/it/example_governed_flow.rs`). It tries the card before the caller is
+//! made (`tests/it/cookbook/ex37_governed_flow.rs`). It tries the card before the caller is
 //! verified and again after it was charged: the flow refuses both.
 
 use std::time::Duration;

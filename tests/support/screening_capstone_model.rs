@@ -1,6 +1,6 @@
 //! The model's side of the `screening` capstone's call, as a script: what the model says
 //! to each frame the agent sends. It stands in for the API when the bundled tape is made
-//! (`tests/it/example_screening.rs`). It tries to transfer the caller before anyone knows
+//! (`tests/it/cookbook/ex40_screening.rs`). It tries to transfer the caller before anyone knows
 //! who they are, and again after the router called them spam: the flow refuses both.
 
 use std::time::Duration;

@@ -8,3 +8,7 @@ mod example_process;
 mod support;
 
 mod ex13_review_loop;
+mod ex37_governed_flow;
+mod ex38_extraction;
+mod ex39_booking;
+mod ex40_screening;

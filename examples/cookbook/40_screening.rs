@@ -1,5 +1,5 @@
-//! A call-screening voice agent — the seed's capstone `40_screening`: Flow × Extract ×
-//! Orchestration on one chain (see `support/screening_capstone.rs`).
+//! 40 — screening (Governed): a call-screening voice agent, the seed's capstone: Flow × Extract ×
+//! Orchestration on one chain (see `examples/support/screening_capstone.rs`).
 //!
 //! - a deterministic Extract record captures the caller's name, organisation and reason
 //!   from their words (no model);
@@ -10,15 +10,15 @@
 //!   conversation goes on, and its verdict lands in `triage:result` later.
 //!
 //! ```text
-//! cargo run --example screening                  # the bundled tape, on loopback
-//! cargo run --example screening -- --replay      # replay the bundled recording offline
-//! cargo run --example screening -- --speed 4     # … four times faster
+//! cargo run --example 40_screening                  # the bundled tape, on loopback
+//! cargo run --example 40_screening -- --replay      # replay the bundled recording offline
+//! cargo run --example 40_screening -- --speed 4     # … four times faster
 //! ```
 //!
 //! The bundled tape (`assets/tapes/screening.wire.jsonl`) was recorded by reel from this
 //! application against a scripted model that tries to transfer the caller before the
 //! triage and again after the router called them spam (see
-//! `tests/it/example_screening.rs`); beside it, `screening.resolved.jsonl` holds the
+//! `tests/it/cookbook/ex40_screening.rs`); beside it, `screening.resolved.jsonl` holds the
 //! router's verdict with the place it landed, and `screening.flow.json` the flow. With
 //! `--replay` nothing listens and nothing is called: the verdict comes from the recording,
 //! released at the journal position it landed at live, and the replay says whether every
@@ -29,15 +29,15 @@
 //! `--speed 0` answers faster than the router, the flow then steers at another turn than
 //! recorded, and the tape server ends the call at the first frame that differs.
 
-#[path = "support/screening_capstone.rs"]
+#[path = "../support/screening_capstone.rs"]
 pub mod capstone;
-#[path = "support/capstone_replay.rs"]
+#[path = "../support/capstone_replay.rs"]
 pub mod capstone_replay;
-#[path = "support/main_of.rs"]
+#[path = "../support/main_of.rs"]
 mod main_of;
-#[path = "support/replayed_call.rs"]
+#[path = "../support/replayed_call.rs"]
 pub mod replayed_call;
-#[path = "support/tape_server.rs"]
+#[path = "../support/tape_server.rs"]
 mod tape_server;
 
 use std::process::ExitCode;
@@ -48,11 +48,11 @@ use main_of::main_of;
 use reel::recorder::{RecordError, WireEntry};
 
 /// The bundled tape: this application's call, recorded against a scripted model.
-pub const SCREENING_TAPE: &str = include_str!("../assets/tapes/screening.wire.jsonl");
+pub const SCREENING_TAPE: &str = include_str!("../../assets/tapes/screening.wire.jsonl");
 /// The sub-agent's result, recorded with the tape.
-pub const SCREENING_RESOLUTIONS: &str = include_str!("../assets/tapes/screening.resolved.jsonl");
+pub const SCREENING_RESOLUTIONS: &str = include_str!("../../assets/tapes/screening.resolved.jsonl");
 /// The flow the tape was recorded under.
-pub const SCREENING_FLOW: &str = include_str!("../assets/tapes/screening.flow.json");
+pub const SCREENING_FLOW: &str = include_str!("../../assets/tapes/screening.flow.json");
 
 /// This capstone, as the example runs it.
 pub const SCREENING: Capstone = Capstone {

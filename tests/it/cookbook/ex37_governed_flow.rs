@@ -6,15 +6,15 @@
 //!
 //! The bundled tape is what reel records when that agent talks to the scripted model
 //! (`support/governed_model.rs`), regenerated here and compared byte for byte. After an
-//! intended change: `REEL_BLESS=1 cargo test --test it example_governed_flow`.
+//! intended change: `REEL_BLESS=1 cargo test --test it cookbook::ex37`.
 
 #[allow(dead_code)] // the example's `main` is not called here
-#[path = "../../examples/governed_flow.rs"]
+#[path = "../../../examples/cookbook/37_governed_flow.rs"]
 mod governed_flow;
 
 use crate::bundled_tape;
 
-#[path = "../support/governed_model.rs"]
+#[path = "../../support/governed_model.rs"]
 mod governed_model;
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! A table-booking voice agent — the seed's capstone `39_booking`: Flow × Extract ×
-//! Orchestration on one chain (see `support/booking_capstone.rs`).
+//! 39 — booking (Governed): a table-booking voice agent, the seed's capstone: Flow × Extract ×
+//! Orchestration on one chain (see `examples/support/booking_capstone.rs`).
 //!
 //! - a deterministic Extract record captures the party size and the time from the
 //!   caller's words (no model);
@@ -10,28 +10,28 @@
 //!   lands in `check:result`, which completes the step.
 //!
 //! ```text
-//! cargo run --example booking                  # the bundled tape, on loopback
-//! cargo run --example booking -- --replay      # replay the bundled recording offline
-//! cargo run --example booking -- --speed 4     # … four times faster
+//! cargo run --example 39_booking                  # the bundled tape, on loopback
+//! cargo run --example 39_booking -- --replay      # replay the bundled recording offline
+//! cargo run --example 39_booking -- --speed 4     # … four times faster
 //! ```
 //!
 //! The bundled tape (`assets/tapes/booking.wire.jsonl`) was recorded by reel from this
 //! application against a scripted model that tries to book before the check (see
-//! `tests/it/example_booking.rs`); beside it, `booking.resolved.jsonl` holds the
+//! `tests/it/cookbook/ex39_booking.rs`); beside it, `booking.resolved.jsonl` holds the
 //! sub-agent's result and `booking.flow.json` the flow. With `--replay` nothing listens
 //! and nothing is called: the same chain replays the recording through its own tree, the
 //! sub-agent's result comes from `booking.resolved.jsonl`, and the replay says whether
 //! every frame it sends — the refusal included — is the recorded one.
 
-#[path = "support/booking_capstone.rs"]
+#[path = "../support/booking_capstone.rs"]
 pub mod capstone;
-#[path = "support/capstone_replay.rs"]
+#[path = "../support/capstone_replay.rs"]
 pub mod capstone_replay;
-#[path = "support/main_of.rs"]
+#[path = "../support/main_of.rs"]
 mod main_of;
-#[path = "support/replayed_call.rs"]
+#[path = "../support/replayed_call.rs"]
 pub mod replayed_call;
-#[path = "support/tape_server.rs"]
+#[path = "../support/tape_server.rs"]
 mod tape_server;
 
 use std::process::ExitCode;
@@ -42,11 +42,11 @@ use main_of::main_of;
 use reel::recorder::{RecordError, WireEntry};
 
 /// The bundled tape: this application's call, recorded against a scripted model.
-pub const BOOKING_TAPE: &str = include_str!("../assets/tapes/booking.wire.jsonl");
+pub const BOOKING_TAPE: &str = include_str!("../../assets/tapes/booking.wire.jsonl");
 /// The sub-agent's result, recorded with the tape.
-pub const BOOKING_RESOLUTIONS: &str = include_str!("../assets/tapes/booking.resolved.jsonl");
+pub const BOOKING_RESOLUTIONS: &str = include_str!("../../assets/tapes/booking.resolved.jsonl");
 /// The flow the tape was recorded under.
-pub const BOOKING_FLOW: &str = include_str!("../assets/tapes/booking.flow.json");
+pub const BOOKING_FLOW: &str = include_str!("../../assets/tapes/booking.flow.json");
 
 /// This capstone, as the example runs it.
 pub const BOOKING: Capstone = Capstone {

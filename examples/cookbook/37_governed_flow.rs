@@ -1,30 +1,30 @@
-//! A debt-collection call governed by a flow (the seed's `37_governed_flow`): one DAG of
+//! 37 — governed flow (Governed): a debt-collection call governed by a flow: one DAG of
 //! steps — verify → negotiate → take_payment → close — that gates the tools (each allowed
 //! only while its step is active, `charge_card` `never` before the promise to pay and
 //! `once`), steers the model with the active step's posture and ground line at each turn
 //! boundary, and keeps `flow:active` / `flow:done` in state (see
-//! `support/governed_flow.rs`). The flow's Mermaid graph is printed first.
+//! `examples/support/governed_flow.rs`). The flow's Mermaid graph is printed first.
 //!
 //! ```text
-//! cargo run --example governed_flow                  # the bundled tape, on loopback
-//! cargo run --example governed_flow -- --replay      # replay the bundled recording offline
-//! cargo run --example governed_flow -- --speed 4     # … four times faster
+//! cargo run --example 37_governed_flow                  # the bundled tape, on loopback
+//! cargo run --example 37_governed_flow -- --replay      # replay the bundled recording offline
+//! cargo run --example 37_governed_flow -- --speed 4     # … four times faster
 //! ```
 //!
 //! By default the model is the bundled tape (`assets/tapes/governed_flow.wire.jsonl`,
 //! recorded by reel from this very application against a scripted model that tries the
-//! card too early and twice; see `tests/it/example_governed_flow.rs`), played by the tape
+//! card too early and twice; see `tests/it/cookbook/ex37_governed_flow.rs`), played by the tape
 //! server on loopback: no network, no key. With `--replay` nothing listens at all: the same
 //! agent, governed by the same flow, replays the recording through its own tree and says
 //! whether every frame it sends — the refusals included — is the recorded one.
 
-#[path = "support/governed_flow.rs"]
+#[path = "../support/governed_flow.rs"]
 pub mod governed;
-#[path = "support/main_of.rs"]
+#[path = "../support/main_of.rs"]
 mod main_of;
-#[path = "support/replayed_call.rs"]
+#[path = "../support/replayed_call.rs"]
 pub mod replayed_call;
-#[path = "support/tape_server.rs"]
+#[path = "../support/tape_server.rs"]
 mod tape_server;
 
 use std::error::Error;
@@ -37,7 +37,7 @@ use reel::recorder::{RecordError, WireEntry};
 use tape_server::{endpoint_of, serve_tape};
 
 /// The bundled tape: this application's call, recorded against a scripted model.
-pub const GOVERNED_TAPE: &str = include_str!("../assets/tapes/governed_flow.wire.jsonl");
+pub const GOVERNED_TAPE: &str = include_str!("../../assets/tapes/governed_flow.wire.jsonl");
 
 pub use replayed_call::Target;
 

@@ -6,23 +6,21 @@
 //! answer frames, the dispatched verdict lands at the same journal position in the replay
 //! as live, and the example's `--replay`, run as a real process, replays it offline CLEAN
 //! calling no sub-agent. After an intended change:
-//! `REEL_BLESS=1 cargo test --test it example_screening`.
+//! `REEL_BLESS=1 cargo test --test it cookbook::ex40`.
 
 #[allow(dead_code)] // the example's `main` is not called here
-#[path = "../../examples/screening.rs"]
+#[path = "../../../examples/cookbook/40_screening.rs"]
 mod screening;
 
-#[path = "../support/example_process.rs"]
-mod example_process;
-#[path = "../support/screening_capstone_model.rs"]
+#[path = "../../support/screening_capstone_model.rs"]
 mod screening_capstone_model;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use super::example_process::{check_or_bless_text, run_example};
 use crate::bundled_tape;
-use example_process::{check_or_bless_text, run_example};
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
 use reel_agents::Resolutions;
@@ -232,7 +230,7 @@ fn replay_report() -> Vec<String> {
 
 #[test]
 fn the_screening_example_replays_its_recording_as_a_process() {
-    let printed = run_example("screening", &["--replay"]);
+    let printed = run_example("40_screening", &["--replay"]);
     let tail: Vec<&str> = printed
         .lines()
         .skip_while(|line| !line.starts_with("refused "))

@@ -4,25 +4,23 @@
 //! (`booking.resolved.jsonl`) and the flow (`booking.flow.json`) beside it — the flow
 //! refuses the early booking with the exact answer frame, the steps complete in order, and
 //! the example's `--replay`, run as a real process, replays it offline CLEAN calling no
-//! sub-agent. After an intended change: `REEL_BLESS=1 cargo test --test it example_booking`.
+//! sub-agent. After an intended change: `REEL_BLESS=1 cargo test --test it cookbook::ex39`.
 
 #[allow(dead_code)] // the example's `main` is not called here
-#[path = "../../examples/booking.rs"]
+#[path = "../../../examples/cookbook/39_booking.rs"]
 mod booking;
 
-#[path = "../support/booking_capstone_model.rs"]
+#[path = "../../support/booking_capstone_model.rs"]
 mod booking_capstone_model;
-#[path = "../support/example_process.rs"]
-mod example_process;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use super::example_process::{check_or_bless_text, run_example};
 use crate::bundled_tape;
 use booking::capstone::{booking_agent, booking_flow, converse};
 use booking::capstone_replay::{flow_done_sequence, replaying};
-use example_process::{check_or_bless_text, run_example};
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
 use reel_agents::Resolutions;
@@ -166,7 +164,7 @@ async fn the_bundled_booking_tape_replays_clean_offline_calling_nothing() {
 
 #[test]
 fn the_booking_example_replays_its_recording_as_a_process() {
-    let printed = run_example("booking", &["--replay"]);
+    let printed = run_example("39_booking", &["--replay"]);
     let tail: Vec<&str> = printed
         .lines()
         .skip_while(|line| !line.starts_with("refused "))
