@@ -106,6 +106,9 @@ pub struct InboxStats {
     /// Producers waiting for room now ([`Inbox::push_wait`], [`Inbox::room_for`]): the
     /// backpressure reaching them (for the router's inbox, the socket's reader has stopped).
     pub producers_waiting: usize,
+    /// Times its consumer was woken to drain it ([`Inbox::count_wake`]): items finished
+    /// per wake is how well the consumer batches (each wake is a message to its actor).
+    pub wakes: u64,
 }
 
 /// An item taken from an inbox, with its number; hand the number back to
@@ -167,6 +170,8 @@ pub struct Inbox<T, L = ()> {
     /// Woken when an item is finished, while someone waits for that.
     progress: Notify,
     progress_waiters: AtomicUsize,
+    /// Wakes of its consumer ([`Inbox::count_wake`]).
+    wakes: AtomicU64,
     /// A fault injector and the child it speaks for, if one is installed.
     fault: OnceLock<(Child, Arc<dyn FaultHook>)>,
     /// A bound in bytes besides the bound in items, and what an item weighs
@@ -221,6 +226,7 @@ impl<T, L> Inbox<T, L> {
             room: Notify::new(),
             progress: Notify::new(),
             progress_waiters: AtomicUsize::new(0),
+            wakes: AtomicU64::new(0),
             fault: OnceLock::new(),
             weight: None,
         }
@@ -570,7 +576,14 @@ impl<T, L> Inbox<T, L> {
             overshoot: queue.overshoot,
             failed: queue.failed,
             producers_waiting: queue.room_waiters,
+            wakes: self.wakes.load(Ordering::Relaxed),
         }
+    }
+
+    /// Counts one wake of the consumer (its skeleton calls it for each doorbell it
+    /// handles): reported in [`InboxStats::wakes`].
+    pub fn count_wake(&self) {
+        self.wakes.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -129,23 +129,29 @@ impl Consumer for Router {
         Ok(())
     }
 
-    /// Taken a chunk at a time under one lock: the router is never restarted (its failure
-    /// ends the session), so nothing needs recovering item by item. Each wake ends with
+    /// Taken in batches under one lock: the router is never restarted (its failure ends
+    /// the session), so nothing needs recovering item by item. A wake takes until the inbox
+    /// is empty (which disarms the doorbell) or a chunk is handled, so a lone frame costs
+    /// one wake, not a second one that only finds the inbox empty. Each wake ends with
     /// every lane's share pushed.
     async fn drain(&mut self, inbox: &Arc<Inbox<RouterMsg>>) -> Result<bool, ActorProcessingErr> {
         let mut batch = std::mem::take(&mut self.batch);
-        let Some(taken) = inbox.take_batch(ROUTER_CHUNK, &mut batch) else {
-            self.batch = batch;
-            self.flush().await;
-            return Ok(false);
-        };
-        let last = *taken.end();
-        for (seq, message) in taken.zip(batch.drain(..)) {
-            inbox.before_handling(seq);
-            self.route_message(message).await;
+        let mut handled = 0;
+        while handled < ROUTER_CHUNK {
+            let Some(taken) = inbox.take_batch(ROUTER_CHUNK - handled, &mut batch) else {
+                self.batch = batch;
+                self.flush().await;
+                return Ok(false);
+            };
+            let last = *taken.end();
+            handled += batch.len();
+            for (seq, message) in taken.zip(batch.drain(..)) {
+                inbox.before_handling(seq);
+                self.route_message(message).await;
+            }
+            inbox.done(last);
         }
         self.batch = batch;
-        inbox.done(last);
         self.flush().await;
         Ok(true)
     }

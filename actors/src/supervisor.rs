@@ -145,61 +145,69 @@ impl Actor for SessionSupervisor {
         message: SupervisorMsg,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
-        match message {
-            SupervisorMsg::Ending(reason) => {
-                if state.end_reason.is_none() {
-                    state.end_reason = Some(reason);
-                    myself.send_after(state.args.shutdown_timeout, || SupervisorMsg::DrainTimedOut);
+        // Boxed, as every handler here: what it awaits (a child's spawn, the session's end)
+        // would otherwise sit inline in the actor's task for the session's whole life. Its
+        // messages are few (a restart, the end), so the allocation costs nothing that counts.
+        Box::pin(async move {
+            match message {
+                SupervisorMsg::Ending(reason) => {
+                    if state.end_reason.is_none() {
+                        state.end_reason = Some(reason);
+                        myself.send_after(state.args.shutdown_timeout, || {
+                            SupervisorMsg::DrainTimedOut
+                        });
+                    }
                 }
-            }
-            SupervisorMsg::DrainTimedOut => {
-                let children = &state.args.children;
-                let busy: Vec<String> = Child::ALL
-                    .into_iter()
-                    .filter(|c| c.spec().drains && !state.drained.contains(c))
-                    .map(|c| {
-                        let waiting = children.door(c).map_or(0, |door| door.waiting());
-                        format!("{c} ({waiting} items unhandled)")
-                    })
-                    .collect();
-                if !busy.is_empty() && !state.over {
-                    let reason = format!(
-                        "{}; {} did not finish within {:?} and {} stopped",
-                        state.end_reason.clone().unwrap_or_default(),
-                        busy.join(", "),
-                        state.args.shutdown_timeout,
-                        if busy.len() == 1 { "was" } else { "were" },
-                    );
-                    tracing::warn!(%reason, "the session ended before its lanes drained");
-                    state.end(&myself, reason, false).await;
+                SupervisorMsg::DrainTimedOut => {
+                    let children = &state.args.children;
+                    let busy: Vec<String> = Child::ALL
+                        .into_iter()
+                        .filter(|c| c.spec().drains && !state.drained.contains(c))
+                        .map(|c| {
+                            let waiting = children.door(c).map_or(0, |door| door.waiting());
+                            format!("{c} ({waiting} items unhandled)")
+                        })
+                        .collect();
+                    if !busy.is_empty() && !state.over {
+                        let reason = format!(
+                            "{}; {} did not finish within {:?} and {} stopped",
+                            state.end_reason.clone().unwrap_or_default(),
+                            busy.join(", "),
+                            state.args.shutdown_timeout,
+                            if busy.len() == 1 { "was" } else { "were" },
+                        );
+                        tracing::warn!(%reason, "the session ended before its lanes drained");
+                        state.end(&myself, reason, false).await;
+                    }
                 }
-            }
-            SupervisorMsg::Drained(lane) => {
-                state.drained.insert(lane);
-                let draining = Child::ALL.into_iter().filter(|c| c.spec().drains);
-                if draining.clone().all(|lane| state.drained.contains(&lane)) {
-                    let reason = state
-                        .end_reason
-                        .clone()
-                        .unwrap_or_else(|| "the connection closed".to_owned());
-                    state.end(&myself, reason, false).await;
+                SupervisorMsg::Drained(lane) => {
+                    state.drained.insert(lane);
+                    let draining = Child::ALL.into_iter().filter(|c| c.spec().drains);
+                    if draining.clone().all(|lane| state.drained.contains(&lane)) {
+                        let reason = state
+                            .end_reason
+                            .clone()
+                            .unwrap_or_else(|| "the connection closed".to_owned());
+                        state.end(&myself, reason, false).await;
+                    }
                 }
-            }
-            SupervisorMsg::Respawn(child) => {
-                if !state.over {
-                    // The new instance recovers from its inbox on start: nothing to re-send.
-                    // A start that fails (it failed again on what its predecessor left,
-                    // say) is one more failure of the child: restarted again, or the
-                    // session ends past the limit. Never the supervisor's own failure,
-                    // which would leave the session without its child and without an end.
-                    if let Err(error) = state.spawn(&myself, child).await {
-                        let error = format!("its replacement failed to start: {error}");
-                        state.restart_or_end(&myself, child, error).await;
+                SupervisorMsg::Respawn(child) => {
+                    if !state.over {
+                        // The new instance recovers from its inbox on start: nothing to re-send.
+                        // A start that fails (it failed again on what its predecessor left,
+                        // say) is one more failure of the child: restarted again, or the
+                        // session ends past the limit. Never the supervisor's own failure,
+                        // which would leave the session without its child and without an end.
+                        if let Err(error) = state.spawn(&myself, child).await {
+                            let error = format!("its replacement failed to start: {error}");
+                            state.restart_or_end(&myself, child, error).await;
+                        }
                     }
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        })
+        .await
     }
 
     async fn handle_supervisor_evt(
@@ -208,25 +216,28 @@ impl Actor for SessionSupervisor {
         event: SupervisionEvent,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
-        match event {
-            SupervisionEvent::ActorFailed(cell, error) => {
-                state.child_failed(&myself, &cell, error.to_string()).await;
-            }
-            SupervisionEvent::ActorTerminated(cell, _, reason) => {
-                let child = state.children.remove(&cell.get_id());
-                if let Some(child) = child
-                    && !state.over
-                {
-                    // A child stopped on its own while the session is live: treat it as
-                    // a failure, so nothing silently goes missing.
-                    let why = reason.unwrap_or_else(|| "stopped".to_owned());
-                    state.children.insert(cell.get_id(), child);
-                    state.child_failed(&myself, &cell, why).await;
+        Box::pin(async move {
+            match event {
+                SupervisionEvent::ActorFailed(cell, error) => {
+                    state.child_failed(&myself, &cell, error.to_string()).await;
                 }
+                SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                    let child = state.children.remove(&cell.get_id());
+                    if let Some(child) = child
+                        && !state.over
+                    {
+                        // A child stopped on its own while the session is live: treat it as
+                        // a failure, so nothing silently goes missing.
+                        let why = reason.unwrap_or_else(|| "stopped".to_owned());
+                        state.children.insert(cell.get_id(), child);
+                        state.child_failed(&myself, &cell, why).await;
+                    }
+                }
+                _ => {}
             }
-            _ => {}
-        }
-        Ok(())
+            Ok(())
+        })
+        .await
     }
 }
 

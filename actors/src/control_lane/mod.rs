@@ -257,7 +257,17 @@ impl Consumer for ControlLaneState {
         Ok(())
     }
 
+    /// Boxed: what handling an item awaits (callbacks, hooks, tool batches) makes a future
+    /// of several KiB, which would otherwise sit inline in the actor's task for the
+    /// session's whole life, idle or not. The lane's items are few per second (transcripts,
+    /// turns, tool calls), so the box's allocation per item costs little.
     async fn handle(&mut self, item: ControlItem) -> Result<(), ActorProcessingErr> {
+        Box::pin(self.handle_item(item)).await
+    }
+}
+
+impl ControlLaneState {
+    async fn handle_item(&mut self, item: ControlItem) -> Result<(), ActorProcessingErr> {
         let lane = &*self;
         let data = Arc::clone(&lane.data);
         let mut data = data.lock().await;

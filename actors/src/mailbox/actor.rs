@@ -193,6 +193,7 @@ impl<C: Consumer> Actor for InboxActor<C> {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             InboxMsg::Wake => {
+                state.inbox.count_wake();
                 if state.consumer.drain(&state.inbox).await? {
                     // More may wait: let the mailbox breathe, then go on.
                     let _ = myself.cast(InboxMsg::Wake);

@@ -29,12 +29,14 @@ impl TranscriptBuffer {
         TranscriptBuffer::with_capacity(DEFAULT_TRANSCRIPT_TURNS)
     }
 
-    /// An empty buffer keeping at most `capacity` turns (at least one).
+    /// An empty buffer keeping at most `capacity` turns (at least one). It holds no memory
+    /// for them until the first turn ends: the turns' storage grows as they come, so a
+    /// session that never finishes a turn (an idle one) does not pay for `capacity` of them
+    /// up front (4.4 KiB for the default 50).
     pub fn with_capacity(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
         TranscriptBuffer {
-            turns: Vec::with_capacity(capacity),
-            capacity,
+            turns: Vec::new(),
+            capacity: capacity.max(1),
         }
     }
 
@@ -103,6 +105,14 @@ mod tests {
 
     use super::*;
     use crate::transcript::ToolCallSummary;
+
+    #[test]
+    fn an_empty_buffer_holds_no_memory_for_its_turns() {
+        let mut buffer = TranscriptBuffer::new();
+        assert_eq!((buffer.turns.capacity(), buffer.capacity()), (0, 50));
+        buffer.push(turn(1));
+        assert!(buffer.turns.capacity() < 50, "{}", buffer.turns.capacity());
+    }
 
     fn turn(n: u32) -> TranscriptTurn {
         TranscriptTurn::new(n, format!("u{n}"), format!("m{n}"), 1000 + u64::from(n))

@@ -25,6 +25,7 @@ mod conversation_faults;
 mod conversation_frames;
 mod conversation_repair;
 mod interceptors;
+mod lone_frame_wakes;
 mod persistence;
 mod reconnect_instruction;
 mod session_keys;
