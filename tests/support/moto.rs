@@ -91,9 +91,28 @@ impl MotoServer {
         MotoServer::start_with(&[("INITIAL_NO_AUTH_ACTION_COUNT", "0")])
     }
 
-    /// A server with `env` set.
+    /// A server with `env` set. The port is one the system just handed out, free when
+    /// asked; another process may take it before moto binds it, so a server that ends
+    /// saying its address is in use is started again on a new port (a few times).
     fn start_with(env: &[(&str, &str)]) -> Option<MotoServer> {
         let python = python()?;
+        let mut said = String::new();
+        for _ in 0..5 {
+            match MotoServer::start_on_free_port(&python, env) {
+                Ok(server) => return Some(server),
+                Err(log) if log.contains("Address already in use") => said = log,
+                Err(log) => panic!("moto_server ended before it listened:\n{log}"),
+            }
+        }
+        panic!("moto_server found no free port in 5 tries:\n{said}");
+    }
+
+    /// One try: a free port, moto started on it; `Err` with its log if it ended before
+    /// it listened.
+    fn start_on_free_port(
+        python: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Result<MotoServer, String> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -126,12 +145,15 @@ impl MotoServer {
                         break;
                     }
                 }
-                _ => panic!("moto_server ended before it listened:\n{said}"),
+                _ => {
+                    let _ = child.wait();
+                    return Err(said);
+                }
             }
         }
         // Keep draining its log so it never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        Some(MotoServer {
+        Ok(MotoServer {
             child,
             endpoint: format!("http://127.0.0.1:{port}"),
         })
