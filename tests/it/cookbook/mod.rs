@@ -9,3 +9,4 @@ mod support;
 
 mod ex13_review_loop;
 mod ex29_live_voice;
+mod ex34_tool_policies;
