@@ -59,6 +59,9 @@ enum Source {
     Scripted(MakeModel, Option<Cassette>),
 }
 
+/// Builds a model from its id (a test's scripted model).
+type MakeModel = Arc<dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync>;
+
 impl Models {
     /// The models of `target` for the example `name`.
     pub fn for_target(name: &str, target: &Target) -> Result<Models, Box<dyn Error>> {

@@ -8,7 +8,10 @@ mod example_process;
 mod support;
 
 mod ex13_review_loop;
+mod ex29_live_voice;
+mod ex34_tool_policies;
 mod ex37_governed_flow;
 mod ex38_extraction;
 mod ex39_booking;
 mod ex40_screening;
+
