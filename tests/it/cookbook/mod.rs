@@ -7,4 +7,5 @@
 mod example_process;
 mod support;
 
+mod ex01_foundations;
 mod ex13_review_loop;
