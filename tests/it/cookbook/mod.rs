@@ -8,4 +8,5 @@ mod example_process;
 mod support;
 
 mod ex01_foundations;
+mod ex02_combinators;
 mod ex13_review_loop;
