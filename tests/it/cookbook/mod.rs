@@ -9,4 +9,5 @@ mod support;
 
 mod ex01_foundations;
 mod ex02_combinators;
+mod ex03_composition;
 mod ex13_review_loop;
