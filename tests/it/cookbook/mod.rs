@@ -10,4 +10,5 @@ mod support;
 mod ex01_foundations;
 mod ex02_combinators;
 mod ex03_composition;
+mod ex11_route_branching;
 mod ex13_review_loop;
