@@ -11,4 +11,5 @@ mod ex01_foundations;
 mod ex02_combinators;
 mod ex03_composition;
 mod ex11_route_branching;
+mod ex12_fallback_chain;
 mod ex13_review_loop;
