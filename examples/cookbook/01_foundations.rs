@@ -29,8 +29,8 @@ use std::sync::{Arc, Mutex};
 use cookbook::{MODEL, Models};
 use reel::actors::state::State;
 use reel::agents::TextAgent;
-use reel::llm::BaseLlm;
 use reel::compose::{AgentBuilder, AuditLog, M, Metrics, P, S, T, check_contracts};
+use reel::llm::BaseLlm;
 use reel::tools::{ToolError, TypedTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -137,8 +137,14 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     state.set("city", CITY).await?;
     state.set("input", format!("Tomorrow in {CITY}?")).await?;
     out.push_str("builders (copy-on-write):\n");
-    out.push_str(&format!("  base  generationConfig {}\n", settings(&base, &model, &state)?));
-    out.push_str(&format!("  brief generationConfig {}\n", settings(&brief, &model, &state)?));
+    out.push_str(&format!(
+        "  base  generationConfig {}\n",
+        settings(&base, &model, &state)?
+    ));
+    out.push_str(&format!(
+        "  brief generationConfig {}\n",
+        settings(&brief, &model, &state)?
+    ));
     out.push_str("  base instruction (P:: sections):\n");
     for line in base.config().instruction.render_static().lines() {
         if !line.is_empty() {
@@ -181,7 +187,10 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
             Ok(output) => format!("ok: {output}"),
             Err(error) => format!("failed: {error}"),
         };
-        out.push_str(&format!("  {} <- {:?}: {outcome}\n", entry.agent, entry.input));
+        out.push_str(&format!(
+            "  {} <- {:?}: {outcome}\n",
+            entry.agent, entry.input
+        ));
     }
     let counts = metrics.snapshot();
     out.push_str(&format!(

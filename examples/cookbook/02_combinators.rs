@@ -55,14 +55,28 @@ pub fn pipeline(audit: &AuditLog) -> Composable {
 /// `|` through `fan_out_merge`: two analyses at once, joined in the order written.
 pub fn analyses(audit: &AuditLog) -> Composable {
     fan_out_merge(vec![
-        agent("tech", "One sentence: the technical view of the topic", audit).into(),
-        agent("business", "One sentence: the business view of the topic", audit).into(),
+        agent(
+            "tech",
+            "One sentence: the technical view of the topic",
+            audit,
+        )
+        .into(),
+        agent(
+            "business",
+            "One sentence: the business view of the topic",
+            audit,
+        )
+        .into(),
     ])
 }
 
 /// `* 2`: the same polisher twice, each pass on the previous one's output.
 pub fn polished(audit: &AuditLog) -> Composable {
-    agent("polisher", "Tighten the sentence; reply with it only", audit) * 2
+    agent(
+        "polisher",
+        "Tighten the sentence; reply with it only",
+        audit,
+    ) * 2
 }
 
 /// `* until(pred)` through `review_loop`: write, review, until the reviewer says `good`.
@@ -71,11 +85,16 @@ pub fn reviewed(audit: &AuditLog) -> Composable {
         AgentBuilder::new("drafter")
             .middleware(M::audit(audit))
             .instruction(
-                P::task("Write a one-line slogan for the topic; improve the last draft if there is one")
-                    + P::with_state(&["slogan"]),
+                P::task(
+                    "Write a one-line slogan for the topic; improve the last draft if there is one",
+                ) + P::with_state(&["slogan"]),
             )
             .output_key("slogan"),
-        agent("critic", "Reply `good` if the slogan is ready, else `needs_work`", audit),
+        agent(
+            "critic",
+            "Reply `good` if the slogan is ready, else `needs_work`",
+            audit,
+        ),
         "quality",
         "good",
         3,
@@ -86,7 +105,11 @@ pub fn reviewed(audit: &AuditLog) -> Composable {
 pub fn approved(audit: &AuditLog) -> Composable {
     supervised(
         agent("proposer", "Propose a pilot in one sentence", audit),
-        agent("supervisor", "Reply `true` to approve the proposal, else `false`", audit),
+        agent(
+            "supervisor",
+            "Reply `true` to approve the proposal, else `false`",
+            audit,
+        ),
         "approved",
         2,
     )
@@ -117,8 +140,14 @@ async fn stage(
     let mut out = format!("{label}\n");
     if calls {
         for entry in audit.entries().into_iter().skip(before) {
-            let said = entry.outcome.unwrap_or_else(|error| format!("failed: {error}"));
-            out.push_str(&format!("  {:<10} {}\n", entry.agent, said.replace('\n', " / ")));
+            let said = entry
+                .outcome
+                .unwrap_or_else(|error| format!("failed: {error}"));
+            out.push_str(&format!(
+                "  {:<10} {}\n",
+                entry.agent,
+                said.replace('\n', " / ")
+            ));
         }
     }
     out.push_str(&format!("  => {}\n", output.replace('\n', "\n     ")));
@@ -139,7 +168,16 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     out.push_str(&stage(pipeline(&audit), &model, &audit, true, &["outline"]).await?);
     out.push_str(&stage(analyses(&audit), &model, &audit, false, &[]).await?);
     out.push_str(&stage(polished(&audit), &model, &audit, true, &[]).await?);
-    out.push_str(&stage(reviewed(&audit), &model, &audit, true, &["slogan", "quality"]).await?);
+    out.push_str(
+        &stage(
+            reviewed(&audit),
+            &model,
+            &audit,
+            true,
+            &["slogan", "quality"],
+        )
+        .await?,
+    );
     out.push_str(&stage(approved(&audit), &model, &audit, true, &["approved"]).await?);
     // `until` also takes any closure over the state; built, not run.
     let converge =

@@ -26,8 +26,7 @@ use std::sync::Arc;
 use cookbook::Models;
 use reel::actors::state::State;
 use reel::agents::{
-    AgentError, FnTextAgent, RouteRule, RouteTextAgent, SequentialTextAgent, SharedAgent,
-    TextAgent,
+    AgentError, FnTextAgent, RouteRule, RouteTextAgent, SequentialTextAgent, SharedAgent, TextAgent,
 };
 use reel::compose::{S, StatePredicate};
 

@@ -35,7 +35,8 @@ pub const NAME: &str = "12_fallback_chain";
 /// The primary's model.
 pub const PRIMARY: &str = "gemini-2.5-pro";
 /// What the chain says when no model answers.
-pub const CANNED: &str = "Sorry, our assistant is unavailable right now; a person will reply by email.";
+pub const CANNED: &str =
+    "Sorry, our assistant is unavailable right now; a person will reply by email.";
 /// The questions, in order.
 pub const QUESTIONS: [&str; 3] = [
     "How do I reset my password?",

@@ -461,7 +461,10 @@ async fn a_cassette_keeping_failures_records_them_and_a_replay_fails_the_same_wa
         "{mid_stream:?}"
     );
     let refused = model.generate(request("b")).await.unwrap_err();
-    assert!(matches!(refused, LlmError::Http { status: 500, .. }), "{refused:?}");
+    assert!(
+        matches!(refused, LlmError::Http { status: 500, .. }),
+        "{refused:?}"
+    );
     let file = read_cassette(&path);
     assert_eq!(answers(&file), ["par", ""]);
     assert_eq!(

@@ -29,7 +29,11 @@ fn script() -> Script {
             MODEL,
             LlmChunk {
                 function_calls: vec![
-                    call("c1", "get_weather", json!({"city": "Lisbon", "days_ahead": 1})),
+                    call(
+                        "c1",
+                        "get_weather",
+                        json!({"city": "Lisbon", "days_ahead": 1}),
+                    ),
                     call("c2", "local_time", json!({"city": "Lisbon"})),
                 ],
                 finish_reason: Some("STOP".to_owned()),

@@ -21,7 +21,10 @@ const OVERLOADED: &str = "The model is overloaded. Please try again later.";
 fn script() -> Script {
     Script::new()
         .fail(PRIMARY, OVERLOADED)
-        .answer(MODEL, "Use “Forgot password” on the sign-in page and follow the emailed link.")
+        .answer(
+            MODEL,
+            "Use “Forgot password” on the sign-in page and follow the emailed link.",
+        )
         .answer(PRIMARY, "SSO comes with the Business and Enterprise plans.")
         .fail(PRIMARY, OVERLOADED)
         .fail(MODEL, OVERLOADED)
@@ -46,8 +49,8 @@ async fn the_bundled_cassette_is_the_script_recorded_failures_included() {
             "gemini-2.5-flash: Can I export my data as CSV?",
         ]
     );
-    let file = reel::recorder::cassette::CassetteFile::read(bundled_cassette(NAME), u64::MAX)
-        .unwrap();
+    let file =
+        reel::recorder::cassette::CassetteFile::read(bundled_cassette(NAME), u64::MAX).unwrap();
     let failure = |model: &str| {
         Some(format!(
             "the model API answered 503 for script://{model}: {OVERLOADED}"
@@ -58,7 +61,13 @@ async fn the_bundled_cassette_is_the_script_recorded_failures_included() {
             .iter()
             .map(|i| i.failure.clone())
             .collect::<Vec<_>>(),
-        [failure(PRIMARY), None, None, failure(PRIMARY), failure(MODEL)]
+        [
+            failure(PRIMARY),
+            None,
+            None,
+            failure(PRIMARY),
+            failure(MODEL)
+        ]
     );
 }
 
@@ -70,7 +79,9 @@ async fn it_replays_its_bundled_cassette_offline() {
 #[tokio::test]
 async fn offline_the_primary_fails_with_its_recorded_failure() {
     let cassette = Cassette::open(bundled_cassette(NAME), CassetteMode::Replay).unwrap();
-    let asked = example::ask_all(&Models::replaying(cassette)).await.unwrap();
+    let asked = example::ask_all(&Models::replaying(cassette))
+        .await
+        .unwrap();
     let first = &asked[0].calls[0];
     assert_eq!(first.agent, "primary");
     assert_eq!(
