@@ -13,3 +13,4 @@ mod ex03_composition;
 mod ex11_route_branching;
 mod ex12_fallback_chain;
 mod ex13_review_loop;
+mod ex14_map_over;
