@@ -53,11 +53,11 @@ enum Source {
     Live(Option<Cassette>),
     /// Every model built by this function (a test's scripted model), its calls recorded
     /// into the cassette if there is one.
-    Scripted(
-        Arc<dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync>,
-        Option<Cassette>,
-    ),
+    Scripted(Arc<MakeModel>, Option<Cassette>),
 }
+
+/// Makes a model from its id (a test's script).
+type MakeModel = dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync;
 
 impl Models {
     /// The models of `target` for the example `name`.
