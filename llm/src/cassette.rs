@@ -109,6 +109,7 @@ struct Shared {
     rules: MatchRules,
     pacing: ChunkPacing,
     max_bytes: u64,
+    keep_failures: bool,
     clock: SharedClock,
     state: Mutex<State>,
 }
@@ -130,9 +131,22 @@ pub struct CassetteBuilder {
     pacing: ChunkPacing,
     max_bytes: u64,
     clock: Option<SharedClock>,
+    keep_failures: bool,
 }
 
 impl CassetteBuilder {
+    /// Keeps a forwarded call that fails (default: not kept): its chunks so far and the
+    /// error's message are recorded as an interaction, and a replay answers the same
+    /// request with them, then fails with [`LlmError::Recorded`] carrying that message.
+    /// For pipelines that branch on a failure (a fallback chain): offline, the failed call
+    /// fails again, from the recording. Not for `M::retry` from `reel-compose`, whose replay
+    /// makes only its last attempt (decision 0058) and would be answered by the kept
+    /// failure of the first (decision 0063).
+    pub fn keep_failures(mut self, keep: bool) -> Self {
+        self.keep_failures = keep;
+        self
+    }
+
     /// Matches requests by `rules` (default: strict equality).
     pub fn rules(mut self, rules: MatchRules) -> Self {
         self.rules = rules;
@@ -193,6 +207,7 @@ impl CassetteBuilder {
                 rules: self.rules,
                 pacing: self.pacing,
                 max_bytes: self.max_bytes,
+                keep_failures: self.keep_failures,
                 clock: self
                     .clock
                     .unwrap_or_else(|| Arc::new(TokioClock::from_wall_clock())),
@@ -218,6 +233,7 @@ impl Cassette {
             pacing: ChunkPacing::Immediate,
             max_bytes: DEFAULT_MAX_CASSETTE_BYTES,
             clock: None,
+            keep_failures: false,
         }
     }
 
@@ -361,10 +377,18 @@ impl BaseLlm for CassetteLlm {
             let actual = Value::Object(json.clone());
             let key = shared.rules.normalized(&actual);
             if shared.mode != CassetteMode::Record
-                && let Some(chunks) = shared.recorded_answer(&request, &actual, &key).await?
+                && let Some((chunks, failure)) =
+                    shared.recorded_answer(&request, &actual, &key).await?
             {
                 let pacing = shared.pacing.check()?;
-                return Ok(replay_stream(start, chunks, ReplayEnd::Complete, pacing));
+                let end = match failure {
+                    None => ReplayEnd::Complete,
+                    Some(message) => ReplayEnd::Fail {
+                        delay_ns: 0,
+                        error: Box::new(LlmError::Recorded { message }),
+                    },
+                };
+                return Ok(replay_stream(start, chunks, end, pacing));
             }
             let Some(live) = self.live.clone() else {
                 return Err(CassetteError::NoLiveModel {
@@ -395,20 +419,25 @@ impl BaseLlm for CassetteLlm {
 }
 
 impl Shared {
-    /// The next unused recorded answer to the request normalized as `key`. `None` in auto
-    /// mode when there is none; in replay mode that is an error naming the request.
+    /// The next unused recorded answer to the request normalized as `key`: its chunks and,
+    /// for a kept failure, the failure's message. `None` in auto mode when there is none;
+    /// in replay mode that is an error naming the request.
     async fn recorded_answer(
         &self,
         request: &LlmRequest,
         actual: &Value,
         key: &Value,
-    ) -> Result<Option<Vec<RecordedChunk>>, CassetteError> {
+    ) -> Result<Option<(Vec<RecordedChunk>, Option<String>)>, CassetteError> {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         let hit = (0..state.keys.len()).find(|&i| !state.used[i] && state.keys[i] == *key);
         if let Some(index) = hit {
             state.used[index] = true;
-            return Ok(Some(state.file.interactions[index].response.clone()));
+            let interaction = &state.file.interactions[index];
+            return Ok(Some((
+                interaction.response.clone(),
+                interaction.failure.clone(),
+            )));
         }
         if self.mode == CassetteMode::Auto {
             return Ok(None);
@@ -515,28 +544,44 @@ impl Forward {
     }
 
     /// Collects the live answer whole, timing each chunk, then records it. A live failure
-    /// is returned as it is, and nothing is recorded.
+    /// is returned as it is; it is recorded (the chunks before it and its message) only
+    /// when the cassette keeps failures.
     async fn run(self) -> Result<Vec<RecordedChunk>, LlmError> {
-        let mut stream = self.live.generate_stream(self.request).await?;
         let (mut chunks, mut usage, mut last) = (Vec::new(), None, self.start);
-        while let Some(item) = stream.next().await {
-            let chunk = item?;
-            let now = Instant::now();
-            chunks.push(record_chunk(&chunk, now.saturating_duration_since(last)));
-            last = now;
-            if let Some(reported) = chunk.usage {
-                usage = Some(record_usage(reported));
-            }
-        }
+        let failure = match self.live.generate_stream(self.request).await {
+            Err(error) => Some(error),
+            Ok(mut stream) => loop {
+                match stream.next().await {
+                    None => break None,
+                    Some(Err(error)) => break Some(error),
+                    Some(Ok(chunk)) => {
+                        let now = Instant::now();
+                        chunks.push(record_chunk(&chunk, now.saturating_duration_since(last)));
+                        last = now;
+                        if let Some(reported) = chunk.usage {
+                            usage = Some(record_usage(reported));
+                        }
+                    }
+                }
+            },
+        };
+        let failure = match failure {
+            Some(error) if !self.shared.keep_failures => return Err(error),
+            kept => kept,
+        };
         let interaction = Interaction {
             request: self.json,
             response: chunks.clone(),
             recorded_at: self.recorded_at,
             usage,
             duration_ns: Some(nanos(last.saturating_duration_since(self.start))),
+            failure: failure.as_ref().map(ToString::to_string),
         };
         self.shared.append(interaction, self.key).await?;
-        Ok(chunks)
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(chunks),
+        }
     }
 }
 

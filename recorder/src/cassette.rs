@@ -76,6 +76,11 @@ pub struct Interaction {
     /// How long the call took, start to last chunk, in nanoseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ns: Option<u64>,
+    /// How the call failed, when it did: the error's message, after the chunks that came
+    /// before it. Written only by a cassette that keeps failures (decision 0063); a replay
+    /// answers the call with the same failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 impl Default for CassetteFile {

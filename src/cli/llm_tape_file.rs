@@ -146,6 +146,7 @@ pub fn export(path: &str, options: ExportOptions) -> Result<Exported, CliError> 
             recorded_at: tape.meta.recorded_at,
             usage: None,
             duration_ns: None,
+            failure: None,
         }],
     };
     let mut exported = export_cassette(&cassette, &bytes, options);

@@ -149,7 +149,7 @@ pub(crate) struct RecordedCall {
 #[derive(Debug)]
 pub(crate) enum Lookup {
     /// The recorded call that answers it.
-    Found(RecordedCall),
+    Found(Box<RecordedCall>),
     /// None: the closest recorded call of the test and how it differs, if the test has any.
     Missing(Option<(PathBuf, usize, Vec<PathDiff>)>),
 }
@@ -244,7 +244,7 @@ impl RestIndex {
             .or_else(|| matching.first().copied());
         if let Some(i) = chosen {
             calls[i].1 = true;
-            return Lookup::Found(calls[i].0.clone());
+            return Lookup::Found(Box::new(calls[i].0.clone()));
         }
         let closest = eligible
             .iter()

@@ -380,6 +380,7 @@ async fn record<W: AsyncWrite + Unpin + ?Sized>(
     let interaction = Interaction {
         request: request.clone(),
         duration_ns: Some(u64::try_from(previous.as_nanos()).unwrap_or(u64::MAX)),
+        failure: None,
         usage: response.iter().rev().find_map(|chunk| chunk.usage),
         response,
         recorded_at,

@@ -81,6 +81,7 @@ async fn stand_in_api() -> RunningServer {
         recorded_at: Timestamp::from_epoch_ms(1_718_000_000_000),
         usage: None,
         duration_ns: None,
+        failure: None,
     });
     TapeServer::replay(TapeLibrary::new().with_entries("stand-in", entries))
         .cassettes(CassetteLibrary::new().with_cassette("rest.cassette.json", cassette))

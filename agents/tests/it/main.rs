@@ -6,6 +6,7 @@ mod scripted_llm;
 mod combinators;
 mod decisions;
 mod live_bridges;
+mod map_over;
 mod replay;
 mod resolvers;
 mod tool_loop;

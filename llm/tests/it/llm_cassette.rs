@@ -434,6 +434,71 @@ async fn a_live_failure_is_returned_as_it_is_and_nothing_is_recorded() {
     assert!(!path.exists());
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_cassette_keeping_failures_records_them_and_a_replay_fails_the_same_way() {
+    let dir = TempDir::new("kept-failures");
+    let path = dir.join("c.json");
+    let live = ScriptedLlm::new(
+        "gemini-2.5-flash",
+        [
+            Answer::Steps(vec![
+                Step::Chunk(ms(1), LlmChunk::text("par")),
+                Step::Fail(ms(1), "overloaded"),
+            ]),
+            Answer::Refuse("down"),
+        ],
+    );
+    let recording = Cassette::builder(&path, CassetteMode::Record)
+        .clock(fixed_clock())
+        .keep_failures(true)
+        .open()
+        .unwrap();
+    let model = recording.wrap(live);
+    // Live, each failure is returned as it is.
+    let mid_stream = model.generate(request("a")).await.unwrap_err();
+    assert!(
+        matches!(mid_stream, LlmError::Http { status: 503, ref message, .. } if message == "overloaded"),
+        "{mid_stream:?}"
+    );
+    let refused = model.generate(request("b")).await.unwrap_err();
+    assert!(
+        matches!(refused, LlmError::Http { status: 500, .. }),
+        "{refused:?}"
+    );
+    let file = read_cassette(&path);
+    assert_eq!(answers(&file), ["par", ""]);
+    assert_eq!(
+        file.interactions
+            .iter()
+            .map(|i| i.failure.clone())
+            .collect::<Vec<_>>(),
+        [Some(mid_stream.to_string()), Some(refused.to_string())]
+    );
+
+    // Replayed: the chunks before the failure, then the failure's message.
+    let replay = open(&path, CassetteMode::Replay);
+    let model = replay.model("gemini-2.5-flash");
+    let items: Vec<_> = model
+        .generate_stream(request("a"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].as_ref().unwrap().text, "par");
+    assert!(
+        matches!(&items[1], Err(LlmError::Recorded { message }) if *message == mid_stream.to_string()),
+        "{:?}",
+        items[1]
+    );
+    let error = model.generate(request("b")).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("the recorded call failed: {refused}")
+    );
+    assert_eq!(replay.unused().await, Vec::<usize>::new());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_from_many_tasks_are_all_saved() {
     let dir = TempDir::new("concurrent");

@@ -31,6 +31,7 @@ fn interaction(question: &str, answer: &[&str]) -> Interaction {
             total_tokens: 5,
         }),
         duration_ns: Some(1_000_000),
+        failure: None,
     }
 }
 
@@ -42,6 +43,7 @@ fn two_calls() -> CassetteFile {
             Interaction {
                 usage: None,
                 duration_ns: None,
+                failure: None,
                 ..interaction("bye", &["Bye"])
             },
         ],

@@ -148,6 +148,7 @@ fn written_cassettes_validate() {
                 recorded_at: t.meta.recorded_at,
                 usage: t.stream[1].usage,
                 duration_ns: Some(250_000),
+                failure: None,
             },
             Interaction {
                 request: t.request.clone(),
@@ -155,6 +156,7 @@ fn written_cassettes_validate() {
                 recorded_at: "2025-12-10T18:00:00+01:00".parse().unwrap(),
                 usage: None,
                 duration_ns: None,
+                failure: None,
             },
         ],
     };

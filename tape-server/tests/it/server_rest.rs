@@ -47,6 +47,7 @@ fn interaction(method: RestMethod, body: Value, pieces: Vec<Value>) -> Interacti
         recorded_at: Timestamp::from_epoch_ms(T0),
         usage: None,
         duration_ns: None,
+        failure: None,
     }
 }
 

@@ -7,7 +7,13 @@
 mod example_process;
 mod support;
 
+mod ex01_foundations;
+mod ex02_combinators;
+mod ex03_composition;
+mod ex11_route_branching;
+mod ex12_fallback_chain;
 mod ex13_review_loop;
+mod ex14_map_over;
 mod ex29_live_voice;
 mod ex34_tool_policies;
 mod ex37_governed_flow;

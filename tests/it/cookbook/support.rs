@@ -217,10 +217,30 @@ where
     F: FnOnce(Cassette) -> Fut,
     Fut: Future<Output = Result<String, Box<dyn Error>>>,
 {
+    record_and_check(name, false, run).await;
+}
+
+/// [`check_recorded`] with a cassette that keeps failed calls (decision 0063), for an
+/// example whose script fails a call on purpose (a fallback).
+#[allow(dead_code)] // for the examples whose model fails
+pub async fn check_recorded_keeping_failures<F, Fut>(name: &str, run: F)
+where
+    F: FnOnce(Cassette) -> Fut,
+    Fut: Future<Output = Result<String, Box<dyn Error>>>,
+{
+    record_and_check(name, true, run).await;
+}
+
+async fn record_and_check<F, Fut>(name: &str, keep_failures: bool, run: F)
+where
+    F: FnOnce(Cassette) -> Fut,
+    Fut: Future<Output = Result<String, Box<dyn Error>>>,
+{
     let dir = TempDir::new(&format!("cookbook-{name}"));
     let path = dir.join(&format!("{name}.cassette.json"));
     let cassette = Cassette::builder(&path, CassetteMode::Record)
         .clock(Arc::new(TokioClock::anchored_at(RECORDED_FROM_MS)))
+        .keep_failures(keep_failures)
         .open()
         .unwrap();
     let printed = run(cassette)
