@@ -81,10 +81,12 @@ pub use contracts::{
 };
 pub use guards::{G, GuardViolation, Guards};
 pub use middleware::{
-    AuditEntry, AuditLog, FallbackModelLlm, LatencyLog, LatencyRecord, M, Metrics, MetricsSnapshot,
-    Middleware,
+    AuditEntry, AuditLog, CostLedger, CostReport, FallbackModelLlm, LatencyLog, LatencyRecord, M,
+    Metrics, MetricsSnapshot, Middleware, ModelCost,
 };
 pub use patterns::{cascade, fan_out_merge, review_loop, supervised};
 pub use prompt::{P, Prompt, PromptSection, PromptSectionKind};
+/// The price table `M::cost` reads (`reel-eval`'s: the file `reel eval --prices` reads).
+pub use reel_eval::{ModelPrice, PriceTable};
 pub use state_transform::{S, StatePredicate, StateTransform};
 pub use tools::{BuiltinTool, T, Tools};

@@ -5,6 +5,7 @@ mod scripted;
 
 mod builder;
 mod contracts;
+mod cost_and_rate_limit;
 mod end_to_end;
 mod middleware;
 mod namespaces;
