@@ -8,3 +8,4 @@ mod example_process;
 mod support;
 
 mod ex13_review_loop;
+mod ex15_middleware_stack;
