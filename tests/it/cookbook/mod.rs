@@ -9,3 +9,4 @@ mod support;
 
 mod ex13_review_loop;
 mod ex15_middleware_stack;
+mod ex19_agent_tool;
