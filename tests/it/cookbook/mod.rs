@@ -10,3 +10,4 @@ mod support;
 mod ex13_review_loop;
 mod ex15_middleware_stack;
 mod ex19_agent_tool;
+mod ex20_supervised;
