@@ -54,6 +54,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod agent;
+mod artifact_store;
 mod artifacts;
 mod builder;
 mod composable;
@@ -68,6 +69,7 @@ mod state_transform;
 mod tools;
 
 pub use agent::ComposedAgent;
+pub use artifact_store::{ArtifactStore, ArtifactStoreError, StoredArtifact};
 pub use artifacts::{A, Artifact, Artifacts, JSON_MIME, TEXT_MIME};
 pub use builder::{AgentBuilder, AgentConfig, Keys};
 pub use composable::{

@@ -3,6 +3,7 @@
 #[path = "../support/scripted.rs"]
 mod scripted;
 
+mod artifact_store;
 mod builder;
 mod contracts;
 mod cost_and_rate_limit;

@@ -9,5 +9,6 @@ mod support;
 
 mod ex13_review_loop;
 mod ex15_middleware_stack;
+mod ex18_artifacts;
 mod ex19_agent_tool;
 mod ex20_supervised;
