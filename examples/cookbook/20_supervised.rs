@@ -136,26 +136,24 @@ where
 
 /// The reviewer on the terminal: the draft on standard error, the answer from standard
 /// input (`y` approves; anything else rejects, the line being the reason).
-fn ask_on_the_terminal(draft: String) -> impl Future<Output = Approval> + Send + 'static {
-    async move {
-        let answer = tokio::task::spawn_blocking(move || {
-            let mut stderr = std::io::stderr();
-            let _ = write!(
-                stderr,
-                "draft: {draft}\napprove? y, or the reason to reject: "
-            );
-            let _ = stderr.flush();
-            let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line).map(|_| line)
-        })
-        .await;
-        match answer {
-            Ok(Ok(line)) if line.trim().eq_ignore_ascii_case("y") => {
-                Approval::approve("you", "approved on the terminal")
-            }
-            Ok(Ok(line)) if !line.trim().is_empty() => Approval::reject("you", line.trim()),
-            _ => Approval::reject("you", "no answer on the terminal"),
+async fn ask_on_the_terminal(draft: String) -> Approval {
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut stderr = std::io::stderr();
+        let _ = write!(
+            stderr,
+            "draft: {draft}\napprove? y, or the reason to reject: "
+        );
+        let _ = stderr.flush();
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).map(|_| line)
+    })
+    .await;
+    match answer {
+        Ok(Ok(line)) if line.trim().eq_ignore_ascii_case("y") => {
+            Approval::approve("you", "approved on the terminal")
         }
+        Ok(Ok(line)) if !line.trim().is_empty() => Approval::reject("you", line.trim()),
+        _ => Approval::reject("you", "no answer on the terminal"),
     }
 }
 

@@ -46,6 +46,9 @@ pub struct Models {
     source: Source,
 }
 
+/// Builds a model from its id (a test's scripted model).
+type MakeModel = dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync;
+
 #[derive(Clone)]
 enum Source {
     /// Every model answered from this cassette, with no live model behind it.
@@ -54,10 +57,7 @@ enum Source {
     Live(Option<Cassette>),
     /// Every model built by this function (a test's scripted model), its calls recorded
     /// into the cassette if there is one.
-    Scripted(
-        Arc<dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync>,
-        Option<Cassette>,
-    ),
+    Scripted(Arc<MakeModel>, Option<Cassette>),
 }
 
 impl Models {
