@@ -49,6 +49,15 @@ pub enum Choice {
         /// What it decided, in the layer's own shape.
         outcome: serde_json::Value,
     },
+    /// What a person decided at an [`ApprovalTextAgent`](crate::ApprovalTextAgent).
+    Approval {
+        /// Whether they approved.
+        approved: bool,
+        /// Who decided.
+        by: String,
+        /// What they said.
+        note: String,
+    },
 }
 
 /// A choice and the agent that made it.

@@ -103,6 +103,17 @@ pub enum AgentError {
         /// What did not fit.
         problem: String,
     },
+    /// An approver rejected what an [`ApprovalTextAgent`](crate::ApprovalTextAgent) asked
+    /// about.
+    #[error("agent `{agent}`: rejected by {by}: {reason}")]
+    Rejected {
+        /// The approval step.
+        agent: String,
+        /// Who rejected it.
+        by: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl AgentError {
@@ -117,6 +128,7 @@ impl AgentError {
             | AgentError::Failed { agent, .. }
             | AgentError::Task { agent, .. }
             | AgentError::Decision { agent, .. }
+            | AgentError::Rejected { agent, .. }
             | AgentError::ToolRounds { agent, .. }
             | AgentError::ToolState { agent, .. } => agent,
         }

@@ -9,13 +9,14 @@
 //! ([`ParallelTextAgent`]), first success ([`RaceTextAgent`]), by state
 //! ([`RouteTextAgent`]), until one succeeds ([`FallbackTextAgent`]), repeatedly
 //! ([`LoopTextAgent`]), per list item ([`MapOverTextAgent`]), under a deadline
-//! ([`TimeoutTextAgent`]), in the background ([`DispatchTextAgent`], [`JoinTextAgent`]).
+//! ([`TimeoutTextAgent`]), in the background ([`DispatchTextAgent`], [`JoinTextAgent`]);
+//! [`ApprovalTextAgent`] stops a pipeline until a person approves or rejects.
 //!
 //! **Record and replay.** Every model call goes through the [`reel_llm::BaseLlm`] the agent
 //! was given: wrap it in a [`reel_llm::Cassette`] and a pipeline's calls are recorded, and a
 //! cassette replay runs the pipeline with no model call. A choice made by timing (a race's
-//! winner, a deadline passing) is kept in a [`Decisions`] log so a replay makes the same
-//! one (decision 0054).
+//! winner, a deadline passing) or by a person (an approval) is kept in a [`Decisions`] log
+//! so a replay makes the same one (decision 0054).
 //!
 //! From a live session: [`TextAgentTool`] is an agent as a tool, and
 //! [`BackgroundAgentDispatcher`] runs agents detached with results in state.
@@ -24,6 +25,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod agent;
+mod approval;
 mod background;
 mod decisions;
 mod dispatch;
@@ -44,6 +46,7 @@ mod tool;
 mod tool_round;
 
 pub use agent::{INPUT_KEY, OUTPUT_KEY, SharedAgent, TextAgent};
+pub use approval::{Approval, ApprovalTextAgent};
 pub use background::BackgroundAgentDispatcher;
 pub use decisions::{
     Choice, DECISIONS_VERSION, Decision, DecisionFile, DecisionMode, Decisions, DecisionsError,

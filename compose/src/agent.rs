@@ -15,7 +15,9 @@ use serde_json::{Map, Value, json};
 use crate::artifacts::{Artifact, validate};
 use crate::builder::AgentConfig;
 use crate::context_policy::HISTORY_KEY;
-use crate::middleware::{AgentLayer, FallbackModelLlm, LayerCtx, LayerSpec, run_layered};
+use crate::middleware::{
+    AgentLayer, CostLlm, FallbackModelLlm, LayerCtx, LayerSpec, run_layered,
+};
 use crate::{Artifacts, ProcessedLlm, Tools};
 
 /// A built agent: each run renders the instruction from the state, shapes the conversation
@@ -57,12 +59,20 @@ impl ComposedAgent {
         decisions: Option<Decisions>,
     ) -> Self {
         let mut llm = llm;
+        // `M::cost` sits next to the model, so each call is priced at the model it asked
+        // (a fallback's at the fallback's), whatever order the layers are written in.
+        for spec in &config.middleware.layers {
+            if let LayerSpec::Cost(ledger) = spec {
+                llm = Arc::new(CostLlm::new(llm, ledger.clone()));
+            }
+        }
         let mut layers = Vec::new();
         for spec in &config.middleware.layers {
             match spec {
                 LayerSpec::FallbackModel(model) => {
                     llm = Arc::new(FallbackModelLlm::new(llm, model.clone()));
                 }
+                LayerSpec::Cost(_) => {}
                 other => layers.extend(other.instantiate()),
             }
         }

@@ -57,6 +57,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod agent;
+mod artifact_store;
 mod artifacts;
 mod builder;
 mod composable;
@@ -73,6 +74,7 @@ mod state_transform;
 mod tools;
 
 pub use agent::ComposedAgent;
+pub use artifact_store::{ArtifactStore, ArtifactStoreError, StoredArtifact};
 pub use artifacts::{A, Artifact, Artifacts, JSON_MIME, TEXT_MIME};
 pub use builder::{AgentBuilder, AgentConfig, Keys};
 pub use composable::{
@@ -87,8 +89,8 @@ pub use contracts::{
 pub use guards::{G, GuardViolation, Guards};
 pub use harness::{AgentHarness, HarnessError, HarnessRun};
 pub use middleware::{
-    AuditEntry, AuditLog, FallbackModelLlm, LatencyLog, LatencyRecord, M, Metrics, MetricsSnapshot,
-    Middleware,
+    AuditEntry, AuditLog, CostLedger, CostReport, FallbackModelLlm, LatencyLog, LatencyRecord, M,
+    Metrics, MetricsSnapshot, Middleware, ModelCost,
 };
 pub use patterns::{cascade, fan_out_merge, review_loop, supervised};
 pub use processors::{
@@ -96,5 +98,7 @@ pub use processors::{
     ResponseProcessor, ResponseProcessorChain,
 };
 pub use prompt::{P, Prompt, PromptSection, PromptSectionKind};
+/// The price table `M::cost` reads (`reel-eval`'s: the file `reel eval --prices` reads).
+pub use reel_eval::{ModelPrice, PriceTable};
 pub use state_transform::{S, StatePredicate, StateTransform};
 pub use tools::{BuiltinTool, T, Tools};

@@ -3,6 +3,7 @@
 #[path = "../support/scripted_llm.rs"]
 mod scripted_llm;
 
+mod approval;
 mod combinators;
 mod decisions;
 mod live_bridges;

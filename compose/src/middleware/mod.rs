@@ -13,19 +13,22 @@
 //! | `M::latency` | the elapsed time | `{"layer": "latency", "outcome": {"ms": 120}}` | reports the recorded time |
 //! | `M::circuit_breaker` | the cool-down | `{"layer": "circuitBreaker", "outcome": {"state": "open"}}` | decides the same state |
 //! | `M::cache` | an entry's age | `{"layer": "cache", "outcome": {"hit": true}}` | hits where the recording hit |
+//! | `M::rate_limit` | the token bucket's refill | `{"layer": "rateLimit", "outcome": {"waitedMs": 500}}` | makes the call at once, no wait |
 //!
 //! Each layer's decisions are kept under `{agent}.{layer}` (`writer.retry`), so each reads
 //! its own in order. A retry or a timeout around other deciding layers also records which
 //! of their decisions its failed attempts (or the run it cut short) made (`skipped`), and
 //! its replay drops them, since it does not run those again.
 //!
-//! `M::log`, `M::audit`, `M::metrics`, `M::dedup` and `M::fallback_model` read no clock:
-//! they decide the same on the same answers, which the cassette gives back.
+//! `M::log`, `M::audit`, `M::metrics`, `M::dedup`, `M::fallback_model` and `M::cost` read
+//! no clock: they decide the same on the same answers, which the cassette gives back.
 
 mod breaker;
 mod cache;
+mod cost;
 mod fallback_model;
 mod observe;
+mod rate_limit;
 mod retry;
 
 use std::fmt;
@@ -38,6 +41,8 @@ use reel_actors::state::State;
 use reel_agents::{AgentError, Choice, DecisionMode, Decisions, SharedAgent, TextAgent};
 use serde_json::Value;
 
+pub(crate) use cost::CostLlm;
+pub use cost::{CostLedger, CostReport, ModelCost};
 pub use fallback_model::FallbackModelLlm;
 pub use observe::{AuditEntry, AuditLog, LatencyLog, LatencyRecord, Metrics, MetricsSnapshot};
 
@@ -200,6 +205,8 @@ pub(crate) enum LayerSpec {
     Dedup,
     Metrics(Metrics),
     FallbackModel(String),
+    Cost(CostLedger),
+    RateLimit(u32),
 }
 
 impl LayerSpec {
@@ -220,10 +227,12 @@ impl LayerSpec {
             LayerSpec::Dedup => "M::dedup()".to_owned(),
             LayerSpec::Metrics(_) => "M::metrics(..)".to_owned(),
             LayerSpec::FallbackModel(model) => format!("M::fallback_model({model})"),
+            LayerSpec::Cost(_) => "M::cost(..)".to_owned(),
+            LayerSpec::RateLimit(per_second) => format!("M::rate_limit({per_second})"),
         }
     }
 
-    /// The layer with fresh memory; `None` for the model-level `fallback_model`.
+    /// The layer with fresh memory; `None` for the model-level `fallback_model` and `cost`.
     pub(crate) fn instantiate(&self) -> Option<Arc<dyn AgentLayer>> {
         Some(match self {
             LayerSpec::Log => Arc::new(observe::LogLayer),
@@ -241,7 +250,10 @@ impl LayerSpec {
             LayerSpec::Cache { ttl } => Arc::new(cache::CacheLayer::new(*ttl)),
             LayerSpec::Dedup => Arc::new(cache::DedupLayer::default()),
             LayerSpec::Metrics(metrics) => Arc::new(observe::MetricsLayer(metrics.clone())),
-            LayerSpec::FallbackModel(_) => return None,
+            LayerSpec::RateLimit(per_second) => {
+                Arc::new(rate_limit::RateLimitLayer::new(*per_second))
+            }
+            LayerSpec::FallbackModel(_) | LayerSpec::Cost(_) => return None,
         })
     }
 }
@@ -448,5 +460,23 @@ impl M {
     /// replays both.
     pub fn fallback_model(model: &str) -> Middleware {
         Middleware::one(LayerSpec::FallbackModel(model.to_owned()))
+    }
+
+    /// Charges every answered model call to `ledger`: its tokens at its request's model's
+    /// prices (the ledger's [`PriceTable`](reel_eval::PriceTable), per million tokens;
+    /// thinking billed as output). It sits next to the model, inside `M::fallback_model`
+    /// wherever it is written, so a fallback is charged at the fallback's price. No clock:
+    /// a cassette replay gives back the usage and costs the same.
+    pub fn cost(ledger: &CostLedger) -> Middleware {
+        Middleware::one(LayerSpec::Cost(ledger.clone()))
+    }
+
+    /// At most `per_second` calls a second for this agent (a token bucket: `per_second`
+    /// calls at once, then one every `1/per_second` s; at least one a second); a call
+    /// over the limit waits for its turn. Each call's wait is recorded
+    /// (`{"waitedMs": 500}`), and a replay makes the call at once: it decides the same
+    /// without the clock.
+    pub fn rate_limit(per_second: u32) -> Middleware {
+        Middleware::one(LayerSpec::RateLimit(per_second))
     }
 }

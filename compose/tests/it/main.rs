@@ -3,8 +3,10 @@
 #[path = "../support/scripted.rs"]
 mod scripted;
 
+mod artifact_store;
 mod builder;
 mod contracts;
+mod cost_and_rate_limit;
 mod end_to_end;
 mod harness;
 mod middleware;

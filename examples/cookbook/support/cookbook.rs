@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use reel::agents::Decisions;
 use reel::llm::{BaseLlm, Cassette, CassetteMode, GeminiLlm, LlmInterceptor};
 
 /// The model the cookbook's agents ask unless an example says otherwise.
@@ -45,8 +46,6 @@ pub struct Models {
     source: Source,
 }
 
-/// Makes a model from its id (a test's scripted model).
-type MakeModel = Arc<dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync>;
 
 #[derive(Clone)]
 enum Source {
@@ -120,6 +119,49 @@ impl Models {
     /// The cookbook's default model, [`MODEL`].
     pub fn default_model(&self) -> Result<Arc<dyn BaseLlm>, Box<dyn Error>> {
         self.get(MODEL)
+    }
+
+    /// The cassette the calls are answered from or recorded into, if any.
+    fn cassette(&self) -> Option<&Cassette> {
+        match &self.source {
+            Source::Cassette(cassette) => Some(cassette),
+            Source::Live(record) | Source::Scripted(_, record) => record.as_ref(),
+        }
+    }
+
+    /// The decisions log for what the example's agents decide by the clock (a rate
+    /// limit's waits, a race's winner): read from beside the cassette when the calls are
+    /// answered from it (`NN_name.decisions.json`), recording otherwise. Give it to
+    /// [`Models::keep_decisions`] when the run is over.
+    pub fn decisions(&self) -> Result<Decisions, Box<dyn Error>> {
+        Ok(match &self.source {
+            Source::Cassette(cassette) => Decisions::open(Decisions::path_beside(cassette.path()))?,
+            Source::Live(_) | Source::Scripted(..) => Decisions::record(),
+        })
+    }
+
+    /// After a run: a recorded `decisions` log is written beside the recording cassette
+    /// (if there is one); a replayed one must have been read whole, else the run did not
+    /// decide as recorded and this is an error naming the decisions left.
+    pub fn keep_decisions(&self, decisions: &Decisions) -> Result<(), Box<dyn Error>> {
+        match &self.source {
+            Source::Cassette(cassette) => {
+                let unused = decisions.unused();
+                if !unused.is_empty() {
+                    return Err(format!(
+                        "{}: decisions {unused:?} were recorded but not made again",
+                        Decisions::path_beside(cassette.path()).display()
+                    )
+                    .into());
+                }
+            }
+            Source::Live(_) | Source::Scripted(..) => {
+                if let Some(cassette) = self.cassette() {
+                    decisions.save(Decisions::path_beside(cassette.path()))?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
