@@ -11,6 +11,9 @@ pub use reel_actors as actors;
 /// Text agents and their combinators (the `reel-agents` crate): pipelines over `BaseLlm`
 /// that record into cassettes and replay offline.
 pub use reel_agents as agents;
+/// The composition layer (the `reel-compose` crate): `AgentBuilder`, the operators
+/// `>> | * /`, the `S C T P M A G` namespaces, patterns and build-time data contracts.
+pub use reel_compose as compose;
 /// Evaluation over recordings: `E::` suites scored over wire logs, traces and cassettes,
 /// reported as JSON, JUnit XML, Markdown and TRX (the `reel-eval` crate).
 pub use reel_eval as eval;
