@@ -1,6 +1,7 @@
 //! What every cookbook example shares: where its models come from (the bundled cassette,
-//! offline, by default; the Gemini REST API with `--live`, recorded with `--record PATH`)
-//! and its `main`.
+//! offline, by default; the Gemini REST API with `--live`, recorded with `--record PATH`),
+//! the log of the choices it makes by timing (`NN_name.decisions.json` beside the cassette,
+//! for races and deadlines) and its `main`.
 //!
 //! An example is an `async fn run(models: &Models) -> Result<String, Box<dyn Error>>`
 //! returning what it prints; [`main`] parses the arguments, builds the [`Models`] and
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use reel::agents::{DecisionFile, Decisions};
 use reel::llm::{BaseLlm, Cassette, CassetteMode, GeminiLlm, LlmInterceptor};
 
 /// The model the cookbook's agents ask unless an example says otherwise.
@@ -39,10 +41,26 @@ pub enum Target {
     },
 }
 
-/// The models an example asks, by model id, all answered the same way.
+/// The decisions log that goes with the cassette at `cassette` (`X.decisions.json` beside
+/// `X.cassette.json`), replaying: empty when there is no such file, so an example that
+/// decides nothing by timing needs none.
+fn replayed_decisions(cassette: &Path) -> Result<Decisions, String> {
+    let path = Decisions::path_beside(cassette);
+    if path.exists() {
+        Decisions::open(path).map_err(|error| error.to_string())
+    } else {
+        Ok(Decisions::replay(DecisionFile::default()))
+    }
+}
+
+/// The models an example asks, by model id, all answered the same way, and the log of the
+/// choices its pipeline makes by timing (a race's winner, a deadline), recorded with the
+/// calls and replayed with them.
 #[derive(Clone)]
 pub struct Models {
     source: Source,
+    /// The log, or why the bundled one could not be read (an error once it is asked for).
+    decisions: Result<Decisions, String>,
 }
 
 #[derive(Clone)]
@@ -62,22 +80,27 @@ enum Source {
 impl Models {
     /// The models of `target` for the example `name`.
     pub fn for_target(name: &str, target: &Target) -> Result<Models, Box<dyn Error>> {
-        let source = match target {
-            Target::Bundled => Source::Cassette(Cassette::open(
-                bundled_cassette(name),
-                CassetteMode::Replay,
-            )?),
-            Target::Live { record: None } => Source::Live(None),
-            Target::Live { record: Some(path) } => {
-                Source::Live(Some(Cassette::open(path, CassetteMode::Record)?))
+        let (source, decisions) = match target {
+            Target::Bundled => {
+                let path = bundled_cassette(name);
+                let decisions = Ok(replayed_decisions(&path)?);
+                let cassette = Cassette::open(path, CassetteMode::Replay)?;
+                (Source::Cassette(cassette), decisions)
             }
+            Target::Live { record: None } => (Source::Live(None), Ok(Decisions::record())),
+            Target::Live { record: Some(path) } => (
+                Source::Live(Some(Cassette::open(path, CassetteMode::Record)?)),
+                Ok(Decisions::record()),
+            ),
         };
-        Ok(Models { source })
+        Ok(Models { source, decisions })
     }
 
-    /// Every model answered from `cassette` alone (a test replaying the bundled cassette).
+    /// Every model answered from `cassette` alone (a test replaying the bundled cassette),
+    /// the decisions replayed from the file beside it (none if there is no such file).
     pub fn replaying(cassette: Cassette) -> Models {
         Models {
+            decisions: replayed_decisions(cassette.path()),
             source: Source::Cassette(cassette),
         }
     }
@@ -90,7 +113,15 @@ impl Models {
     ) -> Models {
         Models {
             source: Source::Scripted(Arc::new(make), cassette),
+            decisions: Ok(Decisions::record()),
         }
+    }
+
+    /// The log of the pipeline's timing-dependent choices: replaying with the bundled
+    /// cassette (from `NN_name.decisions.json` beside it), recording otherwise. Clones
+    /// share the log. An error if the file beside the cassette cannot be read.
+    pub fn decisions(&self) -> Result<Decisions, Box<dyn Error>> {
+        Ok(self.decisions.clone()?)
     }
 
     /// The model `id`.
@@ -170,7 +201,14 @@ where
     };
     let outcome = runtime.block_on(async {
         let models = Models::for_target(name, &target)?;
-        run(models).await
+        let decisions = models.decisions()?;
+        let printed = run(models).await?;
+        if let Target::Live { record: Some(path) } = &target
+            && !decisions.snapshot().decisions.is_empty()
+        {
+            decisions.save(Decisions::path_beside(path))?;
+        }
+        Ok::<_, Box<dyn Error>>(printed)
     });
     match outcome {
         Ok(printed) => {
