@@ -8,3 +8,4 @@ mod example_process;
 mod support;
 
 mod ex13_review_loop;
+mod ex21_full_algebra;
