@@ -14,7 +14,8 @@
 //! - **Namespaces**: [`S`] state transforms and predicates, [`C`] context policies, [`P`]
 //!   prompt sections, [`T`] tools, [`M`] middleware, [`A`] artifacts, [`G`] output guards.
 //! - **Patterns**: [`review_loop`], [`cascade`], [`fan_out_merge`], [`supervised`].
-//! - **Contracts**: [`check_contracts`], [`infer_data_flow`], [`diagnose`].
+//! - **Contracts**: [`check_contracts`], [`infer_data_flow`], [`diagnose`] (and their
+//!   `_with` forms, given the keys the caller sets up).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -77,7 +78,7 @@ pub use composable::{
 pub use context_policy::{C, ContextPolicy, HISTORY_KEY};
 pub use contracts::{
     ContractViolation, DataFlowEdge, check_contracts, check_contracts_with, diagnose,
-    infer_data_flow,
+    diagnose_with, infer_data_flow,
 };
 pub use guards::{G, GuardViolation, Guards};
 pub use middleware::{
