@@ -10,3 +10,4 @@ mod support;
 mod ex13_review_loop;
 mod ex21_full_algebra;
 mod ex22_contract_testing;
+mod ex26_dispatch_join;
