@@ -11,3 +11,4 @@ mod ex13_review_loop;
 mod ex21_full_algebra;
 mod ex22_contract_testing;
 mod ex26_dispatch_join;
+mod ex27_race_timeout;
