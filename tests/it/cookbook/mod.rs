@@ -12,3 +12,4 @@ mod ex21_full_algebra;
 mod ex22_contract_testing;
 mod ex26_dispatch_join;
 mod ex27_race_timeout;
+mod ex24_customer_support;
