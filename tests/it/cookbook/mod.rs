@@ -13,3 +13,4 @@ mod ex22_contract_testing;
 mod ex26_dispatch_join;
 mod ex27_race_timeout;
 mod ex24_customer_support;
+mod ex25_code_review;
