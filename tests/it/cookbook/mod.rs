@@ -14,3 +14,5 @@ mod ex26_dispatch_join;
 mod ex27_race_timeout;
 mod ex24_customer_support;
 mod ex25_code_review;
+mod ex23_deep_research;
+mod ex30_production_pipeline;
