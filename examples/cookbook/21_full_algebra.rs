@@ -30,7 +30,8 @@ use std::sync::{Arc, Mutex};
 use cookbook::Models;
 use reel::actors::state::State;
 use reel::compose::{
-    A, AgentBuilder, AuditLog, C, Composable, ContextPolicy, G, M, Metrics, P, S, T, diagnose, until_state,
+    A, AgentBuilder, AuditLog, C, Composable, ContextPolicy, G, M, Metrics, P, S, T, diagnose,
+    until_state,
 };
 use reel::protocol::Content;
 use serde_json::{Value, json};
@@ -73,7 +74,11 @@ pub fn writer_context() -> ContextPolicy {
 
 /// The tree. `audit` and `metrics` are shared by every agent in it; `facts_asked` records
 /// each call of the `release_facts` tool.
-pub fn tree(audit: &AuditLog, metrics: &Metrics, facts_asked: Arc<Mutex<Vec<String>>>) -> Composable {
+pub fn tree(
+    audit: &AuditLog,
+    metrics: &Metrics,
+    facts_asked: Arc<Mutex<Vec<String>>>,
+) -> Composable {
     let observed = || M::audit(audit) | M::metrics(metrics);
     let facts = T::simple(
         "release_facts",
@@ -101,11 +106,15 @@ pub fn tree(audit: &AuditLog, metrics: &Metrics, facts_asked: Arc<Mutex<Vec<Stri
         .temperature(0.2)
         .middleware(observed());
     let developer = AgentBuilder::new("developer_angle")
-        .instruction(P::task("Say in one sentence what the facts mean for a developer"))
+        .instruction(P::task(
+            "Say in one sentence what the facts mean for a developer",
+        ))
         .output_key("developer_angle")
         .middleware(observed());
     let operator = AgentBuilder::new("operator_angle")
-        .instruction(P::task("Say in one sentence what the facts mean for an operator"))
+        .instruction(P::task(
+            "Say in one sentence what the facts mean for an operator",
+        ))
         .output_key("operator_angle")
         .middleware(observed());
     let writer = AgentBuilder::new("writer")
@@ -119,7 +128,9 @@ pub fn tree(audit: &AuditLog, metrics: &Metrics, facts_asked: Arc<Mutex<Vec<Stri
         .output_key("draft")
         .middleware(observed());
     let critic = AgentBuilder::new("critic")
-        .instruction(P::task("Answer good if the note is ready, else say what to change"))
+        .instruction(P::task(
+            "Answer good if the note is ready, else say what to change",
+        ))
         .output_key("verdict")
         .middleware(observed());
     let polish_pro = AgentBuilder::new("polish_pro")
@@ -133,7 +144,9 @@ pub fn tree(audit: &AuditLog, metrics: &Metrics, facts_asked: Arc<Mutex<Vec<Stri
         .instruction(P::task("Cut every word the note does not need"))
         .middleware(observed());
     let packager = AgentBuilder::new("packager")
-        .instruction(P::task("Package the note as JSON with a headline and a body") + P::format("JSON"))
+        .instruction(
+            P::task("Package the note as JSON with a headline and a body") + P::format("JSON"),
+        )
         .artifacts(A::json_output("release_note", "The packaged note").schema(note_schema()))
         .guard(G::non_empty() | G::not_contains(&["revolutionary"]))
         .middleware(observed());
@@ -166,14 +179,21 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .clone();
-    out.push_str(&format!("T:: release_facts called for: {}\n", asked.join(", ")));
+    out.push_str(&format!(
+        "T:: release_facts called for: {}\n",
+        asked.join(", ")
+    ));
     for key in ["audience", "developer_angle", "operator_angle", "verdict"] {
         let value = state.get::<String>(key).unwrap_or_default();
         out.push_str(&format!("S:: state[{key}] = {value}\n"));
     }
     let history: Vec<Content> = serde_json::from_value(conversation())?;
     for turn in writer_context().apply(&history) {
-        let text: String = turn.parts().iter().filter_map(|p| p.text.as_deref()).collect();
+        let text: String = turn
+            .parts()
+            .iter()
+            .filter_map(|p| p.text.as_deref())
+            .collect();
         out.push_str(&format!(
             "C:: {} keeps, of {} turns so far, the {}: {text}\n",
             writer_context().label(),

@@ -35,7 +35,8 @@ pub const NAME: &str = "22_contract_testing";
 /// The state key the caller sets before the pipeline runs: the invoice as text.
 pub const INVOICE_TEXT: &str = "invoice_text";
 /// The invoice the pipeline reads.
-pub const INVOICE: &str = "ACME Tools, invoice 2026-118: 3 hammers at 12.50 EUR, VAT 20%, total 45.00 EUR";
+pub const INVOICE: &str =
+    "ACME Tools, invoice 2026-118: 3 hammers at 12.50 EUR, VAT 20%, total 45.00 EUR";
 /// An invoice whose extraction the model gets wrong (the total as words).
 pub const SMUDGED: &str = "Brightline Ltd, invoice 77: consulting, total twelve hundred GBP";
 
@@ -59,7 +60,9 @@ pub fn invoice_schema() -> Value {
 /// output artifact with its schema).
 pub fn extractor() -> AgentBuilder {
     AgentBuilder::new("extractor")
-        .instruction(P::task("Extract the invoice's vendor, net amount, VAT rate, total and currency"))
+        .instruction(P::task(
+            "Extract the invoice's vendor, net amount, VAT rate, total and currency",
+        ))
         .temperature(0.0)
         .artifacts(
             A::text_input(INVOICE_TEXT, "The invoice as text")
@@ -85,13 +88,16 @@ pub fn miswired() -> Composable {
             | checker("tax", "Check the VAT rate for the vendor's country")
                 .reads("check")
                 .output_key("check"))
-        >> AgentBuilder::new("summary").reads(["check"]).output_key("summary")
+        >> AgentBuilder::new("summary")
+            .reads(["check"])
+            .output_key("summary")
 }
 
 /// The same pipeline wired right.
 pub fn fixed() -> Composable {
     extractor()
-        >> (checker("arithmetic", "Check that net plus VAT is the total").output_key("arithmetic_check")
+        >> (checker("arithmetic", "Check that net plus VAT is the total")
+            .output_key("arithmetic_check")
             | checker("tax", "Check the VAT rate for the vendor's country").output_key("tax_check"))
         >> AgentBuilder::new("summary")
             .instruction(
@@ -114,10 +120,16 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     let given = [INVOICE_TEXT];
     let mut out = String::from("== mis-wired: check_contracts ==\n");
     for violation in check_contracts_with(&miswired(), &given) {
-        let level = if violation.is_error() { "error" } else { "warning" };
+        let level = if violation.is_error() {
+            "error"
+        } else {
+            "warning"
+        };
         out.push_str(&format!("{level}: {violation}\n  {violation:?}\n"));
     }
-    out.push_str(&format!("\n== fixed: diagnose_with({INVOICE_TEXT} given) ==\n"));
+    out.push_str(&format!(
+        "\n== fixed: diagnose_with({INVOICE_TEXT} given) ==\n"
+    ));
     let fixed = fixed();
     out.push_str(&diagnose_with(&fixed, &given));
 
@@ -140,7 +152,9 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     }
     out.push_str(&format!(
         "invoice key after the refusal: {}\n",
-        state.get_raw("invoice").map_or("not set".to_owned(), |v| v.to_string())
+        state
+            .get_raw("invoice")
+            .map_or("not set".to_owned(), |v| v.to_string())
     ));
     Ok(out)
 }

@@ -28,8 +28,7 @@ use std::sync::Arc;
 use cookbook::Models;
 use reel::actors::state::State;
 use reel::agents::{
-    AgentError, FnTextAgent, RouteRule, RouteTextAgent, SequentialTextAgent, SharedAgent,
-    TextAgent,
+    AgentError, FnTextAgent, RouteRule, RouteTextAgent, SequentialTextAgent, SharedAgent, TextAgent,
 };
 use reel::compose::{AgentBuilder, AuditLog, M, P, S, StatePredicate};
 use reel::llm::BaseLlm;
@@ -62,29 +61,46 @@ fn failed(agent: &'static str) -> impl Fn(reel::actors::state::StateError) -> Ag
 fn track() -> SharedAgent {
     Arc::new(FnTextAgent::new_async("track", |state: State| async move {
         let label = state.get::<String>("input").unwrap_or_default();
-        let (intent, mood) = label.trim().split_once('|').unwrap_or((label.trim(), "calm"));
-        let level = state.get::<String>("escalation").unwrap_or_else(|| "self_service".to_owned());
+        let (intent, mood) = label
+            .trim()
+            .split_once('|')
+            .unwrap_or((label.trim(), "calm"));
+        let level = state
+            .get::<String>("escalation")
+            .unwrap_or_else(|| "self_service".to_owned());
         let next = escalate(&level, mood);
         let message = state.get::<String>("message").unwrap_or_default();
         let mut transcript = state.get::<Vec<String>>("transcript").unwrap_or_default();
         transcript.push(format!("customer: {message}"));
         state.set("intent", intent).await.map_err(failed("track"))?;
         state.set("mood", mood).await.map_err(failed("track"))?;
-        state.set("escalation", next).await.map_err(failed("track"))?;
-        state.set("transcript", &transcript).await.map_err(failed("track"))?;
+        state
+            .set("escalation", next)
+            .await
+            .map_err(failed("track"))?;
+        state
+            .set("transcript", &transcript)
+            .await
+            .map_err(failed("track"))?;
         Ok(message)
     }))
 }
 
 /// The reply appended to the transcript; passes it on.
 fn keep_reply() -> SharedAgent {
-    Arc::new(FnTextAgent::new_async("keep_reply", |state: State| async move {
-        let reply = state.get::<String>("input").unwrap_or_default();
-        let mut transcript = state.get::<Vec<String>>("transcript").unwrap_or_default();
-        transcript.push(format!("support: {reply}"));
-        state.set("transcript", &transcript).await.map_err(failed("keep_reply"))?;
-        Ok(reply)
-    }))
+    Arc::new(FnTextAgent::new_async(
+        "keep_reply",
+        |state: State| async move {
+            let reply = state.get::<String>("input").unwrap_or_default();
+            let mut transcript = state.get::<Vec<String>>("transcript").unwrap_or_default();
+            transcript.push(format!("support: {reply}"));
+            state
+                .set("transcript", &transcript)
+                .await
+                .map_err(failed("keep_reply"))?;
+            Ok(reply)
+        },
+    ))
 }
 
 fn responder(name: &str, role: &str, model: &Arc<dyn BaseLlm>, audit: &AuditLog) -> SharedAgent {
@@ -120,21 +136,35 @@ pub fn turn(model: &Arc<dyn BaseLlm>, audit: &AuditLog) -> SequentialTextAgent {
         Ok(lines.join("\n"))
     }));
     let handoff_writer = AgentBuilder::new("handoff")
-        .instruction(P::task("Summarise the conversation for the person taking it over, in one sentence"))
+        .instruction(P::task(
+            "Summarise the conversation for the person taking it over, in one sentence",
+        ))
         .temperature(0.0)
         .middleware(M::audit(audit))
         .build_shared(model.clone());
-    let handoff: SharedAgent = Arc::new(SequentialTextAgent::new("handoff", vec![transcript, handoff_writer]));
+    let handoff: SharedAgent = Arc::new(SequentialTextAgent::new(
+        "handoff",
+        vec![transcript, handoff_writer],
+    ));
     let route = RouteTextAgent::new(
         "route",
         vec![
             when(S::eq("escalation", "human"), handoff),
-            when(S::eq("intent", "billing"), responder("billing", "a billing support agent", model, audit)),
-            when(S::eq("intent", "technical"), responder("technical", "a technical support agent", model, audit)),
+            when(
+                S::eq("intent", "billing"),
+                responder("billing", "a billing support agent", model, audit),
+            ),
+            when(
+                S::eq("intent", "technical"),
+                responder("technical", "a technical support agent", model, audit),
+            ),
         ],
         responder("general", "a support agent", model, audit),
     );
-    SequentialTextAgent::new("turn", vec![classifier, track(), Arc::new(route), keep_reply()])
+    SequentialTextAgent::new(
+        "turn",
+        vec![classifier, track(), Arc::new(route), keep_reply()],
+    )
 }
 
 /// The example: the conversation, turn by turn, as it prints.
@@ -147,14 +177,24 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     for (number, message) in MESSAGES.iter().enumerate() {
         state.set("message", message).await?;
         state.set("input", message).await?;
-        let before = state.get::<String>("escalation").unwrap_or_else(|| "self_service".to_owned());
+        let before = state
+            .get::<String>("escalation")
+            .unwrap_or_else(|| "self_service".to_owned());
         let reply = turn.run(&state).await?;
         let after = state.get::<String>("escalation").unwrap_or_default();
         let get = |key: &str| state.get::<String>(key).unwrap_or_default();
         out.push_str(&format!("turn {}\n  customer   | {message}\n", number + 1));
-        out.push_str(&format!("  classifier | {}|{}\n", get("intent"), get("mood")));
+        out.push_str(&format!(
+            "  classifier | {}|{}\n",
+            get("intent"),
+            get("mood")
+        ));
         out.push_str(&format!("  escalation | {before} -> {after}\n"));
-        let answered = audit.entries().last().map(|entry| entry.agent.clone()).unwrap_or_default();
+        let answered = audit
+            .entries()
+            .last()
+            .map(|entry| entry.agent.clone())
+            .unwrap_or_default();
         out.push_str(&format!("  route      | {answered}\n"));
         out.push_str(&format!("  reply      | {reply}\n"));
         path.push(after);

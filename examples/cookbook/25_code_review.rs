@@ -71,7 +71,10 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
         out.push_str(&format!("  {edge}\n"));
     }
     let violations = check_contracts_with(&review, &["diff"]);
-    out.push_str(&format!("contracts (diff given): {} violations\n\n", violations.len()));
+    out.push_str(&format!(
+        "contracts (diff given): {} violations\n\n",
+        violations.len()
+    ));
 
     let state = State::new();
     state.set("diff", DIFF).await?;
@@ -82,7 +85,10 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
         ("security", "security_findings"),
         ("review comment", "review"),
     ] {
-        out.push_str(&format!("== {title} ==\n{}\n", state.get::<String>(key).unwrap_or_default()));
+        out.push_str(&format!(
+            "== {title} ==\n{}\n",
+            state.get::<String>(key).unwrap_or_default()
+        ));
     }
     Ok(out)
 }

@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex};
 use cookbook::Models;
 use reel::actors::state::State;
 use reel::agents::{
-    DispatchTextAgent, FnTextAgent, JoinTextAgent, LlmTextAgent, SequentialTextAgent,
-    SharedAgent, TaskRegistry, TextAgent,
+    DispatchTextAgent, FnTextAgent, JoinTextAgent, LlmTextAgent, SequentialTextAgent, SharedAgent,
+    TaskRegistry, TextAgent,
 };
 use reel::llm::BaseLlm;
 use tokio::sync::Semaphore;
@@ -36,11 +36,15 @@ use tokio::sync::Semaphore;
 /// The example's name: its cassette is `assets/cookbook/26_dispatch_join.cassette.json`.
 pub const NAME: &str = "26_dispatch_join";
 /// The ticket.
-pub const TICKET: &str = "My order 5521 arrived broken and nobody answers the phone. I want a refund today.";
+pub const TICKET: &str =
+    "My order 5521 arrived broken and nobody answers the phone. I want a refund today.";
 /// The background tasks: name and the request each sends (`{ticket}` is the ticket).
 pub const TASKS: [(&str, &str); 3] = [
     ("translate", "Translate into French: {ticket}"),
-    ("sentiment", "Label the sentiment as positive, neutral or negative: {ticket}"),
+    (
+        "sentiment",
+        "Label the sentiment as positive, neutral or negative: {ticket}",
+    ),
     ("summary", "Summarise in five words: {ticket}"),
 ];
 /// How many background tasks run at once.
@@ -48,10 +52,13 @@ pub const BUDGET: usize = 2;
 
 /// One background task: its request built from the ticket, then the model.
 fn task(name: &str, template: &'static str, model: &Arc<dyn BaseLlm>) -> SharedAgent {
-    let ask: SharedAgent = Arc::new(FnTextAgent::new(format!("{name}_prompt"), move |state: &State| {
-        let ticket = state.get::<String>("ticket").unwrap_or_default();
-        Ok(template.replace("{ticket}", &ticket))
-    }));
+    let ask: SharedAgent = Arc::new(FnTextAgent::new(
+        format!("{name}_prompt"),
+        move |state: &State| {
+            let ticket = state.get::<String>("ticket").unwrap_or_default();
+            Ok(template.replace("{ticket}", &ticket))
+        },
+    ));
     let answer: SharedAgent = Arc::new(LlmTextAgent::new(name, model.clone()).temperature(0.0));
     Arc::new(SequentialTextAgent::new(name, vec![ask, answer]))
 }
@@ -81,17 +88,22 @@ pub fn pipeline(model: &Arc<dyn BaseLlm>, waiting: Arc<Mutex<Vec<usize>>>) -> Se
     }));
     let acknowledge: SharedAgent = Arc::new(
         LlmTextAgent::new("acknowledge", model.clone())
-            .instruction("Write a one-sentence acknowledgement of the customer's ticket. Promise nothing.")
+            .instruction(
+                "Write a one-sentence acknowledgement of the customer's ticket. Promise nothing.",
+            )
             .temperature(0.3),
     );
-    let keep_ack: SharedAgent = Arc::new(FnTextAgent::new_async("keep_ack", |state: State| async move {
-        let ack = state.get::<String>("input").unwrap_or_default();
-        state
-            .set("acknowledgement", &ack)
-            .await
-            .map_err(|error| reel::agents::AgentError::failed("keep_ack", error))?;
-        Ok(ack)
-    }));
+    let keep_ack: SharedAgent = Arc::new(FnTextAgent::new_async(
+        "keep_ack",
+        |state: State| async move {
+            let ack = state.get::<String>("input").unwrap_or_default();
+            state
+                .set("acknowledgement", &ack)
+                .await
+                .map_err(|error| reel::agents::AgentError::failed("keep_ack", error))?;
+            Ok(ack)
+        },
+    ));
     let join: SharedAgent = Arc::new(JoinTextAgent::new("join", registry));
     SequentialTextAgent::new("ticket", vec![dispatch, count, acknowledge, keep_ack, join])
 }
@@ -122,9 +134,14 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     out.push_str("join, in dispatch order:\n");
     for (name, _) in TASKS {
         let key = format!("{name}:result");
-        out.push_str(&format!("  {key} = {}\n", state.get::<String>(&key).unwrap_or_default()));
+        out.push_str(&format!(
+            "  {key} = {}\n",
+            state.get::<String>(&key).unwrap_or_default()
+        ));
     }
-    out.push_str(&format!("the join's output, the results joined:\n{joined}\n"));
+    out.push_str(&format!(
+        "the join's output, the results joined:\n{joined}\n"
+    ));
     Ok(out)
 }
 

@@ -42,11 +42,17 @@ pub const LITE: &str = "gemini-2.5-flash-lite";
 /// The thorough model: in the race, and the slow agent under a deadline.
 pub const PRO: &str = "gemini-2.5-pro";
 /// The question.
-pub const QUESTION: &str = "Why must a replay read a race's winner from a log instead of racing again?";
+pub const QUESTION: &str =
+    "Why must a replay read a race's winner from a log instead of racing again?";
 /// The deadline on each timed agent.
 pub const DEADLINE: Duration = Duration::from_secs(2);
 
-fn agent(name: &str, models: &Models, model: &str, instruction: &str) -> Result<SharedAgent, Box<dyn Error>> {
+fn agent(
+    name: &str,
+    models: &Models,
+    model: &str,
+    instruction: &str,
+) -> Result<SharedAgent, Box<dyn Error>> {
     Ok(Arc::new(
         LlmTextAgent::new(name, models.get(model)?)
             .instruction(instruction)
@@ -69,14 +75,29 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     .decisions(decisions.clone());
     let deep = TimeoutTextAgent::new(
         "deep_deadline",
-        agent("deep_analysis", &models, PRO, "Analyse the question in depth, with examples.")?,
+        agent(
+            "deep_analysis",
+            &models,
+            PRO,
+            "Analyse the question in depth, with examples.",
+        )?,
         DEADLINE,
     )
     .decisions(decisions.clone());
-    let quick = agent("quick_analysis", &models, MODEL, "Analyse the question in two sentences.")?;
+    let quick = agent(
+        "quick_analysis",
+        &models,
+        MODEL,
+        "Analyse the question in two sentences.",
+    )?;
     let summary = TimeoutTextAgent::new(
         "summary_deadline",
-        agent("summary", &models, MODEL, "Summarise the analysis in five words.")?,
+        agent(
+            "summary",
+            &models,
+            MODEL,
+            "Summarise the analysis in five words.",
+        )?,
         DEADLINE,
     )
     .decisions(decisions.clone());
@@ -86,16 +107,22 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     let mut out = format!("question: {QUESTION}\n\n");
 
     let first = race.run(&state).await?;
-    out.push_str(&format!("race between {LITE} and {PRO}: first answer\n  {first}\n"));
+    out.push_str(&format!(
+        "race between {LITE} and {PRO}: first answer\n  {first}\n"
+    ));
 
     let analysis = match deep.run(&state).await {
         Ok(analysis) => {
-            out.push_str(&format!("deep_analysis ({PRO}) finished within {DEADLINE:?}\n"));
+            out.push_str(&format!(
+                "deep_analysis ({PRO}) finished within {DEADLINE:?}\n"
+            ));
             analysis
         }
         Err(error) => {
             let analysis = quick.run(&state).await?;
-            out.push_str(&format!("{error}; quick_analysis ({MODEL}) answered instead\n"));
+            out.push_str(&format!(
+                "{error}; quick_analysis ({MODEL}) answered instead\n"
+            ));
             analysis
         }
     };
@@ -103,7 +130,9 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
 
     state.set("input", &analysis).await?;
     let summary = summary.run(&state).await?;
-    out.push_str(&format!("summary ({MODEL}) under {DEADLINE:?}\n  {summary}\n"));
+    out.push_str(&format!(
+        "summary ({MODEL}) under {DEADLINE:?}\n  {summary}\n"
+    ));
 
     out.push_str("\ndecisions log (recorded live, read back in a replay):\n");
     for decision in decisions.snapshot().decisions {

@@ -63,17 +63,27 @@ pub fn announcement_schema() -> Value {
 /// The pipeline, every agent under `middleware`.
 pub fn pipeline(middleware: &Middleware) -> Composable {
     AgentBuilder::new("drafter")
-        .instruction(P::role("a release manager") + P::task("Draft a three-sentence announcement of the release"))
+        .instruction(
+            P::role("a release manager")
+                + P::task("Draft a three-sentence announcement of the release"),
+        )
         .temperature(0.5)
         .middleware(middleware.clone())
         >> AgentBuilder::new("editor")
-            .instruction(P::task("Edit the announcement for clarity; promise nothing"))
+            .instruction(P::task(
+                "Edit the announcement for clarity; promise nothing",
+            ))
             .guard(G::not_contains(&["guarantee"]))
             .temperature(0.2)
             .middleware(middleware.clone())
         >> AgentBuilder::new("publisher")
-            .instruction(P::task("Package the announcement as JSON: title, summary, version"))
-            .artifacts(A::json_output("announcement", "The published announcement").schema(announcement_schema()))
+            .instruction(P::task(
+                "Package the announcement as JSON: title, summary, version",
+            ))
+            .artifacts(
+                A::json_output("announcement", "The published announcement")
+                    .schema(announcement_schema()),
+            )
             .temperature(0.0)
             .middleware(middleware.clone())
 }
@@ -90,16 +100,26 @@ pub fn suite() -> Suite {
     );
     E::suite("release announcement")
         .case(E::case("names the version", E::contains_match(["0.2.0"])))
-        .case(E::case("no forbidden words", E::safety(["guarantee", "password"])))
+        .case(E::case(
+            "no forbidden words",
+            E::safety(["guarantee", "password"]),
+        ))
         .case(E::case(
             "every step answered",
             E::custom("all_answered", |trace: &AgentTrace| {
                 let turns = trace.turns();
                 let answered = turns
                     .iter()
-                    .filter(|turn| turn.response.is_some_and(|r| r.text.as_deref().is_some_and(|t| !t.is_empty())))
+                    .filter(|turn| {
+                        turn.response
+                            .is_some_and(|r| r.text.as_deref().is_some_and(|t| !t.is_empty()))
+                    })
                     .count();
-                Score::fraction(answered, turns.len(), format!("{answered} of {} calls answered", turns.len()))
+                Score::fraction(
+                    answered,
+                    turns.len(),
+                    format!("{answered} of {} calls answered", turns.len()),
+                )
             }),
         ))
         .prices(PriceTable {
@@ -119,7 +139,12 @@ fn first_line(text: &str, max: usize) -> String {
 
 /// The trace, turn by turn (agent, prompt, answer, tokens), without its timings.
 pub fn trace_summary(trace: &AgentTrace) -> String {
-    let mut out = format!("trace `{}` of `{}`: {} calls\n", trace.trace_name, trace.agent_name, trace.turns().len());
+    let mut out = format!(
+        "trace `{}` of `{}`: {} calls\n",
+        trace.trace_name,
+        trace.agent_name,
+        trace.turns().len()
+    );
     for turn in trace.turns() {
         let agent = turn.request.agent.as_deref().unwrap_or("?");
         let prompt = first_line(turn.request.prompt.as_deref().unwrap_or_default(), 64);
@@ -128,7 +153,13 @@ pub fn trace_summary(trace: &AgentTrace) -> String {
             let usage = response
                 .token_usage
                 .as_ref()
-                .map(|u| format!(" [{} + {} tokens]", u.prompt.unwrap_or(0), u.completion.unwrap_or(0)))
+                .map(|u| {
+                    format!(
+                        " [{} + {} tokens]",
+                        u.prompt.unwrap_or(0),
+                        u.completion.unwrap_or(0)
+                    )
+                })
                 .unwrap_or_default();
             let text = first_line(response.text.as_deref().unwrap_or_default(), 64);
             out.push_str(&format!("  #{} {:<9} < {text}{usage}\n", turn.index, ""));
@@ -142,7 +173,11 @@ pub fn trace_summary(trace: &AgentTrace) -> String {
 pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     let metrics = Metrics::new();
     let middleware = M::log() | M::metrics(&metrics);
-    let recorder = TraceRecorder::new(NAME, "release_pipeline", Arc::new(TokioClock::anchored_at(0)));
+    let recorder = TraceRecorder::new(
+        NAME,
+        "release_pipeline",
+        Arc::new(TokioClock::anchored_at(0)),
+    );
     let model: Arc<dyn BaseLlm> = Arc::new(recorder.wrap(models.default_model()?));
 
     let state = State::new();
@@ -164,7 +199,10 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
     out.push_str(&trace_summary(&trace));
 
     let suite = suite();
-    let report = EvaluationReport::new(suite.name(), vec![evaluate_trace(&suite, NAME, &trace).await]);
+    let report = EvaluationReport::new(
+        suite.name(),
+        vec![evaluate_trace(&suite, NAME, &trace).await],
+    );
     out.push_str("\nE:: the evaluation, as a pull-request comment:\n");
     out.push_str(&render(&report, Format::Markdown));
     Ok(out)

@@ -157,8 +157,8 @@ fn diagnose_reports_shape_flow_and_violations() {
 
 #[test]
 fn diagnose_with_counts_the_given_keys_as_written() {
-    let tree = agent("extract").reads(["document"]).output_key("facts")
-        >> agent("check").reads(["facts"]);
+    let tree =
+        agent("extract").reads(["document"]).output_key("facts") >> agent("check").reads(["facts"]);
     assert_eq!(
         diagnose(&tree),
         "tree: extract >> check\ndata flow:\n  extract -> check (facts)\n\

@@ -17,7 +17,8 @@ const DRAFT_1: &str = "Every cookbook example now runs offline. This is a big st
 const CRITIQUE: &str = "Say what the reader can do now and drop the second sentence.";
 const DRAFT_2: &str = "You can now run all 40 cookbook examples offline, with no API key. CI gets the same output on every run.";
 const POLISHED: &str = "You can now run all 40 cookbook examples offline, without an API key; CI gets the same output every run.";
-const TIGHT_1: &str = "Run all 40 cookbook examples offline, no API key; CI gets the same output every run.";
+const TIGHT_1: &str =
+    "Run all 40 cookbook examples offline, no API key; CI gets the same output every run.";
 const TIGHT_2: &str = "Run all 40 cookbook examples offline with no key; CI output never changes.";
 
 /// The answers the bundled cassette holds, in call order. Every agent asks the one scripted
@@ -39,9 +40,18 @@ fn script() -> Script {
                 ..LlmChunk::default()
             },
         )
-        .answer(MODEL, "40 examples run offline\nno API key needed\nthe same output on every run")
-        .answer(MODEL, "A developer can try every example without a key and get the same output.")
-        .answer(MODEL, "An operator can run the cookbook in CI with no network and no secrets.")
+        .answer(
+            MODEL,
+            "40 examples run offline\nno API key needed\nthe same output on every run",
+        )
+        .answer(
+            MODEL,
+            "A developer can try every example without a key and get the same output.",
+        )
+        .answer(
+            MODEL,
+            "An operator can run the cookbook in CI with no network and no secrets.",
+        )
         .answer(MODEL, DRAFT_1)
         .answer(MODEL, CRITIQUE)
         .answer(MODEL, DRAFT_2)
@@ -77,7 +87,9 @@ async fn the_bundled_cassette_is_the_script_recorded() {
             flash(facts),
             flash(facts),
             // The writer on both angles (a fan-out's outputs, joined), the critic on its draft.
-            flash("A developer can try every example without a key and get the same output.\nAn operator can run the cookbook in CI with no network and no secrets."),
+            flash(
+                "A developer can try every example without a key and get the same output.\nAn operator can run the cookbook in CI with no network and no secrets."
+            ),
             flash(DRAFT_1),
             flash(CRITIQUE),
             flash(DRAFT_2),

@@ -19,7 +19,11 @@ fn script() -> Script {
     Script::new()
         .when(MODEL, "Translate into French", FRENCH)
         .when(MODEL, "Label the sentiment", "negative")
-        .when(MODEL, "Summarise in five words", "Broken order, wants refund today")
+        .when(
+            MODEL,
+            "Summarise in five words",
+            "Broken order, wants refund today",
+        )
         // Checked in order: the tasks' requests hold the ticket too, and match above first.
         .when(MODEL, "My order 5521", ACK)
 }

@@ -16,7 +16,8 @@ use reel::agents::{Choice, Decision, DecisionFile, Decisions};
 
 use super::support::{Script, bundled_cassette, check_printed, check_recorded, check_replayed};
 
-const FIRST: &str = "Because which branch answers first depends on timing, and a replay must make the same choice.";
+const FIRST: &str =
+    "Because which branch answers first depends on timing, and a replay must make the same choice.";
 const QUICK: &str = "A race's outcome is not in any recorded byte. The log keeps it so the replay does not depend on the machine.";
 const SUMMARY: &str = "Log timing choices, replay them.";
 
@@ -24,8 +25,16 @@ const SUMMARY: &str = "Log timing choices, replay them.";
 fn script() -> Script {
     Script::new()
         .slow(LITE, FIRST, Duration::from_millis(300))
-        .slow(PRO, "A thorough answer that arrives too late to win.", Duration::from_secs(4))
-        .slow(PRO, "An in-depth analysis that misses its deadline.", Duration::from_secs(10))
+        .slow(
+            PRO,
+            "A thorough answer that arrives too late to win.",
+            Duration::from_secs(4),
+        )
+        .slow(
+            PRO,
+            "An in-depth analysis that misses its deadline.",
+            Duration::from_secs(10),
+        )
         .answer(MODEL, QUICK)
         .slow(MODEL, SUMMARY, Duration::from_millis(500))
 }
@@ -60,7 +69,12 @@ fn check_decisions(decisions: &Decisions) {
     }
     let mut recorded = serde_json::to_string_pretty(&decisions.snapshot()).unwrap();
     recorded.push('\n');
-    assert_eq!(recorded, std::fs::read_to_string(&path).unwrap(), "{} is stale", path.display());
+    assert_eq!(
+        recorded,
+        std::fs::read_to_string(&path).unwrap(),
+        "{} is stale",
+        path.display()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -136,13 +150,20 @@ async fn a_replay_with_another_winner_recorded_runs_that_winner() {
     let race = reel::agents::RaceTextAgent::new(
         "race",
         vec![
-            Arc::new(reel::agents::FnTextAgent::new("lite_answer", |_: &_| Ok("lite".to_owned()))),
-            Arc::new(reel::agents::FnTextAgent::new("pro_answer", |_: &_| Ok("pro".to_owned()))),
+            Arc::new(reel::agents::FnTextAgent::new("lite_answer", |_: &_| {
+                Ok("lite".to_owned())
+            })),
+            Arc::new(reel::agents::FnTextAgent::new("pro_answer", |_: &_| {
+                Ok("pro".to_owned())
+            })),
         ],
     )
     .decisions(decisions);
     let state = reel::actors::state::State::new();
-    assert_eq!(reel::agents::TextAgent::run(&race, &state).await.unwrap(), "pro");
+    assert_eq!(
+        reel::agents::TextAgent::run(&race, &state).await.unwrap(),
+        "pro"
+    );
 }
 
 #[test]
