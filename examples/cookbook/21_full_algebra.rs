@@ -153,9 +153,9 @@ pub fn tree(
     S::defaults(json!({"audience": "backend developers"}))
         >> researcher
         >> (developer | operator)
-        >> (writer >> critic) * until_state(S::eq("verdict", "good")).max(3)
-        >> polish_pro / polish_flash
-        >> tightener * 2
+        >> ((writer >> critic) * until_state(S::eq("verdict", "good")).max(3))
+        >> (polish_pro / polish_flash)
+        >> (tightener * 2)
         >> packager
 }
 

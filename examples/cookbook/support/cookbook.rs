@@ -63,6 +63,9 @@ pub struct Models {
     decisions: Result<Decisions, String>,
 }
 
+/// What builds a scripted model from its id.
+type MakeModel = dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync;
+
 #[derive(Clone)]
 enum Source {
     /// Every model answered from this cassette, with no live model behind it.
@@ -71,10 +74,7 @@ enum Source {
     Live(Option<Cassette>),
     /// Every model built by this function (a test's scripted model), its calls recorded
     /// into the cassette if there is one.
-    Scripted(
-        Arc<dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync>,
-        Option<Cassette>,
-    ),
+    Scripted(Arc<MakeModel>, Option<Cassette>),
 }
 
 impl Models {
