@@ -415,7 +415,20 @@ pub fn infer_data_flow(tree: &Composable) -> Vec<DataFlowEdge> {
 /// assert_eq!(diagnose(&tree), "tree: writer >> editor\ndata flow:\n  writer -> editor (draft)\ncontracts: ok\n");
 /// ```
 pub fn diagnose(tree: &Composable) -> String {
-    let walk = walk(tree, &[]);
+    diagnose_with(tree, &[])
+}
+
+/// [`diagnose`], with `given` keys also written before the tree runs (the state the caller
+/// sets up), as [`check_contracts_with`] judges it: a read of a given key is satisfied.
+///
+/// ```
+/// use reel_compose::{AgentBuilder, diagnose_with};
+///
+/// let tree = AgentBuilder::new("editor").reads(["notes"]);
+/// assert_eq!(diagnose_with(&tree, &["notes"]), "tree: editor\ndata flow:\n  (none)\ncontracts: ok\n");
+/// ```
+pub fn diagnose_with(tree: &Composable, given: &[&str]) -> String {
+    let walk = walk(tree, given);
     let mut report = format!("tree: {}\ndata flow:\n", tree.label());
     if walk.edges.is_empty() {
         report.push_str("  (none)\n");

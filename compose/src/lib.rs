@@ -14,7 +14,8 @@
 //! - **Namespaces**: [`S`] state transforms and predicates, [`C`] context policies, [`P`]
 //!   prompt sections, [`T`] tools, [`M`] middleware, [`A`] artifacts, [`G`] output guards.
 //! - **Patterns**: [`review_loop`], [`cascade`], [`fan_out_merge`], [`supervised`].
-//! - **Contracts**: [`check_contracts`], [`infer_data_flow`], [`diagnose`].
+//! - **Contracts**: [`check_contracts`], [`infer_data_flow`], [`diagnose`] (and their
+//!   `_with` forms, given the keys the caller sets up).
 //! - **Processors**: [`RequestProcessor`] / [`ResponseProcessor`] and their chains,
 //!   transforming a model call's request and answer on live and replayed calls alike.
 //! - **Testing**: [`AgentHarness`], a scripted model, the starting state and exact checks.
@@ -84,7 +85,7 @@ pub use composable::{
 pub use context_policy::{C, ContextPolicy, HISTORY_KEY};
 pub use contracts::{
     ContractViolation, DataFlowEdge, check_contracts, check_contracts_with, diagnose,
-    infer_data_flow,
+    diagnose_with, infer_data_flow,
 };
 pub use guards::{G, GuardViolation, Guards};
 pub use harness::{AgentHarness, HarnessError, HarnessRun};

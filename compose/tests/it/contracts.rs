@@ -3,7 +3,7 @@
 
 use reel_compose::{
     A, AgentBuilder, C, Composable, ContractViolation, DataFlowEdge, P, S, check_contracts,
-    check_contracts_with, diagnose, infer_data_flow, review_loop, until_state,
+    check_contracts_with, diagnose, diagnose_with, infer_data_flow, review_loop, until_state,
 };
 
 fn agent(name: &str) -> AgentBuilder {
@@ -152,6 +152,21 @@ fn diagnose_reports_shape_flow_and_violations() {
          error: parallel branches `b` and `c` both write `y`\n  \
          error: agent `c` reads `z`, which nothing upstream writes\n  \
          warning: agent `a` writes `unused`, which nothing downstream reads\n"
+    );
+}
+
+#[test]
+fn diagnose_with_counts_the_given_keys_as_written() {
+    let tree =
+        agent("extract").reads(["document"]).output_key("facts") >> agent("check").reads(["facts"]);
+    assert_eq!(
+        diagnose(&tree),
+        "tree: extract >> check\ndata flow:\n  extract -> check (facts)\n\
+         contracts:\n  error: agent `extract` reads `document`, which nothing upstream writes\n"
+    );
+    assert_eq!(
+        diagnose_with(&tree, &["document"]),
+        "tree: extract >> check\ndata flow:\n  extract -> check (facts)\ncontracts: ok\n"
     );
 }
 

@@ -1,6 +1,7 @@
 //! What every cookbook example shares: where its models come from (the bundled cassette,
-//! offline, by default; the Gemini REST API with `--live`, recorded with `--record PATH`)
-//! and its `main`.
+//! offline, by default; the Gemini REST API with `--live`, recorded with `--record PATH`),
+//! the log of the choices it makes by timing (`NN_name.decisions.json` beside the cassette,
+//! for races and deadlines) and its `main`.
 //!
 //! An example is an `async fn run(models: &Models) -> Result<String, Box<dyn Error>>`
 //! returning what it prints; [`main`] parses the arguments, builds the [`Models`] and
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use reel::agents::Decisions;
+use reel::agents::{DecisionFile, Decisions};
 use reel::llm::{BaseLlm, Cassette, CassetteMode, GeminiLlm, LlmInterceptor};
 
 /// The model the cookbook's agents ask unless an example says otherwise.
@@ -40,10 +41,26 @@ pub enum Target {
     },
 }
 
-/// The models an example asks, by model id, all answered the same way.
+/// The decisions log that goes with the cassette at `cassette` (`X.decisions.json` beside
+/// `X.cassette.json`), replaying: empty when there is no such file, so an example that
+/// decides nothing by timing needs none.
+fn replayed_decisions(cassette: &Path) -> Result<Decisions, String> {
+    let path = Decisions::path_beside(cassette);
+    if path.exists() {
+        Decisions::open(path).map_err(|error| error.to_string())
+    } else {
+        Ok(Decisions::replay(DecisionFile::default()))
+    }
+}
+
+/// The models an example asks, by model id, all answered the same way, and the log of the
+/// choices its pipeline makes by timing (a race's winner, a deadline), recorded with the
+/// calls and replayed with them.
 #[derive(Clone)]
 pub struct Models {
     source: Source,
+    /// The log, or why the bundled one could not be read (an error once it is asked for).
+    decisions: Result<Decisions, String>,
 }
 
 
@@ -64,22 +81,27 @@ type MakeModel = Arc<dyn Fn(&str) -> Arc<dyn BaseLlm> + Send + Sync>;
 impl Models {
     /// The models of `target` for the example `name`.
     pub fn for_target(name: &str, target: &Target) -> Result<Models, Box<dyn Error>> {
-        let source = match target {
-            Target::Bundled => Source::Cassette(Cassette::open(
-                bundled_cassette(name),
-                CassetteMode::Replay,
-            )?),
-            Target::Live { record: None } => Source::Live(None),
-            Target::Live { record: Some(path) } => {
-                Source::Live(Some(Cassette::open(path, CassetteMode::Record)?))
+        let (source, decisions) = match target {
+            Target::Bundled => {
+                let path = bundled_cassette(name);
+                let decisions = Ok(replayed_decisions(&path)?);
+                let cassette = Cassette::open(path, CassetteMode::Replay)?;
+                (Source::Cassette(cassette), decisions)
             }
+            Target::Live { record: None } => (Source::Live(None), Ok(Decisions::record())),
+            Target::Live { record: Some(path) } => (
+                Source::Live(Some(Cassette::open(path, CassetteMode::Record)?)),
+                Ok(Decisions::record()),
+            ),
         };
-        Ok(Models { source })
+        Ok(Models { source, decisions })
     }
 
-    /// Every model answered from `cassette` alone (a test replaying the bundled cassette).
+    /// Every model answered from `cassette` alone (a test replaying the bundled cassette),
+    /// the decisions replayed from the file beside it (none if there is no such file).
     pub fn replaying(cassette: Cassette) -> Models {
         Models {
+            decisions: replayed_decisions(cassette.path()),
             source: Source::Cassette(cassette),
         }
     }
@@ -92,7 +114,15 @@ impl Models {
     ) -> Models {
         Models {
             source: Source::Scripted(Arc::new(make), cassette),
+            decisions: Ok(Decisions::record()),
         }
+    }
+
+    /// The log of the pipeline's timing-dependent choices: replaying with the bundled
+    /// cassette (from `NN_name.decisions.json` beside it), recording otherwise. Clones
+    /// share the log. An error if the file beside the cassette cannot be read.
+    pub fn decisions(&self) -> Result<Decisions, Box<dyn Error>> {
+        Ok(self.decisions.clone()?)
     }
 
     /// The model `id`.
@@ -129,18 +159,8 @@ impl Models {
         }
     }
 
-    /// The decisions log for what the example's agents decide by the clock (a rate
-    /// limit's waits, a race's winner): read from beside the cassette when the calls are
-    /// answered from it (`NN_name.decisions.json`), recording otherwise. Give it to
-    /// [`Models::keep_decisions`] when the run is over.
-    pub fn decisions(&self) -> Result<Decisions, Box<dyn Error>> {
-        Ok(match &self.source {
-            Source::Cassette(cassette) => Decisions::open(Decisions::path_beside(cassette.path()))?,
-            Source::Live(_) | Source::Scripted(..) => Decisions::record(),
-        })
-    }
-
-    /// After a run: a recorded `decisions` log is written beside the recording cassette
+    /// After a run, for an example that checks its decisions (take the log from
+    /// [`Models::decisions`] first): a recorded log is written beside the recording cassette
     /// (if there is one); a replayed one must have been read whole, else the run did not
     /// decide as recorded and this is an error naming the decisions left.
     pub fn keep_decisions(&self, decisions: &Decisions) -> Result<(), Box<dyn Error>> {
@@ -215,7 +235,14 @@ where
     };
     let outcome = runtime.block_on(async {
         let models = Models::for_target(name, &target)?;
-        run(models).await
+        let decisions = models.decisions()?;
+        let printed = run(models).await?;
+        if let Target::Live { record: Some(path) } = &target
+            && !decisions.snapshot().decisions.is_empty()
+        {
+            decisions.save(Decisions::path_beside(path))?;
+        }
+        Ok::<_, Box<dyn Error>>(printed)
     });
     match outcome {
         Ok(printed) => {

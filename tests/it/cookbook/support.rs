@@ -9,6 +9,7 @@ use std::error::Error;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use reel::llm::{
@@ -31,6 +32,9 @@ enum Answer {
     /// The call fails.
     #[allow(dead_code)] // built by `Script::fail`
     Fail(String),
+    /// A whole answer in one chunk, after a delay (tokio time).
+    #[allow(dead_code)] // built by `Script::slow`
+    Slow(LlmChunk, Duration),
 }
 
 #[derive(Default)]
@@ -69,6 +73,13 @@ impl Script {
     #[allow(dead_code)] // for the examples whose model fails (fallbacks)
     pub fn fail(self, model: &str, message: &str) -> Script {
         self.queue(model, Answer::Fail(message.to_owned()))
+    }
+
+    /// `model` answers `text` next, after `delay` of tokio time (paused in the recording
+    /// test, so a race or a deadline between slow answers decides the same every time).
+    #[allow(dead_code)] // for the examples whose calls race or run under a deadline
+    pub fn slow(self, model: &str, text: &str, delay: Duration) -> Script {
+        self.queue(model, Answer::Slow(with_usage(LlmChunk::text(text)), delay))
     }
 
     /// `model` answers `text` to any prompt whose last user text holds `holds`.
@@ -153,6 +164,10 @@ impl BaseLlm for ScriptedModel {
         Box::pin(async move {
             match answer {
                 Some(Answer::Chunk(chunk)) => {
+                    Ok(Box::pin(futures_util::stream::iter([Ok(chunk)])) as LlmStream)
+                }
+                Some(Answer::Slow(chunk, delay)) => {
+                    tokio::time::sleep(delay).await;
                     Ok(Box::pin(futures_util::stream::iter([Ok(chunk)])) as LlmStream)
                 }
                 Some(Answer::Fail(message)) => Err(LlmError::Http {
