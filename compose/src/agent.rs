@@ -15,9 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::artifacts::{Artifact, validate};
 use crate::builder::AgentConfig;
 use crate::context_policy::HISTORY_KEY;
-use crate::middleware::{
-    AgentLayer, CostLlm, FallbackModelLlm, LayerCtx, LayerSpec, run_layered,
-};
+use crate::middleware::{AgentLayer, CostLlm, FallbackModelLlm, LayerCtx, LayerSpec, run_layered};
 use crate::{Artifacts, ProcessedLlm, Tools};
 
 /// A built agent: each run renders the instruction from the state, shapes the conversation

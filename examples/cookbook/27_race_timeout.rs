@@ -141,6 +141,9 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
             Choice::Timeout { fired: true } => "the deadline fired".to_owned(),
             Choice::Timeout { fired: false } => "finished before the deadline".to_owned(),
             Choice::Middleware { layer, outcome } => format!("{layer}: {outcome}"),
+            Choice::Approval { approved, by, .. } => {
+                format!("{} by {by}", if approved { "approved" } else { "rejected" })
+            }
         };
         out.push_str(&format!("  {:<16} {what}\n", decision.agent));
     }

@@ -63,7 +63,6 @@ pub struct Models {
     decisions: Result<Decisions, String>,
 }
 
-
 #[derive(Clone)]
 enum Source {
     /// Every model answered from this cassette, with no live model behind it.

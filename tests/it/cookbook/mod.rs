@@ -32,4 +32,3 @@ mod ex37_governed_flow;
 mod ex38_extraction;
 mod ex39_booking;
 mod ex40_screening;
-
