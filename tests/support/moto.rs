@@ -98,7 +98,7 @@ impl MotoServer {
         let python = python()?;
         let mut said = String::new();
         for _ in 0..5 {
-            match MotoServer::start_on_free_port(&python, env) {
+            match MotoServer::start_on_free_port(python, env) {
                 Ok(server) => return Some(server),
                 Err(log) if log.contains("Address already in use") => said = log,
                 Err(log) => panic!("moto_server ended before it listened:\n{log}"),
