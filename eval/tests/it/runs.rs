@@ -15,7 +15,7 @@ async fn every_kind_of_recording_is_read_and_a_broken_one_is_an_error() {
     std::fs::copy(weather_log(), dir.join("weather.wire.jsonl")).unwrap();
     // The session's own out-of-band calls: part of `weather`, not a recording.
     std::fs::copy(
-        root().join("assets/tapes/review_loop.cassette.json"),
+        root().join("assets/cookbook/13_review_loop.cassette.json"),
         dir.join("weather.cassette.json"),
     )
     .unwrap();
@@ -25,7 +25,7 @@ async fn every_kind_of_recording_is_read_and_a_broken_one_is_an_error() {
     )
     .unwrap();
     std::fs::copy(
-        root().join("assets/tapes/review_loop.cassette.json"),
+        root().join("assets/cookbook/13_review_loop.cassette.json"),
         sub.join("review_loop.cassette.json"),
     )
     .unwrap();
