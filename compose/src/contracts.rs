@@ -422,9 +422,9 @@ pub fn diagnose(tree: &Composable) -> String {
 /// sets up), as [`check_contracts_with`] judges it: a read of a given key is satisfied.
 ///
 /// ```
-/// use reel_compose::{AgentBuilder, diagnose_with};
+/// use reel_compose::{AgentBuilder, Composable, diagnose_with};
 ///
-/// let tree = AgentBuilder::new("editor").reads(["notes"]);
+/// let tree: Composable = AgentBuilder::new("editor").reads(["notes"]).into();
 /// assert_eq!(diagnose_with(&tree, &["notes"]), "tree: editor\ndata flow:\n  (none)\ncontracts: ok\n");
 /// ```
 pub fn diagnose_with(tree: &Composable, given: &[&str]) -> String {
