@@ -218,6 +218,28 @@ where
     F: FnOnce(Models) -> Fut,
     Fut: Future<Output = Result<String, Box<dyn Error>>>,
 {
+    main_on_target(|target| async move {
+        let models = Models::for_target(name, &target)?;
+        let decisions = models.decisions()?;
+        let printed = run(models).await?;
+        if let Target::Live { record: Some(path) } = &target
+            && !decisions.snapshot().decisions.is_empty()
+        {
+            decisions.save(Decisions::path_beside(path))?;
+        }
+        Ok(printed)
+    })
+}
+
+/// The `main` of any cookbook example: runs `run` on the target the arguments name
+/// (nothing: offline; `--live`; `--live --record PATH`) on a tokio runtime and prints what
+/// it returns. Exit code 2 for bad arguments, 1 for a failure, each with one line on
+/// standard error.
+pub fn main_on_target<F, Fut>(run: F) -> ExitCode
+where
+    F: FnOnce(Target) -> Fut,
+    Fut: Future<Output = Result<String, Box<dyn Error>>>,
+{
     let target = match parse_target(std::env::args().skip(1)) {
         Ok(target) => target,
         Err(message) => {
@@ -232,18 +254,7 @@ where
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(async {
-        let models = Models::for_target(name, &target)?;
-        let decisions = models.decisions()?;
-        let printed = run(models).await?;
-        if let Target::Live { record: Some(path) } = &target
-            && !decisions.snapshot().decisions.is_empty()
-        {
-            decisions.save(Decisions::path_beside(path))?;
-        }
-        Ok::<_, Box<dyn Error>>(printed)
-    });
-    match outcome {
+    match runtime.block_on(run(target)) {
         Ok(printed) => {
             print!("{printed}");
             ExitCode::SUCCESS

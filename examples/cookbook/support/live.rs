@@ -22,7 +22,7 @@ use reel::tape_server::{Pace, RunningServer, TapeLibrary, TapeServer};
 #[path = "../../support/turns.rs"]
 pub mod turns;
 
-pub use super::cookbook::{Target, parse_target};
+pub use super::cookbook::Target;
 
 /// A bundled file of the cookbook (`assets/cookbook/{file}`).
 pub fn bundled(file: &str) -> PathBuf {
@@ -108,35 +108,16 @@ pub fn verdict(outcome: &ReplayOutcome) -> String {
 }
 
 /// The `main` of the live cookbook example `name`: runs `run` on the target the arguments
-/// name (nothing: offline; `--live`; `--live --record PATH`) and prints what it returns.
-/// Exit code 2 for bad arguments, 1 for a failure, each with one line on standard error.
+/// name (nothing: offline; `--live`; `--live --record PATH`) and prints what it returns
+/// ([`main_on_target`](super::cookbook::main_on_target); a failure's line names `name`).
 pub fn main<F, Fut>(name: &str, run: F) -> ExitCode
 where
     F: FnOnce(Target) -> Fut,
     Fut: Future<Output = Result<String, Box<dyn Error>>>,
 {
-    let target = match parse_target(std::env::args().skip(1)) {
-        Ok(target) => target,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(target)) {
-        Ok(printed) => {
-            print!("{printed}");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("error: {name}: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    super::cookbook::main_on_target(|target| async move {
+        run(target)
+            .await
+            .map_err(|error| format!("{name}: {error}").into())
+    })
 }
