@@ -46,6 +46,7 @@ pub struct LlmTextAgent {
     max_output_tokens: Option<u32>,
     tools: Option<Arc<ToolDispatcher>>,
     max_tool_rounds: usize,
+    writes_output: bool,
 }
 
 impl LlmTextAgent {
@@ -59,7 +60,17 @@ impl LlmTextAgent {
             max_output_tokens: None,
             tools: None,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
+            writes_output: true,
         }
+    }
+
+    /// Whether the answer is written to [`OUTPUT_KEY`] (yes by default). A wrapper that
+    /// judges the answer before it counts (a composed agent's `G::` guards) turns it off
+    /// and writes the key itself once the answer holds.
+    #[must_use]
+    pub fn writes_output(mut self, writes: bool) -> Self {
+        self.writes_output = writes;
+        self
     }
 
     /// The system instruction.
@@ -183,7 +194,9 @@ impl TextAgent for LlmTextAgent {
                     .content(response.model_content())
                     .function_responses(responses);
             };
-            write(state, &self.name, OUTPUT_KEY, &response.text).await?;
+            if self.writes_output {
+                write(state, &self.name, OUTPUT_KEY, &response.text).await?;
+            }
             Ok(response.text)
         })
     }

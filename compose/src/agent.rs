@@ -7,7 +7,9 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use reel_actors::state::State;
 use reel_actors::tools::ToolDispatcher;
-use reel_agents::{AgentError, Decisions, INPUT_KEY, LlmTextAgent, SharedAgent, TextAgent};
+use reel_agents::{
+    AgentError, Decisions, INPUT_KEY, LlmTextAgent, OUTPUT_KEY, SharedAgent, TextAgent,
+};
 use reel_llm::{BaseLlm, LlmError, LlmRequest, LlmResponse, LlmStream};
 use reel_protocol::{Content, Tool};
 use serde_json::{Map, Value, json};
@@ -170,7 +172,9 @@ impl ComposedAgent {
             inner: Arc::clone(&self.inner.llm),
             shape: shape.clone(),
         });
-        let mut core = LlmTextAgent::new(config.name.clone(), shaped);
+        // The guards judge the answer before anything is written: the core leaves
+        // `OUTPUT_KEY` to `write_outputs` (which also writes a cached answer there).
+        let mut core = LlmTextAgent::new(config.name.clone(), shaped).writes_output(false);
         let instruction = config.instruction.render(state);
         if !instruction.is_empty() {
             core = core.instruction(instruction);
@@ -229,7 +233,8 @@ impl ComposedAgent {
                 ))
             })?)
         };
-        let mut writes: Vec<(String, Value)> = Vec::new();
+        let mut writes: Vec<(String, Value)> =
+            vec![(OUTPUT_KEY.to_owned(), Value::String(output.to_owned()))];
         for artifact in outputs {
             let value = if artifact.is_json() {
                 let whole = parsed.clone().unwrap_or(Value::Null);

@@ -3,7 +3,8 @@
 //! (`+`, rendered with state values by `P::with_state`), `T::` tools join with `|` (one of
 //! them `T::cached`: the model asks it twice, it runs once), and `G::` guards join with `|`
 //! and check the output: the first answer promises a refund, the guard rejects it, and the
-//! agent's run fails with the guard's violation; asked again, the answer passes.
+//! agent's run fails with the guard's violation (and `output` is not written); asked
+//! again, the answer passes.
 //!
 //! ```text
 //! cargo run --example 03_composition                         # the bundled cassette, offline
@@ -140,11 +141,21 @@ pub async fn run(models: Models) -> Result<String, Box<dyn Error>> {
         Err(error) => out.push_str(&format!("first answer rejected: {error}\n")),
     }
     out.push_str(&format!(
+        "`output` after the rejection: {}\n",
+        state
+            .get::<String>("output")
+            .unwrap_or_else(|| "not set (a rejected answer is not written)".to_owned())
+    ));
+    out.push_str(&format!(
         "plan_terms ran {} time(s) (T::cached answers a repeated call from memory)\n",
         runs.load(Ordering::SeqCst)
     ));
     let second = support.run(&state).await?;
     out.push_str(&format!("asked again, passed: {second}\n"));
+    out.push_str(&format!(
+        "`output` now: {}\n",
+        state.get::<String>("output").unwrap_or_default()
+    ));
     Ok(out)
 }
 

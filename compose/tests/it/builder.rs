@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use reel_agents::{AgentError, TextAgent};
-use reel_compose::{A, AgentBuilder, C, G, P, T};
+use reel_compose::{A, AgentBuilder, C, G, M, P, T};
 use reel_llm::BaseLlm;
 use reel_protocol::Content;
 use serde_json::json;
@@ -167,7 +167,26 @@ async fn a_guard_failure_fails_the_run_before_any_write() {
         "agent `answerer` failed: output guard `G::not_contains(password)` failed: the output contains `password`"
     );
     assert!(!state.contains("answer"));
+    assert!(
+        !state.contains("output"),
+        "the rejected answer reached `output`"
+    );
     assert_eq!(agent.name(), "answerer");
+}
+
+#[tokio::test]
+async fn an_answer_from_the_cache_is_written_to_output_like_a_fresh_one() {
+    let model = Scripted::new("m", vec![ok("fresh answer")]);
+    let llm: Arc<dyn BaseLlm> = model.clone();
+    let agent = AgentBuilder::new("answerer")
+        .middleware(M::cache(std::time::Duration::from_secs(60)))
+        .build(llm);
+    let state = state_with_input("tell me").await;
+    assert_eq!(agent.run(&state).await.unwrap(), "fresh answer");
+    assert_eq!(state.get::<String>("output").unwrap(), "fresh answer");
+    state.set("output", "something else").await.unwrap();
+    assert_eq!(agent.run(&state).await.unwrap(), "fresh answer");
+    assert_eq!(state.get::<String>("output").unwrap(), "fresh answer");
 }
 
 #[tokio::test]
