@@ -14,9 +14,9 @@
 //! The cache's hits and the rate limit's waits depend on the clock, so they are written to
 //! the agents' decisions log (`assets/cookbook/15_middleware_stack.decisions.json`, beside
 //! the cassette); offline, the layers read them back instead of the clock and decide the
-//! same, without waiting. The primary model's failure is not on the cassette (a cassette
-//! keeps answers): offline the primary's call is a miss, an error like the recorded one,
-//! and the fallback model is answered from the cassette. The bundled cassette was recorded
+//! same, without waiting. The bundled cassette keeps the primary model's failed call too
+//! (decision 0063): offline that call fails again, from the recording, and the fallback
+//! model is answered from the cassette. The bundled cassette was recorded
 //! with a scripted model standing in for Gemini (`tests/it/cookbook/ex15_middleware_stack.rs`).
 
 #[allow(dead_code)] // the cookbook's tests use the parts a run from the command line does not

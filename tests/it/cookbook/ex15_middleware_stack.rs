@@ -10,7 +10,9 @@ use example::cookbook::{MODEL, Models};
 use example::{NAME, PRIMARY};
 use reel::agents::Decisions;
 
-use super::support::{Script, bundled_cassette, check_printed, check_recorded, check_replayed};
+use super::support::{
+    Script, bundled_cassette, check_printed, check_recorded_keeping_failures, check_replayed,
+};
 
 const RESET: &str =
     "Open Settings, choose Security, then Reset password; a link arrives by email within a minute.";
@@ -37,7 +39,7 @@ fn bundled_decisions() -> std::path::PathBuf {
 async fn the_bundled_cassette_is_the_script_recorded() {
     let script = script();
     let models = script.clone();
-    check_recorded(NAME, |cassette| async move {
+    check_recorded_keeping_failures(NAME, |cassette| async move {
         let decisions = Decisions::path_beside(cassette.path());
         let printed =
             example::run(Models::scripted(move |id| models.model(id), Some(cassette))).await?;
@@ -83,17 +85,25 @@ async fn the_cassette_holds_one_answer_per_model_call_and_none_for_a_cache_hit()
         })
         .collect();
     // The reset question is answered by pro once (twice from the cache); the failed pro
-    // call is not kept; the fallback's answer is flash's.
+    // call is kept (decision 0063), so offline it fails from the recording; the fallback's
+    // answer is flash's.
     assert_eq!(
         calls,
         [
             "gemini-2.5-flash: How do I reset my password?",
             "gemini-2.5-pro: How do I reset my password?",
             "gemini-2.5-flash: Why was I charged twice this month?",
+            "gemini-2.5-pro: Why was I charged twice this month?",
             "gemini-2.5-flash: Why was I charged twice this month?",
             "gemini-2.5-flash: How do I reset my password?",
         ]
     );
+    let failed: Vec<bool> = file
+        .interactions
+        .iter()
+        .map(|i| i.failure.is_some())
+        .collect();
+    assert_eq!(failed, [false, false, false, true, false, false]);
 }
 
 #[tokio::test]
