@@ -95,8 +95,8 @@ pub use middleware::{
 };
 pub use patterns::{cascade, fan_out_merge, review_loop, supervised};
 pub use processors::{
-    InstructionInserter, ProcessedLlm, ProcessorError, RequestProcessor, RequestProcessorChain,
-    ResponseProcessor, ResponseProcessorChain,
+    InstructionInserter, ProcessedLlm, ProcessorChain, ProcessorError, RequestProcessor,
+    RequestProcessorChain, ResponseProcessor, ResponseProcessorChain,
 };
 pub use prompt::{P, Prompt, PromptSection, PromptSectionKind};
 /// The price table `M::cost` reads (`reel-eval`'s: the file `reel eval --prices` reads).

@@ -156,6 +156,13 @@ pub trait ResponseProcessor: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<LlmResponse, ProcessorError>>;
 }
 
+/// Processors run in order, each on the one before's output; the first refusal ends the
+/// chain. Used as [`RequestProcessorChain`] (before the model call) and
+/// [`ResponseProcessorChain`] (after it).
+pub struct ProcessorChain<P: ?Sized> {
+    processors: Vec<Arc<P>>,
+}
+
 /// Request processors run in order, each on the one before's output.
 ///
 /// ```
@@ -171,68 +178,7 @@ pub trait ResponseProcessor: Send + Sync + 'static {
 /// assert_eq!(request.system_instruction.as_deref(), Some("Be concise.\nRespond in English."));
 /// # });
 /// ```
-#[derive(Clone, Default)]
-pub struct RequestProcessorChain {
-    processors: Vec<Arc<dyn RequestProcessor>>,
-}
-
-impl RequestProcessorChain {
-    /// An empty chain (it passes requests through).
-    pub fn new() -> Self {
-        RequestProcessorChain::default()
-    }
-
-    /// Adds `processor` at the end.
-    pub fn add(&mut self, processor: impl RequestProcessor) -> &mut Self {
-        self.processors.push(Arc::new(processor));
-        self
-    }
-
-    /// Adds the shared `processor` at the end.
-    pub fn add_shared(&mut self, processor: Arc<dyn RequestProcessor>) -> &mut Self {
-        self.processors.push(processor);
-        self
-    }
-
-    /// Adds `processor` at the front (it runs first).
-    pub fn prepend(&mut self, processor: impl RequestProcessor) -> &mut Self {
-        self.processors.insert(0, Arc::new(processor));
-        self
-    }
-
-    /// How many processors it holds.
-    pub fn len(&self) -> usize {
-        self.processors.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.processors.is_empty()
-    }
-
-    /// Its processors' names, in the order they run.
-    pub fn names(&self) -> Vec<String> {
-        self.processors
-            .iter()
-            .map(|p| p.name().to_owned())
-            .collect()
-    }
-
-    /// Runs every processor on `request` in order; the first refusal ends the chain.
-    pub async fn process(&self, request: LlmRequest) -> Result<LlmRequest, ProcessorError> {
-        let mut request = request;
-        for processor in &self.processors {
-            request = processor.process_request(request).await?;
-        }
-        Ok(request)
-    }
-}
-
-impl fmt::Debug for RequestProcessorChain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.names()).finish()
-    }
-}
+pub type RequestProcessorChain = ProcessorChain<dyn RequestProcessor>;
 
 /// Response processors run in order, each on the one before's output.
 ///
@@ -257,32 +203,81 @@ impl fmt::Debug for RequestProcessorChain {
 /// assert_eq!(chain.process(answer).await.unwrap().text, "ok");
 /// # });
 /// ```
-#[derive(Clone, Default)]
-pub struct ResponseProcessorChain {
-    processors: Vec<Arc<dyn ResponseProcessor>>,
+pub type ResponseProcessorChain = ProcessorChain<dyn ResponseProcessor>;
+
+mod sealed {
+    use futures_util::future::BoxFuture;
+
+    use super::ProcessorError;
+
+    /// What a chain needs of its processors: the two processor traits, one shape.
+    pub trait Stage: Send + Sync {
+        /// What passes through the chain.
+        type Item: Send;
+
+        /// The processor's name.
+        fn stage_name(&self) -> &str;
+
+        /// The processor run on `item`.
+        fn run(&self, item: Self::Item) -> BoxFuture<'_, Result<Self::Item, ProcessorError>>;
+    }
 }
 
-impl ResponseProcessorChain {
-    /// An empty chain (it passes answers through).
-    pub fn new() -> Self {
-        ResponseProcessorChain::default()
+impl<'a> sealed::Stage for dyn RequestProcessor + 'a {
+    type Item = LlmRequest;
+
+    fn stage_name(&self) -> &str {
+        self.name()
     }
 
-    /// Adds `processor` at the end.
-    pub fn add(&mut self, processor: impl ResponseProcessor) -> &mut Self {
-        self.processors.push(Arc::new(processor));
-        self
+    fn run(&self, item: LlmRequest) -> BoxFuture<'_, Result<LlmRequest, ProcessorError>> {
+        self.process_request(item)
+    }
+}
+
+impl<'a> sealed::Stage for dyn ResponseProcessor + 'a {
+    type Item = LlmResponse;
+
+    fn stage_name(&self) -> &str {
+        self.name()
+    }
+
+    fn run(&self, item: LlmResponse) -> BoxFuture<'_, Result<LlmResponse, ProcessorError>> {
+        self.process_response(item)
+    }
+}
+
+impl<P: ?Sized> Clone for ProcessorChain<P> {
+    fn clone(&self) -> Self {
+        ProcessorChain {
+            processors: self.processors.clone(),
+        }
+    }
+}
+
+impl<P: ?Sized> Default for ProcessorChain<P> {
+    fn default() -> Self {
+        ProcessorChain {
+            processors: Vec::new(),
+        }
+    }
+}
+
+impl<P: ?Sized + sealed::Stage> ProcessorChain<P> {
+    /// An empty chain (it passes everything through).
+    pub fn new() -> Self {
+        ProcessorChain::default()
     }
 
     /// Adds the shared `processor` at the end.
-    pub fn add_shared(&mut self, processor: Arc<dyn ResponseProcessor>) -> &mut Self {
+    pub fn add_shared(&mut self, processor: Arc<P>) -> &mut Self {
         self.processors.push(processor);
         self
     }
 
-    /// Adds `processor` at the front (it runs first).
-    pub fn prepend(&mut self, processor: impl ResponseProcessor) -> &mut Self {
-        self.processors.insert(0, Arc::new(processor));
+    /// Adds the shared `processor` at the front (it runs first).
+    pub fn prepend_shared(&mut self, processor: Arc<P>) -> &mut Self {
+        self.processors.insert(0, processor);
         self
     }
 
@@ -300,21 +295,45 @@ impl ResponseProcessorChain {
     pub fn names(&self) -> Vec<String> {
         self.processors
             .iter()
-            .map(|p| p.name().to_owned())
+            .map(|p| p.stage_name().to_owned())
             .collect()
     }
 
-    /// Runs every processor on `response` in order; the first refusal ends the chain.
-    pub async fn process(&self, response: LlmResponse) -> Result<LlmResponse, ProcessorError> {
-        let mut response = response;
+    /// Runs every processor on `item` in order; the first refusal ends the chain.
+    pub async fn process(&self, item: P::Item) -> Result<P::Item, ProcessorError> {
+        let mut item = item;
         for processor in &self.processors {
-            response = processor.process_response(response).await?;
+            item = processor.run(item).await?;
         }
-        Ok(response)
+        Ok(item)
     }
 }
 
-impl fmt::Debug for ResponseProcessorChain {
+impl RequestProcessorChain {
+    /// Adds `processor` at the end.
+    pub fn add(&mut self, processor: impl RequestProcessor) -> &mut Self {
+        self.add_shared(Arc::new(processor))
+    }
+
+    /// Adds `processor` at the front (it runs first).
+    pub fn prepend(&mut self, processor: impl RequestProcessor) -> &mut Self {
+        self.prepend_shared(Arc::new(processor))
+    }
+}
+
+impl ResponseProcessorChain {
+    /// Adds `processor` at the end.
+    pub fn add(&mut self, processor: impl ResponseProcessor) -> &mut Self {
+        self.add_shared(Arc::new(processor))
+    }
+
+    /// Adds `processor` at the front (it runs first).
+    pub fn prepend(&mut self, processor: impl ResponseProcessor) -> &mut Self {
+        self.prepend_shared(Arc::new(processor))
+    }
+}
+
+impl<P: ?Sized + sealed::Stage> fmt::Debug for ProcessorChain<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.names()).finish()
     }
