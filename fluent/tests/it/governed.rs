@@ -19,13 +19,18 @@ use reel_tools::SimpleTool;
 use serde_json::{Value, json};
 use support::{TempFolder, accepted, text, turn_complete, until_turn_complete};
 
-/// The seed's debt collection, cut to what the test drives.
-fn debt_flow() -> Flow {
+/// The flow's first step: the caller's identity, by `lookup_account`.
+fn verify_step() -> Flow {
     Flow::new()
         .step("verify")
         .posture("Verify the caller's identity before anything else.")
         .allow(["lookup_account"])
         .done(Guard::is_true("identity_verified"))
+}
+
+/// The seed's debt collection, cut to what the test drives.
+fn debt_flow() -> Flow {
+    verify_step()
         .step("negotiate")
         .after("verify")
         .posture("Negotiate an affordable payment.")
@@ -280,11 +285,7 @@ async fn a_governed_session_refuses_steers_publishes_agrees_with_its_scoring_and
     // A changed flow (`charge_card` neither step-gated nor forbidden until the promise):
     // the replay admits the first charge the session refused, and shows it where it
     // happened — the refused call's response.
-    let loosened = Flow::new()
-        .step("verify")
-        .posture("Verify the caller's identity before anything else.")
-        .allow(["lookup_account"])
-        .done(Guard::is_true("identity_verified"))
+    let loosened = verify_step()
         .step("negotiate")
         .after("verify")
         .posture("Negotiate an affordable payment.")
@@ -491,11 +492,7 @@ async fn a_commit_tool_is_marked_for_confirmation() {
 
 #[tokio::test(start_paused = true)]
 async fn under_deferred_delivery_the_steering_waits_for_the_application_s_next_send() {
-    let flow = Flow::new()
-        .step("verify")
-        .posture("Verify the caller's identity before anything else.")
-        .allow(["lookup_account"])
-        .done(Guard::is_true("identity_verified"));
+    let flow = verify_step();
     let builder = chain(Arc::default())
         .steering_mode(reel_fluent::SteeringMode::Hybrid)
         .context_delivery(reel_fluent::ContextDelivery::Deferred)
@@ -525,11 +522,7 @@ async fn under_deferred_delivery_the_steering_waits_for_the_application_s_next_s
 
 #[tokio::test(start_paused = true)]
 async fn with_conversation_control_the_flow_s_first_steering_joins_the_initial_phase_s_frame() {
-    let flow = Flow::new()
-        .step("verify")
-        .posture("Verify the caller's identity before anything else.")
-        .allow(["lookup_account"])
-        .done(Guard::is_true("identity_verified"));
+    let flow = verify_step();
     let builder = chain(Arc::default())
         .steering_mode(reel_fluent::SteeringMode::ContextInjection)
         .phase("open", |p| {
@@ -571,11 +564,7 @@ async fn connect_returns_once_the_first_steering_is_out_so_the_first_line_follow
 }
 
 async fn first_line_after_first_steering() {
-    let flow = Flow::new()
-        .step("verify")
-        .posture("Verify the caller's identity before anything else.")
-        .allow(["lookup_account"])
-        .done(Guard::is_true("identity_verified"));
+    let flow = verify_step();
     let builder = chain(Arc::default()).govern(flow);
     let mut server = ScriptedServer::bind().await;
     let endpoint = server.endpoint();

@@ -81,6 +81,29 @@ struct Recorded {
     resolutions: Vec<Resolution>,
 }
 
+/// The same chain replaying `recorded` (in `mode`, from its resolutions): the agent never
+/// runs, nothing diverges or drifts, and the journal is the recorded one entry by entry.
+async fn replays_clean_running_nothing(mode: AgentMode, recorded: &Recorded) {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let outcome = booking(
+        mode,
+        &runs,
+        None,
+        &Resolutions::replay(recorded.resolutions.clone()),
+    )
+    .replay(recorded.wire.clone())
+    .await
+    .unwrap()
+    .finish()
+    .await
+    .with_recorded_journal(recorded.journal.clone());
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the agent is never run");
+    assert_eq!(outcome.divergences, vec![]);
+    assert_eq!(outcome.resolver_drift, vec![]);
+    assert_eq!(outcome.journal, recorded.journal, "journal, entry by entry");
+    assert!(outcome.is_clean(), "{}", outcome.verdict());
+}
+
 /// Records a session: a tool call entering `check`, a turn; then (with a gate) the agent
 /// finishes between that turn and the next; then a second turn.
 async fn record(mode: AgentMode, gate: Option<Arc<Notify>>) -> Recorded {
@@ -196,24 +219,7 @@ async fn a_called_agent_lands_its_result_at_the_tool_commit_and_replays_without_
         }]
     );
 
-    let runs = Arc::new(AtomicUsize::new(0));
-    let outcome = booking(
-        AgentMode::Call,
-        &runs,
-        None,
-        &Resolutions::replay(recorded.resolutions.clone()),
-    )
-    .replay(recorded.wire.clone())
-    .await
-    .unwrap()
-    .finish()
-    .await
-    .with_recorded_journal(recorded.journal.clone());
-    assert_eq!(runs.load(Ordering::SeqCst), 0, "the agent is never run");
-    assert_eq!(outcome.divergences, vec![]);
-    assert_eq!(outcome.resolver_drift, vec![]);
-    assert_eq!(outcome.journal, recorded.journal, "journal, entry by entry");
-    assert!(outcome.is_clean(), "{}", outcome.verdict());
+    replays_clean_running_nothing(AgentMode::Call, &recorded).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -245,24 +251,7 @@ async fn a_dispatched_result_lands_between_two_frames_and_the_replay_puts_it_the
     // Between two events (an even lane mark): after the lane was done with the first.
     assert_eq!(resolution.landed_at_mark, Some(22));
 
-    let runs = Arc::new(AtomicUsize::new(0));
-    let outcome = booking(
-        AgentMode::Dispatch,
-        &runs,
-        None,
-        &Resolutions::replay(recorded.resolutions.clone()),
-    )
-    .replay(recorded.wire.clone())
-    .await
-    .unwrap()
-    .finish()
-    .await
-    .with_recorded_journal(recorded.journal.clone());
-    assert_eq!(runs.load(Ordering::SeqCst), 0, "the agent is never run");
-    assert_eq!(outcome.divergences, vec![]);
-    assert_eq!(outcome.resolver_drift, vec![]);
-    assert_eq!(outcome.journal, recorded.journal, "journal, entry by entry");
-    assert!(outcome.is_clean(), "{}", outcome.verdict());
+    replays_clean_running_nothing(AgentMode::Dispatch, &recorded).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -369,23 +358,7 @@ async fn a_background_result_is_told_to_the_model_and_replays_clean() {
         Some(told),
     )
     .await;
-    let runs = Arc::new(AtomicUsize::new(0));
-    let outcome = booking(
-        AgentMode::Background,
-        &runs,
-        None,
-        &Resolutions::replay(recorded.resolutions.clone()),
-    )
-    .replay(recorded.wire.clone())
-    .await
-    .unwrap()
-    .finish()
-    .await
-    .with_recorded_journal(recorded.journal.clone());
-    assert_eq!(runs.load(Ordering::SeqCst), 0, "the agent is never run");
-    assert_eq!(outcome.divergences, vec![]);
-    assert_eq!(outcome.journal, recorded.journal, "journal, entry by entry");
-    assert!(outcome.is_clean(), "{}", outcome.verdict());
+    replays_clean_running_nothing(AgentMode::Background, &recorded).await;
 }
 
 /// A chain whose watcher on the slot fetches a quote through a resolver recorded in the
