@@ -310,12 +310,11 @@ fn priority_keeps_the_marked_turns_first_then_the_most_recent() {
 
 #[test]
 fn diagnose_names_the_context_steps_that_call_a_model() {
-    let tree: Composable = (AgentBuilder::new("triage").output_key("topic")
+    let tree: Composable = AgentBuilder::new("triage").output_key("topic")
         >> AgentBuilder::new("support")
             .reads(["topic"])
             .context(C::window(20) + C::summarize(6))
-        >> AgentBuilder::new("audit").context(C::priority(4, &["refund"])))
-    .into();
+        >> AgentBuilder::new("audit").context(C::priority(4, &["refund"]));
     assert_eq!(check_contracts_with(&tree, &[]), []);
     assert_eq!(
         diagnose_with(&tree, &[]),
