@@ -35,8 +35,8 @@ use futures_util::future::BoxFuture;
 use reel::actors::state::State;
 use reel::agents::TextAgent;
 use reel::compose::{
-    AgentBuilder, C, ContextPolicy, HISTORY_KEY, ProcessorError, RequestProcessor, diagnose_with,
-    transcript_line,
+    AgentBuilder, C, ContextPolicy, HISTORY_KEY, ProcessorError, RequestProcessor,
+    SUMMARY_INSTRUCTION, diagnose_with, transcript_line,
 };
 use reel::llm::{BaseLlm, LlmRequest};
 use reel::protocol::{Content, FunctionCall, FunctionResponse, Part};
@@ -232,7 +232,7 @@ pub async fn run_on(
     let requests = sent.requests();
     out.push_str(&format!("  model calls: {}\n", requests.len()));
     for (number, request) in requests.iter().enumerate() {
-        let kind = if number + 1 < requests.len() {
+        let kind = if request.system_instruction.as_deref() == Some(SUMMARY_INSTRUCTION) {
             "the summary call"
         } else {
             "the agent's call"
