@@ -21,7 +21,8 @@ use crate::middleware::{AgentLayer, CostLlm, FallbackModelLlm, LayerCtx, LayerSp
 use crate::{Artifacts, ProcessedLlm, Tools};
 
 /// A built agent: each run renders the instruction from the state, shapes the conversation
-/// with its `C::` policy, checks its input artifacts, makes one
+/// with its `C::` policy (a `C::summarize` step's summary call included, before the `M::`
+/// layers: a cache hit still follows it), checks its input artifacts, makes one
 /// [`LlmTextAgent`] call through its `M::` layers, then checks its output guards and
 /// artifacts and writes its output keys.
 ///
@@ -124,22 +125,20 @@ impl ComposedAgent {
     }
 
     /// The request this agent sends for `state` (what a run would send to the model).
+    /// An error when its context policy calls a model (`C::summarize`): that request is
+    /// [`ComposedAgent::request_async`]'s.
     pub fn request(&self, state: &State) -> Result<LlmRequest, AgentError> {
-        let input = state.get::<String>(INPUT_KEY).unwrap_or_default();
-        let shape = self.shape(state)?;
-        Ok(shape.apply(self.core(&shape, state)?.request(&input)))
-    }
-
-    fn shape(&self, state: &State) -> Result<Shape, AgentError> {
         let config = &self.inner.config;
-        let history: Vec<Content> = match state.get_raw(HISTORY_KEY) {
-            None => Vec::new(),
-            Some(value) => serde_json::from_value(value).map_err(|error| AgentError::BadInput {
-                agent: config.name.clone(),
-                key: HISTORY_KEY.to_owned(),
-                problem: format!("is not a list of conversation turns: {error}"),
-            })?,
-        };
+        if config.context.calls_model() {
+            return Err(AgentError::failed(
+                &config.name,
+                format!(
+                    "its context policy `{}` calls a model: its request is request_async's",
+                    config.context.label()
+                ),
+            ));
+        }
+        let history = self.history(state)?;
         let history = if config.context.is_empty() {
             history
         } else {
@@ -147,6 +146,57 @@ impl ComposedAgent {
                 .context
                 .apply_with_state(&history, &state.snapshot().to_json())
         };
+        let input = state.get::<String>(INPUT_KEY).unwrap_or_default();
+        let shape = self.shape(history);
+        Ok(shape.apply(self.core(&shape, state)?.request(&input)))
+    }
+
+    /// The request this agent sends for `state`, its context policy applied whole: a
+    /// `C::summarize` step makes its summary call (through the agent's model, as a run
+    /// does, so a cassette records it).
+    pub async fn request_async(&self, state: &State) -> Result<LlmRequest, AgentError> {
+        let input = state.get::<String>(INPUT_KEY).unwrap_or_default();
+        let shape = self.shape(self.shaped_history(state).await?);
+        Ok(shape.apply(self.core(&shape, state)?.request(&input)))
+    }
+
+    /// The history at [`HISTORY_KEY`] as it is.
+    fn history(&self, state: &State) -> Result<Vec<Content>, AgentError> {
+        match state.get_raw(HISTORY_KEY) {
+            None => Ok(Vec::new()),
+            Some(value) => serde_json::from_value(value).map_err(|error| AgentError::BadInput {
+                agent: self.inner.config.name.clone(),
+                key: HISTORY_KEY.to_owned(),
+                problem: format!("is not a list of conversation turns: {error}"),
+            }),
+        }
+    }
+
+    /// The history shaped by the whole context policy: a summary call goes through the
+    /// agent's model (its cost, fallback and processor layers, then the cassette), asking
+    /// the model its requests name, as this agent's call.
+    async fn shaped_history(&self, state: &State) -> Result<Vec<Content>, AgentError> {
+        let config = &self.inner.config;
+        let history = self.history(state)?;
+        if config.context.is_empty() {
+            return Ok(history);
+        }
+        let llm = self.inner.llm.as_ref();
+        let model = config
+            .model
+            .clone()
+            .unwrap_or_else(|| llm.model_id().to_owned());
+        let snapshot = state.snapshot().to_json();
+        let shaping = config.context.apply_async(&history, &snapshot, llm, &model);
+        reel_llm::in_agent(config.name.as_str(), shaping)
+            .await
+            .map_err(|error| {
+                AgentError::failed(&config.name, format!("its context policy: {error}"))
+            })
+    }
+
+    fn shape(&self, history: Vec<Content>) -> Shape {
+        let config = &self.inner.config;
         let mut settings = Map::new();
         if let Some(top_p) = config.top_p {
             settings.insert("topP".into(), json!(top_p));
@@ -157,13 +207,13 @@ impl ComposedAgent {
         if let Some(budget) = config.thinking_budget {
             settings.insert("thinkingConfig".into(), json!({ "thinkingBudget": budget }));
         }
-        Ok(Shape {
+        Shape {
             model: config.model.clone(),
             settings,
             history,
             json_schema: json_request(&config.artifacts),
             builtins: config.tools.builtins().iter().map(|b| b.tool()).collect(),
-        })
+        }
     }
 
     fn core(&self, shape: &Shape, state: &State) -> Result<LlmTextAgent, AgentError> {
@@ -353,7 +403,7 @@ impl TextAgent for ComposedAgent {
         Box::pin(async move {
             self.check_inputs(state)?;
             let input = state.get::<String>(INPUT_KEY).unwrap_or_default();
-            let shape = self.shape(state)?;
+            let shape = self.shape(self.shaped_history(state).await?);
             let core = self.core(&shape, state)?;
             let request = shape.apply(core.request(&input));
             // Serializing strings, numbers and JSON values cannot fail.

@@ -4,8 +4,11 @@ use std::fmt;
 use std::ops::Add;
 use std::sync::Arc;
 
+use reel_llm::BaseLlm;
 use reel_protocol::Content;
 use serde_json::Value;
+
+use crate::context_summary::{ContextError, Summarize, transcript_line};
 
 /// The state key a composed agent reads its conversation history from: a list of
 /// `Content` (`{"role": "user", "parts": [{"text": "…"}]}`), oldest first. The agent sends
@@ -18,12 +21,26 @@ type PolicyFn = dyn Fn(Vec<Content>, &Value) -> Vec<Content> + Send + Sync;
 struct Step {
     label: String,
     reads: Vec<String>,
-    f: Arc<PolicyFn>,
+    run: Run,
+}
+
+/// How a step shapes the history.
+#[derive(Clone)]
+enum Run {
+    /// At once, with no model.
+    Sync(Arc<PolicyFn>),
+    /// With a model call ([`C::summarize`]): only in [`ContextPolicy::apply_async`].
+    Summarize(Summarize),
 }
 
 /// A chain of context policies, applied in order to a conversation (`+` chains them).
 /// A composed agent applies its policy to the history at [`HISTORY_KEY`] and then appends
 /// its input turn, so the input is always sent.
+///
+/// Most steps are synchronous; [`C::summarize`] calls a model, so a chain holding it
+/// ([`ContextPolicy::calls_model`]) runs whole only in [`ContextPolicy::apply_async`] (what
+/// a composed agent uses). The synchronous [`ContextPolicy::apply`] runs the other steps
+/// and passes the history through such a step unchanged (decision 0070).
 ///
 /// ```
 /// use reel_compose::C;
@@ -53,7 +70,7 @@ impl ContextPolicy {
             steps: vec![Step {
                 label: label.into(),
                 reads: Vec::new(),
-                f: Arc::new(f),
+                run: Run::Sync(Arc::new(f)),
             }],
         }
     }
@@ -63,17 +80,64 @@ impl ContextPolicy {
         self.steps.is_empty()
     }
 
-    /// The policy applied to `history` with no state (`C::from_state` adds nothing).
+    /// Whether a step calls a model ([`C::summarize`]): then only
+    /// [`ContextPolicy::apply_async`] runs the whole chain.
+    pub fn calls_model(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|step| matches!(step.run, Run::Summarize(_)))
+    }
+
+    /// The labels of the steps that call a model, in order (`C::summarize(4)`).
+    pub fn model_steps(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .filter(|step| matches!(step.run, Run::Summarize(_)))
+            .map(|step| step.label.clone())
+            .collect()
+    }
+
+    /// The policy applied to `history` with no state (`C::from_state` adds nothing). A
+    /// step that calls a model ([`C::summarize`]) passes the history through unchanged:
+    /// use [`ContextPolicy::apply_async`] for a chain that [`calls_model`](Self::calls_model).
     pub fn apply(&self, history: &[Content]) -> Vec<Content> {
         self.apply_with_state(history, &Value::Null)
     }
 
     /// The policy applied to `history`, `C::from_state` reading `state` (a JSON object of
-    /// the state's keys).
+    /// the state's keys). A step that calls a model passes the history through unchanged,
+    /// as in [`ContextPolicy::apply`].
     pub fn apply_with_state(&self, history: &[Content], state: &Value) -> Vec<Content> {
         self.steps
             .iter()
-            .fold(history.to_vec(), |contents, step| (step.f)(contents, state))
+            .fold(history.to_vec(), |contents, step| match &step.run {
+                Run::Sync(f) => f(contents, state),
+                Run::Summarize(_) => contents,
+            })
+    }
+
+    /// The whole policy applied to `history`, `C::from_state` reading `state`: the
+    /// synchronous steps at once, each [`C::summarize`] step with its model call, asking
+    /// `llm` as `model` (the agent's own model and the model id its requests name) unless
+    /// the step was given its own model. A chain that calls no model makes no call and
+    /// gives what [`ContextPolicy::apply_with_state`] gives.
+    pub async fn apply_async(
+        &self,
+        history: &[Content],
+        state: &Value,
+        llm: &dyn BaseLlm,
+        model: &str,
+    ) -> Result<Vec<Content>, ContextError> {
+        let mut contents = history.to_vec();
+        for step in &self.steps {
+            contents = match &step.run {
+                Run::Sync(f) => f(contents, state),
+                Run::Summarize(summarize) => {
+                    summarize.apply(&step.label, contents, llm, model).await?
+                }
+            };
+        }
+        Ok(contents)
     }
 
     /// The chain as written: `C::window(20) + C::exclude_tools()`.
@@ -103,6 +167,12 @@ impl Add for ContextPolicy {
 
 fn role_is(content: &Content, role: &str) -> bool {
     content.role.as_deref() == Some(role)
+}
+
+/// Whether `content`'s transcript line holds one of `markers` (lowercased), ignoring case.
+fn holds_marker(content: &Content, markers: &[String]) -> bool {
+    let line = transcript_line(content).to_lowercase();
+    markers.iter().any(|marker| line.contains(marker.as_str()))
 }
 
 fn text_of(content: &Content) -> String {
@@ -253,6 +323,95 @@ impl C {
         });
         policy.steps[0].reads = keys;
         policy
+    }
+
+    /// Keeps the last `keep_last` messages and replaces the ones before them with one user
+    /// message, `Summary of the earlier conversation:` and a summary the agent's own model
+    /// writes of them (one model call, through the agent's model, so a cassette records
+    /// and replays it; no call when there are at most `keep_last` messages). The call's
+    /// request is [`summary_request`](crate::summary_request) of the older messages: the
+    /// same history always sends the same request. Runs only in
+    /// [`ContextPolicy::apply_async`] (a composed agent's run); the synchronous
+    /// [`ContextPolicy::apply`] passes the history through it unchanged.
+    pub fn summarize(keep_last: usize) -> ContextPolicy {
+        ContextPolicy {
+            steps: vec![Step {
+                label: format!("C::summarize({keep_last})"),
+                reads: Vec::new(),
+                run: Run::Summarize(Summarize {
+                    keep_last,
+                    llm: None,
+                }),
+            }],
+        }
+    }
+
+    /// [`C::summarize`] with the summary written by `llm` (a smaller, cheaper model, say)
+    /// rather than the agent's own model.
+    pub fn summarize_with(keep_last: usize, llm: Arc<dyn BaseLlm>) -> ContextPolicy {
+        ContextPolicy {
+            steps: vec![Step {
+                label: format!("C::summarize_with({keep_last}, {})", llm.model_id()),
+                reads: Vec::new(),
+                run: Run::Summarize(Summarize {
+                    keep_last,
+                    llm: Some(llm),
+                }),
+            }],
+        }
+    }
+
+    /// Keeps at most `max` messages, the important ones first: the messages holding one
+    /// of `markers` (ignoring case, in their text or, for a tool turn, in the function's
+    /// name, arguments or result), the most recent first, then the most recent of the
+    /// others while room is left; what is kept stays in conversation order. With no more
+    /// than `max` messages, all are kept.
+    ///
+    /// ```
+    /// use reel_compose::C;
+    /// use reel_protocol::Content;
+    ///
+    /// let history = vec![
+    ///     Content::user_text("My order is A-1042."),
+    ///     Content::model_text("Thanks."),
+    ///     Content::user_text("Nice weather."),
+    ///     Content::model_text("Indeed."),
+    /// ];
+    /// assert_eq!(
+    ///     C::priority(2, &["a-1042"]).apply(&history),
+    ///     [history[0].clone(), history[3].clone()],
+    /// );
+    /// ```
+    pub fn priority(max: usize, markers: &[&str]) -> ContextPolicy {
+        let label = format!("C::priority({max}, [{}])", markers.join(", "));
+        let markers: Vec<String> = markers.iter().map(|m| m.to_lowercase()).collect();
+        ContextPolicy::one(label, move |contents, _| {
+            if contents.len() <= max {
+                return contents;
+            }
+            let important: Vec<bool> = contents
+                .iter()
+                .map(|content| holds_marker(content, &markers))
+                .collect();
+            let mut keep = vec![false; contents.len()];
+            let mut room = max;
+            for wanted in [true, false] {
+                for index in (0..contents.len()).rev() {
+                    if room == 0 {
+                        break;
+                    }
+                    if important[index] == wanted {
+                        keep[index] = true;
+                        room -= 1;
+                    }
+                }
+            }
+            contents
+                .into_iter()
+                .zip(keep)
+                .filter_map(|(content, kept)| kept.then_some(content))
+                .collect()
+        })
     }
 
     /// Removes a message equal to the one before it.

@@ -405,7 +405,8 @@ pub fn infer_data_flow(tree: &Composable) -> Vec<DataFlowEdge> {
     walk(tree, &[]).edges
 }
 
-/// A report of the tree for a person: its shape, its data flow and its violations.
+/// A report of the tree for a person: its shape, its data flow, its violations and, when
+/// any agent's `C::` policy calls a model (`C::summarize`), those calls.
 ///
 /// ```
 /// use reel_compose::{AgentBuilder, diagnose};
@@ -449,7 +450,31 @@ pub fn diagnose_with(tree: &Composable, given: &[&str]) -> String {
             report.push_str(&format!("  {level}: {violation}\n"));
         }
     }
+    let mut calls = Vec::new();
+    context_model_calls(tree, &mut calls);
+    if !calls.is_empty() {
+        report.push_str("context policies calling a model (before the agent's own call):\n");
+        for (agent, step) in calls {
+            report.push_str(&format!("  {agent}: {step}\n"));
+        }
+    }
     report
+}
+
+/// Each agent of the tree whose `C::` policy calls a model, with the step, in tree order.
+fn context_model_calls(node: &Composable, out: &mut Vec<(String, String)>) {
+    if let Composable::Agent(builder) = node {
+        let steps = builder.config().context.model_steps();
+        out.extend(
+            steps
+                .into_iter()
+                .map(|step| (builder.name().to_owned(), step)),
+        );
+        return;
+    }
+    for child in children(node) {
+        context_model_calls(child, out);
+    }
 }
 
 impl Composable {

@@ -63,6 +63,7 @@ mod artifacts;
 mod builder;
 mod composable;
 mod context_policy;
+mod context_summary;
 mod contracts;
 mod guards;
 mod harness;
@@ -83,6 +84,9 @@ pub use composable::{
     until, until_state,
 };
 pub use context_policy::{C, ContextPolicy, HISTORY_KEY};
+pub use context_summary::{
+    ContextError, SUMMARY_INSTRUCTION, SUMMARY_PREFIX, summary_request, transcript_line,
+};
 pub use contracts::{
     ContractViolation, DataFlowEdge, check_contracts, check_contracts_with, diagnose,
     diagnose_with, infer_data_flow,

@@ -5,6 +5,7 @@ mod scripted;
 
 mod artifact_store;
 mod builder;
+mod context;
 mod contracts;
 mod cost_and_rate_limit;
 mod end_to_end;

@@ -15,6 +15,7 @@ mod ex12_fallback_chain;
 mod ex13_review_loop;
 mod ex14_map_over;
 mod ex15_middleware_stack;
+mod ex16_context_engineering;
 mod ex17_evaluation_suite;
 mod ex18_artifacts;
 mod ex19_agent_tool;
