@@ -40,14 +40,13 @@ mod main_of;
 pub mod replayed_call;
 #[path = "../support/tape_server.rs"]
 mod tape_server;
-#[path = "../support/turns.rs"]
-mod turns;
 
 use std::error::Error;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use live::Governed;
+use live::turns::wait_for_turn;
 use main_of::main_of;
 use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::extract::{Extract, Recognizer, RecordExtractor};
@@ -58,7 +57,6 @@ use reel::recorder::{RecordError, WireEntry};
 use reel::tools::{SimpleTool, ToolContext, ToolError};
 use serde_json::{Value, json};
 use tape_server::{endpoint_of, serve_tape};
-use turns::wait_for_turn;
 
 pub use replayed_call::Target;
 

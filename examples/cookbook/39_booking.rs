@@ -29,6 +29,10 @@
 //! `….resolved.jsonl` beside it): the model decides when to try `book_table`, and the
 //! flow gates it as it does offline.
 
+// `support/live.rs` (for `--live`) and the governed support both load `turns.rs`: two
+// copies of one small module, harmless.
+#![allow(clippy::duplicate_mod)]
+
 #[path = "../support/booking_capstone.rs"]
 pub mod capstone;
 #[path = "../support/capstone_replay.rs"]

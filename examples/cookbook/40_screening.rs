@@ -36,6 +36,10 @@
 //! `….resolved.jsonl` beside it): the model decides when to try `transfer_call`, and the
 //! flow gates it as it does offline.
 
+// `support/live.rs` (for `--live`) and the governed support both load `turns.rs`: two
+// copies of one small module, harmless.
+#![allow(clippy::duplicate_mod)]
+
 #[path = "../support/screening_capstone.rs"]
 pub mod capstone;
 #[path = "../support/capstone_replay.rs"]
