@@ -9,6 +9,8 @@
 //! cargo run --example 37_governed_flow                  # the bundled tape, on loopback
 //! cargo run --example 37_governed_flow -- --replay      # replay the bundled recording offline
 //! cargo run --example 37_governed_flow -- --speed 4     # … four times faster
+//! GEMINI_API_KEY=… cargo run --example 37_governed_flow -- --live
+//! GEMINI_API_KEY=… cargo run --example 37_governed_flow -- --live --record debt.wire.jsonl
 //! ```
 //!
 //! By default the model is the bundled tape (`assets/tapes/governed_flow.wire.jsonl`,
@@ -16,10 +18,23 @@
 //! card too early and twice; see `tests/it/cookbook/ex37_governed_flow.rs`), played by the tape
 //! server on loopback: no network, no key. With `--replay` nothing listens at all: the same
 //! agent, governed by the same flow, replays the recording through its own tree and says
-//! whether every frame it sends — the refusals included — is the recorded one.
+//! whether every frame it sends — the refusals included — is the recorded one. With
+//! `--live` the same agent, under the same flow, talks to the Gemini Live API (the key from
+//! the environment; `--record PATH` records its wire log): the model decides what to say
+//! and when to try the card, so the call may go differently, but the flow gates it the same.
 
+// `support/live.rs` (for `--live`) and the governed support both load `turns.rs`: two
+// copies of one small module, harmless.
+#![allow(clippy::duplicate_mod)]
+
+#[allow(dead_code)] // the cookbook's shared part; this example parses `--live` with it
+#[path = "support/cookbook.rs"]
+pub mod cookbook;
 #[path = "../support/governed_flow.rs"]
 pub mod governed;
+#[allow(dead_code)] // the live examples' shared part; this example uses its `--live` parsing
+#[path = "support/live.rs"]
+pub mod live;
 #[path = "../support/main_of.rs"]
 mod main_of;
 #[path = "../support/replayed_call.rs"]
@@ -28,10 +43,13 @@ pub mod replayed_call;
 mod tape_server;
 
 use std::error::Error;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use governed::{Call, converse, debt_flow, governed_collector};
+use live::Governed;
 use main_of::main_of;
+use reel::fluent::LiveBuilder;
 use reel::protocol::ApiEndpoint;
 use reel::recorder::{RecordError, WireEntry};
 use tape_server::{endpoint_of, serve_tape};
@@ -72,7 +90,22 @@ pub async fn run(target: Target) -> Result<Outcome, Box<dyn Error>> {
 
 /// One call: the agent connects, then the caller speaks.
 pub async fn call(endpoint: ApiEndpoint) -> Result<Call, Box<dyn Error>> {
-    let agent = governed_collector();
+    call_with(governed_collector(), endpoint).await
+}
+
+/// The call against the Gemini Live API (`--live`), the key from the environment, its
+/// wire log recorded to `record` if given.
+pub async fn live_call(record: Option<PathBuf>) -> Result<Call, Box<dyn Error>> {
+    let endpoint = ApiEndpoint::from_env()?;
+    let agent = match record {
+        Some(path) => governed_collector().record_wire(path),
+        None => governed_collector(),
+    };
+    call_with(agent, endpoint).await
+}
+
+/// One call of `agent`: it connects, then the caller speaks.
+async fn call_with(agent: LiveBuilder, endpoint: ApiEndpoint) -> Result<Call, Box<dyn Error>> {
     let mut events = agent.subscribe();
     let handle = agent.connect(endpoint).await?;
     let call = converse(&handle, &mut events).await;
@@ -83,8 +116,13 @@ pub async fn call(endpoint: ApiEndpoint) -> Result<Call, Box<dyn Error>> {
 fn main() -> ExitCode {
     println!("{}", debt_flow().to_mermaid());
     main_of(
-        replayed_call::target_from_args,
-        run,
+        || live::governed_target(std::env::args().skip(1), replayed_call::target_from),
+        |choice| async move {
+            match choice {
+                Governed::Offline(target) => run(target).await,
+                Governed::Live { record } => Ok(Outcome::Call(live_call(record).await?)),
+            }
+        },
         |outcome| match outcome {
             Outcome::Call(call) => {
                 println!("\nrefused by the flow:");

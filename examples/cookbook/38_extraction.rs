@@ -12,6 +12,8 @@
 //! cargo run --example 38_extraction                  # the bundled tape, on loopback
 //! cargo run --example 38_extraction -- --replay      # replay the bundled recording offline
 //! cargo run --example 38_extraction -- --speed 4     # … four times faster
+//! GEMINI_API_KEY=… cargo run --example 38_extraction -- --live
+//! GEMINI_API_KEY=… cargo run --example 38_extraction -- --live --record pizza.wire.jsonl
 //! ```
 //!
 //! By default the model is the bundled tape (`assets/cookbook/38_extraction.wire.jsonl`,
@@ -21,20 +23,30 @@
 //! listens at all: the same agent replays the recording through its own tree, the
 //! recognizers run again on the recorded transcript, and the replay says whether every
 //! frame it sends — the refusal included — is the recorded one and lists what the
-//! recognizers wrote, in journal order.
+//! recognizers wrote, in journal order. With `--live` the same agent talks to the Gemini
+//! Live API (the key from the environment; `--record PATH` records its wire log): the
+//! model decides what to say and when to place the order, and the recognizers and the flow
+//! govern it as they do offline.
 
+#[allow(dead_code)] // the cookbook's shared part; this example parses `--live` with it
+#[path = "support/cookbook.rs"]
+pub mod cookbook;
+#[allow(dead_code)] // the live examples' shared part; this example uses its `--live` parsing
+#[path = "support/live.rs"]
+pub mod live;
 #[path = "../support/main_of.rs"]
 mod main_of;
 #[path = "../support/replayed_call.rs"]
 pub mod replayed_call;
 #[path = "../support/tape_server.rs"]
 mod tape_server;
-#[path = "../support/turns.rs"]
-mod turns;
 
 use std::error::Error;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use live::Governed;
+use live::turns::wait_for_turn;
 use main_of::main_of;
 use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::extract::{Extract, Recognizer, RecordExtractor};
@@ -45,7 +57,6 @@ use reel::recorder::{RecordError, WireEntry};
 use reel::tools::{SimpleTool, ToolContext, ToolError};
 use serde_json::{Value, json};
 use tape_server::{endpoint_of, serve_tape};
-use turns::wait_for_turn;
 
 pub use replayed_call::Target;
 
@@ -239,7 +250,22 @@ pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
 
 /// One call: the agent connects, then the caller speaks.
 pub async fn call(endpoint: ApiEndpoint) -> Result<String, Box<dyn Error>> {
-    let agent = order_agent();
+    call_with(order_agent(), endpoint).await
+}
+
+/// The call against the Gemini Live API (`--live`), the key from the environment, its
+/// wire log recorded to `record` if given.
+pub async fn live_call(record: Option<PathBuf>) -> Result<String, Box<dyn Error>> {
+    let endpoint = ApiEndpoint::from_env()?;
+    let agent = match record {
+        Some(path) => order_agent().record_wire(path),
+        None => order_agent(),
+    };
+    call_with(agent, endpoint).await
+}
+
+/// One call of `agent`: it connects, then the caller speaks.
+async fn call_with(agent: LiveBuilder, endpoint: ApiEndpoint) -> Result<String, Box<dyn Error>> {
     let mut events = agent.subscribe();
     let handle = agent.connect(endpoint).await?;
     let call = converse(&handle, &mut events).await;
@@ -280,7 +306,14 @@ pub async fn run(target: Target) -> Result<String, Box<dyn Error>> {
 
 fn main() -> ExitCode {
     println!("{}", order_flow().to_mermaid());
-    main_of(replayed_call::target_from_args, run, |printed| {
-        print!("{printed}")
-    })
+    main_of(
+        || live::governed_target(std::env::args().skip(1), replayed_call::target_from),
+        |choice| async move {
+            match choice {
+                Governed::Offline(target) => run(target).await,
+                Governed::Live { record } => live_call(record).await,
+            }
+        },
+        |printed| print!("{printed}"),
+    )
 }

@@ -13,6 +13,8 @@
 //! cargo run --example 39_booking                  # the bundled tape, on loopback
 //! cargo run --example 39_booking -- --replay      # replay the bundled recording offline
 //! cargo run --example 39_booking -- --speed 4     # … four times faster
+//! GEMINI_API_KEY=… cargo run --example 39_booking -- --live
+//! GEMINI_API_KEY=… cargo run --example 39_booking -- --live --record booking.wire.jsonl
 //! ```
 //!
 //! The bundled tape (`assets/tapes/booking.wire.jsonl`) was recorded by reel from this
@@ -22,11 +24,25 @@
 //! and nothing is called: the same chain replays the recording through its own tree, the
 //! sub-agent's result comes from `booking.resolved.jsonl`, and the replay says whether
 //! every frame it sends — the refusal included — is the recorded one.
+//! With `--live` the same chain talks to the Gemini Live API (the key from the
+//! environment; `--record PATH` records its wire log, and the sub-agent's result in
+//! `….resolved.jsonl` beside it): the model decides when to try `book_table`, and the
+//! flow gates it as it does offline.
+
+// `support/live.rs` (for `--live`) and the governed support both load `turns.rs`: two
+// copies of one small module, harmless.
+#![allow(clippy::duplicate_mod)]
 
 #[path = "../support/booking_capstone.rs"]
 pub mod capstone;
 #[path = "../support/capstone_replay.rs"]
 pub mod capstone_replay;
+#[allow(dead_code)] // the cookbook's shared part; this example parses `--live` with it
+#[path = "support/cookbook.rs"]
+pub mod cookbook;
+#[allow(dead_code)] // the live examples' shared part; this example uses its `--live` parsing
+#[path = "support/live.rs"]
+pub mod live;
 #[path = "../support/main_of.rs"]
 mod main_of;
 #[path = "../support/replayed_call.rs"]
@@ -38,6 +54,7 @@ use std::process::ExitCode;
 
 use capstone::{booking_agent, booking_flow};
 use capstone_replay::Capstone;
+use live::Governed;
 use main_of::main_of;
 use reel::recorder::{RecordError, WireEntry};
 
@@ -65,8 +82,13 @@ pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
 fn main() -> ExitCode {
     println!("{}", booking_flow().to_mermaid());
     main_of(
-        replayed_call::target_from_args,
-        |target| BOOKING.run(target),
+        || live::governed_target(std::env::args().skip(1), replayed_call::target_from),
+        |choice| async move {
+            match choice {
+                Governed::Offline(target) => BOOKING.run(target).await,
+                Governed::Live { record } => BOOKING.live_call(record).await,
+            }
+        },
         |outcome| BOOKING.print(&outcome),
     )
 }

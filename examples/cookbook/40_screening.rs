@@ -13,6 +13,8 @@
 //! cargo run --example 40_screening                  # the bundled tape, on loopback
 //! cargo run --example 40_screening -- --replay      # replay the bundled recording offline
 //! cargo run --example 40_screening -- --speed 4     # … four times faster
+//! GEMINI_API_KEY=… cargo run --example 40_screening -- --live
+//! GEMINI_API_KEY=… cargo run --example 40_screening -- --live --record screening.wire.jsonl
 //! ```
 //!
 //! The bundled tape (`assets/tapes/screening.wire.jsonl`) was recorded by reel from this
@@ -28,11 +30,26 @@
 //! default, or `--speed 4`) its verdict lands where it landed when the tape was made;
 //! `--speed 0` answers faster than the router, the flow then steers at another turn than
 //! recorded, and the tape server ends the call at the first frame that differs.
+//!
+//! With `--live` the same chain talks to the Gemini Live API (the key from the
+//! environment; `--record PATH` records its wire log, and the router's verdict in
+//! `….resolved.jsonl` beside it): the model decides when to try `transfer_call`, and the
+//! flow gates it as it does offline.
+
+// `support/live.rs` (for `--live`) and the governed support both load `turns.rs`: two
+// copies of one small module, harmless.
+#![allow(clippy::duplicate_mod)]
 
 #[path = "../support/screening_capstone.rs"]
 pub mod capstone;
 #[path = "../support/capstone_replay.rs"]
 pub mod capstone_replay;
+#[allow(dead_code)] // the cookbook's shared part; this example parses `--live` with it
+#[path = "support/cookbook.rs"]
+pub mod cookbook;
+#[allow(dead_code)] // the live examples' shared part; this example uses its `--live` parsing
+#[path = "support/live.rs"]
+pub mod live;
 #[path = "../support/main_of.rs"]
 mod main_of;
 #[path = "../support/replayed_call.rs"]
@@ -44,6 +61,7 @@ use std::process::ExitCode;
 
 use capstone::{screening_agent, screening_flow};
 use capstone_replay::Capstone;
+use live::Governed;
 use main_of::main_of;
 use reel::recorder::{RecordError, WireEntry};
 
@@ -74,8 +92,13 @@ pub fn bundled_tape() -> Result<Vec<WireEntry>, RecordError> {
 fn main() -> ExitCode {
     println!("{}", screening_flow().to_mermaid());
     main_of(
-        replayed_call::target_from_args,
-        |target| SCREENING.run(target),
+        || live::governed_target(std::env::args().skip(1), replayed_call::target_from),
+        |choice| async move {
+            match choice {
+                Governed::Offline(target) => SCREENING.run(target).await,
+                Governed::Live { record } => SCREENING.live_call(record).await,
+            }
+        },
         |outcome| SCREENING.print(&outcome),
     )
 }

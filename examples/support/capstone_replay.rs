@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 use std::error::Error;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -91,12 +92,19 @@ impl Capstone {
         endpoint: ApiEndpoint,
         calls: Arc<AtomicUsize>,
     ) -> Result<Call, Box<dyn Error>> {
-        let agent = (self.agent)(calls);
-        let mut events = agent.subscribe();
-        let handle = agent.connect(endpoint).await?;
-        let call = converse(&handle, &mut events).await;
-        handle.disconnect().await;
-        call
+        call_with((self.agent)(calls), endpoint).await
+    }
+
+    /// The call against the Gemini Live API (`--live`), the key from the environment, its
+    /// wire log recorded to `record` if given (with the sub-agent's results beside it).
+    pub async fn live_call(&self, record: Option<PathBuf>) -> Result<Outcome, Box<dyn Error>> {
+        let endpoint = ApiEndpoint::from_env()?;
+        let agent = (self.agent)(Arc::new(AtomicUsize::new(0)));
+        let agent = match record {
+            Some(path) => agent.record_wire(path),
+            None => agent,
+        };
+        Ok(Outcome::Call(call_with(agent, endpoint).await?))
     }
 
     /// Prints what a run showed.
@@ -126,6 +134,15 @@ impl Capstone {
             }
         }
     }
+}
+
+/// One call of `agent`: it connects, then the caller speaks.
+async fn call_with(agent: LiveBuilder, endpoint: ApiEndpoint) -> Result<Call, Box<dyn Error>> {
+    let mut events = agent.subscribe();
+    let handle = agent.connect(endpoint).await?;
+    let call = converse(&handle, &mut events).await;
+    handle.disconnect().await;
+    call
 }
 
 /// The replay's outcome when it is CLEAN — no divergent frame, no resolver drift — else

@@ -63,8 +63,14 @@ pub fn clean<C>(outcome: &ReplayOutcome) -> Result<Outcome<C>, Box<dyn Error>> {
 
 /// The target the command line names: `--replay`, `--speed N` (0: no pauses).
 pub fn target_from_args() -> Result<Target, String> {
+    target_from(std::env::args().skip(1))
+}
+
+/// The target `args` (the command line's arguments, the program's name left out) name:
+/// `--replay`, `--speed N` (0: no pauses).
+pub fn target_from(args: impl IntoIterator<Item = String>) -> Result<Target, String> {
     let mut target = Target::BundledTape { speed: Some(1.0) };
-    let mut args = std::env::args().skip(1);
+    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--replay" => target = Target::Replay,

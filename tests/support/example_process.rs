@@ -19,6 +19,35 @@ pub fn run_example(name: &str, args: &[&str]) -> String {
     String::from_utf8(output.stdout).expect("the example prints UTF-8")
 }
 
+/// The variables a Gemini endpoint is read from (`ApiEndpoint::from_env`).
+const CREDENTIAL_VARS: [&str; 6] = [
+    "GEMINI_API_KEY",
+    "GOOGLE_GENAI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_VERTEX_BASE_URL",
+];
+
+/// Runs the example as a real process with no Gemini credential or host in its
+/// environment: its exit code, standard output and standard error.
+pub fn run_example_without_key(name: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .args(["run", "--quiet", "--offline", "--example", name, "--"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    for var in CREDENTIAL_VARS {
+        command.env_remove(var);
+    }
+    let output = command.output().expect("cargo runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 /// Checks that `text` is `bundled` (the text of `assets/tapes/{file}`); with `REEL_BLESS`
 /// set, writes it there instead.
 pub fn check_or_bless_text(file: &str, text: &str, bundled: &str) {

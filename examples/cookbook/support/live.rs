@@ -121,3 +121,54 @@ where
             .map_err(|error| format!("{name}: {error}").into())
     })
 }
+
+/// Where `--record PATH` records a second session (a call back): `PATH` with `.callback`
+/// before `.wire.jsonl` (or at the end).
+pub fn callback_path(path: &Path) -> PathBuf {
+    let text = path.display().to_string();
+    match text.strip_suffix(".wire.jsonl") {
+        Some(stem) => PathBuf::from(format!("{stem}.callback.wire.jsonl")),
+        None => PathBuf::from(format!("{text}.callback")),
+    }
+}
+
+/// What the command line of a governed example (37–40) asks for: one of its offline runs,
+/// as its own arguments name them (nothing, `--replay`, `--speed N`), or the Live API.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Governed<T> {
+    /// An offline run: the bundled tape on loopback, or the bundled recording replayed.
+    Offline(T),
+    /// `--live` (with `--record PATH`): the Gemini Live API, the key from the environment,
+    /// the call's wire log recorded to `PATH` if given.
+    Live {
+        /// Where to record the call's wire log.
+        record: Option<PathBuf>,
+    },
+}
+
+/// The run `args` (the program's name left out) name: with `--live`, the Live API
+/// (`--live`, `--live --record PATH`, as every cookbook example reads them:
+/// [`parse_target`](super::cookbook::parse_target)); otherwise what `offline` makes of them.
+/// `--replay` or `--speed` with `--live`, and `--record` without it, are errors.
+pub fn governed_target<T>(
+    args: impl IntoIterator<Item = String>,
+    offline: impl FnOnce(Vec<String>) -> Result<T, String>,
+) -> Result<Governed<T>, String> {
+    let args: Vec<String> = args.into_iter().collect();
+    let named = |name: &str| args.iter().any(|arg| arg == name);
+    if !named("--live") {
+        if named("--record") {
+            return Err("--record records live calls: add --live".to_owned());
+        }
+        return offline(args).map(Governed::Offline);
+    }
+    if let Some(offline_only) = ["--replay", "--speed"].into_iter().find(|arg| named(arg)) {
+        return Err(format!(
+            "{offline_only} runs the bundled recording: it does not go with --live"
+        ));
+    }
+    match super::cookbook::parse_target(args)? {
+        Target::Live { record } => Ok(Governed::Live { record }),
+        Target::Bundled => Err("--live names no offline run".to_owned()),
+    }
+}

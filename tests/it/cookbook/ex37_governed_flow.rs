@@ -12,6 +12,7 @@
 #[path = "../../../examples/cookbook/37_governed_flow.rs"]
 mod governed_flow;
 
+use super::example_process::run_example_without_key;
 use crate::bundled_tape;
 
 #[path = "../../support/governed_model.rs"]
@@ -168,4 +169,62 @@ async fn the_bundled_governed_flow_tape_is_what_reel_records_today() {
         &recorder.entries(),
         governed_flow::GOVERNED_TAPE,
     );
+}
+
+#[test]
+fn live_without_a_key_fails_naming_the_missing_variable() {
+    let (code, _, stderr) = run_example_without_key("37_governed_flow", &["--live"]);
+    assert_eq!(
+        stderr,
+        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
+        "37_governed_flow -- --live with no key"
+    );
+    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
+    assert_eq!(code, Some(1));
+}
+
+#[test]
+fn the_command_line_names_an_offline_run_or_the_live_api() {
+    use governed_flow::live::{Governed, governed_target};
+    use governed_flow::replayed_call::{Target, target_from};
+    let parse = |args: &[&str]| governed_target(args.iter().map(|a| a.to_string()), target_from);
+    assert_eq!(
+        parse(&[]),
+        Ok(Governed::Offline(Target::BundledTape { speed: Some(1.0) }))
+    );
+    assert_eq!(parse(&["--replay"]), Ok(Governed::Offline(Target::Replay)));
+    assert_eq!(
+        parse(&["--speed", "0"]),
+        Ok(Governed::Offline(Target::BundledTape { speed: None }))
+    );
+    assert_eq!(parse(&["--live"]), Ok(Governed::Live { record: None }));
+    assert_eq!(
+        parse(&["--live", "--record", "debt.wire.jsonl"]),
+        Ok(Governed::Live {
+            record: Some("debt.wire.jsonl".into())
+        })
+    );
+    assert_eq!(
+        parse(&["--live", "--replay"]),
+        Err("--replay runs the bundled recording: it does not go with --live".to_owned())
+    );
+    assert_eq!(
+        parse(&["--record", "debt.wire.jsonl"]),
+        Err("--record records live calls: add --live".to_owned())
+    );
+    assert_eq!(
+        parse(&["--live", "--record"]),
+        Err("--record needs a path".to_owned())
+    );
+}
+
+#[test]
+fn live_with_an_offline_argument_is_refused_as_a_bad_command_line() {
+    let (code, _, stderr) =
+        run_example_without_key("37_governed_flow", &["--live", "--speed", "4"]);
+    assert_eq!(
+        stderr,
+        "error: --speed runs the bundled recording: it does not go with --live\n"
+    );
+    assert_eq!(code, Some(2));
 }

@@ -12,6 +12,7 @@
 #[path = "../../../examples/cookbook/38_extraction.rs"]
 mod example;
 
+use super::example_process::run_example_without_key;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -201,4 +202,16 @@ async fn the_bundled_tape_replays_clean_with_the_recognizers_run_again() {
 #[test]
 fn cargo_run_prints_the_bundled_output() {
     check_printed(NAME);
+}
+
+#[test]
+fn live_without_a_key_fails_naming_the_missing_variable() {
+    let (code, _, stderr) = run_example_without_key("38_extraction", &["--live"]);
+    assert_eq!(
+        stderr,
+        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
+        "38_extraction -- --live with no key"
+    );
+    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
+    assert_eq!(code, Some(1));
 }

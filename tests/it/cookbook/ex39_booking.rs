@@ -13,6 +13,7 @@ mod booking;
 #[path = "../../support/booking_capstone_model.rs"]
 mod booking_capstone_model;
 
+use super::example_process::run_example_without_key;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -190,4 +191,16 @@ fn replay_report() -> Vec<&'static str> {
         "availability sub-agent calls: 0",
         "replay CLEAN: 7 frames sent, each the recorded one",
     ]
+}
+
+#[test]
+fn live_without_a_key_fails_naming_the_missing_variable() {
+    let (code, _, stderr) = run_example_without_key("39_booking", &["--live"]);
+    assert_eq!(
+        stderr,
+        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
+        "39_booking -- --live with no key"
+    );
+    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
+    assert_eq!(code, Some(1));
 }

@@ -15,6 +15,7 @@ mod screening;
 #[path = "../../support/screening_capstone_model.rs"]
 mod screening_capstone_model;
 
+use super::example_process::run_example_without_key;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -241,4 +242,16 @@ fn the_screening_example_replays_its_recording_as_a_process() {
         .take_while(|line| !line.starts_with("refused "));
     let mermaid: Vec<String> = head.map(str::to_owned).collect();
     assert_eq!(mermaid.join("\n"), screening_flow().to_mermaid());
+}
+
+#[test]
+fn live_without_a_key_fails_naming_the_missing_variable() {
+    let (code, _, stderr) = run_example_without_key("40_screening", &["--live"]);
+    assert_eq!(
+        stderr,
+        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
+        "40_screening -- --live with no key"
+    );
+    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
+    assert_eq!(code, Some(1));
 }
