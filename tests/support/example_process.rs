@@ -3,14 +3,25 @@
 
 use std::process::Command;
 
-/// The example's standard output; panics with its standard error when it fails.
-pub fn run_example(name: &str, args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO"))
+use crate::guide_project::forget_the_test_package;
+
+/// `cargo run --example NAME -- ARGS` in the checkout, in the environment a reader's shell
+/// would give it: without the variables cargo set for this test binary, which made every
+/// such run rebuild ring and all above it, and the next workspace build rebuild it back
+/// ([`forget_the_test_package`]).
+fn cargo_run(name: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO"));
+    command
         .args(["run", "--quiet", "--offline", "--example", name, "--"])
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo runs");
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    forget_the_test_package(&mut command);
+    command
+}
+
+/// The example's standard output; panics with its standard error when it fails.
+pub fn run_example(name: &str, args: &[&str]) -> String {
+    let output = cargo_run(name, args).output().expect("cargo runs");
     assert!(
         output.status.success(),
         "cargo run --example {name} -- {args:?} failed: {}",
@@ -32,11 +43,7 @@ const CREDENTIAL_VARS: [&str; 6] = [
 /// Runs the example as a real process with no Gemini credential or host in its
 /// environment: its exit code, standard output and standard error.
 pub fn run_example_without_key(name: &str, args: &[&str]) -> (Option<i32>, String, String) {
-    let mut command = Command::new(env!("CARGO"));
-    command
-        .args(["run", "--quiet", "--offline", "--example", name, "--"])
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    let mut command = cargo_run(name, args);
     for var in CREDENTIAL_VARS {
         command.env_remove(var);
     }
@@ -60,4 +67,26 @@ pub fn check_or_bless_text(file: &str, text: &str, bundled: &str) {
         text, bundled,
         "assets/tapes/{file} is stale: re-bless it with REEL_BLESS=1"
     );
+}
+
+#[test]
+fn a_cargo_run_from_a_test_forgets_the_test_package() {
+    // Cargo set these for this test binary; the inner cargo must not see them.
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let command = cargo_run("01_foundations", &[]);
+    let removed: Vec<String> = command
+        .get_envs()
+        .filter(|(_, value)| value.is_none())
+        .map(|(key, _)| key.to_string_lossy().into_owned())
+        .collect();
+    for var in [
+        "CARGO_PKG_NAME",
+        "CARGO_PKG_VERSION_MAJOR",
+        "CARGO_MANIFEST_DIR",
+    ] {
+        assert!(
+            removed.iter().any(|r| r == var),
+            "{var} reaches the inner cargo"
+        );
+    }
 }

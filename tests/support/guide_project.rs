@@ -80,16 +80,21 @@ pub fn cargo(project: &Path, args: &[&str]) -> Command {
     for variable in ENDPOINT_VARIABLES {
         command.env_remove(variable);
     }
-    // What cargo set for this test process describes the reel package; build scripts that
-    // watch these variables (ring's) would otherwise build again, here and in the next
-    // workspace build, each time.
+    forget_the_test_package(&mut command);
+    command
+}
+
+/// Removes from `command`'s environment what cargo set for this test process: it
+/// describes the reel package, and build scripts that watch these variables (ring's
+/// `rerun-if-env-changed=CARGO_PKG_NAME`, …) would otherwise build again in a cargo run
+/// from a test, and once more in the next workspace build, each time.
+pub fn forget_the_test_package(command: &mut Command) {
     for (variable, _) in std::env::vars_os() {
         let name = variable.to_string_lossy();
         if CARGO_SET_FOR_TESTS.iter().any(|set| name.starts_with(set)) {
             command.env_remove(&variable);
         }
     }
-    command
 }
 
 /// The variables (prefixes) cargo sets for a test process, not for a build.
