@@ -479,7 +479,7 @@ mod tests {
                 RecordedFunctionCall {
                     id: Some("c1".into()),
                     name: "get_weather".into(),
-                    args: Some(json!({"city": "Lisbon"})),
+                    args: Some(json!({"city": "Lisbon"}).into()),
                 },
                 RecordedFunctionCall {
                     id: None,
