@@ -170,13 +170,13 @@ mod tests {
                     ToolCallSummary {
                         call_id: "c1".into(),
                         name: "look".into(),
-                        args: json!({"q": 1}),
+                        args: json!({"q": 1}).into(),
                         response: None,
                     },
                     ToolCallSummary {
                         call_id: "c2".into(),
                         name: "book".into(),
-                        args: json!({"q": 1}),
+                        args: json!({"q": 1}).into(),
                         response: Some(json!({"ok": true})),
                     },
                 ],
