@@ -479,7 +479,7 @@ mod tests {
                 RecordedFunctionCall {
                     id: Some("c1".into()),
                     name: "get_weather".into(),
-                    args: Some(json!({"city": "Lisbon"}).into()),
+                    args: Some(json!({"city": "Lisbon"})),
                 },
                 RecordedFunctionCall {
                     id: None,
