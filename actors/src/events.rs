@@ -61,8 +61,8 @@ pub enum LiveEvent {
         call_id: String,
         /// The tool's name.
         name: String,
-        /// Its arguments.
-        args: Value,
+        /// Its arguments (`null` if the model sent none), as the frame carried them.
+        args: reel_protocol::Args,
     },
     /// A tool call's response was sent to the model.
     ToolFinished {

@@ -51,7 +51,7 @@ fn record_call(call: &FunctionCall) -> RecordedFunctionCall {
     RecordedFunctionCall {
         id: call.id.clone(),
         name: call.name.clone().unwrap_or_default(),
-        args: call.args.clone(),
+        args: call.args.clone().map(serde_json::Value::from),
     }
 }
 
@@ -60,7 +60,7 @@ fn replay_call(call: &RecordedFunctionCall) -> FunctionCall {
     FunctionCall {
         id: call.id.clone(),
         name: Some(call.name.clone()),
-        args: call.args.clone(),
+        args: call.args.clone().map(reel_protocol::Args::from),
         ..FunctionCall::default()
     }
 }

@@ -305,14 +305,20 @@ impl RecordingStream {
             let asked = Timestamp::from_epoch_ms(self.recording.clock.now_ms());
             self.answer
                 .tool_calls
-                .extend(chunk.function_calls.iter().map(|call| TraceToolCall {
-                    name: call.name.clone().unwrap_or_default(),
-                    id: call.id.clone(),
-                    arguments: call.args.clone().unwrap_or_default(),
-                    result: None,
-                    timestamp: Some(asked),
-                    duration_ms: None,
-                    cancelled: false,
+                .extend(chunk.function_calls.iter().map(|call| {
+                    TraceToolCall {
+                        name: call.name.clone().unwrap_or_default(),
+                        id: call.id.clone(),
+                        arguments: call
+                            .args
+                            .clone()
+                            .map(serde_json::Value::from)
+                            .unwrap_or_default(),
+                        result: None,
+                        timestamp: Some(asked),
+                        duration_ms: None,
+                        cancelled: false,
+                    }
                 }));
         }
     }

@@ -255,7 +255,7 @@ fn chunks_of(response: &TraceResponse) -> Option<Vec<LlmChunk>> {
             .map(|call| reel_protocol::FunctionCall {
                 id: call.id.clone(),
                 name: Some(call.name.clone()),
-                args: (!call.arguments.is_null()).then(|| call.arguments.clone()),
+                args: (!call.arguments.is_null()).then(|| call.arguments.clone().into()),
                 ..reel_protocol::FunctionCall::default()
             })
             .collect();

@@ -12,7 +12,10 @@
 //! realistic 392-byte frame of two calls, see [`TOOL_CALL_2_NESTED_FRAME`]) are compared
 //! with gemini-rs's own decoder of the same frames: `protocol/benches/gemini-compare` and
 //! `protocol/examples/decode_loop.rs` run the same loop over them (instructions with
-//! callgrind, see `docs/bench-log/protocol-codec.md`).
+//! callgrind, see `docs/bench-log/protocol-codec.md`). `decode_server/tool_call_2_typed`
+//! decodes that frame and reads each call's `args` into its tool's struct, as a typed
+//! tool's dispatch does (decision 0073): the work `args` no longer does while decoding is
+//! counted where it went.
 //!
 //! The other benchmarks break those down or cover neighbouring paths; `decode_server_partial`
 //! is what the Router calls (the same cost on a good frame, plus its slow path on a frame
@@ -126,6 +129,27 @@ fn check_inputs(text: &[u8], snake: &[u8], audio: &[u8], output_pcm: &[u8]) {
     );
 }
 
+#[path = "frames/typed_args.rs"]
+mod typed_args;
+
+/// What a typed tool's dispatch does with the calls of `TOOL_CALL_2_NESTED_FRAME`: each
+/// call's `args` read into its tool's struct (then dropped with the message).
+fn typed_dispatch(
+    message: Result<reel_protocol::ServerMessage, reel_protocol::DecodeError>,
+) -> (Option<typed_args::BookTable>, Option<typed_args::Weather>) {
+    let mut typed = (None, None);
+    let calls = message.ok().and_then(|m| m.tool_call?.function_calls);
+    for call in calls.iter().flatten() {
+        let Some(args) = &call.args else { continue };
+        match call.name.as_deref() {
+            Some("book_table") => typed.0 = args.deserialize().ok(),
+            Some("get_weather") => typed.1 = args.deserialize().ok(),
+            _ => {}
+        }
+    }
+    black_box(typed)
+}
+
 fn codec(c: &mut Criterion) {
     // 100 ms of output audio: 2,400 samples at 24 kHz = 4,800 bytes = 6,400 base64 chars.
     let output_pcm = sine_pcm16(24_000, 2_400);
@@ -156,6 +180,9 @@ fn codec(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(TOOL_CALL_2_NESTED_FRAME.len() as u64));
     group.bench_function("tool_call_2_nested", |b| {
         b.iter(|| decode_server(black_box(TOOL_CALL_2_NESTED_FRAME)))
+    });
+    group.bench_function("tool_call_2_typed", |b| {
+        b.iter(|| typed_dispatch(decode_server(black_box(TOOL_CALL_2_NESTED_FRAME))))
     });
     group.finish();
 

@@ -212,8 +212,9 @@ wire_struct! {
         id: String = "id",
         /// The function name as declared in setup.
         name: String = "name",
-        /// The arguments, a JSON object.
-        args: Value = "args",
+        /// The arguments, a JSON object: kept as the frame's JSON text, read into a value
+        /// or a typed struct when asked ([`Args`](crate::Args), decision 0073).
+        args: crate::Args = "args",
         /// Streamed arguments, when the model sends them piece by piece.
         partial_args: Value = "partialArgs" | "partial_args",
         /// More pieces of this call follow.

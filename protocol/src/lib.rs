@@ -35,6 +35,7 @@
 
 mod wire;
 
+mod args;
 mod client;
 mod codec;
 mod command;
@@ -58,6 +59,7 @@ mod stream_frame;
 mod tool_call_frame;
 mod user_input;
 
+pub use args::Args;
 pub use client::{
     ActivitySignal, ClientContent, ClientMessage, ClientMessageKind, ContextUpdate, RealtimeInput,
     ToolResponse,

@@ -3,22 +3,18 @@
 //! the frame goes to the general decoder.
 
 use bytes::Bytes;
-use serde_json::{Map, Number, Value};
+use serde_json::Number;
 
 use crate::scalars::decode_base64;
 
-/// How many arrays and objects a value [`Reader::value`] builds itself may sit inside;
-/// deeper ones go to serde_json.
-pub(crate) const MAX_VALUE_DEPTH: usize = 16;
-
-/// The most members a thread keeps room for between values (the list is dropped after a
+/// The most keys a thread keeps room for between values (the list is dropped after a
 /// larger value rather than kept).
-const MAX_KEPT_PENDING: usize = 64;
+const MAX_KEPT_KEYS: usize = 64;
 
 thread_local! {
-    /// The members of the objects [`Reader::value`] is reading, kept between values so a
-    /// frame's arguments cost no allocation for it.
-    static PENDING_MEMBERS: std::cell::Cell<Vec<(String, Value)>> =
+    /// The keys of the objects [`Reader::json_text`] is checking (their places in the
+    /// frame), kept between values so a frame's arguments cost no allocation for it.
+    static OPEN_KEYS: std::cell::Cell<Vec<(usize, usize)>> =
         const { std::cell::Cell::new(Vec::new()) };
 }
 
@@ -62,11 +58,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// From here to the end of the frame, as text.
-    pub(crate) fn rest_str(&self) -> Option<&'a str> {
-        self.str_between(self.at, self.bytes.len())
-    }
-
     /// After whitespace, at the end of the frame.
     pub(crate) fn at_end(&mut self) -> bool {
         self.skip_whitespace();
@@ -81,11 +72,6 @@ impl<'a> Reader<'a> {
     /// From here to the end of the frame.
     pub(crate) fn rest(&self) -> &'a [u8] {
         self.bytes.get(self.at..).unwrap_or_default()
-    }
-
-    /// Steps over `len` bytes that [`Reader::rest`] showed.
-    pub(crate) fn skip(&mut self, len: usize) {
-        self.at = (self.at + len).min(self.bytes.len());
     }
 
     /// Skips JSON whitespace (space, tab, line feed, carriage return).
@@ -244,81 +230,108 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A JSON value of the kinds tool arguments are made of, built as serde_json builds it.
-impl Reader<'_> {
-    /// A value `depth` levels down (objects in member order, arrays, strings with short
-    /// escapes, numbers, booleans, `null`), equal to what serde_json's `Value` reader makes
-    /// of the same bytes; `None` for a `\u` escape, nesting past [`MAX_VALUE_DEPTH`] or bad
-    /// JSON (a leading zero among them), which the caller hands to serde_json.
-    pub(crate) fn value(&mut self, depth: usize) -> Option<Value> {
-        // The members of the objects being read wait on one list the thread keeps, so each
-        // map is made at its final size once (no growth, no rehash) and a frame's maps do
-        // not all land in one allocator size class.
-        let mut pending = PENDING_MEMBERS.take();
-        let value = self.value_in(depth, &mut pending);
-        pending.clear();
-        if pending.capacity() <= MAX_KEPT_PENDING {
-            PENDING_MEMBERS.set(pending);
+/// A JSON value of the kinds tool arguments are made of, checked and handed back as text.
+impl<'a> Reader<'a> {
+    /// One JSON value (objects, arrays, strings with short escapes, numbers, booleans,
+    /// `null`) that serde_json's `Value` reader reads without error, nested at most
+    /// `max_depth` levels, as its text (from its first byte to its last). `None` for a `\u`
+    /// escape, a key with an escape or given twice in its object, deeper nesting or bad
+    /// JSON (a leading zero, a number out of range among them): the caller hands those to
+    /// serde_json. The text is then read by serde_json as `serde_json::from_str` would read
+    /// it on its own: no key twice, nothing it would refuse.
+    pub(crate) fn json_text(&mut self, max_depth: usize) -> Option<&'a str> {
+        self.skip_whitespace();
+        let start = self.at;
+        let mut keys = OPEN_KEYS.take();
+        let checked = self.check_value(max_depth, &mut keys);
+        keys.clear();
+        if keys.capacity() <= MAX_KEPT_KEYS {
+            OPEN_KEYS.set(keys);
         }
-        value
+        checked?;
+        self.str_between(start, self.at)
     }
 
-    /// [`Reader::value`], the members of unfinished objects on `pending`.
-    fn value_in(&mut self, depth: usize, pending: &mut Vec<(String, Value)>) -> Option<Value> {
-        if depth > MAX_VALUE_DEPTH {
-            return None;
-        }
-        Some(match self.peek()? {
-            b'"' => Value::String(self.string()?),
+    /// [`Reader::json_text`] without the text: moves past one value, `depth_left` levels
+    /// of nesting allowed, the keys of the objects it is inside on `keys`.
+    fn check_value(&mut self, depth_left: usize, keys: &mut Vec<(usize, usize)>) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.check_string(),
             b'{' => {
+                let depth_left = depth_left.checked_sub(1)?;
                 self.advance();
-                let mut members = Map::new();
-                if !self.empty(b'}')? {
-                    let first = pending.len();
-                    loop {
-                        let key = self.string()?;
-                        self.byte(b':')?;
-                        let value = self.value_in(depth + 1, pending)?;
-                        pending.push((key, value));
-                        if !self.more(b'}')? {
-                            break;
-                        }
+                if self.empty(b'}')? {
+                    return Some(());
+                }
+                let first = keys.len();
+                loop {
+                    // A key without escapes: two spellings of one key cannot hide from the
+                    // byte comparison below.
+                    let len = self.plain()?.len();
+                    // `plain` stops after the closing quote.
+                    let key = (self.at - 1 - len, self.at - 1);
+                    let bytes = self.bytes;
+                    let same = |(start, end): (usize, usize)| bytes.get(start..end);
+                    if keys
+                        .get(first..)?
+                        .iter()
+                        .any(|&other| same(other) == same(key))
+                    {
+                        return None;
                     }
-                    members = Map::with_capacity(pending.len() - first);
-                    // A key given twice keeps its first place and its last value, as
-                    // serde_json's map does.
-                    for (key, value) in pending.drain(first..) {
-                        members.insert(key, value);
+                    keys.push(key);
+                    self.byte(b':')?;
+                    self.check_value(depth_left, keys)?;
+                    if !self.more(b'}')? {
+                        break;
                     }
                 }
-                Value::Object(members)
+                keys.truncate(first);
+                Some(())
             }
             b'[' => {
+                let depth_left = depth_left.checked_sub(1)?;
                 self.advance();
-                let mut items = Vec::new();
                 if !self.empty(b']')? {
                     loop {
-                        items.push(self.value_in(depth + 1, pending)?);
+                        self.check_value(depth_left, keys)?;
                         if !self.more(b']')? {
                             break;
                         }
                     }
                 }
-                Value::Array(items)
+                Some(())
             }
-            b't' => self.literal(b"true", Value::Bool(true))?,
-            b'f' => self.literal(b"false", Value::Bool(false))?,
-            b'n' => self.literal(b"null", Value::Null)?,
-            _ => Value::Number(self.number()?),
-        })
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number().map(drop),
+        }
     }
 
-    /// `word` (`true`, `false`, `null`), as `value`.
-    fn literal(&mut self, word: &[u8], value: Value) -> Option<Value> {
-        self.rest().starts_with(word).then(|| {
-            self.at += word.len();
-            value
-        })
+    /// Moves past a string whose escapes are all short ones (`\"`, `\\`, `\/`, `\b`, `\f`,
+    /// `\n`, `\r`, `\t`); `None` for a `\u` escape or a control character.
+    fn check_string(&mut self) -> Option<()> {
+        self.byte(b'"')?;
+        loop {
+            self.run();
+            match self.bytes.get(self.at)? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' => match self.bytes.get(self.at + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 2,
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+    }
+
+    /// Moves past `word` (`true`, `false`, `null`).
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        self.rest().starts_with(word).then(|| self.at += word.len())
     }
 
     /// A number, as serde_json's `Value` reader makes it: an integer that fits 64 bits
@@ -425,33 +438,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_value_is_what_serde_json_makes_of_it_or_left_to_it() {
-        let built = [
+    fn a_value_is_taken_when_serde_json_reads_it_alone_or_left_to_it() {
+        let taken = [
             r#"{"city": "London", "days": [1, -2, true, false, null], "o": {}}"#,
-            r#"{"a": 1, "b": 2, "a": 3}"#,
-            r#"["x\"y\n", "é😀", [], [[]]]"#,
+            r#"["x\"y\n\/", "é😀", [], [[]], {"a": {"a": 1}, "b": {"a": 2}}]"#,
             "0",
             "-1",
             "18446744073709551615",
             "-9223372036854775808",
-            // Numbers that are not 64-bit integers: short decimals computed here, the
-            // rest parsed by serde_json from their bytes.
+            // Numbers that are not 64-bit integers: short decimals checked here, the rest
+            // parsed by serde_json from their bytes.
             "[51.5072, -0.1276, 0.1, 0.30000000000000004, 123456789.012345, -0.0, 1.0]",
             "[1e3, 1.5E-7, 2.5e+300, -0, 18446744073709551616, -9223372036854775809]",
             "[0.1234567890123456789, 9007199254740993.0, 1.7976931348623157e308]",
         ];
-        for text in built {
-            let expected: Value = serde_json::from_str(text).unwrap();
+        for text in taken {
             let mut reader = Reader::of_text(text);
-            let value = reader.value(0);
-            assert_eq!(value.as_ref(), Some(&expected), "{text}");
+            assert_eq!(reader.json_text(100), Some(text), "{text}");
             assert!(reader.at_end(), "{text}");
-            // Key order too.
-            assert_eq!(
-                serde_json::to_string(&value).unwrap(),
-                serde_json::to_string(&expected).unwrap()
+            assert!(
+                serde_json::from_str::<serde_json::Value>(text).is_ok(),
+                "{text}"
             );
         }
+        let spaced = " [ 1 , {\"a\" : 2} ] ,";
+        assert_eq!(
+            Reader::of_text(spaced).json_text(100),
+            Some("[ 1 , {\"a\" : 2} ]")
+        );
         let deep = format!("{}{}", "[".repeat(18), "]".repeat(18));
         let left = [
             "01",
@@ -462,15 +476,24 @@ mod tests {
             "1e999",
             "--1",
             r#""\u0041""#,
+            r#"{"\u0041": 1}"#,
+            r#"{"a\/": 1}"#,
+            r#"{"a": 1, "b": 2, "a": 3}"#,
+            "\"a\u{1}\"",
             "nul",
             "[1,]",
+            "{\"a\":1,}",
             deep.as_str(),
         ];
         for text in left {
-            assert_eq!(Reader::of_text(text).value(0), None, "{text}");
+            assert_eq!(Reader::of_text(text).json_text(17), None, "{text}");
         }
-        // The innermost `[]` of 17 sits inside 16 arrays: the deepest built here.
-        assert!(Reader::of_text(&deep[1..deep.len() - 1]).value(0).is_some());
+        // 17 levels are taken with a limit of 17.
+        assert!(
+            Reader::of_text(&deep[1..deep.len() - 1])
+                .json_text(17)
+                .is_some()
+        );
     }
 
     #[test]

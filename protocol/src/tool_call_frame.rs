@@ -9,16 +9,15 @@
 //! The general decoder reads it through four levels of wire structs, each key matched
 //! against every field's spellings, into a message of over a kilobyte. This reader accepts
 //! that shape (either key spelling, any whitespace, `id`, `name` and `args` in any order,
-//! each at most once) and builds the [`ToolCall`] directly. `args` of the common kinds is
-//! built by the cursor ([`Reader::value`]) and anything else by serde_json's own `Value`
-//! reader where it stands: the same value either way, key order included.
-//! Anything else — another field (`partialArgs`, `willContinue`, an unknown one), a `null`,
-//! a `\u` escape in an id or name, `args` nested deeper than [`MAX_ARGS_DEPTH`] — makes it
-//! answer `None`, and the general decoder reads the frame (tested frame by frame against it
-//! in `tests/it/tool_call_frames.rs`).
+//! each at most once) and builds the [`ToolCall`] directly. `args` is checked by the cursor
+//! ([`Reader::json_text`]) and kept as its text ([`Args`], decision 0073): no value tree is
+//! built. Anything else — another field (`partialArgs`, `willContinue`, an unknown one), a
+//! `null`, a `\u` escape, a key given twice in an object of `args`, `args` nested deeper
+//! than [`MAX_ARGS_DEPTH`], a number serde_json refuses — makes it answer `None`, and the
+//! general decoder reads the frame (tested frame by frame against it in
+//! `tests/it/tool_call_frames.rs`).
 
-use serde_json::Value;
-
+use crate::args::Args;
 use crate::content::FunctionCall;
 use crate::server::ToolCall;
 use crate::short_reader::Reader;
@@ -71,7 +70,7 @@ impl Reader<'_> {
             match key {
                 b"id" if call.id.is_none() => call.id = Some(self.string()?),
                 b"name" if call.name.is_none() => call.name = Some(self.string()?),
-                b"args" if call.args.is_none() => call.args = Some(self.json_value()?),
+                b"args" if call.args.is_none() => call.args = Some(self.args()?),
                 _ => return None,
             }
             if !self.more(b'}')? {
@@ -80,42 +79,14 @@ impl Reader<'_> {
         }
     }
 
-    /// Any JSON value but `null` (which the general decoder reads as an absent field), read
-    /// by serde_json where it stands.
-    fn json_value(&mut self) -> Option<Value> {
+    /// Any JSON value but `null` (which the general decoder reads as an absent field),
+    /// checked where it stands and kept as its text.
+    fn args(&mut self) -> Option<Args> {
         if self.peek()? == b'n' {
             return None;
         }
-        // Arguments of the common kinds are built here (no float, no `\u`, not deep); the
-        // rest by serde_json from the same place.
-        let start = self.clone();
-        if let Some(value) = self.value(0) {
-            return Some(value);
-        }
-        *self = start;
-        // serde_json's reader of text, which trusts the frame's check: its byte reader
-        // would check each string on its own, which costs more.
-        let rest = self.rest_str()?;
-        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
-        let value = values.next()?.ok()?;
-        let len = values.byte_offset();
-        // A value of `len` bytes nests at most `len / 2` levels: only a long one is measured.
-        if len / 2 > MAX_ARGS_DEPTH && depth(&value) > MAX_ARGS_DEPTH {
-            return None;
-        }
-        self.skip(len);
-        Some(value)
+        self.json_text(MAX_ARGS_DEPTH).map(Args::from_checked)
     }
-}
-
-/// How many arrays and objects deep `value` nests (a scalar: 0).
-fn depth(value: &Value) -> usize {
-    let inner = match value {
-        Value::Array(items) => items.iter().map(depth).max(),
-        Value::Object(members) => members.values().map(depth).max(),
-        _ => return 0,
-    };
-    1 + inner.unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -136,7 +107,9 @@ mod tests {
         assert_eq!(calls[0].id.as_deref(), Some("c\"1"));
         assert_eq!(calls[0].name.as_deref(), Some("get_weather"));
         let args = calls[0].args.as_ref().unwrap();
+        assert!(!args.value_built(), "decoding builds no value tree");
         assert_eq!(args, &json!({"unit": "celsius", "city": "London"}));
+        assert_eq!(args.json(), r#"{"unit": "celsius", "city": "London"}"#);
         assert_eq!(
             serde_json::to_string(args).unwrap(),
             r#"{"unit":"celsius","city":"London"}"#
@@ -161,6 +134,9 @@ mod tests {
             r#"{"toolCall":{"functionCalls":[{"id":1}]}}"#,
             r#"{"toolCall":{"functionCalls":[{"args":{"a":1}x}]}}"#,
             r#"{"toolCall":{"functionCalls":[{"args":{"a":}}]}}"#,
+            r#"{"toolCall":{"functionCalls":[{"args":{"a":1,"a":2}}]}}"#,
+            r#"{"toolCall":{"functionCalls":[{"args":{"a":"\u0041"}}]}}"#,
+            r#"{"toolCall":{"functionCalls":[{"args":{"a":1e999}}]}}"#,
             r#"{"toolCall":{"functionCalls":[]},"usageMetadata":{}}"#,
             r#"{"toolCall":{"functionCalls":[],"x":1}}"#,
             r#"{"toolCall":{"functionCalls":[]}} ]"#,

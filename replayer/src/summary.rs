@@ -108,7 +108,7 @@ impl ToolCallSummary {
     fn of(call: &FunctionCall) -> Self {
         ToolCallSummary {
             name: call.name.clone().unwrap_or_else(|| "?".to_owned()),
-            args: call.args.clone().unwrap_or(Value::Null),
+            args: call.args.clone().map_or(Value::Null, Value::from),
             id: call.id.clone(),
         }
     }
@@ -539,7 +539,7 @@ mod tests {
         let call = SessionEvent::ToolCall(vec![FunctionCall {
             id: Some("c1".into()),
             name: Some("lookup".into()),
-            args: Some(serde_json::json!({"q": 1})),
+            args: Some(serde_json::json!({"q": 1}).into()),
             ..FunctionCall::default()
         }]);
         let fast = vec![

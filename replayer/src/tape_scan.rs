@@ -210,7 +210,7 @@ impl TapeScan {
         let call = FunctionCall {
             id: Some(call_id.to_owned()),
             name: Some(name.to_owned()),
-            args,
+            args: args.map(reel_protocol::Args::from),
             ..FunctionCall::default()
         };
         self.answers(std::slice::from_ref(&call))

@@ -380,7 +380,7 @@ pub fn overview(path: &Path, name: &str) -> Result<Overview, String> {
                         tools.push(ToolBar {
                             id,
                             name: function.name.clone().unwrap_or_default(),
-                            args: function.args.clone().unwrap_or(Value::Null),
+                            args: function.args.clone().map_or(Value::Null, Value::from),
                             start_ms: t,
                             end_ms: None,
                             duration_ms: None,

@@ -63,7 +63,7 @@ fn call(id: &str, city: &str) -> FunctionCall {
     FunctionCall {
         id: Some(id.to_owned()),
         name: Some("get_weather".to_owned()),
-        args: Some(json!({"city": city})),
+        args: Some(json!({"city": city}).into()),
         ..FunctionCall::default()
     }
 }

@@ -96,4 +96,12 @@ impl ToolFunction for ConfirmTool {
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
         self.inner.call(args, ctx)
     }
+
+    fn call_args(
+        &self,
+        args: reel_protocol::Args,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        self.inner.call_args(args, ctx)
+    }
 }

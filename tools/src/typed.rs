@@ -11,7 +11,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::simple::ToolBody;
+use reel_protocol::Args as CallArgs;
+
 use super::{ToolContext, ToolError, ToolFunction, parameters_for};
 
 /// A tool taking typed arguments.
@@ -22,6 +23,10 @@ use super::{ToolContext, ToolError, ToolFunction, parameters_for};
 /// `Args` never reach the closure: the call fails with [`ToolError::InvalidArgs`] carrying
 /// serde's message (with the path to the bad field, e.g. "party_size: invalid type: string
 /// \"four\", expected u8"). The result is any `Serialize` value.
+///
+/// In a session the arguments are read into `Args` straight from the `toolCall` frame's JSON
+/// text ([`ToolFunction::call_args`]): no `serde_json::Value` is built for them (decision
+/// 0073). [`ToolFunction::call`] with a `Value` reads the same `Args`.
 ///
 /// ```
 /// use reel_tools::{ToolFunction, TypedTool};
@@ -52,8 +57,14 @@ pub struct TypedTool {
     name: String,
     description: String,
     parameters: Option<Value>,
-    body: ToolBody,
+    body: TypedBody,
 }
+
+/// The erased body of a typed tool: the call's arguments (read into the tool's type inside)
+/// and a context in, a boxed future out.
+type TypedBody = Arc<
+    dyn Fn(CallArgs, ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync,
+>;
 
 impl TypedTool {
     /// A tool that deserializes its arguments into `Args` and runs `f` on them.
@@ -70,9 +81,16 @@ impl TypedTool {
     {
         let name: String = name.into();
         let tool = name.clone();
-        let body: ToolBody = Arc::new(move |args: Value, ctx: ToolContext| {
+        let body: TypedBody = Arc::new(move |args: CallArgs, ctx: ToolContext| {
             let tool = tool.clone();
-            let args = match serde_path_to_error::deserialize::<_, Args>(args) {
+            // Straight from the text; a failure is read again through the value, whose
+            // message (with its path, without a line and column) is the one the tool's
+            // error has always carried.
+            let read = match args.deserialize::<Args>() {
+                Ok(read) => Ok(read),
+                Err(_) => serde_path_to_error::deserialize::<_, Args>(args.into_value()),
+            };
+            let args = match read {
                 Ok(args) => args,
                 Err(error) => {
                     let error = ToolError::InvalidArgs {
@@ -115,6 +133,14 @@ impl ToolFunction for TypedTool {
     }
 
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+        (self.body)(CallArgs::from(args), ctx)
+    }
+
+    fn call_args(
+        &self,
+        args: CallArgs,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
         (self.body)(args, ctx)
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use reel_protocol::{FunctionCall, FunctionResponse};
+use reel_protocol::{Args, FunctionCall, FunctionResponse};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -79,7 +79,7 @@ impl ControlLaneState {
                             ToolOutcome {
                                 call_id: call.id.clone().unwrap_or_default(),
                                 name: name.clone(),
-                                args: Value::Object(Default::default()),
+                                args: Args::empty(),
                                 result: Err(ToolError::RuntimeFailed {
                                     tool: name,
                                     message: "on_tool_call did not return in time".to_owned(),
@@ -113,7 +113,7 @@ impl ControlLaneState {
                 LiveEvent::ToolStarted {
                     call_id: call.id.clone().unwrap_or_default(),
                     name: name.clone(),
-                    args: call.args.clone().unwrap_or(Value::Null),
+                    args: call.args.clone().unwrap_or_else(Args::null),
                 },
             );
             // A governed session's flow may refuse the call: it never starts, and is
@@ -125,7 +125,7 @@ impl ControlLaneState {
                     CallStatus::Done(ToolOutcome {
                         call_id: call.id.clone().unwrap_or_default(),
                         name: name.clone(),
-                        args: call.args.clone().unwrap_or(Value::Null),
+                        args: call.args.clone().unwrap_or_else(Args::null),
                         result: Err(ToolError::Refused { tool: name, reason }),
                         duration: std::time::Duration::ZERO,
                     })
@@ -230,7 +230,7 @@ impl ControlLaneState {
                 let outcome = ToolOutcome {
                     call_id: id.clone(),
                     name: name.clone(),
-                    args: Value::Object(Default::default()),
+                    args: Args::empty(),
                     result: Err(ToolError::RuntimeFailed {
                         tool: name.clone(),
                         message: why.to_owned(),
@@ -253,7 +253,7 @@ impl ControlLaneState {
             slot.status = CallStatus::Done(ToolOutcome {
                 call_id: slot.id().to_owned(),
                 name: slot.name().to_owned(),
-                args: slot.call.args.clone().unwrap_or(Value::Null),
+                args: slot.call.args.clone().unwrap_or_else(Args::null),
                 result: Err(ToolError::RuntimeFailed {
                     tool: slot.name().to_owned(),
                     message: "the control lane failed while handling its result".to_owned(),
@@ -509,7 +509,7 @@ fn refusals(calls: &[FunctionCall], verdicts: &[Option<String>]) -> Vec<Function
                 ToolOutcome {
                     call_id: call.id.clone().unwrap_or_default(),
                     name: name.clone(),
-                    args: call.args.clone().unwrap_or(Value::Null),
+                    args: call.args.clone().unwrap_or_else(Args::null),
                     result: Err(ToolError::Refused { tool: name, reason }),
                     duration: std::time::Duration::ZERO,
                 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
-use reel_protocol::FunctionCall;
-use serde_json::{Map, Value};
+use reel_protocol::{Args, FunctionCall};
+use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
@@ -49,7 +49,7 @@ pub struct ToolOutcome {
     pub name: String,
     /// The arguments it was called with (`{}` if the model sent none): background
     /// formatters may quote them.
-    pub args: Value,
+    pub args: Args,
     /// The tool's result, or why there is none.
     pub result: Result<Value, ToolError>,
     /// From the start of [`run_call`] to its end, in tokio time (exact under paused time).
@@ -146,10 +146,7 @@ pub async fn run_call_holding(
 ) -> ToolOutcome {
     let start = Instant::now();
     let name = call.name.clone().unwrap_or_default();
-    let args = call
-        .args
-        .clone()
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let args = call.args.clone().unwrap_or_else(Args::empty);
     let result = match (dispatcher.get(&name), filter) {
         (None, _) => Err(ToolError::UnknownTool {
             available: dispatcher
@@ -177,7 +174,7 @@ pub async fn run_call_holding(
                 let confirmation = tool.confirmation().map(|message| ConfirmationRequest {
                     call_id: ctx.call_id.clone(),
                     tool: name.clone(),
-                    args: args.clone(),
+                    args: args.value().clone(),
                     message: message.to_owned(),
                 });
                 let provider = dispatcher.confirmation_provider().cloned();
@@ -192,7 +189,7 @@ pub async fn run_call_holding(
                             return Err(ToolError::Denied { tool, reason });
                         }
                     }
-                    tool.call(call_args, ctx).await
+                    tool.call_args(call_args, ctx).await
                 }
                 .boxed();
                 let result = supervise(&name, future, dispatcher.timeout(&name), &cancel).await;

@@ -72,7 +72,7 @@ mod tests {
         FunctionCall {
             id: Some("fc_123".into()),
             name: Some("find_flights".into()),
-            args: Some(json!({ "to": "LIS" })),
+            args: Some(json!({ "to": "LIS" }).into()),
             ..FunctionCall::default()
         }
     }

@@ -1,7 +1,7 @@
 //! The one trait every tool implements.
 
 use futures_util::future::BoxFuture;
-use reel_protocol::FunctionDeclaration;
+use reel_protocol::{Args, FunctionDeclaration};
 use serde_json::Value;
 
 use super::{ToolContext, ToolError};
@@ -53,6 +53,18 @@ pub trait ToolFunction: Send + Sync + 'static {
     /// Runs one call. In a session the future runs on the call's own task, under a timeout
     /// and the context's cancellation token, so it must own everything it uses.
     fn call(&self, args: Value, ctx: ToolContext) -> BoxFuture<'static, Result<Value, ToolError>>;
+
+    /// Runs one call with its arguments as the frame carried them: the dispatcher calls
+    /// this. The default reads them into a [`Value`] and runs [`ToolFunction::call`]; a
+    /// tool that reads its arguments into a type (`reel_tools::TypedTool`) overrides it to
+    /// read them straight from the JSON text, with no value tree (decision 0073).
+    fn call_args(
+        &self,
+        args: Args,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        self.call(args.into_value(), ctx)
+    }
 
     /// The question to confirm before each call runs, for a tool that must be confirmed
     /// (`reel_tools::ConfirmTool` marks one); `None` for the others.

@@ -24,7 +24,7 @@ impl ToolOutcome {
     /// let outcome = ToolOutcome {
     ///     call_id: "fc_1".into(),
     ///     name: "get_weather".into(),
-    ///     args: json!({ "city": "Lisbon" }),
+    ///     args: json!({ "city": "Lisbon" }).into(),
     ///     result: Ok(json!(21)),
     ///     duration: Duration::from_millis(40),
     /// };
@@ -121,7 +121,7 @@ mod tests {
         ToolOutcome {
             call_id: "fc_42".into(),
             name: "find_flights".into(),
-            args: json!({ "to": "LIS" }),
+            args: json!({ "to": "LIS" }).into(),
             result,
             duration: Duration::from_secs(3),
         }

@@ -148,13 +148,13 @@ mod tests {
                 .with_tool_call(ToolCallSummary {
                     call_id: "c1".into(),
                     name: "get_weather".into(),
-                    args: json!({"city": "Paris"}),
+                    args: json!({"city": "Paris"}).into(),
                     response: Some(json!({"temp_c": 21})),
                 })
                 .with_tool_call(ToolCallSummary {
                     call_id: "c2".into(),
                     name: "slow".into(),
-                    args: json!(null),
+                    args: json!(null).into(),
                     response: None,
                 }),
         );

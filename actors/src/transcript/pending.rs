@@ -1,6 +1,6 @@
 //! [`PendingTurn`]: the turn in progress, gathered from the control lane's events.
 
-use reel_protocol::{FunctionResponse, SessionEvent};
+use reel_protocol::{Args, FunctionResponse, SessionEvent};
 use serde_json::Value;
 
 use super::turn::{ToolCallSummary, TranscriptTurn};
@@ -40,7 +40,7 @@ impl PendingTurn {
                     .extend(calls.iter().map(|call| ToolCallSummary {
                         call_id: call.id.clone().unwrap_or_default(),
                         name: call.name.clone().unwrap_or_default(),
-                        args: call.args.clone().unwrap_or(Value::Null),
+                        args: call.args.clone().unwrap_or_else(Args::null),
                         response: None,
                     }));
                 !calls.is_empty()
@@ -170,13 +170,13 @@ mod tests {
                     ToolCallSummary {
                         call_id: "c1".into(),
                         name: "look".into(),
-                        args: json!({"q": 1}),
+                        args: json!({"q": 1}).into(),
                         response: None,
                     },
                     ToolCallSummary {
                         call_id: "c2".into(),
                         name: "book".into(),
-                        args: json!({"q": 1}),
+                        args: json!({"q": 1}).into(),
                         response: Some(json!({"ok": true})),
                     },
                 ],

@@ -10,8 +10,9 @@ pub struct ToolCallSummary {
     pub call_id: String,
     /// The tool.
     pub name: String,
-    /// Its arguments (`null` if none).
-    pub args: Value,
+    /// Its arguments (`null` if none), as the frame carried them; serialized as the JSON
+    /// value itself.
+    pub args: reel_protocol::Args,
     /// The response the model got, if it was answered before the turn ended.
     pub response: Option<Value>,
 }

@@ -78,7 +78,7 @@ async fn turns_are_built_from_final_transcriptions_answer_text_and_tool_calls() 
             ToolCallSummary {
                 call_id: "c1".into(),
                 name: "get_weather".into(),
-                args: json!({"city": "Paris"}),
+                args: json!({"city": "Paris"}).into(),
                 response: Some(json!({"temp_c": 21})),
             },
         ),

@@ -103,7 +103,7 @@ fn call(id: &str, name: &str, city: &str) -> FunctionCall {
     FunctionCall {
         id: (!id.is_empty()).then(|| id.to_owned()),
         name: Some(name.to_owned()),
-        args: Some(json!({"city": city})),
+        args: Some(json!({"city": city}).into()),
         ..FunctionCall::default()
     }
 }

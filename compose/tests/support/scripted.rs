@@ -46,7 +46,7 @@ pub fn calling(name: &str, args: serde_json::Value) -> Step {
         calls: vec![FunctionCall {
             id: Some("call-1".to_owned()),
             name: Some(name.to_owned()),
-            args: Some(args),
+            args: Some(args.into()),
             ..FunctionCall::default()
         }],
         delay: Duration::ZERO,

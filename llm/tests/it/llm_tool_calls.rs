@@ -36,7 +36,7 @@ fn call(id: Option<&str>, city: &str) -> FunctionCall {
     FunctionCall {
         id: id.map(str::to_owned),
         name: Some("get_weather".to_owned()),
-        args: Some(json!({"city": city})),
+        args: Some(json!({"city": city}).into()),
         ..FunctionCall::default()
     }
 }

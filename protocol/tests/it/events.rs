@@ -202,7 +202,7 @@ fn every_top_level_message_becomes_an_event_in_order() {
             SessionEvent::ToolCall(vec![FunctionCall {
                 id: Some("call-1".into()),
                 name: Some("get_weather".into()),
-                args: Some(json!({"city": "London"})),
+                args: Some(json!({"city": "London"}).into()),
                 ..FunctionCall::default()
             }]),
             SessionEvent::SessionResumeUpdate(ResumeInfo {

@@ -77,7 +77,7 @@ fn a_string_where_a_number_goes_keeps_the_tool_call_and_the_rest_of_the_usage() 
             SessionEvent::ToolCall(vec![FunctionCall {
                 id: Some("fc_1".into()),
                 name: Some("get_weather".into()),
-                args: Some(json!({"city": "Paris"})),
+                args: Some(json!({"city": "Paris"}).into()),
                 ..FunctionCall::default()
             }]),
             SessionEvent::Usage(Box::new(usage)),

@@ -49,7 +49,7 @@ fn call(id: Option<&str>) -> FunctionCall {
     FunctionCall {
         id: id.map(str::to_owned),
         name: Some("get_weather".into()),
-        args: Some(json!({"city": "London"})),
+        args: Some(json!({"city": "London"}).into()),
         ..FunctionCall::default()
     }
 }

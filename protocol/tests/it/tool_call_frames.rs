@@ -6,9 +6,14 @@
 //! every JSON kind with escapes, `\u` escapes and lone surrogates, big and odd numbers,
 //! repeated keys, and nesting around both depth limits; damaged bytes — must decode to the
 //! same message as the general decoder reads (and encode to the same bytes, so key order
-//! is the same), or fail where it fails.
+//! is the same), or fail where it fails. Each call's `args`, kept as text by the short
+//! reader (decision 0073), must read back — as a value and into a typed map, straight from
+//! the text — to what serde_json makes of the general decoder's value, errors included.
 
-use reel_protocol::{ServerMessage, decode_server, decode_server_partial, encode};
+use std::collections::BTreeMap;
+
+use reel_protocol::{Args, ServerMessage, decode_server, decode_server_partial, encode};
+use serde_json::Value;
 
 use crate::support;
 
@@ -107,7 +112,7 @@ fn args(rng: &mut Rng) -> String {
         let levels = 95 + rng.below(40);
         format!("{}{}", "[".repeat(levels), "]".repeat(levels))
     } else if rng.chance(3) {
-        // Around the depth the short reader builds itself (16).
+        // Around the depth the short reader once built values to (16, before decision 0073).
         let levels = 14 + rng.below(6);
         let (open, close) = (r#"{"n":["#, "]}");
         format!("{}1{}", open.repeat(levels / 2), close.repeat(levels / 2))
@@ -210,6 +215,18 @@ fn tool_call_frames_decode_as_the_general_decoder_reads_them() {
                 assert_eq!(encode(&message), encode(general), "seed {seed}: {shown}");
                 let partial = decode_server_partial(&frame).map(|partial| partial.message);
                 assert_eq!(partial.as_ref(), Ok(&message), "seed {seed}: {shown}");
+                // Decoded again: the first message's values were built by the comparisons.
+                let fresh = decode_server(&frame).map_err(|error| error.to_string());
+                let Ok(fresh) = fresh else {
+                    panic!("seed {seed}: decoded once, not twice: {shown}");
+                };
+                let calls = fresh.tool_call.iter().flat_map(|call| &call.function_calls);
+                let general_calls = general.tool_call.iter().flat_map(|c| &c.function_calls);
+                for (call, general) in calls.flatten().zip(general_calls.flatten()) {
+                    if let (Some(args), Some(general)) = (&call.args, &general.args) {
+                        args_read_as_the_value(args, general.value(), seed, &shown);
+                    }
+                }
             }
             Err(error) => {
                 refused += 1;
@@ -226,4 +243,28 @@ fn tool_call_frames_decode_as_the_general_decoder_reads_them() {
         decoded > 8_000 && refused > 1_000,
         "{decoded} decoded, {refused} refused"
     );
+}
+
+/// `args` (no value built yet) gives `value` back and reads into a typed map as `value`
+/// does through `serde_json::from_value`: the same map or the same error.
+fn args_read_as_the_value(args: &Args, value: &Value, seed: u64, shown: &str) {
+    let text: Value = serde_json::from_str(args.json()).unwrap_or(Value::Null);
+    assert_eq!(&text, value, "seed {seed}: {shown}");
+    assert_eq!(
+        serde_json::to_string(&text).ok(),
+        serde_json::to_string(value).ok(),
+        "seed {seed}: {shown}"
+    );
+    assert_eq!(
+        args.deserialize::<Value>().ok().as_ref(),
+        Some(value),
+        "seed {seed}: {shown}"
+    );
+    type Typed = BTreeMap<String, Vec<Option<i64>>>;
+    let typed = args
+        .deserialize::<Typed>()
+        .map_err(|error| error.to_string());
+    let expected =
+        serde_json::from_value::<Typed>(value.clone()).map_err(|error| error.to_string());
+    assert_eq!(typed, expected, "seed {seed}: {shown}");
 }

@@ -176,7 +176,7 @@ fn tool_calls(
             TraceToolCall {
                 name: call.name.clone(),
                 id: call.id.clone(),
-                arguments: call.args.clone().unwrap_or(Value::Null),
+                arguments: call.args.clone().map_or(Value::Null, Value::from),
                 result: reply
                     .as_ref()
                     .map(|(_, _, result, _)| result.clone().unwrap_or(Value::Null)),

@@ -312,16 +312,20 @@ impl LiveTurns {
             } => turn.transcript_in.push_str(text),
             SessionEvent::ToolCall(calls) => {
                 turn.output_at(ms);
-                turn.tool_calls
-                    .extend(calls.iter().map(|call| TraceToolCall {
+                turn.tool_calls.extend(calls.iter().map(|call| {
+                    TraceToolCall {
                         name: call.name.clone().unwrap_or_else(|| "?".to_owned()),
                         id: call.id.clone(),
-                        arguments: call.args.clone().unwrap_or(serde_json::Value::Null),
+                        arguments: call
+                            .args
+                            .clone()
+                            .map_or(serde_json::Value::Null, serde_json::Value::from),
                         result: None,
                         timestamp: Some(Timestamp::from_epoch_ms(ms)),
                         duration_ms: None,
                         cancelled: false,
-                    }));
+                    }
+                }));
             }
             SessionEvent::ToolCallCancelled(ids) => {
                 let calls = self.turns.iter_mut().flat_map(|t| t.tool_calls.iter_mut());

@@ -16,7 +16,7 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> FunctionCall {
     FunctionCall {
         id: Some(id.to_owned()),
         name: Some(name.to_owned()),
-        args: Some(args),
+        args: Some(args.into()),
         ..FunctionCall::default()
     }
 }

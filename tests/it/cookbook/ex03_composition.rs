@@ -20,7 +20,7 @@ fn calling(calls: &[(&str, &str, serde_json::Value)]) -> LlmChunk {
             .map(|(id, name, args)| FunctionCall {
                 id: Some((*id).to_owned()),
                 name: Some((*name).to_owned()),
-                args: Some(args.clone()),
+                args: Some(args.clone().into()),
                 ..FunctionCall::default()
             })
             .collect(),

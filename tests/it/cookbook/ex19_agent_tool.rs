@@ -24,7 +24,7 @@ fn script() -> Script {
         function_calls: vec![FunctionCall {
             id: Some("call-1".to_owned()),
             name: Some(TOOL.to_owned()),
-            args: Some(json!({ "request": REQUEST })),
+            args: Some(json!({ "request": REQUEST }).into()),
             ..FunctionCall::default()
         }],
         finish_reason: Some("STOP".to_owned()),

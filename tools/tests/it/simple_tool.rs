@@ -27,7 +27,7 @@ async fn a_simple_tool_answers_with_its_object() {
         ToolOutcome {
             call_id: "fc_1".into(),
             name: "echo".into(),
-            args: json!({ "x": 1 }),
+            args: json!({ "x": 1 }).into(),
             result: Ok(json!({ "echo": { "x": 1 }, "call_id": "fc_1", "tool": "echo" })),
             duration: Duration::ZERO,
         }

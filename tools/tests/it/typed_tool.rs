@@ -102,3 +102,46 @@ async fn bad_args_carry_serdes_message() {
         })
     );
 }
+
+/// The call of a `toolCall` frame, its `args` kept as the frame's text (decision 0073).
+fn framed_call(args: &str) -> reel_protocol::FunctionCall {
+    let frame = format!(
+        r#"{{"toolCall":{{"functionCalls":[{{"id":"fc_9","name":"book_table","args":{args}}}]}}}}"#
+    );
+    let message = reel_protocol::decode_server(frame.as_bytes()).unwrap_or_default();
+    let calls = message.tool_call.and_then(|call| call.function_calls);
+    let call = calls.and_then(|calls| calls.into_iter().next());
+    let call = call.unwrap_or_default();
+    assert_eq!(call.args.as_ref().map(|args| args.json()), Some(args));
+    call
+}
+
+#[tokio::test(start_paused = true)]
+async fn args_read_from_the_frame_s_text_act_as_the_value_does() {
+    let tools = dispatcher();
+    let state = State::new();
+    let spaced = r#"{ "party_size" : 4, "time": "19:30", "seating": "terrace", "note": null }"#;
+    let booked = run(&tools, &framed_call(spaced), &state).await;
+    assert_eq!(
+        booked.result,
+        Ok(json!({ "confirmation": "T-4-19:30", "seating": "terrace" }))
+    );
+    // Errors carry the value's message, path included, no line or column.
+    let four = r#"{"party_size": "four", "time": "19:30", "seating": "indoor"}"#;
+    let wrong_type = run(&tools, &framed_call(four), &state).await;
+    assert_eq!(
+        wrong_type.result,
+        Err(ToolError::InvalidArgs {
+            tool: "book_table".into(),
+            message: r#"party_size: invalid type: string "four", expected u8"#.into(),
+        })
+    );
+    let missing = run(&tools, &framed_call(r#"{"party_size": 2}"#), &state).await;
+    assert_eq!(
+        missing.result,
+        Err(ToolError::InvalidArgs {
+            tool: "book_table".into(),
+            message: "missing field `time`".into(),
+        })
+    );
+}

@@ -76,7 +76,7 @@ pub(crate) fn call(id: &str, name: &str, args: Value) -> FunctionCall {
     FunctionCall {
         id: Some(id.into()),
         name: Some(name.into()),
-        args: Some(args),
+        args: Some(args.into()),
         ..FunctionCall::default()
     }
 }
