@@ -152,7 +152,7 @@ pub fn transcript_line(turn: &Content) -> String {
             pieces.push(format!(
                 "{role} called {}({})",
                 call.name.as_deref().unwrap_or("?"),
-                json_text(call.args.as_ref())
+                json_text(call.args.as_ref().map(reel_protocol::Args::value))
             ));
         }
         if let Some(response) = &part.function_response {

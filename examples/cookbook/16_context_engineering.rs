@@ -57,7 +57,7 @@ fn call(name: &str, args: Value) -> Content {
             function_call: Some(FunctionCall {
                 id: Some(format!("{name}-1")),
                 name: Some(name.to_owned()),
-                args: Some(args),
+                args: Some(args.into()),
                 ..FunctionCall::default()
             }),
             ..Part::default()

@@ -19,7 +19,7 @@ fn call(name: &str, args: serde_json::Value) -> Content {
             function_call: Some(FunctionCall {
                 id: Some("c1".into()),
                 name: Some(name.into()),
-                args: Some(args),
+                args: Some(args.into()),
                 ..FunctionCall::default()
             }),
             ..Part::default()
