@@ -362,6 +362,32 @@ impl Tape {
         })
     }
 
+    /// [`Tape::streamed`], except that the first [`READ_AHEAD`] entries are taken here, on
+    /// the caller's thread: a source that ends within them (a short session: the bulk of a
+    /// replay farm) becomes a tape in memory, with no thread and no hand-over per entry;
+    /// a longer one is streamed as [`Tape::streamed`] streams it, from the entries already
+    /// taken. Either way the source is taken to its end, in order, exactly once, and memory
+    /// holds at most the read-ahead a streamed tape holds.
+    pub fn streamed_unless_short<I>(name: impl Into<String>, entries: I) -> std::io::Result<Tape>
+    where
+        I: IntoIterator<Item = WireEntry>,
+        I::IntoIter: Send + 'static,
+    {
+        let mut entries = entries.into_iter();
+        let mut first = Vec::with_capacity(32);
+        while first.len() < READ_AHEAD {
+            match entries.next() {
+                Some(entry) => first.push(entry),
+                None => {
+                    let mut tape = Tape::from_entries(first);
+                    tape.name = name.into();
+                    return Ok(tape);
+                }
+            }
+        }
+        Tape::streamed(name, first.into_iter().chain(entries))
+    }
+
     /// How far the reader of a streamed tape ([`Tape::open`], [`Tape::streamed`]) runs
     /// ahead; `None` for a tape in memory, whose entries are all there.
     pub fn read_ahead(&self) -> Option<ReadAhead> {
@@ -534,6 +560,59 @@ mod tests {
             Err(RecordError::Io { path: named, .. }) => assert_eq!(named, path),
             other => panic!("expected an I/O error, got {other:?}"),
         }
+    }
+
+    /// A source that counts the entries taken from it, and whether it was asked past its end.
+    fn counted(
+        all: Vec<WireEntry>,
+    ) -> (
+        impl Iterator<Item = WireEntry> + Send + 'static,
+        Arc<std::sync::atomic::AtomicUsize>,
+    ) {
+        let taken = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&taken);
+        let source = all.into_iter().inspect(move |_| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        });
+        (source, taken)
+    }
+
+    #[test]
+    fn a_short_source_is_taken_on_the_callers_thread_into_a_tape_in_memory() {
+        let all = entries(22);
+        let (source, taken) = counted(all.clone());
+        let mut tape = Tape::streamed_unless_short("short.wire.jsonl", source).unwrap();
+        // Every entry was taken before the call returned: no reader thread, no read-ahead.
+        assert_eq!(taken.load(std::sync::atomic::Ordering::SeqCst), 22);
+        assert!(tape.read_ahead().is_none());
+        assert_eq!(tape.name, "short.wire.jsonl");
+        let read: Vec<WireEntry> = std::iter::from_fn(|| tape.next_entry())
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(read, all);
+    }
+
+    #[test]
+    fn a_source_longer_than_the_read_ahead_is_streamed_from_the_entries_already_taken() {
+        let all = entries(READ_AHEAD as u64 * 3 + 1);
+        let (source, taken) = counted(all.clone());
+        let mut tape = Tape::streamed_unless_short("long.wire.jsonl", source).unwrap();
+        assert!(tape.read_ahead().is_some());
+        let read: Vec<WireEntry> = std::iter::from_fn(|| tape.next_entry())
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(read, all);
+        assert_eq!(taken.load(std::sync::atomic::Ordering::SeqCst), all.len());
+    }
+
+    #[test]
+    fn a_source_of_exactly_the_read_ahead_ends_in_order() {
+        let all = entries(READ_AHEAD as u64);
+        let mut tape = Tape::streamed_unless_short("edge", all.clone()).unwrap();
+        let read: Vec<WireEntry> = std::iter::from_fn(|| tape.next_entry())
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(read, all);
     }
 
     #[test]

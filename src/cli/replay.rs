@@ -4,7 +4,10 @@
 //!
 //! The log is read once, streamed: a thread reads and checks it ahead of the replay, and
 //! a [`TapeScan`] gathers on that thread what the replay needs besides the frames (the
-//! setup, the recorded tool responses by call id, counts and times). The work itself is
+//! setup, the recorded tool responses by call id, counts and times). A log of no more than
+//! [`reel_replayer::tape::READ_AHEAD`] entries is read on the calling thread instead, before
+//! the replay starts ([`Tape::streamed_unless_short`]): a replay farm's short sessions pay
+//! for no thread and no hand-over per entry. The work itself is
 //! [`reel_replayer::offline`]; the report is [`super::replay_report`]. Neither the log nor
 //! the replay's journal is held in memory, so a session of any length replays in bounded
 //! memory; what the report keeps grows with its turns only.
@@ -234,7 +237,9 @@ pub(super) async fn replay_log(
         scan: Arc::clone(&scan),
         failed: Arc::clone(&failed),
     };
-    let tape = Tape::streamed(path, entries).map_err(CliError::Runtime)?;
+    // A short log (a replay farm's usual session) is read here, with no reader thread and
+    // no hand-over per entry; a longer one streams from a thread of its own.
+    let tape = Tape::streamed_unless_short(path, entries).map_err(CliError::Runtime)?;
     if let Some(read_ahead) = tape.read_ahead() {
         scan.attach(read_ahead);
     }
