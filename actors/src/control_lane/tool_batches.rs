@@ -17,9 +17,6 @@ use crate::tools::{ToolExecutionMode, ToolOutcome};
 
 /// Where one call is.
 #[derive(Debug)]
-// A few per `toolCall` frame, kept until answered: boxing the outcome would cost an
-// allocation per call to save bytes that are not many.
-#[allow(clippy::large_enum_variant)]
 pub enum CallStatus {
     /// Running; cancel it with the token.
     Running(CancellationToken),

@@ -9,7 +9,6 @@
 #[path = "../../../examples/cookbook/29_live_voice.rs"]
 mod example;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,10 +23,9 @@ use reel::persistence::{SessionPersistence, SqlitePersistence};
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::{ScriptedServer, ServerConn};
 use reel_protocol::{Base64Data, ClientMessage};
-use reel_recorder::wire_log::WireEntry;
 use serde_json::{Value, json};
 
-use super::support::{check_output, check_printed};
+use super::support::{as_tape, check_bundled, check_output, check_printed, scratch};
 
 /// The call's start: 2026-11-27T09:00:00Z; the call back's, a minute later.
 const START_MS: u64 = 1_795_770_000_000;
@@ -152,38 +150,9 @@ async fn play_call(conn: &mut ServerConn) {
     play_script(conn, THINKING, |message| call_answer(message, &heard)).await;
 }
 
-/// A fresh scratch directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("reel-ex29-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Checks that `text` is the bundled `assets/cookbook/{file}` (or writes it, blessing).
-fn check_bundled(file: &str, text: &str) {
-    let path = example::live::bundled(file);
-    if std::env::var_os("REEL_BLESS").is_some() {
-        std::fs::write(&path, text).unwrap();
-        return;
-    }
-    let bundled = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(
-        text, bundled,
-        "assets/cookbook/{file} is stale: re-bless it with REEL_BLESS=1"
-    );
-}
-
-fn as_tape(entries: &[WireEntry]) -> String {
-    entries
-        .iter()
-        .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
-        .collect()
-}
-
 #[tokio::test(start_paused = true)]
 async fn the_bundled_tapes_are_what_reel_records_today() {
-    let dir = scratch("recorded");
+    let dir = scratch("ex29", "recorded");
     let sessions: Arc<dyn SessionPersistence> =
         Arc::new(SqlitePersistence::open(dir.join("sessions.sqlite3")).unwrap());
     let mut server = ScriptedServer::bind().await;
@@ -292,7 +261,7 @@ async fn it_runs_offline_from_its_bundled_tapes() {
 
 #[tokio::test(start_paused = true)]
 async fn a_receptionist_that_nudges_later_drifts_from_the_bundled_call() {
-    let dir = scratch("drift");
+    let dir = scratch("ex29", "drift");
     let sessions: Arc<dyn SessionPersistence> =
         Arc::new(SqlitePersistence::open(dir.join("sessions.sqlite3")).unwrap());
     let outcome = receptionist(sessions, &Activity::default())

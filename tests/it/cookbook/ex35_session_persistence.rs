@@ -9,7 +9,6 @@
 #[path = "../../../examples/cookbook/35_session_persistence.rs"]
 mod example;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,10 +22,9 @@ use reel::persistence::{FsPersistence, SessionPersistence};
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
 use reel_protocol::ClientMessage;
-use reel_recorder::wire_log::WireEntry;
 use serde_json::{Value, json};
 
-use super::support::{check_output, check_printed};
+use super::support::{as_tape, check_bundled, check_output, check_printed, scratch};
 
 /// The call's start: 2026-11-27T11:00:00Z; the call back's, an hour later.
 const START_MS: u64 = 1_795_777_200_000;
@@ -106,38 +104,9 @@ fn answer(message: &ClientMessage) -> Vec<Value> {
     }
 }
 
-/// A fresh scratch directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("reel-ex35-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Checks that `text` is the bundled `assets/cookbook/{file}` (or writes it, blessing).
-fn check_bundled(file: &str, text: &str) {
-    let path = example::live::bundled(file);
-    if std::env::var_os("REEL_BLESS").is_some() {
-        std::fs::write(&path, text).unwrap();
-        return;
-    }
-    let bundled = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(
-        text, bundled,
-        "assets/cookbook/{file} is stale: re-bless it with REEL_BLESS=1"
-    );
-}
-
-fn as_tape(entries: &[WireEntry]) -> String {
-    entries
-        .iter()
-        .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
-        .collect()
-}
-
 #[tokio::test(start_paused = true)]
 async fn the_bundled_tapes_are_what_reel_records_today() {
-    let dir = scratch("recorded");
+    let dir = scratch("ex35", "recorded");
     let sessions: Arc<dyn SessionPersistence> = Arc::new(FsPersistence::new(dir.join("sessions")));
     let mut server = ScriptedServer::bind().await;
     let endpoint = server.endpoint().without_credential();
@@ -222,7 +191,7 @@ async fn it_runs_offline_from_its_bundled_tapes() {
 async fn a_replay_without_the_snapshot_file_parts_from_the_call_back_at_its_setup() {
     // The call back's recording resumed from a snapshot: its `.resume.json` holds it.
     // Copied without it, the replay starts afresh and its setup presents no handle.
-    let dir = scratch("no-resume");
+    let dir = scratch("ex35", "no-resume");
     let wire = dir.join("callback.wire.jsonl");
     std::fs::copy(example::live::bundled(&tape(&callback_name())), &wire).unwrap();
     let sessions: Arc<dyn SessionPersistence> = Arc::new(FsPersistence::new(dir.join("sessions")));

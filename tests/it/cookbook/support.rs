@@ -185,18 +185,21 @@ impl BaseLlm for ScriptedModel {
     }
 }
 
-/// The bundled cassette of the example `name`.
-pub fn bundled_cassette(name: &str) -> PathBuf {
+/// The bundled file `assets/cookbook/{file}`.
+pub fn bundled(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("assets/cookbook")
-        .join(format!("{name}.cassette.json"))
+        .join(file)
+}
+
+/// The bundled cassette of the example `name`.
+pub fn bundled_cassette(name: &str) -> PathBuf {
+    bundled(&format!("{name}.cassette.json"))
 }
 
 /// What the example `name` prints (`assets/cookbook/{name}.out`).
 pub fn bundled_output(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/cookbook")
-        .join(format!("{name}.out"))
+    bundled(&format!("{name}.out"))
 }
 
 fn blessing() -> bool {
@@ -210,17 +213,40 @@ fn read(path: &PathBuf) -> String {
 
 /// Checks that `printed` is the bundled output of `name` (or writes it, blessing).
 pub fn check_output(name: &str, printed: &str) {
-    let path = bundled_output(name);
+    check_bundled(&format!("{name}.out"), printed);
+}
+
+/// Checks that `text` is the bundled `assets/cookbook/{file}` (or writes it, blessing).
+pub fn check_bundled(file: &str, text: &str) {
+    let path = bundled(file);
     if blessing() {
-        std::fs::write(&path, printed).unwrap();
+        std::fs::write(&path, text).unwrap();
         return;
     }
     assert_eq!(
-        printed,
+        text,
         read(&path),
         "{} is stale: re-bless it with REEL_BLESS=1",
         path.display()
     );
+}
+
+/// A wire log's entries as the lines of a tape file.
+#[allow(dead_code)] // for the live examples' tests
+pub fn as_tape(entries: &[reel::recorder::wire_log::WireEntry]) -> String {
+    entries
+        .iter()
+        .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
+        .collect()
+}
+
+/// A fresh scratch directory for the test `test` of the example `example`.
+#[allow(dead_code)] // for the live examples' tests
+pub fn scratch(example: &str, test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("reel-{example}-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// Runs the example `name` with its calls recorded into a fresh cassette (stamped from a
