@@ -132,7 +132,7 @@ pub fn summary_request(model: &str, turns: &[Content]) -> LlmRequest {
 /// let call = Content::new("model", vec![Part {
 ///     function_call: Some(FunctionCall {
 ///         name: Some("get_order".into()),
-///         args: Some(serde_json::json!({"id": "A-1042"})),
+///         args: Some(serde_json::json!({"id": "A-1042"}).into()),
 ///         ..FunctionCall::default()
 ///     }),
 ///     ..Part::default()
