@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cookbook::Target;
 use live::turns::wait_for_turn;
@@ -92,26 +92,7 @@ async fn book_visit(args: VisitArgs, ctx: ToolContext) -> Result<Value, ToolErro
 
 /// What the phase hooks, the watcher and the resume callback did, in order (they run on
 /// the control lane, so the order is the same live and in a replay).
-#[derive(Debug, Clone, Default)]
-pub struct Activity(Arc<Mutex<Vec<String>>>);
-
-impl Activity {
-    fn note(&self, line: String) {
-        // A poisoned list only means a panicking thread held it; the lines are whole.
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(line);
-    }
-
-    /// Everything noted so far.
-    pub fn lines(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-    }
-}
+pub type Activity = live::Notes;
 
 /// The receptionist, its snapshots kept in `sessions`; `activity` collects what its hooks
 /// and watcher did.

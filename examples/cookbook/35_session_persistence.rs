@@ -39,7 +39,7 @@ pub mod live;
 
 use std::error::Error;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cookbook::Target;
 use live::turns::wait_for_turn;
@@ -105,26 +105,7 @@ async fn set_address(args: AddressArgs, ctx: ToolContext) -> Result<Value, ToolE
 }
 
 /// What the resume callback saw, in order.
-#[derive(Debug, Clone, Default)]
-pub struct Resumes(Arc<Mutex<Vec<String>>>);
-
-impl Resumes {
-    fn note(&self, line: String) {
-        // A poisoned list only means a panicking thread held it; the lines are whole.
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(line);
-    }
-
-    /// Everything noted so far.
-    pub fn lines(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-    }
-}
+pub type Resumes = live::Notes;
 
 /// The shop assistant, its snapshots kept in `sessions`; `resumes` collects what its
 /// resume callback saw.

@@ -12,6 +12,7 @@ use std::error::Error;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use reel::fluent::ReplayOutcome;
 use reel::protocol::ApiEndpoint;
@@ -170,5 +171,29 @@ pub fn governed_target<T>(
     match super::cookbook::parse_target(args)? {
         Target::Live { record } => Ok(Governed::Live { record }),
         Target::Bundled => Err("--live names no offline run".to_owned()),
+    }
+}
+
+/// Lines the callbacks of a call noted (phase hooks, watchers, a resume callback), in
+/// order; they run on the control lane, so the order is the same live and in a replay.
+#[derive(Debug, Clone, Default)]
+pub struct Notes(Arc<Mutex<Vec<String>>>);
+
+impl Notes {
+    /// Adds `line` at the end.
+    pub fn note(&self, line: String) {
+        // A poisoned list only means a panicking thread held it; the lines are whole.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(line);
+    }
+
+    /// Everything noted so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 }
