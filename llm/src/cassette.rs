@@ -110,6 +110,7 @@ struct Shared {
     pacing: ChunkPacing,
     max_bytes: u64,
     keep_failures: bool,
+    sorted: bool,
     clock: SharedClock,
     state: Mutex<State>,
 }
@@ -132,6 +133,7 @@ pub struct CassetteBuilder {
     max_bytes: u64,
     clock: Option<SharedClock>,
     keep_failures: bool,
+    sorted: bool,
 }
 
 impl CassetteBuilder {
@@ -144,6 +146,18 @@ impl CassetteBuilder {
     /// failure of the first (decision 0063).
     pub fn keep_failures(mut self, keep: bool) -> Self {
         self.keep_failures = keep;
+        self
+    }
+
+    /// Keeps the file's interactions ordered by their request (its JSON text) rather than
+    /// by when each call finished (default: in the order calls finished). Calls made at
+    /// once — a suite judging recordings in parallel — then give the same file whatever
+    /// order they finish in; equal requests keep the order they finished in. An existing
+    /// file ([`CassetteMode::Auto`]) is put in that order when opened (and written so at
+    /// its next interaction). A replay matches calls by request, so the order changes no
+    /// answer.
+    pub fn sorted_by_request(mut self, sorted: bool) -> Self {
+        self.sorted = sorted;
         self
     }
 
@@ -180,7 +194,7 @@ impl CassetteBuilder {
     /// [`CassetteMode::Auto`] it is read if it exists; in [`CassetteMode::Record`] a new,
     /// empty cassette is written over it at once.
     pub fn open(self) -> Result<Cassette, CassetteError> {
-        let file = match self.mode {
+        let mut file = match self.mode {
             CassetteMode::Record => {
                 let file = CassetteFile::new();
                 file.write(&self.path, self.max_bytes)?;
@@ -191,6 +205,9 @@ impl CassetteBuilder {
                 CassetteFile::read(&self.path, self.max_bytes)?
             }
         };
+        if self.sorted && self.mode == CassetteMode::Auto {
+            file.interactions.sort_by_cached_key(request_text);
+        }
         let keys: Vec<Value> = file
             .interactions
             .iter()
@@ -208,6 +225,7 @@ impl CassetteBuilder {
                 pacing: self.pacing,
                 max_bytes: self.max_bytes,
                 keep_failures: self.keep_failures,
+                sorted: self.sorted,
                 clock: self
                     .clock
                     .unwrap_or_else(|| Arc::new(TokioClock::from_wall_clock())),
@@ -234,6 +252,7 @@ impl Cassette {
             max_bytes: DEFAULT_MAX_CASSETTE_BYTES,
             clock: None,
             keep_failures: false,
+            sorted: false,
         }
     }
 
@@ -478,11 +497,21 @@ impl Shared {
             .map(|mismatch| (index, mismatch))
     }
 
-    /// Appends `interaction` (normalized as `key`, already used) and saves the cassette;
-    /// if saving fails (the size cap, the disk) the interaction is taken back out.
+    /// Adds `interaction` (normalized as `key`, already used) — at the end, or at its place
+    /// by request when the cassette is sorted — and saves the cassette; if saving fails (the
+    /// size cap, the disk) the interaction is taken back out.
     async fn append(&self, interaction: Interaction, key: Value) -> Result<(), CassetteError> {
         let mut state = self.state.lock().await;
-        state.file.interactions.push(interaction);
+        let at = if self.sorted {
+            let text = request_text(&interaction);
+            state
+                .file
+                .interactions
+                .partition_point(|recorded| request_text(recorded) <= text)
+        } else {
+            state.file.interactions.len()
+        };
+        state.file.interactions.insert(at, interaction);
         let file = state.file.clone();
         let path = self.path.clone();
         let max_bytes = self.max_bytes;
@@ -497,17 +526,24 @@ impl Shared {
             });
         match saved {
             Ok(()) => {
-                state.keys.push(key);
-                state.used.push(true);
+                state.keys.insert(at, key);
+                state.used.insert(at, true);
                 Ok(())
             }
             Err(error) => {
-                state.file.interactions.pop();
+                state.file.interactions.remove(at);
                 tracing::warn!(%error, "a cassette interaction could not be saved");
                 Err(error.into())
             }
         }
     }
+}
+
+/// What a sorted cassette orders its interactions by: the request as JSON text (a
+/// `serde_json::Map` serializes in its keys' order, so equal requests give equal text;
+/// serializing a map of JSON values cannot fail, hence the empty default is never taken).
+fn request_text(interaction: &Interaction) -> String {
+    serde_json::to_string(&interaction.request).unwrap_or_default()
 }
 
 /// One call forwarded to the live model, to be collected and recorded.

@@ -86,7 +86,11 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, CliError> {
             path: spec.cassette.display().to_string(),
             message,
         };
-        let cassette = Cassette::open(&spec.cassette, args.judge)
+        // Sorted by request: recordings are judged at once, so their judge calls finish in
+        // any order; sorted, a recorded cassette is the same file every run (decision 0071).
+        let cassette = Cassette::builder(&spec.cassette, args.judge)
+            .sorted_by_request(true)
+            .open()
             .map_err(|error| judge_error(error.to_string()))?;
         let judge = match args.judge {
             CassetteMode::Replay => Judge::from_cassette(&cassette, &spec.model),

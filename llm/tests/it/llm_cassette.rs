@@ -499,6 +499,69 @@ async fn a_cassette_keeping_failures_records_them_and_a_replay_fails_the_same_wa
     assert_eq!(replay.unused().await, Vec::<usize>::new());
 }
 
+/// Records "Paris?" (answered slowly) and "Rome?" (answered at once), asked together.
+async fn record_two_at_once(path: &std::path::Path, sorted: bool) -> Vec<String> {
+    let live = ScriptedLlm::new(
+        "gemini-2.5-flash",
+        [texts(&[(50, "Sunny")]), texts(&[(0, "Rainy")])],
+    );
+    let cassette = Cassette::builder(path, CassetteMode::Record)
+        .clock(fixed_clock())
+        .sorted_by_request(sorted)
+        .open()
+        .unwrap();
+    let model = cassette.wrap(live);
+    let (paris, rome) = tokio::join!(
+        model.generate(request("Paris?")),
+        model.generate(request("Rome?"))
+    );
+    assert_eq!(
+        (paris.unwrap().text, rome.unwrap().text),
+        ("Sunny".into(), "Rainy".into())
+    );
+    answers(&read_cassette(path))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sorted_cassette_holds_calls_made_at_once_in_request_order_not_finishing_order() {
+    let dir = TempDir::new("sorted");
+    // Rome's answer came first: a plain cassette holds it first.
+    assert_eq!(
+        record_two_at_once(&dir.join("plain.json"), false).await,
+        ["Rainy", "Sunny"]
+    );
+    // Sorted, the file is in request order: Paris, then Rome.
+    let path = dir.join("sorted.json");
+    assert_eq!(record_two_at_once(&path, true).await, ["Sunny", "Rainy"]);
+
+    // Auto mode puts an existing file in order and records a miss in its place.
+    let plain = dir.join("plain.json");
+    let live = ScriptedLlm::new("gemini-2.5-flash", [texts(&[(0, "Windy")])]);
+    let cassette = Cassette::builder(&plain, CassetteMode::Auto)
+        .clock(fixed_clock())
+        .sorted_by_request(true)
+        .open()
+        .unwrap();
+    let model = cassette.wrap(live.clone());
+    assert_eq!(
+        model.generate(request("Rome?")).await.unwrap().text,
+        "Rainy"
+    );
+    assert_eq!(
+        model.generate(request("Oslo?")).await.unwrap().text,
+        "Windy"
+    );
+    assert_eq!(live.calls(), 1);
+    assert_eq!(answers(&read_cassette(&plain)), ["Windy", "Sunny", "Rainy"]);
+    assert_eq!(cassette.snapshot().await, read_cassette(&plain));
+    // Every one of them replays, and each was used once.
+    assert_eq!(
+        model.generate(request("Paris?")).await.unwrap().text,
+        "Sunny"
+    );
+    assert_eq!(cassette.unused().await, Vec::<usize>::new());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_from_many_tasks_are_all_saved() {
     let dir = TempDir::new("concurrent");
