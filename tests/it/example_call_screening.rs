@@ -13,19 +13,16 @@
 mod call_screening;
 
 use crate::bundled_tape;
+use crate::scripted_call::{ScriptedCall, talk};
 
 #[path = "../support/screening_model.rs"]
 mod screening_model;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 use call_screening::screening::{Call, converse, screener};
-use reel_actors::clock::TokioClock;
-use reel_actors::testing::ScriptedServer;
 use reel_protocol::decode_client;
-use reel_recorder::wire_log::{Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder};
+use reel_recorder::wire_log::{Direction, Source, WireEntry};
 use serde_json::json;
 
 /// The tape's start time: 2025-06-03T09:30:00Z.
@@ -155,31 +152,15 @@ async fn the_bundled_call_screening_tape_replays_clean_offline() {
 
 #[tokio::test(start_paused = true)]
 async fn the_bundled_call_screening_tape_is_what_reel_records_today() {
-    let mut server = ScriptedServer::bind().await;
-    let recorder = Arc::new(MemoryWireRecorder::new());
-    let agent = screener()
-        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
-        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
-    let mut events = agent.subscribe();
-    let endpoint = server.endpoint().without_credential();
-    let model = async {
-        let mut conn = server.accept().await;
-        screening_model::play(&mut conn).await;
-    };
-    let caller = async {
-        let handle = agent.connect(endpoint).await.unwrap();
-        let call = converse(&handle, &mut events).await.unwrap();
-        tokio::time::advance(Duration::from_millis(400)).await;
-        (call, handle.disconnect().await)
-    };
-    let ((), (call, end)) = tokio::join!(model, caller);
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let agent = screener();
+    let ScriptedCall { call, wire, .. } =
+        talk(agent, START_MS, screening_model::play, converse).await;
     assert_eq!(call, expected());
-    assert_eq!(context_frames(&recorder.entries()), expected_context());
+    assert_eq!(context_frames(&wire), expected_context());
 
     bundled_tape::check_or_bless(
         "call_screening.wire.jsonl",
-        &recorder.entries(),
+        &wire,
         call_screening::SCREENING_TAPE,
     );
 }

@@ -13,19 +13,16 @@
 mod debt_collection;
 
 use crate::bundled_tape;
+use crate::scripted_call::{ScriptedCall, talk};
 
 #[path = "../support/debt_model.rs"]
 mod debt_model;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 use debt_collection::collector::{CALLER_TURNS, Call, converse, debt_collector};
-use reel_actors::clock::TokioClock;
-use reel_actors::testing::ScriptedServer;
 use reel_protocol::decode_client;
-use reel_recorder::wire_log::{Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder};
+use reel_recorder::wire_log::{Direction, Source, WireEntry};
 use serde_json::{Value, json};
 
 /// The tape's start time: 2025-06-02T15:00:00Z.
@@ -212,32 +209,14 @@ async fn the_bundled_debt_collection_tape_replays_clean_offline() {
 
 #[tokio::test(start_paused = true)]
 async fn the_bundled_debt_collection_tape_is_what_reel_records_today() {
-    let mut server = ScriptedServer::bind().await;
-    let recorder = Arc::new(MemoryWireRecorder::new());
-    let agent = debt_collector()
-        .greeting(CALLER_TURNS[0].0)
-        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
-        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
-    let mut events = agent.subscribe();
-    let endpoint = server.endpoint().without_credential();
-    let model = async {
-        let mut conn = server.accept().await;
-        debt_model::play(&mut conn).await;
-    };
-    let caller = async {
-        let handle = agent.connect(endpoint).await.unwrap();
-        let call = converse(&handle, &mut events).await.unwrap();
-        tokio::time::advance(Duration::from_millis(400)).await;
-        (call, handle.disconnect().await)
-    };
-    let ((), (call, end)) = tokio::join!(model, caller);
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let agent = debt_collector().greeting(CALLER_TURNS[0].0);
+    let ScriptedCall { call, wire, .. } = talk(agent, START_MS, debt_model::play, converse).await;
     assert_eq!(call, expected());
-    assert_eq!(context_frames(&recorder.entries()), expected_context());
+    assert_eq!(context_frames(&wire), expected_context());
 
     bundled_tape::check_or_bless(
         "debt_collection.wire.jsonl",
-        &recorder.entries(),
+        &wire,
         debt_collection::DEBT_TAPE,
     );
 }

@@ -11,18 +11,14 @@
 mod phases;
 
 use crate::bundled_tape;
+use crate::scripted_call::{ScriptedCall, talk};
 
 #[path = "../support/booking_model.rs"]
 mod booking_model;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 use phases::booking::{Activity, Booking, CALLER_TURNS, booking_assistant, converse};
-use reel_actors::clock::TokioClock;
-use reel_actors::testing::ScriptedServer;
-use reel_recorder::wire_log::{MemoryWireRecorder, WireRecorder};
 use serde_json::{Value, json};
 
 /// The tape's start time: 2025-06-01T19:00:00Z.
@@ -113,35 +109,21 @@ async fn the_bundled_phases_tape_replays_clean_with_the_same_assistant() {
 
 #[tokio::test(start_paused = true)]
 async fn the_bundled_phases_tape_is_what_reel_records_today() {
-    let mut server = ScriptedServer::bind().await;
-    let recorder = Arc::new(MemoryWireRecorder::new());
     let activity = Activity::default();
     let [greeting, rest @ ..] = CALLER_TURNS;
-    let assistant = booking_assistant(&activity)
-        .greeting(greeting)
-        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
-        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
-    let mut events = assistant.subscribe();
-    let endpoint = server.endpoint().without_credential();
-    let model = async {
-        let mut conn = server.accept().await;
-        booking_model::play(&mut conn).await;
-    };
-    let caller = async {
-        let handle = assistant.connect(endpoint).await.unwrap();
-        let booking = converse(&handle, &mut events, &rest, &activity)
-            .await
-            .unwrap();
-        tokio::time::advance(Duration::from_millis(400)).await;
-        (booking, handle.disconnect().await)
-    };
-    let ((), (booking, end)) = tokio::join!(model, caller);
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let assistant = booking_assistant(&activity).greeting(greeting);
+    let ScriptedCall {
+        call: booking,
+        wire,
+        ..
+    } = talk(
+        assistant,
+        START_MS,
+        booking_model::play,
+        async |handle, events| converse(handle, events, &rest, &activity).await,
+    )
+    .await;
     assert_eq!(booking, expected());
 
-    bundled_tape::check_or_bless(
-        "phases.wire.jsonl",
-        &recorder.entries(),
-        phases::PHASES_TAPE,
-    );
+    bundled_tape::check_or_bless("phases.wire.jsonl", &wire, phases::PHASES_TAPE);
 }

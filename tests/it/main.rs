@@ -29,6 +29,8 @@ mod markdown;
 mod moto;
 #[path = "../support/python_sdk.rs"]
 mod python_sdk;
+#[path = "../support/scripted_call.rs"]
+mod scripted_call;
 #[path = "../serve_support/mod.rs"]
 mod serve_support;
 #[path = "../support/studio_calls.rs"]

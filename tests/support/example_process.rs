@@ -55,6 +55,20 @@ pub fn run_example_without_key(name: &str, args: &[&str]) -> (Option<i32>, Strin
     )
 }
 
+/// Checks that the example run with `--live` and no credential fails as it should: exit
+/// code 1 and one line naming the missing `GEMINI_API_KEY`, before any network.
+#[allow(dead_code)] // the cookbook's live examples use it; other test binaries do not
+pub fn check_live_needs_a_key(name: &str) {
+    let (code, _, stderr) = run_example_without_key(name, &["--live"]);
+    assert_eq!(
+        stderr,
+        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
+        "{name} -- --live with no key"
+    );
+    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
+    assert_eq!(code, Some(1));
+}
+
 /// Checks that `text` is `bundled` (the text of `assets/tapes/{file}`); with `REEL_BLESS`
 /// set, writes it there instead.
 pub fn check_or_bless_text(file: &str, text: &str, bundled: &str) {

@@ -12,19 +12,16 @@
 #[path = "../../../examples/cookbook/37_governed_flow.rs"]
 mod governed_flow;
 
+use super::example_process::check_live_needs_a_key;
 use super::example_process::run_example_without_key;
 use crate::bundled_tape;
+use crate::scripted_call::{ScriptedCall, talk};
 
 #[path = "../../support/governed_model.rs"]
 mod governed_model;
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use governed_flow::governed::{Call, converse, governed_collector};
-use reel_actors::clock::TokioClock;
-use reel_actors::testing::ScriptedServer;
-use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
+use reel_recorder::wire_log::{Direction, WireEntry};
 use serde_json::json;
 
 /// The tape's start time: 2025-06-04T10:00:00Z.
@@ -142,45 +139,22 @@ async fn the_bundled_governed_flow_tape_replays_clean_offline() {
 
 #[tokio::test(start_paused = true)]
 async fn the_bundled_governed_flow_tape_is_what_reel_records_today() {
-    let mut server = ScriptedServer::bind().await;
-    let recorder = Arc::new(MemoryWireRecorder::new());
-    let agent = governed_collector()
-        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
-        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
-    let mut events = agent.subscribe();
-    let endpoint = server.endpoint().without_credential();
-    let model = async {
-        let mut conn = server.accept().await;
-        governed_model::play(&mut conn).await;
-    };
-    let caller = async {
-        let handle = agent.connect(endpoint).await.unwrap();
-        let call = converse(&handle, &mut events).await.unwrap();
-        tokio::time::advance(Duration::from_millis(400)).await;
-        (call, handle.disconnect().await)
-    };
-    let ((), (call, end)) = tokio::join!(model, caller);
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let agent = governed_collector();
+    let ScriptedCall { call, wire, .. } =
+        talk(agent, START_MS, governed_model::play, converse).await;
     assert_eq!(call, expected());
-    assert_eq!(steering(&recorder.entries()), expected_steering());
+    assert_eq!(steering(&wire), expected_steering());
 
     bundled_tape::check_or_bless(
         "governed_flow.wire.jsonl",
-        &recorder.entries(),
+        &wire,
         governed_flow::GOVERNED_TAPE,
     );
 }
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    let (code, _, stderr) = run_example_without_key("37_governed_flow", &["--live"]);
-    assert_eq!(
-        stderr,
-        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
-        "37_governed_flow -- --live with no key"
-    );
-    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
-    assert_eq!(code, Some(1));
+    check_live_needs_a_key("37_governed_flow");
 }
 
 #[test]

@@ -12,17 +12,16 @@
 #[path = "../../../examples/cookbook/38_extraction.rs"]
 mod example;
 
-use super::example_process::run_example_without_key;
+use super::example_process::check_live_needs_a_key;
+use super::support::{as_tape, refused_frames};
+use crate::scripted_call::{ScriptedCall, talk};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use example::{NAME, Target, converse, order_agent, order_flow};
 use reel::demo::model_script::play_script;
-use reel_actors::clock::TokioClock;
-use reel_actors::testing::{ScriptedServer, ServerConn};
+use reel_actors::testing::ServerConn;
 use reel_protocol::ClientMessage;
-use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
 use serde_json::{Value, json};
 
 use super::support::{bundled_output, check_output, check_printed};
@@ -101,20 +100,6 @@ fn bundled_tape_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/cookbook/38_extraction.wire.jsonl")
 }
 
-/// The answer frames the flow's refusals sent, as they crossed the wire.
-fn refusal_frames(entries: &[WireEntry]) -> Vec<Value> {
-    entries
-        .iter()
-        .filter(|e| e.dir == Direction::Out)
-        .filter_map(|e| serde_json::from_slice::<Value>(&e.payload).ok())
-        .filter(|frame| {
-            frame
-                .pointer("/toolResponse/functionResponses/0/response/error")
-                .is_some()
-        })
-        .collect()
-}
-
 /// What the example prints after the flow's diagram, for the call.
 fn printed_call() -> String {
     let printed = std::fs::read_to_string(bundled_output(NAME)).unwrap();
@@ -127,27 +112,20 @@ fn printed_call() -> String {
 
 #[tokio::test(start_paused = true)]
 async fn the_bundled_tape_is_what_reel_records_today() {
-    let mut server = ScriptedServer::bind().await;
-    let recorder = Arc::new(MemoryWireRecorder::new());
-    let agent = order_agent()
-        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
-        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
-    let mut events = agent.subscribe();
-    let endpoint = server.endpoint().without_credential();
-    let model = async {
-        let mut conn: ServerConn = server.accept().await;
-        play_script(&mut conn, THINKING, answer).await;
-    };
-    let caller = async {
-        let handle = agent.connect(endpoint).await.unwrap();
-        let printed = converse(&handle, &mut events).await.unwrap();
-        tokio::time::advance(Duration::from_millis(400)).await;
-        (printed, handle.disconnect().await)
-    };
-    let ((), (printed, end)) = tokio::join!(model, caller);
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let agent = order_agent();
+    let ScriptedCall {
+        call: printed,
+        wire,
+        ..
+    } = talk(
+        agent,
+        START_MS,
+        async |conn: &mut ServerConn| play_script(conn, THINKING, answer).await,
+        converse,
+    )
+    .await;
     assert_eq!(
-        refusal_frames(&recorder.entries()),
+        refused_frames(&wire),
         [json!({"toolResponse": {"functionResponses": [{
             "id": "ex-1",
             "name": "place_order",
@@ -156,11 +134,7 @@ async fn the_bundled_tape_is_what_reel_records_today() {
     );
     check_output(NAME, &format!("{}\n{printed}", order_flow().to_mermaid()));
 
-    let tape: String = recorder
-        .entries()
-        .iter()
-        .map(|entry| serde_json::to_string(entry).unwrap() + "\n")
-        .collect();
+    let tape = as_tape(&wire);
     if std::env::var_os("REEL_BLESS").is_some() {
         std::fs::write(bundled_tape_path(), &tape).unwrap();
         return;
@@ -206,12 +180,5 @@ fn cargo_run_prints_the_bundled_output() {
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    let (code, _, stderr) = run_example_without_key("38_extraction", &["--live"]);
-    assert_eq!(
-        stderr,
-        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
-        "38_extraction -- --live with no key"
-    );
-    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
-    assert_eq!(code, Some(1));
+    check_live_needs_a_key("38_extraction");
 }

@@ -13,20 +13,17 @@ mod booking;
 #[path = "../../support/booking_capstone_model.rs"]
 mod booking_capstone_model;
 
-use super::example_process::run_example_without_key;
+use super::example_process::check_live_needs_a_key;
+use super::support::refused_frames;
+use crate::scripted_call::{ScriptedCall, talk};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use super::example_process::{check_or_bless_text, run_example};
 use crate::bundled_tape;
 use booking::capstone::{booking_agent, booking_flow, converse};
 use booking::capstone_replay::{flow_done_sequence, replaying};
-use reel_actors::clock::TokioClock;
-use reel_actors::testing::ScriptedServer;
 use reel_agents::Resolutions;
-use reel_recorder::journal::{JournalSink, MemoryJournalSink};
-use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
 use serde_json::{Value, json};
 
 /// The tape's start time: 2025-06-04T10:00:00Z.
@@ -42,20 +39,6 @@ fn expected_flow_done() -> Vec<Value> {
     ]
 }
 
-/// The answer frames the flow's refusals sent, as they crossed the wire.
-fn refusal_frames(entries: &[WireEntry]) -> Vec<Value> {
-    entries
-        .iter()
-        .filter(|e| e.dir == Direction::Out)
-        .filter_map(|e| serde_json::from_slice::<Value>(&e.payload).ok())
-        .filter(|frame| {
-            frame
-                .pointer("/toolResponse/functionResponses/0/response/error")
-                .is_some()
-        })
-        .collect()
-}
-
 fn expected_refusals() -> Vec<Value> {
     vec![json!({"toolResponse": {"functionResponses": [{
         "id": "bk-1",
@@ -66,30 +49,14 @@ fn expected_refusals() -> Vec<Value> {
 
 #[tokio::test(start_paused = true)]
 async fn the_bundled_booking_tape_is_what_reel_records_today() {
-    let mut server = ScriptedServer::bind().await;
-    let recorder = Arc::new(MemoryWireRecorder::new());
-    let journal = Arc::new(MemoryJournalSink::new());
     let log = Resolutions::record();
     let calls = Arc::new(AtomicUsize::new(0));
-    let agent = booking_agent(Arc::clone(&calls))
-        .resolutions(&log)
-        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
-        .journal_to(journal.clone() as Arc<dyn JournalSink>)
-        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
-    let mut events = agent.subscribe();
-    let endpoint = server.endpoint().without_credential();
-    let model = async {
-        let mut conn = server.accept().await;
-        booking_capstone_model::play(&mut conn).await;
-    };
-    let caller = async {
-        let handle = agent.connect(endpoint).await.unwrap();
-        let call = converse(&handle, &mut events).await.unwrap();
-        tokio::time::advance(Duration::from_millis(400)).await;
-        (call, handle.disconnect().await)
-    };
-    let ((), (call, end)) = tokio::join!(model, caller);
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let agent = booking_agent(Arc::clone(&calls)).resolutions(&log);
+    let ScriptedCall {
+        call,
+        wire,
+        journal,
+    } = talk(agent, START_MS, booking_capstone_model::play, converse).await;
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the sub-agent ran once");
     assert_eq!(call.completed, ["collect", "check", "confirm", "done"]);
     assert_eq!(
@@ -109,14 +76,10 @@ async fn the_bundled_booking_tape_is_what_reel_records_today() {
         call.state["booked"],
         json!({"party_size": 4, "date": "2025-06-05", "time": "19:00", "reference": "R-0412"})
     );
-    assert_eq!(refusal_frames(&recorder.entries()), expected_refusals());
-    assert_eq!(flow_done_sequence(&journal.entries()), expected_flow_done());
+    assert_eq!(refused_frames(&wire), expected_refusals());
+    assert_eq!(flow_done_sequence(&journal), expected_flow_done());
 
-    bundled_tape::check_or_bless(
-        "booking.wire.jsonl",
-        &recorder.entries(),
-        booking::BOOKING_TAPE,
-    );
+    bundled_tape::check_or_bless("booking.wire.jsonl", &wire, booking::BOOKING_TAPE);
     let resolved: String = log
         .entries()
         .iter()
@@ -158,7 +121,7 @@ async fn the_bundled_booking_tape_replays_clean_offline_calling_nothing() {
     );
     assert_eq!(flow_done_sequence(&outcome.journal), expected_flow_done());
     assert_eq!(
-        refusal_frames(&booking::bundled_tape().unwrap()),
+        refused_frames(&booking::bundled_tape().unwrap()),
         expected_refusals()
     );
 }
@@ -195,12 +158,5 @@ fn replay_report() -> Vec<&'static str> {
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    let (code, _, stderr) = run_example_without_key("39_booking", &["--live"]);
-    assert_eq!(
-        stderr,
-        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
-        "39_booking -- --live with no key"
-    );
-    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
-    assert_eq!(code, Some(1));
+    check_live_needs_a_key("39_booking");
 }

@@ -15,18 +15,16 @@ mod screening;
 #[path = "../../support/screening_capstone_model.rs"]
 mod screening_capstone_model;
 
-use super::example_process::run_example_without_key;
+use super::example_process::check_live_needs_a_key;
+use super::support::refused_frames;
+use crate::scripted_call::{ScriptedCall, talk};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use super::example_process::{check_or_bless_text, run_example};
 use crate::bundled_tape;
-use reel_actors::clock::TokioClock;
-use reel_actors::testing::ScriptedServer;
 use reel_agents::Resolutions;
-use reel_recorder::journal::{JournalSink, MemoryJournalSink, StateMutation};
-use reel_recorder::wire_log::{Direction, MemoryWireRecorder, WireEntry, WireRecorder};
+use reel_recorder::journal::StateMutation;
 use screening::capstone::{converse, screening_agent, screening_flow};
 use screening::capstone_replay::{flow_done_sequence, replaying};
 use serde_json::{Value, json};
@@ -42,20 +40,6 @@ fn expected_flow_done() -> Vec<Value> {
         json!(["identify", "triage"]),
         json!(["identify", "triage", "route", "end"]),
     ]
-}
-
-/// The answer frames the flow's refusals sent, as they crossed the wire.
-fn refusal_frames(entries: &[WireEntry]) -> Vec<Value> {
-    entries
-        .iter()
-        .filter(|e| e.dir == Direction::Out)
-        .filter_map(|e| serde_json::from_slice::<Value>(&e.payload).ok())
-        .filter(|frame| {
-            frame
-                .pointer("/toolResponse/functionResponses/0/response/error")
-                .is_some()
-        })
-        .collect()
 }
 
 fn expected_refusals() -> Vec<Value> {
@@ -77,30 +61,14 @@ const NEVER_TRANSFER: &str = "tool `transfer_call` was refused by the flow: \"tr
 
 #[tokio::test(start_paused = true)]
 async fn the_bundled_screening_tape_is_what_reel_records_today() {
-    let mut server = ScriptedServer::bind().await;
-    let recorder = Arc::new(MemoryWireRecorder::new());
-    let journal = Arc::new(MemoryJournalSink::new());
     let log = Resolutions::record();
     let calls = Arc::new(AtomicUsize::new(0));
-    let agent = screening_agent(Arc::clone(&calls))
-        .resolutions(&log)
-        .record_wire_to(recorder.clone() as Arc<dyn WireRecorder>)
-        .journal_to(journal.clone() as Arc<dyn JournalSink>)
-        .customize(|session| session.clock(Arc::new(TokioClock::anchored_at(START_MS))));
-    let mut events = agent.subscribe();
-    let endpoint = server.endpoint().without_credential();
-    let model = async {
-        let mut conn = server.accept().await;
-        screening_capstone_model::play(&mut conn).await;
-    };
-    let caller = async {
-        let handle = agent.connect(endpoint).await.unwrap();
-        let call = converse(&handle, &mut events).await.unwrap();
-        tokio::time::advance(Duration::from_millis(400)).await;
-        (call, handle.disconnect().await)
-    };
-    let ((), (call, end)) = tokio::join!(model, caller);
-    assert_eq!(end.reason, "closed with code 1000: client disconnect");
+    let agent = screening_agent(Arc::clone(&calls)).resolutions(&log);
+    let ScriptedCall {
+        call,
+        wire,
+        journal,
+    } = talk(agent, START_MS, screening_capstone_model::play, converse).await;
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the router ran once");
     assert_eq!(call.completed, ["identify", "triage", "route", "end"]);
     assert_eq!(
@@ -116,15 +84,15 @@ async fn the_bundled_screening_tape_is_what_reel_records_today() {
     );
     assert_eq!(call.state["triage:result"], json!("spam"));
     assert_eq!(call.state["blocked"], json!(true));
-    assert_eq!(refusal_frames(&recorder.entries()), expected_refusals());
-    assert_eq!(flow_done_sequence(&journal.entries()), expected_flow_done());
+    assert_eq!(refused_frames(&wire), expected_refusals());
+    assert_eq!(flow_done_sequence(&journal), expected_flow_done());
 
     // The same chain replaying what was just recorded writes the same journal, entry by
     // entry: the dispatched verdict at the position it landed live (entry 32, stamped
     // with the time it was stamped with live) — and nothing calls the router.
     let replayed = screening_agent(Arc::clone(&calls))
         .resolutions(&Resolutions::replay(log.entries()))
-        .replay(recorder.entries())
+        .replay(wire.clone())
         .await
         .unwrap()
         .finish()
@@ -144,13 +112,13 @@ async fn the_bundled_screening_tape_is_what_reel_records_today() {
         verdict(&replayed.journal),
         Some((32, json!("spam"), START_MS + 840))
     );
-    assert_eq!(verdict(&replayed.journal), verdict(&journal.entries()));
+    assert_eq!(verdict(&replayed.journal), verdict(&journal));
     // Every entry is the recorded one, times included — the two the flow publishes on
     // seeing the verdict too: live the verdict landed after the lane was done with the
     // turn's last +840 ms event, so the gate saw it at the next frame (the model's `sc-2`
     // call, +1050 ms); the replay releases it at the same lane mark, between those two
     // events, and the gate publishes at the same frame.
-    let recorded = journal.entries();
+    let recorded = journal;
     assert_eq!(recorded.len(), replayed.journal.len());
     assert_eq!(replayed.journal, recorded);
     let published: Vec<(u64, &str, u64)> = recorded
@@ -163,11 +131,7 @@ async fn the_bundled_screening_tape_is_what_reel_records_today() {
         [(34, "flow:done", 1050), (35, "flow:active", 1050)]
     );
 
-    bundled_tape::check_or_bless(
-        "screening.wire.jsonl",
-        &recorder.entries(),
-        screening::SCREENING_TAPE,
-    );
+    bundled_tape::check_or_bless("screening.wire.jsonl", &wire, screening::SCREENING_TAPE);
     let resolved: String = log
         .entries()
         .iter()
@@ -209,7 +173,7 @@ async fn the_bundled_screening_tape_replays_clean_offline_calling_nothing() {
     );
     assert_eq!(flow_done_sequence(&outcome.journal), expected_flow_done());
     assert_eq!(
-        refusal_frames(&screening::bundled_tape().unwrap()),
+        refused_frames(&screening::bundled_tape().unwrap()),
         expected_refusals()
     );
 }
@@ -246,12 +210,5 @@ fn the_screening_example_replays_its_recording_as_a_process() {
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    let (code, _, stderr) = run_example_without_key("40_screening", &["--live"]);
-    assert_eq!(
-        stderr,
-        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
-        "40_screening -- --live with no key"
-    );
-    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
-    assert_eq!(code, Some(1));
+    check_live_needs_a_key("40_screening");
 }

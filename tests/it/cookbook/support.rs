@@ -16,6 +16,7 @@ use reel::llm::{
     BaseLlm, Cassette, CassetteMode, LlmChunk, LlmError, LlmRequest, LlmStream, LlmUsage,
 };
 use reel::recorder::clock::TokioClock;
+use reel::recorder::wire_log::{Direction, WireEntry};
 
 use super::example_process::run_example;
 use crate::cli_support::TempDir;
@@ -329,4 +330,19 @@ pub fn check_printed(name: &str) {
         read(&bundled_output(name)),
         "{name}"
     );
+}
+
+/// The answer frames a flow's refusals sent (a `toolResponse` whose first response is an
+/// `error`), as they crossed the wire.
+pub fn refused_frames(entries: &[WireEntry]) -> Vec<serde_json::Value> {
+    entries
+        .iter()
+        .filter(|e| e.dir == Direction::Out)
+        .filter_map(|e| serde_json::from_slice::<serde_json::Value>(&e.payload).ok())
+        .filter(|frame| {
+            frame
+                .pointer("/toolResponse/functionResponses/0/response/error")
+                .is_some()
+        })
+        .collect()
 }
