@@ -114,10 +114,9 @@ pub struct Warehouse {
     tool_router: ToolRouter<Self>,
 }
 
-#[tool_router]
-impl Warehouse {
+impl Default for Warehouse {
     /// Two blue mugs and five green bowls on hand.
-    pub fn new() -> Warehouse {
+    fn default() -> Warehouse {
         let on_hand =
             [("blue-mug", 2), ("green-bowl", 5)].map(|(sku, count)| (sku.to_owned(), count));
         Warehouse {
@@ -125,7 +124,10 @@ impl Warehouse {
             tool_router: Warehouse::tool_router(),
         }
     }
+}
 
+#[tool_router]
+impl Warehouse {
     fn count(&self, sku: &str) -> u32 {
         // A poisoned map only means a panicking thread held it; the counts are whole.
         let on_hand = self.on_hand.lock().unwrap_or_else(|p| p.into_inner());
@@ -188,7 +190,7 @@ impl ServerHandler for Shipping {
 
 /// The warehouse on this process's stdin and stdout, until the client closes them.
 async fn serve_stdio() -> Result<(), Box<dyn Error>> {
-    let service = Warehouse::new().serve(rmcp::transport::stdio()).await?;
+    let service = Warehouse::default().serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }
