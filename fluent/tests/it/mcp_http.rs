@@ -15,6 +15,7 @@ use reel_replayer::Tape;
 use reel_replayer::log_stats::LogStats;
 use reel_replayer::offline::{OfflineSinks, replay_offline};
 use reel_replayer::recorded_tools::RecordedToolResponses;
+use reel_tools::mcp::McpMessage;
 use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::json;
 use support::{TempFolder, text, turn_complete, until_turn_complete};
@@ -394,4 +395,87 @@ async fn the_sessions_concurrency_limit_holds_mcp_calls_too() {
     );
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
+}
+
+#[tokio::test]
+async fn on_message_shows_each_json_rpc_message_in_order_then_the_close() {
+    let mcp = HttpMcp::start().await;
+    let (seen, mut messages) = tokio::sync::mpsc::unbounded_channel();
+    let builder = Live::builder()
+        .model("gemini-live-2.5-flash-preview")
+        .text_only()
+        .mcp(
+            McpServer::http(&mcp.url)
+                .allow(["add", "fail"])
+                .on_message(move |message| {
+                    let _ = seen.send(message.clone());
+                }),
+        );
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(builder, &mut server).await;
+    conn.send_json(&tool_call(
+        json!([{"id": "call-1", "name": "add", "args": {"a": 2, "b": 3}}]),
+    ))
+    .await;
+    conn.recv_json().await;
+    conn.send_json(&tool_call(
+        json!([{"id": "call-2", "name": "fail", "args": {}}]),
+    ))
+    .await;
+    conn.recv_json().await;
+    let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+    assert!(!end.failed);
+
+    // Everything up to the close, which comes when the session's tools are dropped.
+    let mut lines = Vec::new();
+    let mut calls = Vec::new();
+    while let Some(message) = messages.recv().await {
+        let line = match &message {
+            McpMessage::Sent(json) => format!("→ {} #{}", json["method"], json["id"]),
+            McpMessage::Received(json) if json.get("result").is_some() => {
+                format!("← result #{}", json["id"])
+            }
+            McpMessage::Received(json) => format!("← {json}"),
+            McpMessage::Closed => "closed".to_owned(),
+        };
+        lines.push(line);
+        match &message {
+            McpMessage::Sent(json) if json["method"] == "tools/call" => calls.push(json.clone()),
+            McpMessage::Received(json) if json["id"] == 2 || json["id"] == 3 => {
+                calls.push(json["result"].clone())
+            }
+            McpMessage::Closed => break,
+            _ => {}
+        }
+    }
+    assert_eq!(
+        lines,
+        [
+            r#"→ "initialize" #0"#,
+            "← result #0",
+            r#"→ "notifications/initialized" #null"#,
+            r#"→ "tools/list" #1"#,
+            "← result #1",
+            r#"→ "tools/call" #2"#,
+            "← result #2",
+            r#"→ "tools/call" #3"#,
+            "← result #3",
+            "closed",
+        ]
+    );
+    assert_eq!(
+        calls,
+        [
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"_meta": {"progressToken": 1}, "name": "add", "arguments": {"a": 2, "b": 3}}}),
+            json!({"content": [{"type": "text", "text": "5"}], "isError": false}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"_meta": {"progressToken": 2}, "name": "fail", "arguments": {}}}),
+            json!({"content": [{"type": "text", "text": "no table free at 19:00"}], "isError": true}),
+        ]
+    );
+    assert_eq!(
+        mcp.next().await,
+        Seen::Called("add", json!({"a": 2, "b": 3}))
+    );
 }

@@ -31,6 +31,7 @@ mod ex29_live_voice;
 mod ex30_production_pipeline;
 mod ex34_tool_policies;
 mod ex35_session_persistence;
+mod ex36_mcp_tools;
 mod ex37_governed_flow;
 mod ex38_extraction;
 mod ex39_booking;

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::server::Transport;
 use super::tool::Connection;
+use super::traffic::Tapped;
 use super::{McpError, McpServer, McpTool, McpToolset};
 use crate::validate_name;
 
@@ -78,7 +79,11 @@ impl McpServer {
                     server: server.to_owned(),
                     source,
                 })?;
-                ().serve(child).await.map_err(initialize)
+                match &self.observer {
+                    Some(observer) => ().serve(Tapped::new(child, observer.clone())).await,
+                    None => ().serve(child).await,
+                }
+                .map_err(initialize)
             }
             Transport::Http { url, bearer } => {
                 let client = http_client().map_err(|message| McpError::Client {
@@ -90,7 +95,11 @@ impl McpServer {
                     config = config.auth_header(token.expose().to_owned());
                 }
                 let transport = StreamableHttpClientTransport::with_client(client, config);
-                ().serve(transport).await.map_err(initialize)
+                match &self.observer {
+                    Some(observer) => ().serve(Tapped::new(transport, observer.clone())).await,
+                    None => ().serve(transport).await,
+                }
+                .map_err(initialize)
             }
         }
     }

@@ -22,6 +22,9 @@
 //! | a JSON-RPC error | the same, with the error's message |
 //! | nothing: the connection closed, the process died | ``{"error": "tool `x` could not be reached: …"}`` ([`ToolError::Unreachable`](crate::ToolError::Unreachable)) |
 //!
+//! [`McpServer::on_message`] watches a connection: every JSON-RPC message as it went over
+//! the transport ([`McpMessage`]), then its close.
+//!
 //! A replay never connects: `Live::builder().replay(..)` takes the MCP tools'
 //! declarations from the recorded setup and their answers from the recorded tool
 //! responses (see `reel_fluent`).
@@ -33,8 +36,10 @@ mod schema;
 mod server;
 mod tool;
 mod toolset;
+mod traffic;
 
 pub use error::McpError;
 pub use server::{DEFAULT_CONNECT_TIMEOUT, McpServer};
 pub use tool::McpTool;
 pub use toolset::McpToolset;
+pub use traffic::McpMessage;

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use reel_protocol::Secret;
 
+use super::McpMessage;
+use super::traffic::Observer;
+
 /// How long [`McpServer::connect`] may take (start, handshake, `tools/list`) unless
 /// [`McpServer::connect_timeout`] says otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -47,6 +50,7 @@ pub struct McpServer {
     pub(crate) prefix: String,
     pub(crate) allow: Option<Vec<String>>,
     pub(crate) connect_timeout: Duration,
+    pub(crate) observer: Option<Observer>,
 }
 
 impl McpServer {
@@ -80,6 +84,7 @@ impl McpServer {
             prefix: String::new(),
             allow: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            observer: None,
         }
     }
 
@@ -138,6 +143,30 @@ impl McpServer {
         self
     }
 
+    /// Calls `observe` with every JSON-RPC 2.0 message of each connection to this server,
+    /// in the order they went over the transport — the handshake (`initialize`, its
+    /// result, `notifications/initialized`), `tools/list`, each `tools/call` and its
+    /// result — and then [`McpMessage::Closed`] when the connection is closed (its tools
+    /// dropped). `observe` runs on the connection's task: keep it short. Messages are
+    /// shown as JSON, exactly as the SDK serializes them (a stdio server's bytes on the
+    /// pipe; an HTTP server's request and response bodies).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use reel_tools::mcp::{McpMessage, McpServer};
+    ///
+    /// let seen: Arc<Mutex<Vec<McpMessage>>> = Arc::default();
+    /// let log = Arc::clone(&seen);
+    /// let server = McpServer::stdio("python3", ["-m", "mcp_server_time"])
+    ///     .on_message(move |message| log.lock().unwrap().push(message.clone()));
+    /// # drop(server);
+    /// ```
+    #[must_use]
+    pub fn on_message(mut self, observe: impl Fn(&McpMessage) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Observer::new(observe));
+        self
+    }
+
     /// The prefix given to the server's tools (empty by default).
     pub fn tool_prefix(&self) -> &str {
         &self.prefix
@@ -190,6 +219,7 @@ impl fmt::Debug for McpServer {
             .field("prefix", &self.prefix)
             .field("allow", &self.allow)
             .field("connect_timeout", &self.connect_timeout)
+            .field("observed", &self.observer.is_some())
             .finish_non_exhaustive()
     }
 }
