@@ -56,13 +56,18 @@ pub fn run_example_without_key(name: &str, args: &[&str]) -> (Option<i32>, Strin
 }
 
 /// Checks that the example run with `--live` and no credential fails as it should: exit
-/// code 1 and one line naming the missing `GEMINI_API_KEY`, before any network.
+/// code 1 and one line, `error: {prefix}` then the missing-key error naming
+/// `GEMINI_API_KEY`, before any network. (`prefix` is empty for the governed examples; the
+/// live cookbook examples name themselves: `"36_mcp_tools: "`.)
 #[allow(dead_code)] // the cookbook's live examples use it; other test binaries do not
-pub fn check_live_needs_a_key(name: &str) {
+pub fn check_live_needs_a_key(name: &str, prefix: &str) {
     let (code, _, stderr) = run_example_without_key(name, &["--live"]);
     assert_eq!(
         stderr,
-        format!("error: {}\n", reel_protocol::EndpointError::MissingApiKey),
+        format!(
+            "error: {prefix}{}\n",
+            reel_protocol::EndpointError::MissingApiKey
+        ),
         "{name} -- --live with no key"
     );
     assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");

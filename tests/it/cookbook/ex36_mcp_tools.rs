@@ -28,7 +28,7 @@ use reel_actors::testing::ScriptedServer;
 use reel_protocol::ClientMessage;
 use serde_json::{Value, json};
 
-use super::example_process::run_example_without_key;
+use super::example_process::check_live_needs_a_key;
 use super::support::{as_tape, check_bundled, check_output, check_printed};
 use crate::guide_project::forget_the_test_package;
 
@@ -210,14 +210,5 @@ fn cargo_run_prints_the_bundled_output() {
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    let (code, _, stderr) = run_example_without_key(NAME, &["--live"]);
-    assert_eq!(
-        stderr,
-        format!(
-            "error: {NAME}: {}\n",
-            reel_protocol::EndpointError::MissingApiKey
-        ),
-    );
-    assert!(stderr.contains("GEMINI_API_KEY"), "{stderr}");
-    assert_eq!(code, Some(1));
+    check_live_needs_a_key(NAME, &format!("{NAME}: "));
 }

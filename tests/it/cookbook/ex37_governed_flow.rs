@@ -154,7 +154,7 @@ async fn the_bundled_governed_flow_tape_is_what_reel_records_today() {
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    check_live_needs_a_key("37_governed_flow");
+    check_live_needs_a_key("37_governed_flow", "");
 }
 
 #[test]

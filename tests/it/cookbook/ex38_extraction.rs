@@ -180,5 +180,5 @@ fn cargo_run_prints_the_bundled_output() {
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    check_live_needs_a_key("38_extraction");
+    check_live_needs_a_key("38_extraction", "");
 }

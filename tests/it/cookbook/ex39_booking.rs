@@ -158,5 +158,5 @@ fn replay_report() -> Vec<&'static str> {
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    check_live_needs_a_key("39_booking");
+    check_live_needs_a_key("39_booking", "");
 }

@@ -210,5 +210,5 @@ fn the_screening_example_replays_its_recording_as_a_process() {
 
 #[test]
 fn live_without_a_key_fails_naming_the_missing_variable() {
-    check_live_needs_a_key("40_screening");
+    check_live_needs_a_key("40_screening", "");
 }
