@@ -77,6 +77,9 @@ use support::{
 };
 
 const ROLE_ENV: &str = "REEL_BENCH_ROLE";
+/// Set (to anything), the run role exits as soon as the idle reading is taken, leaving every
+/// session live: under `valgrind --tool=dhat` the heap at exit is the idle sessions'.
+const EXIT_IDLE_ENV: &str = "REEL_BENCH_EXIT_IDLE";
 const WARM_SESSIONS: usize = 10;
 const CONNECT_BATCH: usize = 100;
 /// One tick: 20 ms of audio each way.
@@ -591,6 +594,11 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
         mib(rss_idle),
         rss_idle.saturating_sub(rss_before) as f64 / 1024.0 / n as f64
     );
+    if std::env::var_os(EXIT_IDLE_ENV).is_some() {
+        // For a heap profiler: what is live at exit is what the idle sessions (and the
+        // harness) hold — DHAT's "at end" figures, site by site.
+        std::process::exit(0);
+    }
 
     // Stream.
     let sessions = Arc::new(sessions);
