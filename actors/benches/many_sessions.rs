@@ -50,6 +50,15 @@
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 2000 --seconds 30
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 1000,2000 --record
 //! ```
+//!
+//! **What an idle session holds, site by site**: with `REEL_BENCH_EXIT_IDLE` set, the run
+//! role exits right after its idle reading with every session live, so a heap profiler's
+//! figures at exit are the idle sessions' (`docs/bench-log/fleet.md`, "Cut 3"):
+//!
+//! ```sh
+//! REEL_BENCH_EXIT_IDLE=1 REEL_BENCH_ROLE=run valgrind --tool=dhat \
+//!     target/release/deps/many_sessions-… --sessions 100 --seconds 1
+//! ```
 
 mod support;
 
