@@ -50,6 +50,15 @@
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 2000 --seconds 30
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 1000,2000 --record
 //! ```
+//!
+//! **What an idle session holds, site by site**: with `REEL_BENCH_EXIT_IDLE` set, the run
+//! role exits right after its idle reading with every session live, so a heap profiler's
+//! figures at exit are the idle sessions' (`docs/bench-log/fleet.md`, "Cut 3"):
+//!
+//! ```sh
+//! REEL_BENCH_EXIT_IDLE=1 REEL_BENCH_ROLE=run valgrind --tool=dhat \
+//!     target/release/deps/many_sessions-… --sessions 100 --seconds 1
+//! ```
 
 mod support;
 
@@ -77,6 +86,9 @@ use support::{
 };
 
 const ROLE_ENV: &str = "REEL_BENCH_ROLE";
+/// Set (to anything), the run role exits as soon as the idle reading is taken, leaving every
+/// session live: under `valgrind --tool=dhat` the heap at exit is the idle sessions'.
+const EXIT_IDLE_ENV: &str = "REEL_BENCH_EXIT_IDLE";
 const WARM_SESSIONS: usize = 10;
 const CONNECT_BATCH: usize = 100;
 /// One tick: 20 ms of audio each way.
@@ -435,6 +447,26 @@ async fn connect_all(
     sessions
 }
 
+/// [`connect_all`] run by a task on the runtime's workers, as a server builds a session for
+/// each call it accepts, rather than on the thread that runs the bench's `block_on`: there,
+/// each connecting session's task (its `connect` future, 13.7 KiB) and its builder were
+/// allocated in that thread's own malloc arena, between the long-lived parts of the sessions
+/// before it, which cost 8 KiB of RSS a session that no session holds (fleet.md, "Cut 3").
+async fn connect_on_a_worker(
+    n: usize,
+    probes: &[Arc<Probe>],
+    shared: &Arc<Shared>,
+    record: Option<&PathBuf>,
+) -> Vec<Session> {
+    let (probes, shared, record) = (probes.to_vec(), Arc::clone(shared), record.cloned());
+    let connecting =
+        tokio::spawn(async move { connect_all(n, &probes, &shared, record.as_ref()).await });
+    match connecting.await {
+        Ok(sessions) => sessions,
+        Err(error) => panic!("the sessions did not connect: {error}"),
+    }
+}
+
 /// What the pacers sent.
 #[derive(Default)]
 struct Sent {
@@ -575,14 +607,14 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
     if let Some(warm_dir) = &warm_dir {
         let _ = std::fs::create_dir_all(warm_dir);
     }
-    let warm = connect_all(WARM_SESSIONS, &warm_probes, &shared, warm_dir.as_ref()).await;
+    let warm = connect_on_a_worker(WARM_SESSIONS, &warm_probes, &shared, warm_dir.as_ref()).await;
     // The harness's per-session state, before the first reading.
     let probes: Vec<Arc<Probe>> = (0..n).map(make_probe).collect();
     let sent = Arc::new(Sent::default());
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_before = rss_bytes();
 
-    let sessions = connect_all(n, &probes, &shared, dir.as_ref()).await;
+    let sessions = connect_on_a_worker(n, &probes, &shared, dir.as_ref()).await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     let rss_idle = rss_bytes();
     println!(
@@ -591,6 +623,11 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
         mib(rss_idle),
         rss_idle.saturating_sub(rss_before) as f64 / 1024.0 / n as f64
     );
+    if std::env::var_os(EXIT_IDLE_ENV).is_some() {
+        // For a heap profiler: what is live at exit is what the idle sessions (and the
+        // harness) hold — DHAT's "at end" figures, site by site.
+        std::process::exit(0);
+    }
 
     // Stream.
     let sessions = Arc::new(sessions);

@@ -93,12 +93,14 @@ where
         + Send
         + 'static,
 {
-    let mut start = Some(start);
+    // Boxed apart from the start function the supervisor keeps for the session's life:
+    // what it captures (the transport's arguments, over a kilobyte) is freed once it ran.
+    let mut start = Some(Box::new(start));
     ChildStart {
         child,
         door,
         start: Box::new(move |supervisor| match start.take() {
-            Some(start) => start(supervisor),
+            Some(start) => (*start)(supervisor),
             None => Box::pin(async move { Err(started_twice(child)) }),
         }),
     }

@@ -11,7 +11,8 @@
 //! │                            the state reactor (watchers, computed values,
 //! │                            temporal patterns: reel-reactive), transcript,
 //! │                            extractors, snapshots
-//! ├── Telemetry                counters, latencies, token usage
+//! ├── Telemetry                token usage → on_usage (only with that callback; otherwise
+//! │                            the router counts what telemetry counts)
 //! ├── StateStore               persistent map, prefix scopes, mutation journal + sink
 //! └── Recorder                 wire log writer: buffered; flushed when its queue
 //!                              empties, every 50 ms while busy, and on stop

@@ -49,6 +49,10 @@ pub struct RouterArgs {
     pub resume_handle: watch::Sender<Option<String>>,
     /// Counters.
     pub telemetry: Arc<TelemetryShared>,
+    /// Whether the router counts telemetry's events itself, as it routes them, instead of
+    /// feeding them to a Telemetry actor: a session without an `on_usage` callback has no
+    /// Telemetry actor (decision 0075).
+    pub counts_telemetry: bool,
 }
 
 /// The router: what its one instance holds.
@@ -60,6 +64,8 @@ pub struct Router {
     phase: watch::Sender<SessionPhase>,
     resume_handle: watch::Sender<Option<String>>,
     telemetry: Arc<TelemetryShared>,
+    /// Whether telemetry's events are counted here rather than routed (no Telemetry actor).
+    counts_telemetry: bool,
     /// Session time the user's turn ended, until the model's first output.
     awaiting_response_since: Option<u64>,
     /// Session time of the last frame the router saw (inbound, or an outbound frame a
@@ -112,6 +118,7 @@ impl Consumer for Router {
             phase: args.phase,
             resume_handle: args.resume_handle,
             telemetry: args.telemetry,
+            counts_telemetry: args.counts_telemetry,
             awaiting_response_since: None,
             event_time: 0,
             events: Vec::new(),
@@ -409,13 +416,25 @@ impl Router {
                 self.phase.send_replace(to);
                 SessionEvent::PhaseChanged { from, to }
             })) {
-                self.pending.add(destinations(&event), ts_ms, event);
+                let to = self.lanes_of(&event);
+                self.pending.add(to, ts_ms, event);
             }
         }
         self.pending.end_frame(starts);
         if self.pending.lens().iter().any(|len| *len >= LANE_BATCH) {
             self.flush().await;
         }
+    }
+
+    /// The lanes `event` goes to ([`destinations`]); in a session without a Telemetry actor,
+    /// telemetry's share is counted here instead of routed.
+    fn lanes_of(&self, event: &SessionEvent) -> Lanes<bool> {
+        let mut to = destinations(event);
+        if self.counts_telemetry && to.telemetry {
+            self.telemetry.count(event);
+            to.telemetry = false;
+        }
+        to
     }
 
     /// Adds `item` to what the control lane is pushed next, in order with the events.

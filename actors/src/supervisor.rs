@@ -160,9 +160,9 @@ impl Actor for SessionSupervisor {
                 }
                 SupervisorMsg::DrainTimedOut => {
                     let children = &state.args.children;
-                    let busy: Vec<String> = Child::ALL
-                        .into_iter()
-                        .filter(|c| c.spec().drains && !state.drained.contains(c))
+                    let busy: Vec<String> = state
+                        .draining()
+                        .filter(|c| !state.drained.contains(c))
                         .map(|c| {
                             let waiting = children.door(c).map_or(0, |door| door.waiting());
                             format!("{c} ({waiting} items unhandled)")
@@ -182,8 +182,7 @@ impl Actor for SessionSupervisor {
                 }
                 SupervisorMsg::Drained(lane) => {
                     state.drained.insert(lane);
-                    let draining = Child::ALL.into_iter().filter(|c| c.spec().drains);
-                    if draining.clone().all(|lane| state.drained.contains(&lane)) {
+                    if state.draining().all(|lane| state.drained.contains(&lane)) {
                         let reason = state
                             .end_reason
                             .clone()
@@ -242,6 +241,14 @@ impl Actor for SessionSupervisor {
 }
 
 impl SupervisorState {
+    /// The session's children that report `Drained` at its end (a child the session does
+    /// not have, telemetry without an `on_usage` callback say, is not waited for).
+    fn draining(&self) -> impl Iterator<Item = Child> + '_ {
+        Child::ALL
+            .into_iter()
+            .filter(|c| c.spec().drains && self.args.children.contains(*c))
+    }
+
     async fn spawn(
         &mut self,
         myself: &ActorRef<SupervisorMsg>,

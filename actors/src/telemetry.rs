@@ -4,7 +4,11 @@
 //! so the router and transport count on their hot paths without a message, a restart of the
 //! Telemetry actor loses nothing, and [`TelemetryShared::snapshot`] reads them at any time.
 //! The actor itself takes the events that need work — token usage (and the `on_usage`
-//! callback), turns, tool calls, interruptions — off the lanes.
+//! callback), turns, tool calls, interruptions — off the lanes. It runs only in a session
+//! with an `on_usage` callback: without one, counting those events is a few atomic adds
+//! ([`TelemetryShared::count`]), which the router does as it routes them, and the session
+//! has no Telemetry actor (decision 0075: an idle actor costs ~6.7 KiB of a session's
+//! memory).
 //!
 //! The debounced `session:` state keys are written by the control lane, not here: see
 //! `docs/decisions/0004-single-writer-of-session-state.md`.
@@ -255,6 +259,19 @@ impl TelemetryShared {
         }
     }
 
+    /// Counts what telemetry counts of `event` (token usage, turns, tool calls,
+    /// interruptions; any other event is not counted here). The Telemetry actor calls it
+    /// for each event routed to it; a session without one has the router call it instead.
+    pub fn count(&self, event: &SessionEvent) {
+        match event {
+            SessionEvent::Usage(usage) => self.usage(usage),
+            SessionEvent::TurnComplete { .. } => bump(&self.turns, 1),
+            SessionEvent::Interrupted => bump(&self.interruptions, 1),
+            SessionEvent::ToolCall(calls) => bump(&self.tool_calls, calls.len() as u64),
+            _ => {}
+        }
+    }
+
     fn usage(&self, usage: &UsageMetadata) {
         let count = |v: Option<i64>| v.map(|v| v.max(0) as u64);
         let mut guard = lock(&self.tokens);
@@ -324,18 +341,14 @@ impl Consumer for Telemetry {
     async fn handle(&mut self, item: EventItem) -> Result<(), ActorProcessingErr> {
         let args = &self.args;
         match &item {
-            EventItem::Event { event, .. } => match event {
-                SessionEvent::Usage(usage) => {
-                    args.shared.usage(usage);
-                    if let Some(on_usage) = &args.callbacks.on_usage {
-                        on_usage(usage);
-                    }
+            EventItem::Event { event, .. } => {
+                args.shared.count(event);
+                if let (SessionEvent::Usage(usage), Some(on_usage)) =
+                    (event, &args.callbacks.on_usage)
+                {
+                    on_usage(usage);
                 }
-                SessionEvent::TurnComplete { .. } => bump(&args.shared.turns, 1),
-                SessionEvent::Interrupted => bump(&args.shared.interruptions, 1),
-                SessionEvent::ToolCall(calls) => bump(&args.shared.tool_calls, calls.len() as u64),
-                _ => {}
-            },
+            }
             EventItem::End => drained(&args.peers, Child::Telemetry),
         }
         Ok(())

@@ -1,5 +1,6 @@
 //! Spawning a session: the checks before anything starts, restoring a saved snapshot, and
-//! the tree itself (supervisor, transport, router, lanes, telemetry, state, recorder).
+//! the tree itself (supervisor, transport, router, lanes, state, recorder; telemetry when the
+//! session has an `on_usage` callback).
 
 use std::sync::Arc;
 
@@ -190,6 +191,13 @@ impl LiveSessionBuilder {
             peers: Arc::clone(&peers),
             fault: self.fault_hook.clone(),
         };
+        // Without an `on_usage` callback, telemetry's events are only counted: the router
+        // counts them as it routes, and the session has no Telemetry actor (decision 0075).
+        // Its inbox is closed, so nothing waits there for a consumer that never comes.
+        let counts_telemetry = self.telemetry.on_usage.is_none();
+        if counts_telemetry {
+            drop(peers.lanes.telemetry.inbox.close());
+        }
         let router = RouterArgs {
             peers: Arc::clone(&peers),
             limits: DecodeLimits {
@@ -198,6 +206,7 @@ impl LiveSessionBuilder {
             phase: phase_tx,
             resume_handle: resume_tx,
             telemetry: Arc::clone(&telemetry),
+            counts_telemetry,
         };
         // One start per child: the supervisor holds the table, and knows no child's type.
         let factory = self.transport;
@@ -208,11 +217,13 @@ impl LiveSessionBuilder {
             clock: peers.shared_clock(),
             mailbox: peers.store.clone(),
         }));
-        children.add(restartable::<Telemetry>(TelemetryArgs {
-            shared: Arc::clone(&telemetry),
-            callbacks: Arc::new(self.telemetry),
-            peers: Arc::clone(&peers),
-        }));
+        if !counts_telemetry {
+            children.add(restartable::<Telemetry>(TelemetryArgs {
+                shared: Arc::clone(&telemetry),
+                callbacks: Arc::new(self.telemetry),
+                peers: Arc::clone(&peers),
+            }));
+        }
         children.add(restartable::<FastLane>(FastLaneArgs {
             callbacks: Arc::new(self.fast),
             playback: playback.clone(),

@@ -24,6 +24,7 @@ mod client_vad_speech;
 mod conversation_faults;
 mod conversation_frames;
 mod conversation_repair;
+mod idle_tree;
 mod interceptors;
 mod lone_frame_wakes;
 mod persistence;
