@@ -56,6 +56,16 @@ impl ClientMessageKind {
 }
 
 impl ClientMessage {
+    /// How many kinds of message are present (a valid frame has exactly one): what
+    /// [`ClientMessage::kinds`] would list, without the list.
+    pub(crate) fn kind_count(&self) -> usize {
+        usize::from(self.setup.is_some())
+            + usize::from(self.client_content.is_some())
+            + usize::from(self.realtime_input.is_some())
+            + usize::from(self.tool_response.is_some())
+            + usize::from(self.context_update.is_some())
+    }
+
     /// The kinds of message present, in wire-key order. A valid frame has exactly one.
     pub fn kinds(&self) -> Vec<ClientMessageKind> {
         let mut kinds = Vec::with_capacity(1);

@@ -236,18 +236,45 @@ pub fn decode_client_with(
     frame: &[u8],
     limits: DecodeLimits,
 ) -> Result<ClientMessage, DecodeError> {
+    CLIENT_DECODES.set(CLIENT_DECODES.get().wrapping_add(1));
     let message: ClientMessage = decode_object(frame, limits)?;
-    let kinds = message.kinds();
-    match kinds.len() {
+    // The kinds are listed (a vector) only to report a frame that carries several.
+    match message.kind_count() {
         1 => Ok(message),
         0 => Err(DecodeError::NoKnownKey {
             found: message.extra.keys().cloned().collect(),
             expected: ClientMessage::FIELDS,
         }),
         _ => Err(DecodeError::SeveralMessages {
-            found: kinds.into_iter().map(ClientMessageKind::as_str).collect(),
+            found: message
+                .kinds()
+                .into_iter()
+                .map(ClientMessageKind::as_str)
+                .collect(),
         }),
     }
+}
+
+thread_local! {
+    /// How many client frames this thread has decoded ([`client_decodes_on_this_thread`]).
+    static CLIENT_DECODES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many client frames this thread has decoded so far ([`decode_client`],
+/// [`decode_client_with`]), whatever the outcome: what a test or a profile reads to hold a
+/// path to its count of decodes (a replay on a current-thread runtime decodes on one
+/// thread). A thread's own counter, so parallel tests do not see each other's.
+///
+/// ```
+/// use reel_protocol::{client_decodes_on_this_thread, decode_client};
+///
+/// let before = client_decodes_on_this_thread();
+/// let _ = decode_client(br#"{"setup":{}}"#);
+/// let _ = decode_client(b"not json");
+/// assert_eq!(client_decodes_on_this_thread() - before, 2);
+/// ```
+pub fn client_decodes_on_this_thread() -> u64 {
+    CLIENT_DECODES.get()
 }
 
 /// Writes any wire value as compact JSON (lowerCamelCase keys, known fields in declaration

@@ -37,6 +37,7 @@ mod wire;
 
 mod args;
 mod client;
+mod client_keys;
 mod codec;
 mod command;
 mod config;
@@ -64,9 +65,11 @@ pub use client::{
     ActivitySignal, ClientContent, ClientMessage, ClientMessageKind, ContextUpdate, RealtimeInput,
     ToolResponse,
 };
+pub use client_keys::{ClientKeys, client_frame_may_be};
 pub use codec::{
-    DEFAULT_MAX_FRAME_BYTES, DecodeLimits, PartialServerMessage, decode_client, decode_client_with,
-    decode_server, decode_server_partial, decode_server_partial_with, decode_server_with, encode,
+    DEFAULT_MAX_FRAME_BYTES, DecodeLimits, PartialServerMessage, client_decodes_on_this_thread,
+    decode_client, decode_client_with, decode_server, decode_server_partial,
+    decode_server_partial_with, decode_server_with, encode,
 };
 pub use command::{
     CommandEncoder, INPUT_AUDIO_MIME, OUTPUT_AUDIO_MIME, SessionCommand, VIDEO_MIME,

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use reel_actors::callbacks::{ControlCallbacks, ToolCallFn};
-use reel_protocol::{FunctionCall, FunctionResponse, decode_client};
+use reel_protocol::{ClientMessage, FunctionCall, FunctionResponse, decode_client};
 use reel_recorder::wire_log::{Direction, Source, WireEntry};
 
 /// The runtime's recorded tool responses, by call id.
@@ -45,15 +45,30 @@ impl RecordedToolResponses {
 
     /// Takes the responses of `entry` if it is a tool response the runtime sent.
     pub fn observe(&mut self, entry: &WireEntry) {
-        if entry.dir != Direction::Out
-            || entry.source == Some(Source::App)
-            || entry.is_close_marker()
-        {
+        if !Self::takes(entry) {
             return;
         }
         let Ok(message) = decode_client(&entry.payload) else {
             return;
         };
+        self.take(entry, message);
+    }
+
+    /// [`RecordedToolResponses::observe`] of an entry whose frame the caller has decoded
+    /// already (`message`): the frame is not decoded again.
+    pub(crate) fn observe_decoded(&mut self, entry: &WireEntry, message: ClientMessage) {
+        if Self::takes(entry) {
+            self.take(entry, message);
+        }
+    }
+
+    /// Whether `entry` is a frame the runtime sent (only those are taken).
+    fn takes(entry: &WireEntry) -> bool {
+        entry.dir == Direction::Out && entry.source != Some(Source::App) && !entry.is_close_marker()
+    }
+
+    /// Takes the responses of `message`, the frame of `entry`.
+    fn take(&mut self, entry: &WireEntry, message: ClientMessage) {
         let Some(responses) = message.tool_response.and_then(|r| r.function_responses) else {
             return;
         };

@@ -29,15 +29,16 @@ use reel_actors::transport::seam::{
     LinkFrame, ManualClock, Origin, TransportArgs, TransportFactory, TransportMsg, TreeReports,
 };
 use reel_protocol::{
-    CommandEncoder, FrameKind, SessionCommand, UserInput, decode_client, decode_server,
+    ClientMessage, ClientMessageKind, CommandEncoder, FrameKind, SessionCommand, UserInput,
+    client_frame_may_be, decode_client, decode_server,
 };
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
 use crate::outbound::OutboundMatcher;
 use crate::pacing::Pacing;
-use crate::tape::{Tape, TapeItem};
-use crate::tape_scan::{CallFrame, call_frame, response_answers};
+use crate::tape::{Tape, TapeItem, is_app_outbound};
+use crate::tape_scan::{CallFrame, answers_of, call_frame};
 
 /// With [`Pacing::AsFastAsConsumed`] and [`Pacing::Causal`], how many frames may be handed
 /// to the tree before the tape waits for it to consume them: enough to keep every actor
@@ -208,6 +209,7 @@ impl Actor for ReplayTransport {
                         options,
                         finished: Arc::clone(&state.finished),
                         conn: Arc::clone(&state.conn),
+                        setup_next: false,
                     };
                     state.task = Some(tokio::spawn(reader.run()));
                 }
@@ -316,6 +318,9 @@ struct TapeReader {
     options: ReplayOptions,
     finished: Arc<AtomicBool>,
     conn: Arc<Mutex<u32>>,
+    /// The next entry on the tape is the recorded setup of the connection just opened
+    /// ([`TapeReader::open_connection`] decoded it to compare): not decoded again.
+    setup_next: bool,
 }
 
 impl TapeReader {
@@ -338,6 +343,7 @@ impl TapeReader {
                     break;
                 }
             };
+            let known_setup = std::mem::take(&mut self.setup_next);
             match TapeItem::of(entry) {
                 TapeItem::Inbound(entry) => {
                     if handshake_done {
@@ -378,12 +384,21 @@ impl TapeReader {
                     }
                 }
                 TapeItem::RuntimeOutbound(entry) => {
-                    if !setup_seen && is_setup(&entry.payload) {
+                    if !setup_seen && known_setup {
                         // The setup of the connection just opened: the reader produced it.
                         setup_seen = true;
                         continue;
                     }
-                    if self.options.without_application && is_application_driven(&entry.payload) {
+                    // Decoded once for every question below (a setup, the application's,
+                    // the calls it answers, context).
+                    let message = decode_client(&entry.payload).ok();
+                    if !setup_seen && message.as_ref().is_some_and(|m| m.setup.is_some()) {
+                        setup_seen = true;
+                        continue;
+                    }
+                    if self.options.without_application
+                        && message.as_ref().is_some_and(is_application_driven)
+                    {
                         self.take_from_recording(&entry).await;
                         continue;
                     }
@@ -393,7 +408,7 @@ impl TapeReader {
                     // that turn sent to the next connection). Recorded gaps are no
                     // guarantee on a busy machine; how long it is waited for is decided
                     // from the recording (decision 0023).
-                    let wait = match provoked(&entry.payload, &mut open_calls) {
+                    let wait = match provoked(message.as_ref(), &mut open_calls) {
                         Some(false) => {
                             self.shared.matcher.unprovoked(entry);
                             continue;
@@ -401,7 +416,7 @@ impl TapeReader {
                         Some(true) => self.options.produce_timeout,
                         None => self.gap_wait(entry.ts_ms, last_inbound_ts),
                     };
-                    if is_context_frame(&entry.payload) && self.app_frame_next() {
+                    if message.as_ref().is_some_and(is_context_frame) && self.app_frame_next() {
                         // Live, deferred context leaves just before the application's next
                         // send: once the tree has handled what came before, the same flush.
                         self.barrier().await;
@@ -487,6 +502,7 @@ impl TapeReader {
         if let Some(entry) = &recorded {
             self.shared.clock.set(entry.ts_ms);
         }
+        self.setup_next = recorded.is_some();
         let kind = self.args.endpoint.platform().frame_kind();
         let binary = kind == FrameKind::Binary;
         let stamp = self
@@ -624,9 +640,7 @@ impl TapeReader {
 
     /// Whether the next entry on the tape is a frame the application sent.
     fn app_frame_next(&mut self) -> bool {
-        self.tape
-            .peek()
-            .is_some_and(|next| matches!(TapeItem::of(next.clone()), TapeItem::AppOutbound(_)))
+        self.tape.peek().is_some_and(is_app_outbound)
     }
 
     /// Waits until every lane has handled everything routed so far.
@@ -646,11 +660,8 @@ impl TapeReader {
 /// Whether a recorded runtime frame is context the runtime sends (a `clientContent` of
 /// model turns that does not ask the model to answer): the frame deferred delivery holds
 /// back until the application's next send (`docs/decisions/0050-conversation-control.md`).
-fn is_context_frame(payload: &[u8]) -> bool {
-    let Ok(message) = decode_client(payload) else {
-        return false;
-    };
-    let Some(content) = message.client_content else {
+fn is_context_frame(message: &ClientMessage) -> bool {
+    let Some(content) = &message.client_content else {
         return false;
     };
     content.turn_complete != Some(true)
@@ -664,8 +675,8 @@ fn is_context_frame(payload: &[u8]) -> bool {
 /// not closed yet (a call's last answer takes it off `open_calls`; a streaming tool's
 /// partial results, `willContinue`, leave it open), `Some(false)` when it answers none (a
 /// call deleted from the log: the runtime cannot produce it); `None` for any other frame.
-fn provoked(payload: &[u8], open_calls: &mut HashSet<String>) -> Option<bool> {
-    let answers = response_answers(payload);
+fn provoked(message: Option<&ClientMessage>, open_calls: &mut HashSet<String>) -> Option<bool> {
+    let answers = message.map(answers_of).unwrap_or_default();
     if answers.is_empty() {
         return None;
     }
@@ -681,15 +692,16 @@ fn provoked(payload: &[u8], open_calls: &mut HashSet<String>) -> Option<bool> {
     Some(any)
 }
 
+/// Whether a recorded frame is a setup (a frame whose top-level key is another is not
+/// decoded to tell).
 fn is_setup(payload: &[u8]) -> bool {
-    decode_client(payload).is_ok_and(|m| m.setup.is_some())
+    client_frame_may_be(payload, &[ClientMessageKind::Setup])
+        && decode_client(payload).is_ok_and(|m| m.setup.is_some())
 }
 
 /// Whether a runtime frame comes from application code (phases, callbacks) rather than the
 /// runtime's own protocol work: an instruction update, or content the runtime sent for a
 /// callback. Setups and tool responses are the runtime's.
-fn is_application_driven(payload: &[u8]) -> bool {
-    decode_client(payload).is_ok_and(|m| {
-        m.context_update.is_some() || m.client_content.is_some() || m.realtime_input.is_some()
-    })
+fn is_application_driven(m: &ClientMessage) -> bool {
+    m.context_update.is_some() || m.client_content.is_some() || m.realtime_input.is_some()
 }

@@ -6,7 +6,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use reel_protocol::decode_client;
+use reel_protocol::{ClientMessageKind, client_frame_may_be, decode_client};
 use reel_recorder::RecordError;
 use reel_recorder::jsonl::JsonlReader;
 use reel_recorder::wire_log::{Direction, Source, WireEntry};
@@ -259,10 +259,33 @@ impl TapeItem {
     }
 }
 
+/// The kinds of message an application sends.
+const APP_KINDS: [ClientMessageKind; 2] = [
+    ClientMessageKind::RealtimeInput,
+    ClientMessageKind::ClientContent,
+];
+
+/// Whether an unmarked outbound frame is realtime input or client content. The runtime's
+/// own frames (a setup, a tool response, a context update) are told by their top-level
+/// key, with no decode ([`client_frame_may_be`]); only a frame that may be the
+/// application's is decoded.
 fn is_app_kind(entry: &WireEntry) -> bool {
-    decode_client(&entry.payload)
-        .ok()
-        .is_some_and(|m| m.realtime_input.is_some() || m.client_content.is_some())
+    client_frame_may_be(&entry.payload, &APP_KINDS)
+        && decode_client(&entry.payload)
+            .ok()
+            .is_some_and(|m| m.realtime_input.is_some() || m.client_content.is_some())
+}
+
+/// Whether `entry`, as [`TapeItem::of`] classifies it, is a frame the application sent
+/// (without taking or copying it).
+pub(crate) fn is_app_outbound(entry: &WireEntry) -> bool {
+    !entry.is_close_marker()
+        && entry.dir == Direction::Out
+        && match entry.source {
+            Some(Source::App) => true,
+            Some(Source::Runtime) => false,
+            None => is_app_kind(entry),
+        }
 }
 
 impl Tape {
@@ -613,6 +636,33 @@ mod tests {
             .map(Result::unwrap)
             .collect();
         assert_eq!(read, all);
+    }
+
+    /// An unmarked outbound frame (a log written before the `source` mark) is the
+    /// application's when it is realtime input or client content, told by its top-level
+    /// key: the runtime's own frames (a setup, a tool response, a context update) are not
+    /// decoded to tell, and a frame that names an application's key but does not decode
+    /// is the runtime's, as before.
+    #[test]
+    fn an_unmarked_frame_is_the_applications_by_its_key_and_decoded_only_then() {
+        let classes = [
+            (r#"{"setup":{"model":"m"}}"#, false, 0),
+            (r#"{"toolResponse":{"functionResponses":[]}}"#, false, 0),
+            (r#"{"context_update":{"systemInstruction":{}}}"#, false, 0),
+            (r#"{"clientContent":{"turnComplete":true}}"#, true, 1),
+            (r#"{"realtime_input":{"audioStreamEnd":true}}"#, true, 1),
+            (r#"{"clientContent":{"turnComplete":"yes"}}"#, false, 1),
+            (r#"{"\u0063lientContent":{"turnComplete":true}}"#, true, 1),
+        ];
+        for (payload, app, decodes) in classes {
+            let entry = WireEntry::frame(1, Direction::Out, 0, payload.as_bytes(), None, false);
+            let before = reel_protocol::client_decodes_on_this_thread();
+            let item = TapeItem::of(entry.clone());
+            let decoded = reel_protocol::client_decodes_on_this_thread() - before;
+            assert_eq!(matches!(item, TapeItem::AppOutbound(_)), app, "{payload}");
+            assert_eq!(is_app_outbound(&entry), app, "{payload}");
+            assert_eq!(decoded, decodes, "{payload}");
+        }
     }
 
     #[test]

@@ -22,7 +22,9 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 use memchr::memmem;
 use reel_actors::callbacks::ControlCallbacks;
-use reel_protocol::{FunctionCall, FunctionResponse, Setup, decode_client, decode_server};
+use reel_protocol::{
+    ClientMessage, FunctionCall, FunctionResponse, Setup, decode_client, decode_server,
+};
 use reel_recorder::wire_log::{Direction, WireEntry};
 use tokio::sync::Notify;
 
@@ -110,12 +112,15 @@ impl TapeScan {
                     None => {}
                 },
                 Direction::Out => {
-                    if mentions(&entry.payload, &TOOL_RESPONSE) {
-                        state.responses.observe(entry);
+                    // Decoded once, for the recorded answers and the calls it settles.
+                    if mentions(&entry.payload, &TOOL_RESPONSE)
+                        && let Ok(message) = decode_client(&entry.payload)
+                    {
                         // Answered by the runtime or by the application: settled either way.
-                        for id in response_ids(&entry.payload) {
+                        for (id, _) in answers_of(&message) {
                             changed |= state.open_calls.remove(&id);
                         }
+                        state.responses.observe_decoded(entry, message);
                     }
                 }
             }
@@ -250,27 +255,22 @@ pub(crate) fn call_frame(payload: &[u8]) -> Option<CallFrame> {
     Some(CallFrame::Cancelled(cancelled.ids.unwrap_or_default()))
 }
 
-/// The call ids a client's tool response frame answers.
-pub(crate) fn response_ids(payload: &[u8]) -> Vec<String> {
-    response_answers(payload)
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect()
-}
-
-/// The calls a client's tool response frame answers, each with whether the answer is its
-/// last (a streaming tool's partial results carry `willContinue`; only the last one closes
-/// the call).
-pub(crate) fn response_answers(payload: &[u8]) -> Vec<(String, bool)> {
-    decode_client(payload)
-        .ok()
-        .and_then(|message| message.tool_response)
-        .and_then(|response| response.function_responses)
-        .unwrap_or_default()
-        .into_iter()
+/// The calls a decoded client frame answers (a tool response's), each with whether the
+/// answer is its last (a streaming tool's partial results carry `willContinue`; only the
+/// last one closes the call).
+pub(crate) fn answers_of(message: &ClientMessage) -> Vec<(String, bool)> {
+    let Some(responses) = message
+        .tool_response
+        .as_ref()
+        .and_then(|response| response.function_responses.as_ref())
+    else {
+        return Vec::new();
+    };
+    responses
+        .iter()
         .filter_map(|response| {
             let last = response.will_continue != Some(true);
-            response.id.map(|id| (id, last))
+            Some((response.id.clone()?, last))
         })
         .collect()
 }

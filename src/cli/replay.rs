@@ -259,7 +259,17 @@ pub(super) async fn replay_log(
         journal: Some(journal),
     };
     let resume = resumed_from(path).await?;
-    let replayed = replay_offline_resumed(tape, setup, scan.tool_callbacks(), sinks, resume).await;
+    // Boxed: the replay's future is tens of kilobytes (the whole tree's spawn and run);
+    // held inline it would make this future as large, copied whole each time it is moved
+    // (into `block_on`, into its box), which was 4 % of a farm session's instructions.
+    let replayed = Box::pin(replay_offline_resumed(
+        tape,
+        setup,
+        scan.tool_callbacks(),
+        sinks,
+        resume,
+    ))
+    .await;
     // A bad entry ends the tape where it is: the error to report, whatever the replay made
     // of the frames before it.
     if let Some(error) = read_error() {

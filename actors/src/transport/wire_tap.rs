@@ -151,7 +151,10 @@ fn conn_field(conn: u32) -> Option<u32> {
 
 /// Whether `payload` is client content or realtime input: what applications normally send.
 /// Only runtime frames are checked (setup, tool responses, prompts), never the audio stream.
+/// A frame whose top-level key names neither is not decoded to tell (a setup, a tool response).
 fn is_app_kind(payload: &Bytes) -> bool {
-    reel_protocol::decode_client(payload)
-        .is_ok_and(|m| m.client_content.is_some() || m.realtime_input.is_some())
+    use reel_protocol::ClientMessageKind::{ClientContent, RealtimeInput};
+    reel_protocol::client_frame_may_be(payload, &[ClientContent, RealtimeInput])
+        && reel_protocol::decode_client(payload)
+            .is_ok_and(|m| m.client_content.is_some() || m.realtime_input.is_some())
 }

@@ -7,6 +7,7 @@ mod replay_support;
 
 mod app_instruction_reconnect;
 mod conversation_replay;
+mod decodes_a_session;
 mod determinism;
 mod extraction_replay;
 mod interceptors_replay;
