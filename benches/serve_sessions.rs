@@ -452,17 +452,28 @@ async fn connect_all(url: &str, probes: &[Arc<Probe>], shared: &Arc<Shared>) -> 
     handles
 }
 
-/// Sends the chunks of the sessions `group` for `ticks` ticks; counts what it sent.
-async fn pace(
+/// What every pacer shares: the sessions, their chunks, the clock and the counters.
+#[derive(Clone)]
+struct Pacing {
     sessions: Arc<Vec<(LiveHandle, Arc<Probe>)>>,
-    group: Vec<usize>,
     chunks: Arc<Vec<Bytes>>,
     shared: Arc<Shared>,
-    offset: Duration,
     ticks: u64,
     sent: Arc<AtomicU64>,
     late: Arc<AtomicU64>,
-) {
+}
+
+/// Sends the chunks of the sessions `group` for `pacing.ticks` ticks, starting `offset`
+/// into the period; counts what it sent.
+async fn pace(pacing: Pacing, group: Vec<usize>, offset: Duration) {
+    let Pacing {
+        sessions,
+        chunks,
+        shared,
+        ticks,
+        sent,
+        late,
+    } = pacing;
     let start = tokio::time::Instant::now() + offset;
     let mut tick = tokio::time::interval_at(start, TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
@@ -543,22 +554,23 @@ fn client() {
         let (client_cpu0, server_cpu0) = (cpu_time("self"), cpu_time(&server_pid));
         let started = Instant::now();
         shared.measuring.store(true, Ordering::Relaxed);
+        let pacing = Pacing {
+            sessions: Arc::clone(&sessions),
+            chunks: Arc::clone(&chunks),
+            shared: Arc::clone(&shared),
+            ticks,
+            sent: Arc::clone(&sent),
+            late: Arc::clone(&late),
+        };
         let mut pacers = JoinSet::new();
         for p in 0..PACERS {
             let group: Vec<usize> = (p..n).step_by(PACERS).collect();
             let offset = TICK * p as u32 / PACERS as u32;
-            pacers.spawn(pace(
-                Arc::clone(&sessions),
-                group,
-                Arc::clone(&chunks),
-                Arc::clone(&shared),
-                offset,
-                ticks,
-                Arc::clone(&sent),
-                Arc::clone(&late),
-            ));
+            pacers.spawn(pace(pacing.clone(), group, offset));
         }
         pacers.join_all().await;
+        // The sessions are taken back from their `Arc` below: no pacer's copy may remain.
+        drop(pacing);
         let streamed = started.elapsed().as_secs_f64();
         // The answers to the last chunks: wait (on the counters, up to a minute) for every
         // model frame the tape has for a chunk sent, so none is counted lost for being late.
