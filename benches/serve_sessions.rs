@@ -237,7 +237,6 @@ fn write_tape(path: &Path, ticks: u64) {
             );
         }
     }
-    drop(line);
     if let Err(error) = out.flush() {
         panic!("cannot write the tape {}: {error}", path.display());
     }
