@@ -46,8 +46,9 @@
 //! Each process holds a socket a session: both children start through `sh`, which raises
 //! their soft `ulimit -n` to the hard one; the client stops with a message naming both when
 //! the limit is under N plus a few dozen (decision 0078). The server's standard output is
-//! read on a thread from its start: `reel serve --json` drops connection reports past 1,024
-//! unprinted ones, so an unread pipe would lose them (the figure names any that are missing).
+//! read on a thread from its start: an unread pipe would stall the server's report printer,
+//! and with it every connection ending past 1,024 unprinted reports (before session 17 it
+//! dropped their reports; the figure names any that are missing).
 //!
 //! Also printed: the CPU a session-tick takes in each process (CPU time / chunks sent), the
 //! figure the load moves least; 2 cores hold N sessions at 50 ticks/s while it is under
@@ -752,7 +753,8 @@ struct ServerReports {
 
 /// The server's standard output, line by line, read on a thread from its start: `reel
 /// serve --json` prints a report as each connection ends, and a server whose output is not
-/// read blocks on its pipe and, past 1,024 waiting reports, drops the rest.
+/// read blocks on its pipe and, past 1,024 waiting reports, holds the connections ending
+/// then until it prints again.
 fn read_lines(stdout: BufReader<ChildStdout>) -> mpsc::Receiver<String> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
@@ -903,7 +905,7 @@ fn run(tape: &Path, n: usize, seconds: u64) -> Option<String> {
     );
     if reports.missing > 0 {
         println!(
-            "  server reports missing: {} of {} (reel serve drops a connection report when 1,024 wait to be printed); its matching checked for the other {reported}: {chunks_matched} chunks matched",
+            "  server reports missing: {} of {} (reel serve keeps every report: a missing one is a defect); its matching checked for the other {reported}: {chunks_matched} chunks matched",
             reports.missing,
             n + WARM_SESSIONS
         );

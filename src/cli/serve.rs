@@ -340,6 +340,8 @@ async fn start(args: ServeArgs) -> Result<RunningServer, ServeFailure> {
         .port(args.port)
         .matching(matching.clone())
         .pace(pace)
+        // Every report is printed: a burst of sessions ending at once waits for the printer.
+        .keep_every_report(true)
         .drain_timeout(Duration::from_secs_f64(args.drain_timeout))
         .setup_timeout(Duration::from_secs_f64(args.setup_timeout));
     for origin in &args.allow_origins {

@@ -3,11 +3,13 @@
 //! as the mode and the tapes decide.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use reel_recorder::read_wire_log;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -52,8 +54,19 @@ pub(crate) async fn serve(tcp: TcpStream, conn: u64, shared: Arc<Shared>) {
         outcome,
     };
     log(&report);
-    if shared.reports.try_send(report).is_err() {
-        tracing::debug!("connection report dropped: nobody reads the reports");
+    if shared.keep_every_report {
+        // Fails only once the server's handle is gone: nobody can read it any more.
+        if shared.reports.send(report).await.is_err() {
+            tracing::debug!("connection report not kept: the server's handle is gone");
+        }
+    } else if let Err(TrySendError::Full(report)) = shared.reports.try_send(report) {
+        let dropped = shared.dropped_reports.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::warn!(
+            conn = report.conn,
+            dropped,
+            "connection report dropped: {} reports wait unread",
+            super::listener::REPORT_BACKLOG
+        );
     }
 }
 

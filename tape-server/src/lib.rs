@@ -116,7 +116,7 @@ use reel_recorder::redact::Redactor;
 
 pub use client_socket::MAX_CLOSE_REASON_BYTES;
 pub use error::{ConnectionError, RulesError, ServeError, TapeLoadError, TlsError, UpstreamError};
-pub use listener::RunningServer;
+pub use listener::{REPORT_BACKLOG, RunningServer};
 pub use live_path::{
     GOOGLE_AI_LIVE_PATH, LiveApi, LivePath, PresentedCredentials, RequestHead, VERTEX_LIVE_PATH,
 };
@@ -218,6 +218,7 @@ pub struct TapeServer {
     redactor: Option<Redactor>,
     cassettes: CassetteLibrary,
     allowed_origins: Vec<String>,
+    keep_every_report: bool,
 }
 
 impl TapeServer {
@@ -239,6 +240,7 @@ impl TapeServer {
             redactor: None,
             cassettes: CassetteLibrary::new(),
             allowed_origins: Vec::new(),
+            keep_every_report: false,
         }
     }
 
@@ -382,6 +384,17 @@ impl TapeServer {
     /// The largest frame accepted, both ways (default 16 MiB).
     pub fn max_frame_bytes(mut self, limit: usize) -> Self {
         self.max_frame_bytes = limit;
+        self
+    }
+
+    /// Keeps every connection's report for [`RunningServer::next_report`]: a connection
+    /// that ends while [`REPORT_BACKLOG`] reports wait unread waits for room. For a caller
+    /// that reads every report, as `reel serve` does: a burst of connections ending at once
+    /// then costs the reader time, never a report. Default (off): such a report is dropped,
+    /// logged as a warning and counted in [`RunningServer::dropped_reports`], so a server
+    /// whose reports nobody reads holds a bounded number of them.
+    pub fn keep_every_report(mut self, keep: bool) -> Self {
+        self.keep_every_report = keep;
         self
     }
 

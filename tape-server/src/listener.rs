@@ -5,9 +5,11 @@
 //! own task. Shutting down stops accepting, lets every session close (a replay closes with
 //! 1001; a recording proxy finishes the owed turn and its file) and waits for them.
 
+use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use reel_recorder::redact::Redactor;
@@ -30,8 +32,10 @@ use super::tape_index::TapeIndex;
 use super::upstream::Upstream;
 use super::{Mode, TapeServer, connection};
 
-/// How many connection reports wait for [`RunningServer::next_report`] before new ones are
-/// dropped (they are logged either way).
+/// How many connection reports wait for [`RunningServer::next_report`] before a new one
+/// waits for room ([`TapeServer::keep_every_report`](crate::TapeServer::keep_every_report))
+/// or is dropped and counted ([`RunningServer::dropped_reports`]); every report is logged
+/// either way.
 pub const REPORT_BACKLOG: usize = 1024;
 
 /// What every connection of a server shares.
@@ -52,6 +56,10 @@ pub(crate) struct Shared {
     pub tls: Option<TlsAcceptor>,
     pub shutdown: CancellationToken,
     pub reports: mpsc::Sender<ConnectionReport>,
+    /// Whether a connection waits for room for its report rather than dropping it.
+    pub keep_every_report: bool,
+    /// Reports dropped because [`REPORT_BACKLOG`] waited unread.
+    pub dropped_reports: Arc<AtomicU64>,
     pub redactor: Option<Redactor>,
     /// The REST calls answered beside Live.
     pub rest: RestIndex,
@@ -70,6 +78,10 @@ pub struct RunningServer {
     shutdown: CancellationToken,
     accept_loop: Option<JoinHandle<()>>,
     reports: mpsc::Receiver<ConnectionReport>,
+    /// Reports taken off the channel while [`RunningServer::shutdown`] waited for the
+    /// sessions (so that a session waiting for room for its report can end), not read yet.
+    held: VecDeque<ConnectionReport>,
+    dropped_reports: Arc<AtomicU64>,
     open_recordings: OpenRecordings,
 }
 
@@ -107,6 +119,7 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
     let tapes = index.len();
     let is_tls = tls.is_some();
     let open_recordings = OpenRecordings::default();
+    let dropped_reports = Arc::new(AtomicU64::new(0));
     let shared = Arc::new(Shared {
         open_recordings: open_recordings.clone(),
         mode: config.mode,
@@ -127,6 +140,8 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
         tls,
         shutdown: shutdown.clone(),
         reports: report_sender,
+        keep_every_report: config.keep_every_report,
+        dropped_reports: Arc::clone(&dropped_reports),
         redactor: config.redactor,
         rest: RestIndex::build(&config.cassettes),
         rest_writes: tokio::sync::Mutex::new(()),
@@ -147,6 +162,8 @@ pub(crate) async fn start(config: TapeServer) -> Result<RunningServer, ServeErro
         shutdown,
         accept_loop: Some(accept_loop),
         reports,
+        held: VecDeque::new(),
+        dropped_reports,
         open_recordings,
     })
 }
@@ -259,7 +276,16 @@ impl RunningServer {
     /// The next connection report, in the order connections end; `None` once the server
     /// has stopped and every report was read.
     pub async fn next_report(&mut self) -> Option<ConnectionReport> {
-        self.reports.recv().await
+        match self.held.pop_front() {
+            Some(report) => Some(report),
+            None => self.reports.recv().await,
+        }
+    }
+
+    /// How many connection reports were dropped because [`REPORT_BACKLOG`] of them waited
+    /// unread (never, with [`TapeServer::keep_every_report`](crate::TapeServer::keep_every_report)).
+    pub fn dropped_reports(&self) -> u64 {
+        self.dropped_reports.load(Ordering::Relaxed)
     }
 
     /// The recordings being written now (a recording proxy's sessions in progress), in
@@ -271,7 +297,9 @@ impl RunningServer {
 
     /// A report if one is waiting.
     pub fn try_next_report(&mut self) -> Option<ConnectionReport> {
-        self.reports.try_recv().ok()
+        self.held
+            .pop_front()
+            .or_else(|| self.reports.try_recv().ok())
     }
 
     /// Stops accepting, closes every session (a replay with 1001; a recording proxy
@@ -279,10 +307,22 @@ impl RunningServer {
     /// Reports of the sessions it closed can still be read afterwards.
     pub async fn shutdown(&mut self) {
         self.shutdown.cancel();
-        if let Some(accept_loop) = self.accept_loop.take()
-            && let Err(error) = accept_loop.await
-        {
-            tracing::error!(%error, "the accept loop failed");
+        let Some(mut accept_loop) = self.accept_loop.take() else {
+            return;
+        };
+        // The sessions' reports are taken off the channel while they end: a session that
+        // waits for room for its report (`keep_every_report`) must not wait for a reader
+        // that is waiting for this.
+        loop {
+            tokio::select! {
+                joined = &mut accept_loop => {
+                    if let Err(error) = joined {
+                        tracing::error!(%error, "the accept loop failed");
+                    }
+                    return;
+                }
+                Some(report) = self.reports.recv() => self.held.push_back(report),
+            }
         }
     }
 }

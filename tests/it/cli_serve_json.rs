@@ -278,3 +278,64 @@ fn the_new_modes_refuse_arguments_that_do_not_fit() {
         assert!(stderr.starts_with(&expected), "{args:?}: {stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_connections_is_reported_whole_even_while_stdout_is_not_read() {
+    // Standard output is a pipe nobody reads until the burst is over: the printer blocks
+    // once it is full (64 KiB, a few hundred reports), and more connections end than the
+    // server's backlog of reports holds. Every one is still printed, once.
+    let dir = temp_dir("burst");
+    write_tape(&dir.join("hello.wire.jsonl"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(["serve", "--json", "--tapes", dir.to_str().unwrap()])
+        .env_remove("RUST_LOG")
+        .env_remove("CI")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ready = String::new();
+    stdout.read_line(&mut ready).unwrap();
+    let ready: Value = serde_json::from_str(&ready).unwrap();
+    let addr = ready["http_base_url"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://")
+        .to_owned();
+    let total: u64 = reel_tape_server::REPORT_BACKLOG as u64 + 600;
+    for _ in 0..total {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        tcp.write_all(b"GET /nothing HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 404 Not Found\r\n"), "{answer}");
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(&line.unwrap()).unwrap())
+        .collect();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let (last, reports) = lines.split_last().unwrap();
+    assert_eq!(*last, json!({"event": "stopped"}));
+    let conns: Vec<u64> = reports
+        .iter()
+        .map(|r| r["conn"].as_u64().unwrap())
+        .collect();
+    let mut sorted = conns.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted.len() as u64, total, "one report a connection");
+    assert_eq!(sorted, (1..=total).collect::<Vec<_>>());
+    assert!(
+        reports.iter().all(|r| r["outcome"] == "not_found"),
+        "{reports:?}"
+    );
+}

@@ -10,6 +10,7 @@ mod server_matching;
 mod server_paths;
 mod server_record;
 mod server_replay;
+mod server_reports;
 mod server_rest;
 mod server_test_fixture;
 mod server_tls;
