@@ -47,12 +47,10 @@ use std::time::Duration;
 use cookbook::Target;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
-use live::turns::wait_for_turn;
-use reel::actors::{EventStream, Lane, LiveEvent, LiveHandle};
 use reel::compose::T;
 use reel::fluent::{Live, LiveBuilder};
-use reel::protocol::{ApiEndpoint, SessionEvent};
-use reel::recorder::{MemoryWireRecorder, WireEntry, WireRecorder};
+use reel::protocol::ApiEndpoint;
+use reel::recorder::WireEntry;
 use reel::tools::mcp::{McpMessage, McpServer};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -408,64 +406,14 @@ impl Servers {
     }
 }
 
-/// What the session showed: one line per event worth telling.
-pub async fn converse(
-    handle: &LiveHandle,
-    events: &mut EventStream,
-    lines: &[&str],
-) -> Result<Vec<String>, Box<dyn Error>> {
-    let mut story = Vec::new();
-    for line in lines {
-        story.push(format!("user      | {line}"));
-        handle.send_text(*line)?;
-        let finished = wait_for_turn(events, |lane, event| {
-            if lane != Lane::Control {
-                return;
-            }
-            match event {
-                LiveEvent::Session(SessionEvent::TextComplete(text)) => {
-                    story.push(format!("assistant | {text}"));
-                }
-                LiveEvent::ToolStarted { name, args, .. } => {
-                    story.push(format!("  call    | {name}({args})"));
-                }
-                LiveEvent::ToolFinished { response, ok, .. } => {
-                    let how = if *ok { "ok" } else { "error" };
-                    story.push(format!("  {how:<7} | {response}"));
-                }
-                _ => {}
-            }
-        })
-        .await?;
-        if !finished {
-            return Err("the session ended before the model finished its turn".into());
-        }
-    }
-    Ok(story)
-}
-
-/// One session against `endpoint`; its story and wire log (recorded to `wire_file` when
-/// given).
+/// One session against `endpoint` saying the user's lines: its story
+/// ([`live::tool_session`]) and wire log (recorded to `wire_file` when given).
 pub async fn session(
     agent: LiveBuilder,
     endpoint: ApiEndpoint,
     wire_file: Option<&Path>,
 ) -> Result<(Vec<String>, Vec<WireEntry>), Box<dyn Error>> {
-    let recorder = Arc::new(MemoryWireRecorder::new());
-    let agent = match wire_file {
-        Some(path) => agent.record_wire(path),
-        None => agent.record_wire_to(recorder.clone() as Arc<dyn WireRecorder>),
-    };
-    let mut events = agent.subscribe();
-    let handle = agent.connect(endpoint).await?;
-    let story = converse(&handle, &mut events, &USER).await;
-    handle.disconnect().await;
-    let story = story?;
-    let entries = match wire_file {
-        Some(path) => live::read_tape(path)?,
-        None => recorder.entries(),
-    };
-    Ok((story, entries))
+    live::tool_session::session(agent, endpoint, wire_file, &USER).await
 }
 
 /// What the example prints for a session's `story` and its servers' lifecycles.

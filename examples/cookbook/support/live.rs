@@ -20,6 +20,8 @@ use reel::recorder::jsonl::JsonlReader;
 use reel::recorder::{RecordError, WireEntry, WireLogReader};
 use reel::tape_server::{Pace, RunningServer, TapeLibrary, TapeServer};
 
+#[path = "tool_session.rs"]
+pub mod tool_session;
 #[path = "../../support/turns.rs"]
 pub mod turns;
 
