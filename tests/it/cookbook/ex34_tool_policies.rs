@@ -9,6 +9,7 @@
 #[path = "../../../examples/cookbook/34_tool_policies.rs"]
 mod example;
 
+use super::support::{text_turn, tool_call};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,18 +28,6 @@ const START_MS: u64 = 1_795_773_600_000;
 /// How long the scripted model "thinks" before each answer.
 const THINKING: Duration = Duration::from_millis(200);
 
-fn text(t: &str) -> Vec<Value> {
-    vec![
-        json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}}),
-        json!({"serverContent": {"generationComplete": true}}),
-        json!({"serverContent": {"turnComplete": true}}),
-    ]
-}
-
-fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
-    vec![json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}})]
-}
-
 /// What the model answers to `message`.
 fn answer(message: &ClientMessage) -> Vec<Value> {
     if message.setup.is_some() {
@@ -52,12 +41,12 @@ fn answer(message: &ClientMessage) -> Vec<Value> {
             .find_map(|r| r.id.clone())
             .unwrap_or_default();
         return match id.as_str() {
-            "rate-1" => text("One dollar buys 0.92 euros today."),
-            "rate-2" => text("Still 0.92 euros to the dollar."),
-            "quote-1" => text("The broker did not answer in time; try again later."),
-            "move-1" => text("That transfer was refused: it is over your limit."),
-            "move-2" => text("Done: $500 moved to savings."),
-            "move-3" => text("I can't move money twice in one session."),
+            "rate-1" => text_turn("One dollar buys 0.92 euros today."),
+            "rate-2" => text_turn("Still 0.92 euros to the dollar."),
+            "quote-1" => text_turn("The broker did not answer in time; try again later."),
+            "move-1" => text_turn("That transfer was refused: it is over your limit."),
+            "move-2" => text_turn("Done: $500 moved to savings."),
+            "move-3" => text_turn("I can't move money twice in one session."),
             _ => Vec::new(),
         };
     }
@@ -70,12 +59,12 @@ fn answer(message: &ClientMessage) -> Vec<Value> {
         .and_then(|part| part.text.clone())
         .unwrap_or_default();
     match USER.iter().position(|line| *line == said) {
-        Some(0) => call("rate-1", "get_rate", json!({"currency": "EUR"})),
-        Some(1) => call("rate-2", "get_rate", json!({"currency": "EUR"})),
-        Some(2) => call("quote-1", "broker_quote", json!({})),
-        Some(3) => call("move-1", "transfer", json!({"amount_usd": 5000})),
-        Some(4) => call("move-2", "transfer", json!({"amount_usd": 500})),
-        Some(5) => call("move-3", "transfer", json!({"amount_usd": 500})),
+        Some(0) => tool_call("rate-1", "get_rate", json!({"currency": "EUR"})),
+        Some(1) => tool_call("rate-2", "get_rate", json!({"currency": "EUR"})),
+        Some(2) => tool_call("quote-1", "broker_quote", json!({})),
+        Some(3) => tool_call("move-1", "transfer", json!({"amount_usd": 5000})),
+        Some(4) => tool_call("move-2", "transfer", json!({"amount_usd": 500})),
+        Some(5) => tool_call("move-3", "transfer", json!({"amount_usd": 500})),
         _ => Vec::new(),
     }
 }

@@ -9,6 +9,7 @@
 #[path = "../../../examples/cookbook/35_session_persistence.rs"]
 mod example;
 
+use super::support::{text_turn, tool_call};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,23 +33,11 @@ const CALLBACK_MS: u64 = START_MS + 3_600_000;
 /// How long the scripted model "thinks" before each answer.
 const THINKING: Duration = Duration::from_millis(200);
 
-fn text(t: &str) -> Vec<Value> {
-    vec![
-        json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}}),
-        json!({"serverContent": {"generationComplete": true}}),
-        json!({"serverContent": {"turnComplete": true}}),
-    ]
-}
-
-fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
-    vec![json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}})]
-}
-
 /// A resumption handle from the server, then `t`.
 fn handle_then(handle: &str, t: &str) -> Vec<Value> {
     let mut frames =
         vec![json!({"sessionResumptionUpdate": {"newHandle": handle, "resumable": true}})];
-    frames.extend(text(t));
+    frames.extend(text_turn(t));
     frames
 }
 
@@ -84,13 +73,13 @@ fn answer(message: &ClientMessage) -> Vec<Value> {
     }
     let said = typed(message);
     if said == CALL[0] {
-        call(
+        tool_call(
             "order-1",
             "add_to_order",
             json!({"item": "blue mug", "quantity": 2}),
         )
     } else if said == CALL[1] {
-        call(
+        tool_call(
             "address-1",
             "set_address",
             json!({"address": "12 Elm Street"}),
@@ -98,7 +87,7 @@ fn answer(message: &ClientMessage) -> Vec<Value> {
     } else if said == CALL[2] {
         handle_then("handle-3", "Thank you! Your order is saved.")
     } else if said == CALLBACK[0] {
-        text("Welcome back! Two blue mugs, going to 12 Elm Street.")
+        text_turn("Welcome back! Two blue mugs, going to 12 Elm Street.")
     } else {
         Vec::new()
     }

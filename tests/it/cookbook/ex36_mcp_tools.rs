@@ -15,6 +15,7 @@
 #[path = "../../../examples/cookbook/36_mcp_tools.rs"]
 mod example;
 
+use super::support::{text_turn, tool_call};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -61,18 +62,6 @@ fn program() -> PathBuf {
         .clone()
 }
 
-fn text(t: &str) -> Vec<Value> {
-    vec![
-        json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}}),
-        json!({"serverContent": {"generationComplete": true}}),
-        json!({"serverContent": {"turnComplete": true}}),
-    ]
-}
-
-fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
-    vec![json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}})]
-}
-
 /// What the model answers to `message`.
 fn answer(message: &ClientMessage) -> Vec<Value> {
     if message.setup.is_some() {
@@ -86,10 +75,12 @@ fn answer(message: &ClientMessage) -> Vec<Value> {
             .find_map(|r| r.id.clone())
             .unwrap_or_default();
         return match id.as_str() {
-            "stock-1" => text("We have two blue mugs on hand."),
-            "reserve-1" => text("Only two are left; shall I reserve both?"),
-            "reserve-2" => call("quote-1", "shipping_quote", json!({"city": "Lyon"})),
-            "quote-1" => text("Reserved both; shipping to Lyon takes 2 days and costs 4.50 EUR."),
+            "stock-1" => text_turn("We have two blue mugs on hand."),
+            "reserve-1" => text_turn("Only two are left; shall I reserve both?"),
+            "reserve-2" => tool_call("quote-1", "shipping_quote", json!({"city": "Lyon"})),
+            "quote-1" => {
+                text_turn("Reserved both; shipping to Lyon takes 2 days and costs 4.50 EUR.")
+            }
             _ => Vec::new(),
         };
     }
@@ -102,14 +93,14 @@ fn answer(message: &ClientMessage) -> Vec<Value> {
         .and_then(|part| part.text.clone())
         .unwrap_or_default();
     let reserve = |id, qty| {
-        call(
+        tool_call(
             id,
             "warehouse_reserve",
             json!({"sku": "blue-mug", "qty": qty}),
         )
     };
     match USER.iter().position(|line| *line == said) {
-        Some(0) => call("stock-1", "warehouse_stock", json!({"sku": "blue-mug"})),
+        Some(0) => tool_call("stock-1", "warehouse_stock", json!({"sku": "blue-mug"})),
         Some(1) => reserve("reserve-1", 3),
         Some(2) => reserve("reserve-2", 2),
         _ => Vec::new(),

@@ -346,3 +346,22 @@ pub fn refused_frames(entries: &[WireEntry]) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// The frames of a scripted Live model's whole text answer `t`: the turn, generation
+/// complete, turn complete.
+#[allow(dead_code)] // for the live examples' tests
+pub fn text_turn(t: &str) -> Vec<serde_json::Value> {
+    vec![
+        serde_json::json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}}),
+        serde_json::json!({"serverContent": {"generationComplete": true}}),
+        serde_json::json!({"serverContent": {"turnComplete": true}}),
+    ]
+}
+
+/// The frame of a scripted Live model calling tool `name` with `args` as call `id`.
+#[allow(dead_code)] // for the live examples' tests
+pub fn tool_call(id: &str, name: &str, args: serde_json::Value) -> Vec<serde_json::Value> {
+    vec![
+        serde_json::json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}}),
+    ]
+}
