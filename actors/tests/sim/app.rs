@@ -197,6 +197,8 @@ pub struct App {
     conversation: Option<Conversation>,
     /// A flow governs the session (`sim::governed`).
     governed: bool,
+    /// The application sets `on_usage` (otherwise the session has no telemetry actor).
+    usage_callback: bool,
 }
 
 impl App {
@@ -218,6 +220,7 @@ impl App {
             listens: plan.listens(),
             conversation: plan.conversation,
             governed: plan.governed,
+            usage_callback: plan.usage_callback,
         }
     }
 
@@ -339,7 +342,7 @@ impl App {
             });
         };
         TelemetryCallbacks {
-            on_usage: Some(Arc::new(on_usage)),
+            on_usage: self.usage_callback.then(|| Arc::new(on_usage) as _),
         }
     }
 

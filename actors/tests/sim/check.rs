@@ -284,17 +284,22 @@ impl<'a> Checker<'a> {
         );
         found.extend(violations);
         lose(Child::FastLane, "audio", lost);
-        let excused = self.next_after(Child::Telemetry, &usage, &usage_got, |s| s.usage_seen);
-        let (violations, lost) = ledger_excusing(
-            "on_usage (telemetry)",
-            "u",
-            &usage,
-            &usage_got,
-            fast,
-            Excuse::Ids(excused),
-        );
-        found.extend(violations);
-        lose(Child::Telemetry, "usage", lost);
+        if self.plan.usage_callback {
+            let excused =
+                self.next_after(Child::Telemetry, &usage, &usage_got, |s| s.usage_seen);
+            let (violations, lost) = ledger_excusing(
+                "on_usage (telemetry)",
+                "u",
+                &usage,
+                &usage_got,
+                fast,
+                Excuse::Ids(excused),
+            );
+            found.extend(violations);
+            lose(Child::Telemetry, "usage", lost);
+        } else if fast && o.end.is_some() {
+            found.extend(self.router_counted());
+        }
         let control = self.control_complete();
         let control_usage: Vec<u64> = self
             .published(Lane::Control)
@@ -1023,6 +1028,48 @@ impl<'a> Checker<'a> {
             }
         }
         found
+    }
+
+    /// A session without `on_usage` has no telemetry actor: the router counts what telemetry
+    /// counts as it routes (decision 0075). Once the whole script was sent, the session's
+    /// telemetry holds every usage report (the last one's total: reports are cumulative),
+    /// every turn, tool call and interruption the model sent.
+    fn router_counted(&self) -> Vec<Violation> {
+        let Some(telemetry) = &self.outcome.telemetry else {
+            return Vec::new();
+        };
+        let sent = &self.plan.script;
+        let count = |matches: fn(&Step) -> bool| sent.iter().filter(|s| matches(s)).count() as u64;
+        let last_usage = sent.iter().rev().find_map(|s| match s {
+            Step::Usage(n) => Some(u64::from(*n)),
+            _ => None,
+        });
+        let calls: u64 = sent
+            .iter()
+            .map(|s| match s {
+                Step::ToolCall { calls, .. } => calls.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        let wanted = [
+            ("tokens.total", last_usage.unwrap_or(0), telemetry.tokens.total),
+            (
+                "turns",
+                count(|s| matches!(s, Step::TurnComplete)),
+                telemetry.turns,
+            ),
+            ("tool_calls", calls, telemetry.tool_calls),
+            (
+                "interruptions",
+                count(|s| matches!(s, Step::Interrupted)),
+                telemetry.interruptions,
+            ),
+        ];
+        wanted
+            .into_iter()
+            .filter(|(_, want, got)| want != got)
+            .map(|(what, want, got)| Violation::TelemetryCount { what, want, got })
+            .collect()
     }
 
     /// The `app:` keys the faults declare may be missing.

@@ -31,7 +31,7 @@ pub fn plan(seed: Seed) -> Plan {
     };
     let resumption = rng.chance(70);
     let mut script = script(&mut rng, resumption);
-    let faults = faults(&mut rng, &script);
+    let mut faults = faults(&mut rng, &script);
     if faults.contains(&Fault::StalledSubscriber) {
         overload(&mut script);
     }
@@ -40,6 +40,12 @@ pub fn plan(seed: Seed) -> Plan {
     let conversation = conversation(&mut rng, &script, &faults);
     // Drawn after everything else, so every other draw stays what it was for every seed.
     let governed = rng.chance(30);
+    // Drawn after that: one plan in four sets no `on_usage`, so its session runs without a
+    // telemetry actor; the faults aimed at telemetry go (there is nothing to strike).
+    let usage_callback = !rng.chance(25);
+    if !usage_callback {
+        faults.retain(|fault| !aims_at_telemetry(fault));
+    }
     Plan {
         seed,
         pace,
@@ -49,7 +55,20 @@ pub fn plan(seed: Seed) -> Plan {
         disk_ms,
         conversation,
         governed,
+        usage_callback,
     }
+}
+
+/// Whether `fault` strikes the telemetry actor (which a session without `on_usage` has not).
+fn aims_at_telemetry(fault: &Fault) -> bool {
+    matches!(
+        fault,
+        Fault::UsagePanic { .. }
+            | Fault::Internal {
+                child: Child::Telemetry,
+                ..
+            }
+    )
 }
 
 /// Conversation control for two plans in five: the steering mode and delivery drawn, and

@@ -305,6 +305,10 @@ pub struct Plan {
     /// The session is governed by a flow (`sim::governed`): the simulation's tool may run
     /// once (`once`), so every call after one that ran is refused at the tool gate.
     pub governed: bool,
+    /// The application sets `on_usage`. Without it the session has no telemetry actor
+    /// (decision 0075): the router counts the usage reports into the telemetry snapshot,
+    /// and no fault aims at telemetry.
+    pub usage_callback: bool,
 }
 
 impl Plan {
@@ -415,6 +419,12 @@ impl fmt::Display for Plan {
             writeln!(
                 f,
                 "  governed: a flow's monitor gates the tool (once), through the tool gate"
+            )?;
+        }
+        if !self.usage_callback {
+            writeln!(
+                f,
+                "  no on_usage: no telemetry actor, the router counts the usage reports"
             )?;
         }
         if self.faults.is_empty() {

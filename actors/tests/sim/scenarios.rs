@@ -37,6 +37,7 @@ fn steady_stream(texts: u32, faults: Vec<Fault>) -> Plan {
         disk_ms: 0,
         conversation: None,
         governed: false,
+        usage_callback: true,
     }
 }
 
@@ -125,6 +126,7 @@ pub fn control_lane_fails_mid_pipeline_with_steering_and_repair() -> Plan {
             context_panic: Some(2),
         }),
         governed: false,
+        usage_callback: true,
     }
 }
 
@@ -161,5 +163,6 @@ pub fn governed_lane_fails_between_a_call_and_its_response(at: u64) -> Plan {
         disk_ms: 0,
         conversation: None,
         governed: true,
+        usage_callback: true,
     }
 }

@@ -108,6 +108,12 @@ impl Tally {
                 .entry("governed (a flow's monitor at the tool gate)")
                 .or_default() += 1;
         }
+        if !plan.usage_callback {
+            *self
+                .faults
+                .entry("no on_usage (no telemetry actor: the router counts)")
+                .or_default() += 1;
+        }
         for violation in violations {
             *self.violations.entry(violation.kind()).or_default() += 1;
         }

@@ -216,6 +216,16 @@ pub enum Violation {
         /// What is wrong, exactly.
         what: String,
     },
+    /// A session without a telemetry actor counted a different number of something the
+    /// model sent than it sent (the router counts what telemetry counts).
+    TelemetryCount {
+        /// The snapshot's field.
+        what: &'static str,
+        /// What the model sent.
+        want: u64,
+        /// What the snapshot holds.
+        got: u64,
+    },
     /// A violation of the plan's fault-free run (the baseline), which should have none.
     InBaseline(Box<Violation>),
     /// The seed's second run did not repeat its first: their traces (`sim::trace`) differ.
@@ -266,6 +276,7 @@ impl Violation {
             }
             Violation::IdStillClaimed { .. } => "id_still_claimed",
             Violation::JournalFile { .. } => "journal_file",
+            Violation::TelemetryCount { what, .. } => return format!("telemetry_count ({what})"),
             Violation::InBaseline(inner) => return format!("baseline: {}", inner.kind()),
             Violation::NotReproducible { run, .. } => return format!("not_reproducible ({run})"),
         };
@@ -419,6 +430,10 @@ impl fmt::Display for Violation {
                 )
             }
             Violation::JournalFile { what } => write!(f, "journal file: {what}"),
+            Violation::TelemetryCount { what, want, got } => write!(
+                f,
+                "telemetry without its actor: {what} is {got}, the model sent {want}"
+            ),
             Violation::InBaseline(inner) => write!(f, "in the fault-free run: {inner}"),
             Violation::NotReproducible {
                 run,
