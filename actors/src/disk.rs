@@ -92,6 +92,30 @@ pub enum DiskFailed {
 }
 
 impl Disk {
+    /// [`Disk::run`] when `blocks` (the work may wait on I/O); otherwise, on tokio's
+    /// blocking pool, the work runs right here, on the caller's task (it cannot stall
+    /// the session, and a hand-over to a pool thread and back costs two context switches
+    /// and a wake of an idle core). A simulated disk takes every piece of work as before,
+    /// so a simulation's timings do not depend on what the sinks are.
+    pub(crate) async fn run_if<T: Send + 'static>(
+        &self,
+        what: DiskWork,
+        blocks: bool,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, DiskFailed> {
+        match self {
+            Disk::BlockingPool if !blocks => {
+                std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
+                    DiskFailed::Panicked {
+                        work: what,
+                        message: panic_message(payload.as_ref()),
+                    }
+                })
+            }
+            _ => self.run(what, work).await,
+        }
+    }
+
     /// Runs `work` (blocking file I/O) off the session's workers, or on the simulated disk.
     pub(crate) async fn run<T: Send + 'static>(
         &self,

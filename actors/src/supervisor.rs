@@ -360,8 +360,11 @@ impl SupervisorState {
         let state = self.args.state.clone();
         let queue = self.args.record_queue.clone();
         let disk = state.disk();
+        // Nothing to write (no wire log, a journal in memory or none, as in a replay): no
+        // thread hand-over (a replay farm paid two context switches a session for it).
+        let blocks = queue.is_some() || state.journal_flush_blocks();
         let written = disk
-            .run(crate::disk::DiskWork::FinalFlush, move || {
+            .run_if(crate::disk::DiskWork::FinalFlush, blocks, move || {
                 state.flush_journal();
                 queue.map(|queue| {
                     queue.drain_and_flush();

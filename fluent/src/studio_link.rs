@@ -320,6 +320,10 @@ impl JournalSink for JournalTee {
     fn does_io(&self) -> bool {
         self.journal.as_ref().is_some_and(|j| j.does_io())
     }
+
+    fn flush_blocks(&self) -> bool {
+        self.journal.as_ref().is_some_and(|j| j.flush_blocks())
+    }
 }
 
 impl LiveBuilder {

@@ -73,6 +73,13 @@ pub trait JournalSink: Send + Sync {
     fn does_io(&self) -> bool {
         false
     }
+    /// Whether `flush` may block (it writes a file, or waits for a thread that does). A
+    /// session runs such a flush on its disk (tokio's blocking pool), never on a worker;
+    /// a flush that cannot block runs where the session is, with no thread hand-over.
+    /// By default, whether the sink does I/O ([`JournalSink::does_io`]).
+    fn flush_blocks(&self) -> bool {
+        self.does_io()
+    }
 }
 
 /// How long a [`FileJournalSink`] lets entries sit in its buffer, at most, while writes

@@ -171,6 +171,11 @@ impl JournalSink for JournalWriter {
             let _ = flushed.recv();
         }
     }
+
+    /// The flush waits for the writer thread to write and flush the file.
+    fn flush_blocks(&self) -> bool {
+        true
+    }
 }
 
 impl Drop for JournalWriter {

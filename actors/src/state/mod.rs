@@ -416,14 +416,23 @@ impl State {
     }
 
     /// Flushes the journal sink on the session's disk ([`crate::disk::Disk`]): tokio's
-    /// blocking pool, never a worker, or a simulator's disk.
+    /// blocking pool, never a worker, or a simulator's disk — or right here when the sink's
+    /// flush cannot block ([`Self::journal_flush_blocks`]).
     pub(crate) async fn flush_journal_on_disk(&self) -> Result<(), crate::disk::DiskFailed> {
         let state = self.clone();
         self.disk()
-            .run(crate::disk::DiskWork::JournalFlush, move || {
-                state.flush_journal()
-            })
+            .run_if(
+                crate::disk::DiskWork::JournalFlush,
+                self.journal_flush_blocks(),
+                move || state.flush_journal(),
+            )
             .await
+    }
+
+    /// Whether flushing the journal sink may block ([`JournalSink::flush_blocks`]): `false`
+    /// without a sink, or with one in memory.
+    pub(crate) fn journal_flush_blocks(&self) -> bool {
+        self.shared.sink().is_some_and(|sink| sink.flush_blocks())
     }
 
     /// The last mutations (at most [`RECENT_MUTATIONS`]), oldest first.

@@ -26,6 +26,7 @@ mod conversation_frames;
 mod conversation_repair;
 mod idle_tree;
 mod interceptors;
+mod journal_flush_thread;
 mod lone_frame_wakes;
 mod persistence;
 mod reconnect_instruction;
