@@ -58,9 +58,18 @@ impl FrameMatcher {
     /// The compared form of a recorded frame. A recorded frame reel cannot read is compared
     /// as the JSON it holds (or as a string).
     pub(crate) fn prepare_recorded(&self, payload: &[u8]) -> Value {
-        let mut value = canonical(payload).unwrap_or_else(|_| payload_json(payload));
+        self.prepare_recorded_readable(payload).0
+    }
+
+    /// [`FrameMatcher::prepare_recorded`], and whether reel read the frame as a Live client
+    /// frame (`false`: it is compared as the JSON it holds).
+    pub(crate) fn prepare_recorded_readable(&self, payload: &[u8]) -> (Value, bool) {
+        let (mut value, readable) = match canonical(payload) {
+            Ok(value) => (value, true),
+            Err(_) => (payload_json(payload), false),
+        };
         self.mask(&mut value);
-        value
+        (value, readable)
     }
 
     /// Masks what the rules ignore in `value` (a frame, or a REST call's request).

@@ -119,6 +119,12 @@ pub(crate) async fn replay(
             }
             ClientEvent::NotUtf8 { number, .. } => return super::connection::not_utf8(number),
         };
+        if recorded_as_is(&candidates, step, &frame.payload) {
+            // The same bytes as every candidate recorded: prepared, it could only be what
+            // each expects (most clients send what they sent when the tape was recorded).
+            matched += 1;
+            continue;
+        }
         let actual = match context.matcher.prepare(&frame.payload) {
             Ok(actual) => actual,
             Err(error) => {
@@ -141,6 +147,20 @@ pub(crate) async fn replay(
         }
         matched += 1;
     }
+}
+
+/// Whether every candidate recorded its client frame `step` as exactly `payload`, and reel
+/// reads that frame: then the frame matches every candidate, as preparing and comparing it
+/// would find (the same bytes prepare to the same form), without either.
+pub(crate) fn recorded_as_is(candidates: &[Arc<TapeConn>], step: usize, payload: &[u8]) -> bool {
+    !candidates.is_empty()
+        && candidates.iter().all(|candidate| {
+            candidate
+                .steps
+                .get(step)
+                .and_then(|s| s.recorded.as_deref())
+                .is_some_and(|recorded| recorded == payload)
+        })
 }
 
 /// The candidates whose recorded client frame `step` is `actual` (prepared), or, when none

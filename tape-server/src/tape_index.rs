@@ -202,6 +202,11 @@ pub(crate) struct Step {
     pub seq: u64,
     /// The recorded frame, prepared for comparison.
     pub expected: Value,
+    /// The recorded frame as it was written, when it is a Live client frame reel reads: a
+    /// client frame byte for byte the same matches it without being read (its prepared
+    /// form could only be `expected`). `None` for a frame reel cannot read, which a client
+    /// sending the same bytes still fails on.
+    pub recorded: Option<Bytes>,
     /// What the server sent after it.
     pub replies: Vec<Reply>,
 }
@@ -385,9 +390,11 @@ fn script(
             (None, Direction::Out) => {
                 let mut replies = std::mem::take(&mut leading);
                 replies.shrink_to_fit();
+                let (expected, readable) = matcher.prepare_recorded_readable(&entry.payload);
                 steps.push(Step {
                     seq: entry.seq,
-                    expected: matcher.prepare_recorded(&entry.payload),
+                    expected,
+                    recorded: readable.then(|| entry.payload.clone()),
                     replies,
                 });
                 continue;
@@ -476,6 +483,41 @@ mod tests {
         assert_eq!(scripts[1].steps[0].seq, 4);
         assert!(scripts[0].replies_match(&scripts[0], 0));
         assert!(!scripts[0].replies_match(&scripts[1], 0));
+    }
+
+    #[test]
+    fn a_client_frame_recorded_as_is_matches_without_being_read_only_if_reel_reads_it() {
+        use crate::replay_session::recorded_as_is;
+        let audio = r#"{"realtimeInput":{"audio":{"mimeType":"audio/pcm;rate=16000","data":"AAAA"}}}"#;
+        let tape = |name: &str, second: &str| LoadedTape {
+            name: name.into(),
+            entries: vec![
+                entry(1, Direction::Out, 100, r#"{"setup":{"model":"m"}}"#, None),
+                entry(2, Direction::In, 130, r#"{"setupComplete":{}}"#, None),
+                entry(3, Direction::Out, 150, second, None),
+            ],
+        };
+        let readable = Arc::new(scripts(&tape("a", audio), &matcher()).remove(0));
+        assert_eq!(
+            readable.steps[1].recorded.as_deref(),
+            Some(audio.as_bytes())
+        );
+        // The same bytes: a match, unread.
+        assert!(recorded_as_is(std::slice::from_ref(&readable), 1, audio.as_bytes()));
+        // Other bytes of the same frame (the keys in another order) are read and compared.
+        let reordered = r#"{"realtimeInput":{"audio":{"data":"AAAA","mimeType":"audio/pcm;rate=16000"}}}"#;
+        assert!(!recorded_as_is(std::slice::from_ref(&readable), 1, reordered.as_bytes()));
+        // Every candidate must have recorded these bytes.
+        let other = Arc::new(scripts(&tape("b", reordered), &matcher()).remove(0));
+        assert!(!recorded_as_is(&[readable.clone(), other], 1, audio.as_bytes()));
+        // A recorded frame reel cannot read is never matched unread: a client sending the
+        // same bytes is still told its frame is not a Live client frame.
+        let unreadable = Arc::new(scripts(&tape("c", r#"{"nonsense":1}"#), &matcher()).remove(0));
+        assert_eq!(unreadable.steps[1].recorded, None);
+        assert!(!recorded_as_is(&[unreadable], 1, br#"{"nonsense":1}"#));
+        // Past the script's end, or with no candidate: no.
+        assert!(!recorded_as_is(std::slice::from_ref(&readable), 2, audio.as_bytes()));
+        assert!(!recorded_as_is(&[], 1, audio.as_bytes()));
     }
 
     #[test]
