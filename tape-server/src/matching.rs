@@ -55,15 +55,10 @@ impl FrameMatcher {
         Ok(value)
     }
 
-    /// The compared form of a recorded frame. A recorded frame reel cannot read is compared
-    /// as the JSON it holds (or as a string).
-    pub(crate) fn prepare_recorded(&self, payload: &[u8]) -> Value {
-        self.prepare_recorded_readable(payload).0
-    }
-
-    /// [`FrameMatcher::prepare_recorded`], and whether reel read the frame as a Live client
-    /// frame (`false`: it is compared as the JSON it holds).
-    pub(crate) fn prepare_recorded_readable(&self, payload: &[u8]) -> (Value, bool) {
+    /// The compared form of a recorded frame, and whether reel read it as a Live client
+    /// frame: one reel cannot read is compared as the JSON it holds (or as a string), and
+    /// the flag is `false`.
+    pub(crate) fn prepare_recorded(&self, payload: &[u8]) -> (Value, bool) {
         let (mut value, readable) = match canonical(payload) {
             Ok(value) => (value, true),
             Err(_) => (payload_json(payload), false),
@@ -113,7 +108,7 @@ mod tests {
             matcher.prepare(snake).unwrap()
         );
         assert_eq!(
-            matcher.prepare_recorded(camel),
+            matcher.prepare_recorded(camel).0,
             matcher.prepare(snake).unwrap()
         );
     }
@@ -147,8 +142,8 @@ mod tests {
     #[test]
     fn an_unreadable_recorded_frame_is_compared_as_it_is() {
         let matcher = FrameMatcher::default();
-        assert_eq!(matcher.prepare_recorded(b"{\"x\":1}"), json!({"x": 1}));
-        assert_eq!(matcher.prepare_recorded(b"nope"), json!("nope"));
+        assert_eq!(matcher.prepare_recorded(b"{\"x\":1}"), (json!({"x": 1}), false));
+        assert_eq!(matcher.prepare_recorded(b"nope"), (json!("nope"), false));
         assert!(matcher.prepare(b"nope").is_err());
     }
 }

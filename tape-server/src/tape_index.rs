@@ -390,7 +390,7 @@ fn script(
             (None, Direction::Out) => {
                 let mut replies = std::mem::take(&mut leading);
                 replies.shrink_to_fit();
-                let (expected, readable) = matcher.prepare_recorded_readable(&entry.payload);
+                let (expected, readable) = matcher.prepare_recorded(&entry.payload);
                 steps.push(Step {
                     seq: entry.seq,
                     expected,
