@@ -3,9 +3,12 @@
 //! The transport's [`crate::transport::WireTap`] stamps each frame and pushes its entry onto
 //! a [`RecordQueue`] — an [`Inbox`] of entries: a push under a short lock, and a doorbell
 //! when the Recorder is not already on its way. The Recorder hands queued entries to the
-//! application's [`WireRecorder`] (the file writer, by default) in order, flushes it once
-//! the queue is empty, every [`FLUSH_INTERVAL`] while entries keep coming, right after a
-//! frame that ends a model turn, and on stop, and reports write errors to telemetry. A
+//! application's [`WireRecorder`] (the file writer, by default) in order, and flushes it.
+//! It writes when [`WAKE_AT`] entries wait or one ends a model turn (flushing once the
+//! queue is empty, so a turn's frames are on disk before the next turn), and otherwise
+//! every [`FLUSH_INTERVAL`] while entries keep coming (a voice session's frames come one at
+//! a time: a trip to the blocking pool for each was most of what recording cost with many
+//! sessions), and on stop; it reports write errors to telemetry. A
 //! `kill -9` therefore loses at most the last [`FLUSH_INTERVAL`] of frames (plus the time
 //! the process was not scheduled), and nothing from before the last finished turn.
 //!
@@ -19,7 +22,7 @@
 //! recorder fails on every time is then counted as a recording error and left out, rather
 //! than ending the session through the restart limit.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -49,6 +52,12 @@ pub const REWRITES: u32 = 2;
 /// How many entries one drain writes before the Recorder lets its mailbox in.
 const RECORD_CHUNK: usize = 256;
 
+/// How many entries may wait before the Recorder is woken to write them; fewer wait for
+/// its next tick ([`FLUSH_INTERVAL`]), unless one ends a model turn. Each wake costs a trip
+/// to the blocking pool (two context switches): a voice session's 100 frames a second woke
+/// it 100 times, and with many sessions those trips were most of recording's cost.
+const WAKE_AT: usize = 64;
+
 /// Entries waiting for the Recorder; shared by the tap and every Recorder instance.
 pub struct RecordQueue {
     /// The Recorder's mailbox: its entries, labelled with a copy of each (its payload is
@@ -66,6 +75,12 @@ pub struct RecordQueue {
     /// Set when an entry is queued, cleared by the flush tick that writes it out: an idle
     /// session's tick costs no trip to the blocking pool.
     unflushed: AtomicBool,
+    /// Entries queued since the Recorder last drained.
+    waiting: AtomicUsize,
+    /// The Recorder was woken to write ([`WAKE_AT`] entries wait, or one ends a turn) and
+    /// has not drained since. A wake without it (the doorbell's) leaves the entries to the
+    /// next tick.
+    due: AtomicBool,
     /// Where the writes run.
     disk: Disk,
 }
@@ -93,6 +108,8 @@ impl RecordQueue {
             lost: std::sync::atomic::AtomicU64::new(0),
             rewrite: Mutex::new(None),
             unflushed: AtomicBool::new(false),
+            waiting: AtomicUsize::new(0),
+            due: AtomicBool::new(false),
             disk: Disk::default(),
         }
     }
@@ -190,6 +207,13 @@ impl RecordQueue {
         self.unflushed.swap(false, Ordering::AcqRel)
     }
 
+    /// Whether the Recorder was woken to write (which clears it, and the count of waiting
+    /// entries: those it drains now).
+    fn take_due(&self) -> bool {
+        self.waiting.store(0, Ordering::Release);
+        self.due.swap(false, Ordering::AcqRel)
+    }
+
     /// Write errors so far: the recorder's own, and entries lost to a recorder that panicked.
     fn errors(&self) -> u64 {
         self.recorder.error_count() + self.lost.load(std::sync::atomic::Ordering::Relaxed)
@@ -198,12 +222,18 @@ impl RecordQueue {
 
 impl WireRecorder for RecordQueue {
     fn record(&self, entry: WireEntry) {
+        let ends_a_turn = entry.dir == Direction::In && ends_a_turn(&entry.payload);
         // Refused only once the session is over and nobody drains any more.
         if let Err(closed) = self.entries.push(entry) {
             self.recorder.record(closed.0);
+            return;
         }
         // After the push: a tick that clears the mark drains this entry too.
         self.unflushed.store(true, Ordering::Release);
+        let waiting = self.waiting.fetch_add(1, Ordering::AcqRel) + 1;
+        if (ends_a_turn || waiting >= WAKE_AT) && !self.due.swap(true, Ordering::AcqRel) {
+            self.entries.actor.cast(InboxMsg::Wake);
+        }
     }
 
     fn flush(&self) {
@@ -303,12 +333,17 @@ impl Consumer for Recorder {
     }
 
     /// A chunk per trip to the blocking pool, each entry under the drain lock; flushed once
-    /// nothing more waits.
+    /// nothing more waits. Only when woken to write ([`WAKE_AT`] entries wait, or one ends a
+    /// turn): the doorbell's wake of a few entries leaves them to the next tick, and the
+    /// doorbell stays armed (nothing was taken), so the next pushes do not ring it.
     async fn drain(
         &mut self,
         _inbox: &Arc<Inbox<WireEntry, WireEntry>>,
     ) -> Result<bool, ActorProcessingErr> {
-        off_worker(&self.args.queue, |queue| {
+        if !self.args.queue.take_due() {
+            return Ok(false);
+        }
+        let more = off_worker(&self.args.queue, |queue| {
             let more = queue.drain(RECORD_CHUNK);
             if !more {
                 // Nothing more waits: write it out now, not at the next tick.
@@ -316,7 +351,12 @@ impl Consumer for Recorder {
             }
             more
         })
-        .await
+        .await?;
+        if more {
+            // The skeleton wakes it again for the rest: that wake writes too.
+            self.args.queue.due.store(true, Ordering::Release);
+        }
+        Ok(more)
     }
 
     async fn message(
@@ -326,6 +366,7 @@ impl Consumer for Recorder {
     ) -> Result<(), ActorProcessingErr> {
         let args = &self.args;
         if args.queue.take_unflushed() {
+            args.queue.take_due();
             off_worker(&args.queue, |queue| {
                 while queue.drain(RECORD_CHUNK) {}
                 queue.recorder.flush();

@@ -159,3 +159,79 @@ async fn a_recorder_restart_loses_no_entry() {
     );
     assert_eq!(handle.telemetry().restarts, 1);
 }
+
+/// A wire recorder that counts its flushes and notes how many entries it held at each.
+#[derive(Default)]
+struct CountsFlushes {
+    inner: MemoryWireRecorder,
+    flushed_at: std::sync::Mutex<Vec<usize>>,
+}
+
+impl WireRecorder for CountsFlushes {
+    fn record(&self, entry: WireEntry) {
+        self.inner.record(entry);
+    }
+
+    fn flush(&self) {
+        let held = self.inner.entries().len();
+        self.flushed_at.lock().unwrap().push(held);
+    }
+}
+
+/// A voice session's frames come one at a time, 50 a second: each used to wake the
+/// Recorder for a trip to the blocking pool, a write and a flush. Now the frames of a
+/// [`reel_actors::recorder::FLUSH_INTERVAL`] are written together at its tick, and a frame
+/// that ends a turn at once, with everything before it.
+#[tokio::test(start_paused = true)]
+async fn lone_frames_are_written_at_the_tick_and_a_turns_end_at_once() {
+    let mut server = ScriptedServer::bind().await;
+    let recorder = Arc::new(CountsFlushes::default());
+    let sink = recorder.clone() as Arc<dyn WireRecorder>;
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.record_wire(sink),
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    let before = recorder.flushed_at.lock().unwrap().len();
+    // 50 frames, 20 ms apart: one second of a model speaking.
+    for i in 0..50 {
+        conn.send_json(
+            &json!({"serverContent": {"modelTurn": {"parts": [{"text": format!("t{i}")}]}}}),
+        )
+        .await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let lone = recorder.flushed_at.lock().unwrap().len() - before;
+    // A tick every 50 ms over the second: about 20 flushes, not 50.
+    assert!(
+        (18..=22).contains(&lone),
+        "{lone} flushes for 50 lone frames over a second"
+    );
+    // The turn's end is written and flushed at once (no virtual time passes: no tick),
+    // with every frame before it.
+    let sent_at = tokio::time::Instant::now();
+    conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
+        .await;
+    let turn_end: &[u8] = br#"{"serverContent":{"turnComplete":true}}"#;
+    loop {
+        tokio::task::yield_now().await;
+        let entries = recorder.inner.entries();
+        let flushed = recorder.flushed_at.lock().unwrap().last().copied();
+        if entries.last().is_some_and(|e| e.payload.as_ref() == turn_end)
+            && flushed == Some(entries.len())
+        {
+            break;
+        }
+    }
+    assert_eq!(tokio::time::Instant::now(), sent_at);
+    let texts = recorder
+        .inner
+        .entries()
+        .iter()
+        .filter(|e| e.payload.starts_with(br#"{"serverContent":{"modelTurn""#))
+        .count();
+    assert_eq!(texts, 50, "every frame before the turn's end is written");
+    let (_, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
+}
