@@ -104,14 +104,11 @@ impl Disk {
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, DiskFailed> {
         match self {
-            Disk::BlockingPool if !blocks => {
-                std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
-                    DiskFailed::Panicked {
-                        work: what,
-                        message: panic_message(payload.as_ref()),
-                    }
-                })
-            }
+            Disk::BlockingPool if !blocks => std::panic::catch_unwind(AssertUnwindSafe(work))
+                .map_err(|payload| DiskFailed::Panicked {
+                    work: what,
+                    message: panic_message(payload.as_ref()),
+                }),
             _ => self.run(what, work).await,
         }
     }

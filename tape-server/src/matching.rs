@@ -142,7 +142,10 @@ mod tests {
     #[test]
     fn an_unreadable_recorded_frame_is_compared_as_it_is() {
         let matcher = FrameMatcher::default();
-        assert_eq!(matcher.prepare_recorded(b"{\"x\":1}"), (json!({"x": 1}), false));
+        assert_eq!(
+            matcher.prepare_recorded(b"{\"x\":1}"),
+            (json!({"x": 1}), false)
+        );
         assert_eq!(matcher.prepare_recorded(b"nope"), (json!("nope"), false));
         assert!(matcher.prepare(b"nope").is_err());
     }

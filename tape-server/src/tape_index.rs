@@ -488,7 +488,8 @@ mod tests {
     #[test]
     fn a_client_frame_recorded_as_is_matches_without_being_read_only_if_reel_reads_it() {
         use crate::replay_session::recorded_as_is;
-        let audio = r#"{"realtimeInput":{"audio":{"mimeType":"audio/pcm;rate=16000","data":"AAAA"}}}"#;
+        let audio =
+            r#"{"realtimeInput":{"audio":{"mimeType":"audio/pcm;rate=16000","data":"AAAA"}}}"#;
         let tape = |name: &str, second: &str| LoadedTape {
             name: name.into(),
             entries: vec![
@@ -503,20 +504,37 @@ mod tests {
             Some(audio.as_bytes())
         );
         // The same bytes: a match, unread.
-        assert!(recorded_as_is(std::slice::from_ref(&readable), 1, audio.as_bytes()));
+        assert!(recorded_as_is(
+            std::slice::from_ref(&readable),
+            1,
+            audio.as_bytes()
+        ));
         // Other bytes of the same frame (the keys in another order) are read and compared.
-        let reordered = r#"{"realtimeInput":{"audio":{"data":"AAAA","mimeType":"audio/pcm;rate=16000"}}}"#;
-        assert!(!recorded_as_is(std::slice::from_ref(&readable), 1, reordered.as_bytes()));
+        let reordered =
+            r#"{"realtimeInput":{"audio":{"data":"AAAA","mimeType":"audio/pcm;rate=16000"}}}"#;
+        assert!(!recorded_as_is(
+            std::slice::from_ref(&readable),
+            1,
+            reordered.as_bytes()
+        ));
         // Every candidate must have recorded these bytes.
         let other = Arc::new(scripts(&tape("b", reordered), &matcher()).remove(0));
-        assert!(!recorded_as_is(&[readable.clone(), other], 1, audio.as_bytes()));
+        assert!(!recorded_as_is(
+            &[readable.clone(), other],
+            1,
+            audio.as_bytes()
+        ));
         // A recorded frame reel cannot read is never matched unread: a client sending the
         // same bytes is still told its frame is not a Live client frame.
         let unreadable = Arc::new(scripts(&tape("c", r#"{"nonsense":1}"#), &matcher()).remove(0));
         assert_eq!(unreadable.steps[1].recorded, None);
         assert!(!recorded_as_is(&[unreadable], 1, br#"{"nonsense":1}"#));
         // Past the script's end, or with no candidate: no.
-        assert!(!recorded_as_is(std::slice::from_ref(&readable), 2, audio.as_bytes()));
+        assert!(!recorded_as_is(
+            std::slice::from_ref(&readable),
+            2,
+            audio.as_bytes()
+        ));
         assert!(!recorded_as_is(&[], 1, audio.as_bytes()));
     }
 

@@ -47,8 +47,12 @@ async fn session_with(blocks: bool) -> (Arc<FlushThreads>, ThreadId) {
         recorded: Mutex::default(),
     });
     let journal: Arc<dyn JournalSink> = sink.clone();
-    let (handle, mut conn, _setup, _events) =
-        start(&mut server, |b| b.journal_sink(journal), SessionConfig::default()).await;
+    let (handle, mut conn, _setup, _events) = start(
+        &mut server,
+        |b| b.journal_sink(journal),
+        SessionConfig::default(),
+    )
+    .await;
     handle.state().set("app:answer", 42).await.unwrap();
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed, "{}", end.reason);
@@ -58,7 +62,12 @@ async fn session_with(blocks: bool) -> (Arc<FlushThreads>, ThreadId) {
 #[tokio::test(start_paused = true)]
 async fn a_journal_whose_flush_cannot_block_is_flushed_where_the_session_runs() {
     let (sink, here) = session_with(false).await;
-    assert!(sink.recorded.lock().unwrap().contains(&"app:answer".to_owned()));
+    assert!(
+        sink.recorded
+            .lock()
+            .unwrap()
+            .contains(&"app:answer".to_owned())
+    );
     let flushed_on = sink.flushed_on.lock().unwrap().clone();
     // Both flushes of the end (a child's as it stops, the supervisor's final write).
     assert_eq!(flushed_on, vec![here; 2]);

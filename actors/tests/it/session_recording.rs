@@ -219,7 +219,9 @@ async fn lone_frames_are_written_at_the_tick_and_a_turns_end_at_once() {
         tokio::task::yield_now().await;
         let entries = recorder.inner.entries();
         let flushed = recorder.flushed_at.lock().unwrap().last().copied();
-        if entries.last().is_some_and(|e| e.payload.as_ref() == turn_end)
+        if entries
+            .last()
+            .is_some_and(|e| e.payload.as_ref() == turn_end)
             && flushed == Some(entries.len())
         {
             break;

@@ -285,8 +285,7 @@ impl<'a> Checker<'a> {
         found.extend(violations);
         lose(Child::FastLane, "audio", lost);
         if self.plan.usage_callback {
-            let excused =
-                self.next_after(Child::Telemetry, &usage, &usage_got, |s| s.usage_seen);
+            let excused = self.next_after(Child::Telemetry, &usage, &usage_got, |s| s.usage_seen);
             let (violations, lost) = ledger_excusing(
                 "on_usage (telemetry)",
                 "u",
@@ -1052,7 +1051,11 @@ impl<'a> Checker<'a> {
             })
             .sum();
         let wanted = [
-            ("tokens.total", last_usage.unwrap_or(0), telemetry.tokens.total),
+            (
+                "tokens.total",
+                last_usage.unwrap_or(0),
+                telemetry.tokens.total,
+            ),
             (
                 "turns",
                 count(|s| matches!(s, Step::TurnComplete)),
