@@ -1,27 +1,33 @@
 //! [`ChildStart`]: how the supervisor starts one child of the session, and starts it again —
 //! one per child, built where the session is spawned, so the supervisor holds one table of
-//! them ([`Children`]) and knows no child's actor type or arguments.
+//! them ([`Children`]) and knows no child's type or arguments.
 //!
 //! A start carries what the supervisor needs of its child besides starting it: which child
 //! it is and its mailbox's [`Door`] (clear the slot, count what waits, install a fault
 //! hook). For an inbox-driven child both come from its [`Consumer`] (`Consumer::CHILD`,
-//! `Consumer::mailbox`), so its start is built from its arguments alone.
+//! `Consumer::mailbox`), so its start is built from its arguments alone. An inbox-driven
+//! child runs on a task of its own ([`spawn_consumer`]) and reports its end to the
+//! supervisor by a message; the transport is a ractor actor linked to the supervisor
+//! (decision 0079).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use ractor::{Actor, ActorCell, ActorProcessingErr};
+use ractor::{ActorCell, ActorProcessingErr, ActorRef};
+use tokio::task::AbortHandle;
 
 use crate::child::Child;
 use crate::fault::FaultHook;
-use crate::mailbox::{Consumer, Door, InboxActor};
+use crate::mailbox::{Consumer, Door, InstanceControl, SupervisorMsg, spawn_consumer};
 
-/// Starts an instance of a child, linked to the supervisor it is given (an inbox-driven
-/// instance points its mailbox's slot at itself before it drains); returns its cell. Called once per instance: at the start of the
-/// session, and for each restart.
-type StartFn =
-    Box<dyn FnMut(ActorCell) -> BoxFuture<'static, Result<ActorCell, ActorProcessingErr>> + Send>;
+/// Starts an instance of a child for the supervisor it is given (an inbox-driven instance
+/// is in its mailbox's slot before it drains); returns what the supervisor holds of it.
+/// Called once per instance: at the start of the session, and for each restart.
+type StartFn = Box<
+    dyn FnMut(&ActorRef<SupervisorMsg>) -> BoxFuture<'static, Result<Started, ActorProcessingErr>>
+        + Send,
+>;
 
 /// How the supervisor starts one child, and what it reaches of it without its types.
 pub struct ChildStart {
@@ -31,13 +37,79 @@ pub struct ChildStart {
 }
 
 impl ChildStart {
-    /// Starts an instance linked to `supervisor` (see [`StartFn`]).
+    /// Starts an instance for `supervisor` (see [`StartFn`]).
     pub fn start(
         &mut self,
-        supervisor: ActorCell,
-    ) -> BoxFuture<'static, Result<ActorCell, ActorProcessingErr>> {
+        supervisor: &ActorRef<SupervisorMsg>,
+    ) -> BoxFuture<'static, Result<Started, ActorProcessingErr>> {
         (self.start)(supervisor)
     }
+}
+
+/// A started instance, as the supervisor holds it.
+pub enum Started {
+    /// A ractor actor linked to the supervisor (the transport): its end comes as ractor's
+    /// supervision event.
+    Actor(ActorCell),
+    /// A consumer on a task of its own: its end comes as [`SupervisorMsg::TaskEnded`].
+    Task(TaskChild),
+}
+
+/// A child instance on a task of its own, as the supervisor holds it. Dropped, it aborts the
+/// task (the supervisor failed, or stopped without stopping it): no task outlives its
+/// session's supervisor, unless [`TaskChild::detach`] let it finish its stop.
+pub struct TaskChild {
+    instance: Arc<dyn InstanceControl>,
+    abort: Option<AbortHandle>,
+}
+
+impl TaskChild {
+    /// Its instance's id ([`crate::mailbox::Instance::id`]).
+    pub fn id(&self) -> u64 {
+        self.instance.id()
+    }
+
+    /// Aborts its task where it is (a kill: `stopped` does not run).
+    pub fn kill(mut self) {
+        if let Some(abort) = self.abort.take() {
+            abort.abort();
+        }
+    }
+
+    /// Asks it to stop and lets its task end on its own: it finishes what it handles and
+    /// runs `stopped` (closing its inbox, flushing what it holds), then ends.
+    pub fn stop_and_detach(mut self) {
+        self.instance.stop();
+        self.abort = None;
+    }
+}
+
+impl Drop for TaskChild {
+    fn drop(&mut self) {
+        if let Some(abort) = self.abort.take() {
+            abort.abort();
+        }
+    }
+}
+
+/// Starts consumer `C` on a task of its own, whose end is told to `supervisor`.
+async fn start_task<C: Consumer>(
+    args: C::Args,
+    supervisor: ActorRef<SupervisorMsg>,
+) -> Result<Started, ActorProcessingErr> {
+    let (instance, task) = spawn_consumer::<C, _>(args, move |ended| {
+        // A supervisor that is gone has aborted or let go of this task: nobody to tell.
+        let _ = supervisor.cast(SupervisorMsg::TaskEnded {
+            child: C::CHILD,
+            instance: ended.instance,
+            failure: ended.failure,
+        });
+    })
+    .await?;
+    Ok(Started::Task(TaskChild {
+        instance: instance.control(),
+        abort: Some(task.abort_handle()),
+    }))
 }
 
 /// A restartable inbox-driven child: every instance starts from a clone of the same
@@ -53,13 +125,7 @@ where
         child: C::CHILD,
         door: Arc::new(mailbox),
         start: Box::new(move |supervisor| {
-            let args = args.clone();
-            Box::pin(async move {
-                let actor = InboxActor::<C>::new();
-                // The instance points its mailbox's slot at itself (in `pre_start`).
-                let (instance, _) = Actor::spawn_linked(None, actor, args, supervisor).await?;
-                Ok(instance.get_cell())
-            })
+            Box::pin(start_task::<C>(args.clone(), supervisor.clone()))
         }),
     }
 }
@@ -74,19 +140,17 @@ pub fn once<C: Consumer>(args: C::Args) -> ChildStart {
         door: Arc::new(mailbox),
         start: Box::new(move |supervisor| {
             let first = first.take();
+            let supervisor = supervisor.clone();
             Box::pin(async move {
                 let args = first.ok_or_else(|| started_twice(C::CHILD))?;
-                let actor = InboxActor::<C>::new();
-                // The instance points its mailbox's slot at itself (in `pre_start`).
-                let (instance, _) = Actor::spawn_linked(None, actor, args, supervisor).await?;
-                Ok(instance.get_cell())
+                start_task::<C>(args, supervisor).await
             })
         }),
     }
 }
 
-/// A child started once by `start` (the transport, through its factory), reached through
-/// `door`.
+/// A ractor actor started once by `start` (the transport, through its factory), linked to
+/// the supervisor's cell it is given, reached through `door`.
 pub fn once_with<F>(child: Child, door: Arc<dyn Door>, start: F) -> ChildStart
 where
     F: FnOnce(ActorCell) -> BoxFuture<'static, Result<ActorCell, ActorProcessingErr>>
@@ -100,7 +164,10 @@ where
         child,
         door,
         start: Box::new(move |supervisor| match start.take() {
-            Some(start) => (*start)(supervisor),
+            Some(start) => {
+                let started = (*start)(supervisor.get_cell());
+                Box::pin(async move { started.await.map(Started::Actor) })
+            }
             None => Box::pin(async move { Err(started_twice(child)) }),
         }),
     }

@@ -23,14 +23,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ractor::{ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use reel_recorder::wire_log::{Direction, WireEntry, WireRecorder};
 
 use crate::child::Child;
 use crate::disk::{Disk, DiskWork};
 use crate::events::lock;
 use crate::inbox::{Bound, Failed, Inbox};
-use crate::mailbox::{Consumer, ConsumerMailbox, InboxActor, InboxMsg, Mailbox, RecorderTick};
+use crate::mailbox::{Consumer, ConsumerMailbox, Instance, Mailbox, RecorderTick};
 use crate::telemetry::TelemetryShared;
 
 /// How often the recorder is flushed while frames are being recorded, however long the
@@ -54,7 +54,7 @@ pub struct RecordQueue {
     /// The Recorder's mailbox: its entries, labelled with a copy of each (its payload is
     /// shared, not copied), so a successor can write again the one its predecessor failed
     /// on; and its current instance.
-    entries: Mailbox<WireEntry, WireEntry, InboxMsg<RecorderTick>>,
+    entries: Mailbox<WireEntry, WireEntry, RecorderTick>,
     recorder: Arc<dyn WireRecorder>,
     /// Held by whoever drains, for each entry from take to done.
     draining: Mutex<()>,
@@ -82,12 +82,7 @@ impl RecordQueue {
     /// A queue in front of `recorder`.
     pub fn new(recorder: Arc<dyn WireRecorder>) -> Self {
         RecordQueue {
-            entries: Mailbox::new(
-                "recorder",
-                Bound::wait(RECORD_CAPACITY),
-                WireEntry::clone,
-                || InboxMsg::Wake,
-            ),
+            entries: Mailbox::new("recorder", Bound::wait(RECORD_CAPACITY), WireEntry::clone),
             recorder,
             draining: Mutex::new(()),
             lost: std::sync::atomic::AtomicU64::new(0),
@@ -104,7 +99,7 @@ impl RecordQueue {
     }
 
     /// The Recorder's mailbox (the session's [`crate::peers::Peers`] holds it too).
-    pub fn mailbox(&self) -> &Mailbox<WireEntry, WireEntry, InboxMsg<RecorderTick>> {
+    pub fn mailbox(&self) -> &Mailbox<WireEntry, WireEntry, RecorderTick> {
         &self.entries
     }
 
@@ -207,7 +202,7 @@ impl WireRecorder for RecordQueue {
     }
 
     fn flush(&self) {
-        self.entries.actor.cast(InboxMsg::Own(RecorderTick::Flush));
+        self.entries.actor.cast(RecorderTick::Flush);
     }
 
     fn error_count(&self) -> u64 {
@@ -250,9 +245,6 @@ pub struct Recorder {
     args: RecorderArgs,
 }
 
-/// The Recorder actor.
-pub type RecorderActor = InboxActor<Recorder>;
-
 impl Consumer for Recorder {
     type Item = WireEntry;
     type Label = WireEntry;
@@ -269,7 +261,7 @@ impl Consumer for Recorder {
     async fn start(
         args: RecorderArgs,
         failed: Option<Failed<WireEntry>>,
-        myself: &ActorRef<InboxMsg<RecorderTick>>,
+        myself: &Instance<RecorderTick>,
     ) -> Result<Self, ActorProcessingErr> {
         args.queue.note_failed(failed);
         if let Some(entry) = args.queue.next_rewrite() {
@@ -285,7 +277,7 @@ impl Consumer for Recorder {
                 .lost
                 .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
-        myself.send_interval(FLUSH_INTERVAL, || InboxMsg::Own(RecorderTick::Flush));
+        myself.send_interval(FLUSH_INTERVAL, || RecorderTick::Flush);
         Ok(Recorder { args })
     }
 
@@ -322,7 +314,7 @@ impl Consumer for Recorder {
     async fn message(
         &mut self,
         RecorderTick::Flush: RecorderTick,
-        _myself: &ActorRef<InboxMsg<RecorderTick>>,
+        _myself: &Instance<RecorderTick>,
     ) -> Result<(), ActorProcessingErr> {
         let args = &self.args;
         if args.queue.take_unflushed() {
