@@ -369,8 +369,7 @@ mod tests {
 
     impl FaultHook for FailOnce {
         fn before(&self, child: Child, input: u64) {
-            if child == Child::Recorder && input == self.0 && !self.1.swap(true, Ordering::SeqCst)
-            {
+            if child == Child::Recorder && input == self.0 && !self.1.swap(true, Ordering::SeqCst) {
                 panic!("injected fault on entry {input}");
             }
         }
@@ -385,11 +384,19 @@ mod tests {
     fn an_entry_the_final_drain_fails_on_is_written_again_and_nothing_after_it_is_lost() {
         let memory = Arc::new(MemoryWireRecorder::new());
         let queue = RecordQueue::new(Arc::clone(&memory) as Arc<dyn WireRecorder>);
-        queue
-            .inbox()
-            .set_fault_hook(Child::Recorder, Arc::new(FailOnce(2, AtomicBool::new(false))));
+        queue.inbox().set_fault_hook(
+            Child::Recorder,
+            Arc::new(FailOnce(2, AtomicBool::new(false))),
+        );
         for seq in 1..=4 {
-            queue.record(WireEntry::frame(seq, Direction::In, 0, &b"{}"[..], None, false));
+            queue.record(WireEntry::frame(
+                seq,
+                Direction::In,
+                0,
+                &b"{}"[..],
+                None,
+                false,
+            ));
         }
         queue.drain_and_flush();
         let written: Vec<u64> = memory.entries().iter().map(|e| e.seq).collect();
