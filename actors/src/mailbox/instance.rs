@@ -90,23 +90,13 @@ impl<M: Send + 'static> Instance<M> {
 
     /// Rings its doorbell: items wait in its inbox. `false` if it ended.
     pub fn ring(&self) -> bool {
-        if !self.is_running() {
-            return false;
-        }
-        self.shared.rung.store(true, Ordering::Release);
-        self.shared.bell.notify_one();
-        true
+        self.shared.ring()
     }
 
     /// Sends it one of its own messages. `false` if it no longer takes messages (it is
     /// stopping, or ended).
     pub fn cast(&self, message: M) -> bool {
-        if self.shared.state.load(Ordering::Acquire) != RUNNING {
-            return false;
-        }
-        lock(&self.shared.own).push_back(message);
-        self.shared.bell.notify_one();
-        true
+        self.shared.cast(message)
     }
 
     /// Sends it `message()` after `after`, unless it ended by then (the timer ends with it).
@@ -152,13 +142,7 @@ impl<M: Send + 'static> Instance<M> {
 
     /// Asks it to stop: it finishes what it is handling, runs `stopped`, and ends.
     pub fn stop(&self) {
-        let _ = self.shared.state.compare_exchange(
-            RUNNING,
-            STOPPING,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-        self.shared.bell.notify_one();
+        InstanceControl::stop(&*self.shared);
     }
 
     /// Whether it was asked to stop (or ended).
@@ -199,6 +183,28 @@ impl<M: Send + 'static> Instance<M> {
     /// What the supervisor holds of it, whatever its messages.
     pub(crate) fn control(&self) -> Arc<dyn InstanceControl> {
         Arc::clone(&self.shared) as Arc<dyn InstanceControl>
+    }
+}
+
+impl<M> Shared<M> {
+    /// See [`Instance::ring`].
+    fn ring(&self) -> bool {
+        if self.state.load(Ordering::Acquire) == ENDED {
+            return false;
+        }
+        self.rung.store(true, Ordering::Release);
+        self.bell.notify_one();
+        true
+    }
+
+    /// See [`Instance::cast`].
+    fn cast(&self, message: M) -> bool {
+        if self.state.load(Ordering::Acquire) != RUNNING {
+            return false;
+        }
+        lock(&self.own).push_back(message);
+        self.bell.notify_one();
+        true
     }
 }
 
@@ -269,27 +275,17 @@ impl<M: Send + 'static> InstanceSlot<M> {
     /// Sends `message` to the current instance. `false` if there is none or it no longer
     /// takes messages.
     pub fn cast(&self, message: M) -> bool {
-        match self.current.load().as_ref() {
-            Some(shared) => Instance {
-                shared: Arc::clone(shared),
-            }
-            .cast(message),
-            None => false,
-        }
+        self.current
+            .load()
+            .as_ref()
+            .is_some_and(|shared| shared.cast(message))
     }
 
     /// Rings the current instance's doorbell. `false` if there is none or it ended.
     pub fn ring(&self) -> bool {
-        match self.current.load().as_ref() {
-            Some(shared) => {
-                if shared.state.load(Ordering::Acquire) == ENDED {
-                    return false;
-                }
-                shared.rung.store(true, Ordering::Release);
-                shared.bell.notify_one();
-                true
-            }
-            None => false,
-        }
+        self.current
+            .load()
+            .as_ref()
+            .is_some_and(|shared| shared.ring())
     }
 }
