@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use ractor::{ActorCell, ActorProcessingErr, ActorRef};
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 
 use crate::child::Child;
 use crate::fault::FaultHook;
@@ -56,11 +56,11 @@ pub enum Started {
 }
 
 /// A child instance on a task of its own, as the supervisor holds it. Dropped, it aborts the
-/// task (the supervisor failed, or stopped without stopping it): no task outlives its
-/// session's supervisor, unless [`TaskChild::detach`] let it finish its stop.
+/// task (the supervisor failed, or let go of it): no task outlives its session's supervisor
+/// but for the bounded time [`TaskChild::stop_within`] gives it to finish its stop.
 pub struct TaskChild {
     instance: Arc<dyn InstanceControl>,
-    abort: Option<AbortHandle>,
+    task: JoinHandle<()>,
 }
 
 impl TaskChild {
@@ -70,25 +70,28 @@ impl TaskChild {
     }
 
     /// Aborts its task where it is (a kill: `stopped` does not run).
-    pub fn kill(mut self) {
-        if let Some(abort) = self.abort.take() {
-            abort.abort();
-        }
+    pub fn kill(self) {
+        self.task.abort();
     }
 
-    /// Asks it to stop and lets its task end on its own: it finishes what it handles and
-    /// runs `stopped` (closing its inbox, flushing what it holds), then ends.
-    pub fn stop_and_detach(mut self) {
+    /// Asks it to stop: it finishes what it handles and runs `stopped` (closing its inbox,
+    /// flushing what it holds), then its task ends.
+    pub fn stop(&self) {
         self.instance.stop();
-        self.abort = None;
+    }
+
+    /// Waits until its task ended, or until `deadline`, past which it is aborted (stuck
+    /// where no stop reaches it: the router waiting for room in a lane that was killed,
+    /// say).
+    pub async fn ended_by(mut self, deadline: tokio::time::Instant) {
+        let _ = tokio::time::timeout_at(deadline, &mut self.task).await;
+        // Dropped here: aborts the task if it has not ended.
     }
 }
 
 impl Drop for TaskChild {
     fn drop(&mut self) {
-        if let Some(abort) = self.abort.take() {
-            abort.abort();
-        }
+        self.task.abort();
     }
 }
 
@@ -108,7 +111,7 @@ async fn start_task<C: Consumer>(
     .await?;
     Ok(Started::Task(TaskChild {
         instance: instance.control(),
-        abort: Some(task.abort_handle()),
+        task,
     }))
 }
 
@@ -208,5 +211,121 @@ impl Children {
         for (child, start) in &self.0 {
             start.door.set_fault_hook(*child, Arc::clone(hook));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::inbox::{Bound, Failed};
+    use crate::mailbox::{Instance, Mailbox, NoMsg};
+
+    /// Handles an item by waiting for ever when told to (stuck where no stop reaches it);
+    /// says when its `stopped` ran.
+    struct Stuckable {
+        stopped: Arc<AtomicBool>,
+    }
+
+    #[derive(Clone)]
+    struct Args {
+        mailbox: Mailbox<bool, (), NoMsg>,
+        stopped: Arc<AtomicBool>,
+    }
+
+    impl Consumer for Stuckable {
+        type Item = bool;
+        type Label = ();
+        type Msg = NoMsg;
+        type Args = Args;
+
+        const CHILD: Child = Child::Router;
+        const CHUNK: usize = 4;
+
+        fn mailbox(args: &Args) -> &Mailbox<bool, (), NoMsg> {
+            &args.mailbox
+        }
+
+        async fn start(
+            args: Args,
+            _failed: Option<Failed<()>>,
+            _myself: &Instance<NoMsg>,
+        ) -> Result<Self, ActorProcessingErr> {
+            Ok(Stuckable {
+                stopped: args.stopped,
+            })
+        }
+
+        async fn handle(&mut self, stuck: bool) -> Result<(), ActorProcessingErr> {
+            if stuck {
+                std::future::pending::<()>().await;
+            }
+            Ok(())
+        }
+
+        async fn stopped(&mut self) -> Result<(), ActorProcessingErr> {
+            self.stopped.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    async fn task_child(args: &Args) -> (TaskChild, Instance<NoMsg>) {
+        let (instance, task) = spawn_consumer::<Stuckable, _>(args.clone(), |_| {})
+            .await
+            .unwrap();
+        let child = TaskChild {
+            instance: instance.control(),
+            task,
+        };
+        (child, instance)
+    }
+
+    fn args() -> Args {
+        Args {
+            mailbox: Mailbox::new("stuckable", Bound::wait(8), |_| ()),
+            stopped: Arc::default(),
+        }
+    }
+
+    /// At the session's end a child asked to stop runs `stopped` and ends well before the
+    /// deadline; one stuck where no stop reaches it is aborted at the deadline, so it does
+    /// not outlive the session (before the bound, it was let go of and stayed for ever).
+    #[tokio::test(start_paused = true)]
+    async fn a_stopped_child_ends_by_itself_and_a_stuck_one_is_aborted_at_the_deadline() {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+
+        let free = args();
+        let (child, instance) = task_child(&free).await;
+        free.mailbox.push(false).unwrap();
+        child.stop();
+        child.ended_by(deadline).await;
+        assert!(free.stopped.load(Ordering::SeqCst), "its `stopped` ran");
+        assert!(!instance.is_running());
+        assert!(tokio::time::Instant::now() < deadline, "it ended by itself");
+
+        let stuck = args();
+        let (child, instance) = task_child(&stuck).await;
+        stuck.mailbox.push(true).unwrap();
+        // Let it take the item and get stuck on it.
+        while !stuck.mailbox.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        child.stop();
+        child.ended_by(deadline).await;
+        assert_eq!(tokio::time::Instant::now(), deadline);
+        // The abort takes effect when the runtime next polls the task.
+        for _ in 0..100 {
+            if !instance.is_running() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(!instance.is_running(), "the stuck child was aborted");
+        assert!(
+            !stuck.stopped.load(Ordering::SeqCst),
+            "a killed child runs nothing more"
+        );
     }
 }

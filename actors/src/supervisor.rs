@@ -424,14 +424,25 @@ impl SupervisorState {
         drop(self.args.peers.router.close());
         // A lane that did not drain is killed, not stopped: stuck in a hung callback it
         // would never see a stop message, and nothing that must outlive it (state, inboxes,
-        // recording) lives in it. The others stop and finish what they hold (their tasks
-        // end on their own once they have).
+        // recording) lives in it. The others stop and finish what they hold, on a task of
+        // their own that outlives the supervisor by the shutdown timeout at most: past it,
+        // whatever has not ended (stuck where no stop reaches it) is aborted.
+        let mut stopping = Vec::new();
         for (child, task) in std::mem::take(&mut self.tasks) {
             if child.spec().drains && !self.drained.contains(&child) {
                 task.kill();
             } else {
-                task.stop_and_detach();
+                task.stop();
+                stopping.push(task);
             }
+        }
+        if !stopping.is_empty() {
+            let deadline = tokio::time::Instant::now() + self.args.shutdown_timeout;
+            tokio::spawn(async move {
+                for task in stopping {
+                    task.ended_by(deadline).await;
+                }
+            });
         }
         for cell in myself.get_children() {
             match self.children.get(&cell.get_id()) {
