@@ -1018,10 +1018,12 @@ fn main() {
     match calibration {
         Some((actor, task)) => println!(
             "calibration (10,000 each, alone): an idle ractor actor {actor} B of RSS, an idle \
-             tokio task {task} B; a session is 7 actors (8 recording) and 1 reader task: \
-             {} B (KiB {:.1}) of its idle cost is actors and tasks alone",
-            7 * actor + task,
-            (7 * actor + task) as f64 / 1024.0
+             tokio task {task} B; a session without `on_usage` is 2 actors (supervisor, \
+             transport) and 5 tasks (store, fast lane, control lane, router, the link's \
+             reader; 6 recording; decision 0079): {} B (KiB {:.1}) of its idle cost is \
+             actors and empty tasks alone",
+            2 * actor + 5 * task,
+            (2 * actor + 5 * task) as f64 / 1024.0
         ),
         None => println!("calibration: did not run"),
     }

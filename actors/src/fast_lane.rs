@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use ractor::{ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use reel_protocol::{SessionEvent, SessionPhase};
 
 use crate::audio::SharedJitterBuffer;
@@ -20,7 +20,7 @@ use crate::events::{Lane, LiveEvent};
 use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
 use crate::mailbox::{
-    Consumer, ConsumerMailbox, EventItem, FailedItem, InboxMsg, LANE_CHUNK, NoMsg,
+    Consumer, ConsumerMailbox, EventItem, FailedItem, Instance, LANE_CHUNK, NoMsg,
 };
 use crate::peers::Peers;
 use crate::playback::PlaybackQueue;
@@ -59,7 +59,7 @@ impl Consumer for FastLane {
     async fn start(
         args: FastLaneArgs,
         failed: Option<Failed<FailedItem>>,
-        _myself: &ActorRef<InboxMsg<NoMsg>>,
+        _myself: &Instance<NoMsg>,
     ) -> Result<Self, ActorProcessingErr> {
         if let Some(failed) = failed {
             report_failed(&args.peers, Child::FastLane, &failed);

@@ -230,39 +230,47 @@ impl LiveHandle {
         }
     }
 
-    /// The actors the session's supervisor runs now, in start order: each child of the tree
-    /// linked to the supervisor (as ractor knows its children) whose slot points at it. The
-    /// supervisor itself is not listed. An idle session without an `on_usage` callback or a
-    /// recorder runs five (decision 0075); a child between a failure and its restart is
-    /// missing.
+    /// The children the session's supervisor runs now, in start order: each child whose
+    /// slot points at a running instance — for the children on tasks of their own, an
+    /// instance whose task has not ended; for the transport, an actor linked to the
+    /// supervisor (as ractor knows its children). The supervisor itself is not listed. An idle
+    /// session without an `on_usage` callback or a recorder runs five (decision 0075); a
+    /// child between a failure and its restart is missing.
     pub fn actors(&self) -> Vec<crate::child::Child> {
         use crate::child::Child;
         let peers = &self.peers;
         let Some(supervisor) = peers.supervisor.get() else {
             return Vec::new();
         };
-        let linked: Vec<ractor::ActorId> = supervisor
-            .get_children()
-            .iter()
-            .map(ractor::ActorCell::get_id)
-            .collect();
-        let id_of = |child: Child| match child {
-            Child::StateStore => peers.store.actor.get().map(|a| a.get_id()),
-            Child::Telemetry => peers.lanes.telemetry.actor.get().map(|a| a.get_id()),
-            Child::FastLane => peers.lanes.fast.actor.get().map(|a| a.get_id()),
-            Child::ControlLane => peers.lanes.control.actor.get().map(|a| a.get_id()),
+        let running = |child: Child| match child {
+            Child::StateStore => peers.store.actor.get().is_some_and(|i| i.is_running()),
+            Child::Telemetry => peers
+                .lanes
+                .telemetry
+                .actor
+                .get()
+                .is_some_and(|i| i.is_running()),
+            Child::FastLane => peers.lanes.fast.actor.get().is_some_and(|i| i.is_running()),
+            Child::ControlLane => peers
+                .lanes
+                .control
+                .actor
+                .get()
+                .is_some_and(|i| i.is_running()),
             Child::Recorder => peers
                 .recorder
                 .as_ref()
                 .and_then(|recorder| recorder.actor.get())
-                .map(|a| a.get_id()),
-            Child::Router => peers.router.actor.get().map(|a| a.get_id()),
-            Child::Transport => peers.transport.get().map(|a| a.get_id()),
+                .is_some_and(|i| i.is_running()),
+            Child::Router => peers.router.actor.get().is_some_and(|i| i.is_running()),
+            Child::Transport => peers.transport.get().is_some_and(|transport| {
+                supervisor
+                    .get_children()
+                    .iter()
+                    .any(|cell| cell.get_id() == transport.get_id())
+            }),
         };
-        Child::ALL
-            .into_iter()
-            .filter(|child| id_of(*child).is_some_and(|id| linked.contains(&id)))
-            .collect()
+        Child::ALL.into_iter().filter(|c| running(*c)).collect()
     }
 
     /// Counters, latencies and token usage now.

@@ -1,10 +1,10 @@
 //! [`Inbox`]: a queue that outlives the actor that drains it.
 //!
-//! ractor drops a failed actor's mailbox, so anything that must survive a restart cannot
-//! wait in it. Every restartable consumer in the tree (the lanes, telemetry, the state
+//! A failed instance's own messages go with it, so anything that must survive a restart
+//! cannot wait there. Every restartable consumer in the tree (the lanes, telemetry, the state
 //! store, the recorder) therefore reads from an `Inbox` it shares with its producers and
-//! with its own successors; its ractor mailbox carries only a doorbell (a `Wake` message
-//! that says "items are waiting").
+//! with its own successors; its instance hears only a doorbell (a flag and a wake-up that
+//! say "items are waiting": `crate::mailbox::Instance`).
 //!
 //! # The one ordering guarantee
 //!
@@ -107,7 +107,7 @@ pub struct InboxStats {
     /// backpressure reaching them (for the router's inbox, the socket's reader has stopped).
     pub producers_waiting: usize,
     /// Times its consumer was woken to drain it ([`Inbox::count_wake`]): items finished
-    /// per wake is how well the consumer batches (each wake is a message to its actor).
+    /// per wake is how well the consumer batches (each wake is a trip through its task).
     pub wakes: u64,
 }
 
@@ -580,7 +580,7 @@ impl<T, L> Inbox<T, L> {
         }
     }
 
-    /// Counts one wake of the consumer (its skeleton calls it for each doorbell it
+    /// Counts one wake of the consumer (its runner calls it for each doorbell it
     /// handles): reported in [`InboxStats::wakes`].
     pub fn count_wake(&self) {
         self.wakes.fetch_add(1, Ordering::Relaxed);

@@ -1,6 +1,7 @@
 //! # reel-actors
 //!
-//! A Live session as a tree of supervised ractor actors:
+//! A Live session as a supervised tree: a ractor supervisor and transport, the inbox-driven
+//! children on plain tasks the supervisor holds (decision 0079):
 //!
 //! ```text
 //! SessionSupervisor            one per session; owns its children's refs, restarts them

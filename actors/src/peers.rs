@@ -14,7 +14,7 @@ use reel_recorder::wire_log::WireEntry;
 use crate::clock::{Clock, EventClock, SharedClock};
 use crate::events::EventHub;
 use crate::mailbox::{
-    ControlItem, EventItem, InboxMsg, LaneMailbox, LaneMailboxes, Mailbox, ROUTER_BOUND,
+    ControlItem, EventItem, InstanceSlot, LaneMailbox, LaneMailboxes, Mailbox, ROUTER_BOUND,
     ROUTER_MAX_BYTES, RecorderTick, RouterMsg, RouterTimer, SupervisorMsg, TransportMsg,
     router_item_bytes,
 };
@@ -25,7 +25,7 @@ use crate::tools::ToolInputs;
 
 /// The router's mailbox: what it routes, in order (frames, transport steps, reports,
 /// barriers).
-pub type RouterMailbox = Mailbox<RouterMsg, (), InboxMsg<RouterTimer>>;
+pub type RouterMailbox = Mailbox<RouterMsg, (), RouterTimer>;
 
 /// The fast lane's or telemetry's mailbox: events, then the end.
 pub type EventMailbox = LaneMailbox<EventItem>;
@@ -35,7 +35,7 @@ pub type ControlMailbox = LaneMailbox<ControlItem>;
 
 /// The recorder's mailbox: the wire entries waiting to be written, each labelled with a
 /// copy of itself (its payload shared, not copied) for a successor to write again.
-pub type RecorderMailbox = Mailbox<WireEntry, WireEntry, InboxMsg<RecorderTick>>;
+pub type RecorderMailbox = Mailbox<WireEntry, WireEntry, RecorderTick>;
 
 /// The mailboxes of a session's actors, the clock and the event hub. The supervisor owns
 /// it and fills the slots as it spawns and restarts the actors.
@@ -110,17 +110,13 @@ impl Peers {
     }
 }
 
-fn wake<M>() -> InboxMsg<M> {
-    InboxMsg::Wake
-}
-
 fn router_mailbox() -> RouterMailbox {
-    let actor: Arc<Slot<InboxMsg<RouterTimer>>> = Arc::default();
+    let actor: Arc<InstanceSlot<RouterTimer>> = Arc::default();
     let inbox = crate::inbox::Inbox::new(
         "router",
         ROUTER_BOUND,
         |_| (),
-        crate::mailbox::doorbell(&actor, wake),
+        crate::mailbox::doorbell(&actor),
     )
     .weighed(ROUTER_MAX_BYTES, router_item_bytes);
     Mailbox::from_parts(Arc::new(inbox), actor)

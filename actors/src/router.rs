@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use ractor::{ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use reel_protocol::{
     DecodeLimits, EventDecoder, PhaseInput, PhaseTracker, SessionCommand, SessionError,
     SessionEvent, SessionPhase, decode_server_partial_with,
@@ -24,8 +24,8 @@ use crate::child::Child;
 use crate::go_away::{GoAwayStep, GoAwayTimer};
 use crate::inbox::{Failed, Inbox};
 use crate::mailbox::{
-    Consumer, ConsumerMailbox, ControlItem, InboxActor, InboxMsg, LaneItems, Lanes, Lifecycle,
-    RouterMsg, RouterTimer, TransportMsg,
+    Consumer, ConsumerMailbox, ControlItem, Instance, LaneItems, Lanes, Lifecycle, RouterMsg,
+    RouterTimer, TransportMsg,
 };
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
@@ -85,11 +85,8 @@ pub struct Router {
     /// When a `goAway` turns into a reconnect.
     go_away: GoAwayTimer,
     /// This router, for the `goAway` timer.
-    myself: ActorRef<InboxMsg<RouterTimer>>,
+    myself: Instance<RouterTimer>,
 }
-
-/// The Router actor.
-pub type RouterActor = InboxActor<Router>;
 
 impl Consumer for Router {
     type Item = RouterMsg;
@@ -108,7 +105,7 @@ impl Consumer for Router {
         args: RouterArgs,
         // The router is not restarted (its failure ends the session): no predecessor.
         _failed: Option<Failed<()>>,
-        myself: &ActorRef<InboxMsg<RouterTimer>>,
+        myself: &Instance<RouterTimer>,
     ) -> Result<Self, ActorProcessingErr> {
         Ok(Router {
             peers: args.peers,
@@ -166,7 +163,7 @@ impl Consumer for Router {
     async fn message(
         &mut self,
         RouterTimer::GoAwayDue(id): RouterTimer,
-        _myself: &ActorRef<InboxMsg<RouterTimer>>,
+        _myself: &Instance<RouterTimer>,
     ) -> Result<(), ActorProcessingErr> {
         if self.go_away.due(id) {
             self.reconnect();
@@ -333,7 +330,7 @@ impl Router {
                 GoAwayStep::Reconnect => self.reconnect(),
                 GoAwayStep::Wait { id, after } => {
                     self.myself
-                        .send_after(after, move || InboxMsg::Own(RouterTimer::GoAwayDue(id)));
+                        .send_after(after, move || RouterTimer::GoAwayDue(id));
                 }
             }
             self.measure_first_response(event, ts_ms);

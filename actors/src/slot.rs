@@ -1,8 +1,9 @@
-//! [`Slot`]: the current instance of a restartable actor.
+//! [`Slot`]: the current instance of a ractor child (the transport) or of the supervisor.
 //!
 //! Actors and tasks never keep another actor's `ActorRef` across a restart: they keep the
-//! slot, which the supervisor points at the new instance, so a tool task that finishes after
-//! the control lane restarted still reaches the control lane.
+//! slot. The inbox-driven children, on tasks of their own, have an
+//! [`crate::mailbox::InstanceSlot`] instead, which each new instance is put in, so a tool
+//! task that finishes after the control lane restarted still reaches the control lane.
 
 use arc_swap::ArcSwapOption;
 use ractor::ActorRef;

@@ -12,6 +12,13 @@
 //! The session ends normally when the connection is over for good: the router tells every
 //! lane, each lane finishes its backlog and reports drained, then the supervisor publishes
 //! [`LiveEvent::SessionEnded`], closes the event streams and stops the tree.
+//!
+//! The supervisor is a ractor actor, the root of the tree. Its inbox-driven children (the
+//! store, telemetry, the lanes, the recorder, the router) run on plain tasks and tell it of
+//! their end by a message ([`SupervisorMsg::TaskEnded`]); the transport is a ractor actor
+//! linked to it, whose end comes as ractor's supervision event (decision 0079). Either way
+//! the same rules, reports and restarts follow. The tasks are the supervisor's: should it
+//! fail, its state goes and with it every child task still running (aborted).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -22,7 +29,7 @@ use reel_recorder::wire_log::WireRecorder;
 use tokio::sync::watch;
 
 use crate::child::{Child, OnFailure};
-use crate::child_spec::Children;
+use crate::child_spec::{Children, Started, TaskChild};
 use crate::events::{Lane, LiveEvent};
 use crate::mailbox::{SupervisorMsg, TransportMsg};
 use crate::peers::Peers;
@@ -91,7 +98,11 @@ pub struct SupervisorArgs {
 /// The supervisor's state.
 pub struct SupervisorState {
     args: SupervisorArgs,
+    /// The children that are ractor actors (the transport), by actor.
     children: HashMap<ActorId, Child>,
+    /// The children on tasks of their own, by child: dropped with the state, they are
+    /// aborted.
+    tasks: BTreeMap<Child, TaskChild>,
     restarts: BTreeMap<Child, VecDeque<tokio::time::Instant>>,
     drained: BTreeSet<Child>,
     end_reason: Option<String>,
@@ -117,6 +128,7 @@ impl Actor for SessionSupervisor {
         let mut state = SupervisorState {
             args,
             children: HashMap::new(),
+            tasks: BTreeMap::new(),
             restarts: BTreeMap::new(),
             drained: BTreeSet::new(),
             end_reason: None,
@@ -190,6 +202,23 @@ impl Actor for SessionSupervisor {
                         state.end(&myself, reason, false).await;
                     }
                 }
+                SupervisorMsg::TaskEnded {
+                    child,
+                    instance,
+                    failure,
+                } => {
+                    // The instance the supervisor holds for `child` (not an earlier one).
+                    if state.tasks.get(&child).is_some_and(|t| t.id() == instance) {
+                        state.tasks.remove(&child);
+                        if !state.over {
+                            // A child that stopped on its own while the session is live is
+                            // a failure, so nothing silently goes missing.
+                            let why = failure.unwrap_or_else(|| "stopped".to_owned());
+                            state.clear_slot(child);
+                            state.restart_or_end(&myself, child, why).await;
+                        }
+                    }
+                }
                 SupervisorMsg::Respawn(child) => {
                     if !state.over {
                         // The new instance recovers from its inbox on start: nothing to re-send.
@@ -259,8 +288,14 @@ impl SupervisorState {
             .children
             .get_mut(child)
             .ok_or_else(|| format!("the session has no {child} to start"))?;
-        let cell: ActorCell = start.start(myself.get_cell()).await?;
-        self.children.insert(cell.get_id(), child);
+        match start.start(myself).await? {
+            Started::Actor(cell) => {
+                self.children.insert(cell.get_id(), child);
+            }
+            Started::Task(task) => {
+                self.tasks.insert(child, task);
+            }
+        }
         Ok(())
     }
 
@@ -392,7 +427,26 @@ impl SupervisorState {
         drop(self.args.peers.router.close());
         // A lane that did not drain is killed, not stopped: stuck in a hung callback it
         // would never see a stop message, and nothing that must outlive it (state, inboxes,
-        // recording) lives in it. The others stop and finish what they hold.
+        // recording) lives in it. The others stop and finish what they hold, on a task of
+        // their own that outlives the supervisor by the shutdown timeout at most: past it,
+        // whatever has not ended (stuck where no stop reaches it) is aborted.
+        let mut stopping = Vec::new();
+        for (child, task) in std::mem::take(&mut self.tasks) {
+            if child.spec().drains && !self.drained.contains(&child) {
+                task.kill();
+            } else {
+                task.stop();
+                stopping.push(task);
+            }
+        }
+        if !stopping.is_empty() {
+            let deadline = tokio::time::Instant::now() + self.args.shutdown_timeout;
+            tokio::spawn(async move {
+                for task in stopping {
+                    task.ended_by(deadline).await;
+                }
+            });
+        }
         for cell in myself.get_children() {
             match self.children.get(&cell.get_id()) {
                 Some(child) if child.spec().drains && !self.drained.contains(child) => cell.kill(),

@@ -16,7 +16,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ractor::{ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use reel_protocol::{SessionEvent, UsageMetadata};
 
 use crate::callbacks::TelemetryCallbacks;
@@ -25,7 +25,7 @@ use crate::events::lock;
 use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
 use crate::mailbox::{
-    Consumer, ConsumerMailbox, EventItem, FailedItem, InboxActor, InboxMsg, LANE_CHUNK, NoMsg,
+    Consumer, ConsumerMailbox, EventItem, FailedItem, Instance, LANE_CHUNK, NoMsg,
 };
 use crate::peers::Peers;
 
@@ -311,9 +311,6 @@ pub struct Telemetry {
     args: TelemetryArgs,
 }
 
-/// The Telemetry actor.
-pub type TelemetryActor = InboxActor<Telemetry>;
-
 impl Consumer for Telemetry {
     type Item = EventItem;
     type Label = FailedItem;
@@ -330,7 +327,7 @@ impl Consumer for Telemetry {
     async fn start(
         args: TelemetryArgs,
         failed: Option<Failed<FailedItem>>,
-        _myself: &ActorRef<InboxMsg<NoMsg>>,
+        _myself: &Instance<NoMsg>,
     ) -> Result<Self, ActorProcessingErr> {
         if let Some(failed) = failed {
             report_failed(&args.peers, Child::Telemetry, &failed);

@@ -95,7 +95,7 @@ pub use data::ControlData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::{ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use reel_protocol::SessionEvent;
 
 use crate::callback_guard::{CallbackGuard, TimedOut};
@@ -107,7 +107,7 @@ use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
 use crate::llm::LlmInterceptor;
 use crate::mailbox::{
-    Consumer, ConsumerMailbox, ControlItem, FailedItem, InboxMsg, LANE_CHUNK, NoMsg,
+    Consumer, ConsumerMailbox, ControlItem, FailedItem, Instance, LANE_CHUNK, NoMsg,
 };
 use crate::peers::Peers;
 use crate::persistence::SnapshotSaver;
@@ -179,7 +179,7 @@ pub struct ControlLaneState {
     pub(crate) interceptor: Arc<dyn LlmInterceptor>,
     pub(crate) saver: Option<SnapshotSaver>,
     pub(crate) transcript_view: Arc<tokio::sync::watch::Sender<Arc<[TranscriptTurn]>>>,
-    /// The item a failed predecessor was handling, settled in `post_start`.
+    /// The item a failed predecessor was handling, settled in `started`.
     failed: Option<Failed<FailedItem>>,
 }
 
@@ -239,7 +239,7 @@ impl Consumer for ControlLaneState {
     async fn start(
         args: ControlLaneArgs,
         failed: Option<Failed<FailedItem>>,
-        _myself: &ActorRef<InboxMsg<NoMsg>>,
+        _myself: &Instance<NoMsg>,
     ) -> Result<Self, ActorProcessingErr> {
         Ok(ControlLaneState::new(args, failed))
     }

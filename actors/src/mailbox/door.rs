@@ -6,24 +6,26 @@ use std::sync::Arc;
 use crate::child::Child;
 use crate::fault::FaultHook;
 use crate::inbox::{Bound, Doorbell, Inbox};
+use crate::mailbox::InstanceSlot;
 use crate::slot::Slot;
 
 /// A restartable child's typed mailbox: the [`Inbox`] its items wait in (which outlives each
-/// instance) and the [`Slot`] of its current instance (which the inbox's doorbell rings and
-/// the supervisor points at each new instance). It reads as its inbox (`Deref`).
-pub struct Mailbox<I, L, A: Send + 'static> {
+/// instance) and the [`InstanceSlot`] of its current instance (which the inbox's doorbell
+/// rings and the runner points at each new instance), whose own messages are `M`. It reads
+/// as its inbox (`Deref`).
+pub struct Mailbox<I, L, M: Send + 'static> {
     /// Where its items wait.
     pub inbox: Arc<Inbox<I, L>>,
     /// Its current instance.
-    pub actor: Arc<Slot<A>>,
+    pub actor: Arc<InstanceSlot<M>>,
 }
 
-impl<I, L, A: Send + 'static> Mailbox<I, L, A> {
+impl<I, L, M: Send + 'static> Mailbox<I, L, M> {
     /// An empty mailbox called `name` (in logs), bounded by `bound`, labelling a taken item
-    /// with `label`; a push rings the current instance with `wake()`.
-    pub fn new(name: &'static str, bound: Bound, label: fn(&I) -> L, wake: fn() -> A) -> Self {
-        let actor: Arc<Slot<A>> = Arc::default();
-        let inbox = Inbox::new(name, bound, label, doorbell(&actor, wake));
+    /// with `label`; a push rings the current instance's doorbell.
+    pub fn new(name: &'static str, bound: Bound, label: fn(&I) -> L) -> Self {
+        let actor: Arc<InstanceSlot<M>> = Arc::default();
+        let inbox = Inbox::new(name, bound, label, doorbell(&actor));
         Mailbox {
             inbox: Arc::new(inbox),
             actor,
@@ -31,12 +33,12 @@ impl<I, L, A: Send + 'static> Mailbox<I, L, A> {
     }
 
     /// A mailbox around an inbox built elsewhere (its doorbell must ring `actor`).
-    pub fn from_parts(inbox: Arc<Inbox<I, L>>, actor: Arc<Slot<A>>) -> Self {
+    pub fn from_parts(inbox: Arc<Inbox<I, L>>, actor: Arc<InstanceSlot<M>>) -> Self {
         Mailbox { inbox, actor }
     }
 }
 
-impl<I, L, A: Send + 'static> Clone for Mailbox<I, L, A> {
+impl<I, L, M: Send + 'static> Clone for Mailbox<I, L, M> {
     fn clone(&self) -> Self {
         Mailbox {
             inbox: Arc::clone(&self.inbox),
@@ -45,7 +47,7 @@ impl<I, L, A: Send + 'static> Clone for Mailbox<I, L, A> {
     }
 }
 
-impl<I, L, A: Send + 'static> std::ops::Deref for Mailbox<I, L, A> {
+impl<I, L, M: Send + 'static> std::ops::Deref for Mailbox<I, L, M> {
     type Target = Inbox<I, L>;
 
     fn deref(&self) -> &Inbox<I, L> {
@@ -53,7 +55,7 @@ impl<I, L, A: Send + 'static> std::ops::Deref for Mailbox<I, L, A> {
     }
 }
 
-impl<I, L, A: Send + 'static> std::fmt::Debug for Mailbox<I, L, A> {
+impl<I, L, M: Send + 'static> std::fmt::Debug for Mailbox<I, L, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Mailbox")
             .field("inbox", &self.inbox)
@@ -62,10 +64,10 @@ impl<I, L, A: Send + 'static> std::fmt::Debug for Mailbox<I, L, A> {
     }
 }
 
-/// A doorbell that sends `wake()` to whatever instance `slot` holds.
-pub fn doorbell<M: Send + 'static>(slot: &Arc<Slot<M>>, wake: fn() -> M) -> Doorbell {
+/// A doorbell that rings whatever instance `slot` holds (a flag and a wake-up: no message).
+pub fn doorbell<M: Send + 'static>(slot: &Arc<InstanceSlot<M>>) -> Doorbell {
     let slot = Arc::clone(slot);
-    Box::new(move || slot.cast(wake()))
+    Box::new(move || slot.ring())
 }
 
 /// What the supervisor does to a child's mailbox, whatever its item and message types.
@@ -79,7 +81,7 @@ pub trait Door: Send + Sync {
     fn set_fault_hook(&self, child: Child, hook: Arc<dyn FaultHook>);
 }
 
-impl<I: Send + 'static, L: Send + 'static, A: Send + 'static> Door for Mailbox<I, L, A> {
+impl<I: Send + 'static, L: Send + 'static, M: Send + 'static> Door for Mailbox<I, L, M> {
     fn clear(&self) {
         self.actor.clear();
     }

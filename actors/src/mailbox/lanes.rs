@@ -9,7 +9,7 @@
 
 use reel_protocol::{SessionError, SessionEvent};
 
-use super::{InboxMsg, Mailbox, NoMsg};
+use super::{Mailbox, NoMsg};
 use crate::child::Child;
 use crate::inbox::{Bound, Inbox};
 use crate::tools::{StampedInput, ToolOutcome};
@@ -39,7 +39,7 @@ pub trait RoutedItem: Send + 'static {
 }
 
 /// The mailbox of a lane the router feeds, whose items are `I`.
-pub type LaneMailbox<I> = Mailbox<I, FailedItem, InboxMsg<NoMsg>>;
+pub type LaneMailbox<I> = Mailbox<I, FailedItem, NoMsg>;
 
 /// Declares the lanes the router feeds once, one row each, in the order they are pushed:
 /// the field, its item type and its child. From the rows come [`Lanes`] (one value per lane,
@@ -79,7 +79,6 @@ macro_rules! routed_lanes {
                         Child::$child.as_str(),
                         LANE_BOUND,
                         <$item as RoutedItem>::failed,
-                        || InboxMsg::Wake,
                     ),)+
                 }
             }

@@ -1,7 +1,8 @@
 //! What the session's actors send each other, and where it waits: every message and inbox
 //! item of the tree, the typed mailboxes ([`Mailbox`]: an [`Inbox`] that outlives each
-//! instance, and the [`Slot`] of the current instance its doorbell rings) and the one actor
-//! skeleton every inbox-driven child runs on ([`InboxActor`]).
+//! instance, and the [`InstanceSlot`] of the current instance its doorbell rings) and the
+//! one runner every inbox-driven child runs on ([`spawn_consumer`]: a [`Consumer`] on a
+//! plain task, decision 0079).
 //!
 //! This module sits *below* the actors: nothing in it imports an actor's module, so an
 //! actor, the [`crate::peers::Peers`] table and the supervisor can all name the messages
@@ -9,20 +10,21 @@
 //! See `docs/decisions/0041-the-inbox-is-the-mailbox.md`.
 //!
 //! [`Inbox`]: crate::inbox::Inbox
-//! [`Slot`]: crate::slot::Slot
 
-mod actor;
+mod consumer;
 mod door;
+mod instance;
 mod lanes;
 mod recorder;
 mod router;
 mod supervisor;
+mod task;
 mod transport;
 
-pub use actor::{
-    Consumer, ConsumerMailbox, InboxActor, InboxMsg, InboxState, NoMsg, drain_one_by_one,
-};
+pub use consumer::{Consumer, ConsumerMailbox, NoMsg, drain_one_by_one};
 pub use door::{Door, Mailbox, doorbell};
+pub(crate) use instance::InstanceControl;
+pub use instance::{Instance, InstanceSlot};
 pub use lanes::{
     ControlItem, EventItem, FailedItem, FinishedCall, LANE_BOUND, LANE_CAPACITY, LANE_CHUNK,
     LaneItems, LaneMailbox, LaneMailboxes, Lanes, RoutedItem,
@@ -33,4 +35,5 @@ pub use router::{
     router_item_bytes,
 };
 pub use supervisor::SupervisorMsg;
+pub use task::{Ended, StartFailed, spawn_consumer};
 pub use transport::{Origin, TransportMsg};

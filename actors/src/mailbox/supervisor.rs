@@ -13,4 +13,14 @@ pub enum SupervisorMsg {
     Respawn(Child),
     /// The lanes had the shutdown timeout to drain after the connection ended.
     DrainTimedOut,
+    /// A child running on a task of its own ended: it failed (`failure` says why), or it
+    /// stopped (`None`).
+    TaskEnded {
+        /// Which child.
+        child: Child,
+        /// Which of its instances ([`crate::mailbox::Instance::id`]).
+        instance: u64,
+        /// Why it failed: the error's or the panic's text.
+        failure: Option<String>,
+    },
 }

@@ -65,8 +65,8 @@ pub use reel_recorder::journal::{JournalSink, StateMutation};
 pub use scope::{ReadOnlyScope, Scope, prefix};
 pub use snapshot::StateSnapshot;
 pub use store::{
-    STORE_BOUND, STORE_CAPACITY, StateStore, StateStoreActor, StateStoreArgs, StoreInbox,
-    StoreMailbox, StoreWrite, store_mailbox,
+    STORE_BOUND, STORE_CAPACITY, StateStore, StateStoreArgs, StoreInbox, StoreMailbox, StoreWrite,
+    store_mailbox,
 };
 
 use crate::clock::SharedClock;

@@ -1,5 +1,6 @@
 //! The StateStore: the single writer of a session's state, a [`Consumer`] on the tree's one
-//! actor skeleton ([`StateStoreActor`] = [`InboxActor<StateStore>`]).
+//! runner (a task of its own: [`StateStore::spawn`] on its own, the supervisor's start in a
+//! session).
 //!
 //! It owns no data of its own: the data lives in the `State` it was started with, and the
 //! writes wait in its [`StoreMailbox`] outside the actor. Starting, the store attaches that
@@ -7,22 +8,25 @@
 //! fails (a panicking `Modify` closure) loses only the write it was applying — that writer
 //! gets [`super::StateError::StoreUnavailable`] — and its replacement, spawned by the
 //! supervisor on the same `State` and mailbox, applies every other queued write in order:
-//! ractor drops a failed actor's mailbox, so no write ever waits in it. Stopping cleanly,
+//! the writes wait in the inbox, which outlives every instance. Stopping cleanly,
 //! the store closes the inbox, applies what is left, detaches (writes apply directly from
 //! then on) and flushes the journal sink.
 
 use std::sync::Arc;
 
-use ractor::{ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use serde_json::Value;
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 use super::State;
 use super::data::StateOp;
 use crate::child::Child;
 use crate::clock::SharedClock;
 use crate::inbox::{Bound, Failed, Inbox};
-use crate::mailbox::{Consumer, ConsumerMailbox, InboxActor, InboxMsg, Mailbox, NoMsg};
+use crate::mailbox::{
+    Consumer, ConsumerMailbox, Instance, Mailbox, NoMsg, StartFailed, spawn_consumer,
+};
 
 /// How many writes may wait for the store before writers wait for room.
 pub const STORE_CAPACITY: usize = 1024;
@@ -59,32 +63,12 @@ impl std::fmt::Debug for StoreWrite {
 pub type StoreInbox = Inbox<StoreWrite>;
 
 /// The state store's mailbox: the writes waiting for it, and its current instance.
-pub type StoreMailbox = Mailbox<StoreWrite, (), InboxMsg<NoMsg>>;
+pub type StoreMailbox = Mailbox<StoreWrite, (), NoMsg>;
 
 /// An empty store mailbox, made like every other child's ([`Mailbox::new`]).
 pub fn store_mailbox() -> StoreMailbox {
-    Mailbox::new("state_store", STORE_BOUND, |_| (), || InboxMsg::Wake)
+    Mailbox::new("state_store", STORE_BOUND, |_| ())
 }
-
-/// The StateStore actor. Spawn it with name `None` (ractor's registry is process-global).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use std::sync::Arc;
-/// use ractor::Actor;
-/// use reel_actors::clock::{ManualClock, SharedClock};
-/// use reel_actors::state::{State, StateStoreActor, StateStoreArgs};
-///
-/// let state = State::new();
-/// let clock: SharedClock = Arc::new(ManualClock::new(1_718_000_000_000));
-/// let args = StateStoreArgs::standalone(state.clone(), clock);
-/// let (_store, _join) = Actor::spawn(None, StateStoreActor::new(), args).await?;
-/// state.set("app:city", "London").await?; // applied by the actor
-/// # Ok(())
-/// # }
-/// ```
-pub type StateStoreActor = InboxActor<StateStore>;
 
 /// What a StateStore starts with (and each restart starts again from).
 #[derive(Clone)]
@@ -124,6 +108,34 @@ pub struct StateStore {
     inbox: Arc<StoreInbox>,
 }
 
+impl StateStore {
+    /// Starts a store on its own (not restarted by a supervisor), on a task of its own;
+    /// returns its instance (stop it with [`Instance::stop`]) and its task.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::sync::Arc;
+    /// use reel_actors::clock::{ManualClock, SharedClock};
+    /// use reel_actors::state::{State, StateStore, StateStoreArgs};
+    ///
+    /// let state = State::new();
+    /// let clock: SharedClock = Arc::new(ManualClock::new(1_718_000_000_000));
+    /// let args = StateStoreArgs::standalone(state.clone(), clock);
+    /// let (store, task) = StateStore::spawn(args).await?;
+    /// state.set("app:city", "London").await?; // applied by the store
+    /// store.stop();
+    /// task.await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn spawn(
+        args: StateStoreArgs,
+    ) -> Result<(Instance<NoMsg>, JoinHandle<()>), StartFailed> {
+        spawn_consumer::<StateStore, _>(args, |_| {}).await
+    }
+}
+
 impl Consumer for StateStore {
     type Item = StoreWrite;
     type Label = ();
@@ -140,9 +152,9 @@ impl Consumer for StateStore {
     async fn start(
         args: StateStoreArgs,
         failed: Option<Failed<()>>,
-        _myself: &ActorRef<InboxMsg<NoMsg>>,
+        _myself: &Instance<NoMsg>,
     ) -> Result<Self, ActorProcessingErr> {
-        // (The skeleton has pointed the slot at this instance already.)
+        // (The runner has pointed the slot at this instance already.)
         // The write a failed predecessor was applying is lost (its writer was told, its
         // reply port dropped with the failed instance); the rest wait in order.
         if failed.is_some() {
@@ -159,7 +171,7 @@ impl Consumer for StateStore {
     }
 
     async fn handle(&mut self, write: StoreWrite) -> Result<(), ActorProcessingErr> {
-        // A panic in a Modify closure unwinds from here: ractor reports the store failed,
+        // A panic in a Modify closure unwinds from here: the runner reports the store failed,
         // this write's reply port is dropped (its writer sees StoreUnavailable), nothing
         // was published, and the item stays marked in flight for the successor.
         apply(&self.state, write);
@@ -194,7 +206,6 @@ fn apply(state: &State, write: StoreWrite) {
 mod tests {
     use std::sync::Arc;
 
-    use ractor::Actor;
     use serde_json::json;
 
     use super::*;
@@ -203,11 +214,10 @@ mod tests {
     #[tokio::test]
     async fn attach_and_detach_reroute_writes_and_set_the_clock() {
         let state = State::new();
-        let (store, join) = Actor::spawn(
-            None,
-            StateStoreActor::new(),
-            StateStoreArgs::standalone(state.clone(), Arc::new(ManualClock::new(100))),
-        )
+        let (store, join) = StateStore::spawn(StateStoreArgs::standalone(
+            state.clone(),
+            Arc::new(ManualClock::new(100)),
+        ))
         .await
         .unwrap();
         assert!(state.is_attached());
@@ -230,7 +240,7 @@ mod tests {
         assert_eq!(stamps, vec![(1, 100), (2, 100), (3, 200)]);
         assert_eq!(state.get_raw("k"), Some(json!(3)));
 
-        store.stop(None);
+        store.stop();
         join.await.unwrap();
         assert!(!state.is_attached());
     }
@@ -241,16 +251,12 @@ mod tests {
         let args = |state: &State| {
             StateStoreArgs::standalone(state.clone(), Arc::new(ManualClock::new(1)))
         };
-        let (old, old_join) = Actor::spawn(None, StateStoreActor::new(), args(&state))
-            .await
-            .unwrap();
-        let (new, new_join) = Actor::spawn(None, StateStoreActor::new(), args(&state))
-            .await
-            .unwrap();
-        old.stop(None);
+        let (old, old_join) = StateStore::spawn(args(&state)).await.unwrap();
+        let (new, new_join) = StateStore::spawn(args(&state)).await.unwrap();
+        old.stop();
         old_join.await.unwrap();
         assert!(state.is_attached(), "the replacement stays attached");
-        new.stop(None);
+        new.stop();
         new_join.await.unwrap();
         assert!(!state.is_attached());
     }

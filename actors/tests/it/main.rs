@@ -39,6 +39,7 @@ mod session_tools;
 mod session_tree;
 mod simulation;
 mod state_store;
+mod task_children;
 mod tool_limits;
 mod tools;
 mod transcript;

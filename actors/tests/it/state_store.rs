@@ -5,12 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use reel_actors::clock::{ManualClock, SharedClock};
-use reel_actors::mailbox::{InboxMsg, NoMsg};
+use reel_actors::mailbox::{Ended, Instance, NoMsg, spawn_consumer};
 use reel_actors::state::{
-    RECENT_MUTATIONS, State, StateError, StateKey, StateMutation, StateStoreActor, StateStoreArgs,
-    StoreMailbox, store_mailbox,
+    RECENT_MUTATIONS, State, StateError, StateKey, StateMutation, StateStore, StateStoreArgs,
+    store_mailbox,
 };
 use reel_recorder::journal::{FileJournalSink, MemoryJournalSink, read_journal};
 use serde_json::{Value, json};
@@ -51,15 +50,11 @@ fn journaled_state() -> (State, Arc<MemoryJournalSink>, Arc<ManualClock>) {
 async fn spawn_store(
     state: &State,
     clock: &Arc<ManualClock>,
-) -> (ActorRef<InboxMsg<NoMsg>>, tokio::task::JoinHandle<()>) {
+) -> (Instance<NoMsg>, tokio::task::JoinHandle<()>) {
     let clock: SharedClock = clock.clone();
-    Actor::spawn(
-        None,
-        StateStoreActor::new(),
-        StateStoreArgs::standalone(state.clone(), clock),
-    )
-    .await
-    .unwrap()
+    StateStore::spawn(StateStoreArgs::standalone(state.clone(), clock))
+        .await
+        .unwrap()
 }
 
 /// The same writes, whoever applies them.
@@ -196,7 +191,7 @@ async fn the_store_actor_journals_exact_entries() {
     assert_eq!(state.mutations_since(6), script_journal()[6..].to_vec());
     assert_eq!(state.snapshot().to_json(), json!({"session:turn_count": 2}));
 
-    store.stop(None);
+    store.stop();
     join.await.unwrap();
     assert!(!state.is_attached(), "a cleanly stopped store detaches");
     assert_eq!(journal.flush_count(), 1, "and flushes the journal");
@@ -239,7 +234,7 @@ async fn a_file_journal_holds_the_expected_lines() {
     let (store, join) = spawn_store(&state, &clock).await;
 
     script(&state, &clock).await;
-    store.stop(None);
+    store.stop();
     join.await.unwrap(); // post_stop flushes the sink
 
     assert_eq!(std::fs::read_to_string(&file.0).unwrap(), SCRIPT_JSONL);
@@ -436,7 +431,7 @@ async fn writes_after_the_store_stopped_apply_directly() {
     let (state, journal, clock) = journaled_state();
     let (store, join) = spawn_store(&state, &clock).await;
     state.set("a", 1).await.unwrap();
-    store.stop(None);
+    store.stop();
     join.await.unwrap();
     state.set("a", 2).await.unwrap();
     assert_eq!(
@@ -454,112 +449,81 @@ async fn writes_after_the_store_stopped_apply_directly() {
 #[derive(Debug)]
 enum Report {
     Failed(String),
-    Restarted(ActorRef<InboxMsg<NoMsg>>),
+    Restarted(Instance<NoMsg>),
 }
 
-/// Spawns a StateStore for a state and respawns it, on the same state, when it fails.
-struct TestSupervisor;
-
-struct SupervisorArgs {
-    state: State,
-    clock: SharedClock,
-    reports: mpsc::UnboundedSender<Report>,
-    started: tokio::sync::oneshot::Sender<ActorRef<InboxMsg<NoMsg>>>,
+/// A task that respawns a StateStore, on the same state and mailbox, when it fails (as the
+/// session's supervisor does, without its backoff and limits); stopped, it stops the store
+/// and ends once the store has.
+struct TestSupervisor {
+    stop: tokio::sync::oneshot::Sender<()>,
 }
 
-struct SupervisorState {
-    state: State,
-    clock: SharedClock,
-    reports: mpsc::UnboundedSender<Report>,
-    /// The writes' mailbox (its inbox and the slot its doorbell rings), shared by every
-    /// instance.
-    mailbox: StoreMailbox,
-}
-
-impl SupervisorState {
-    fn store_args(&self) -> StateStoreArgs {
-        StateStoreArgs {
-            state: self.state.clone(),
-            clock: self.clock.clone(),
-            mailbox: self.mailbox.clone(),
-        }
+impl TestSupervisor {
+    fn stop(self) {
+        let _ = self.stop.send(());
     }
 }
 
-impl Actor for TestSupervisor {
-    type Msg = ();
-    type State = SupervisorState;
-    type Arguments = SupervisorArgs;
-
-    async fn pre_start(
-        &self,
-        myself: ActorRef<()>,
-        args: SupervisorArgs,
-    ) -> Result<SupervisorState, ActorProcessingErr> {
-        let state = SupervisorState {
-            state: args.state,
-            clock: args.clock,
-            reports: args.reports,
-            mailbox: store_mailbox(),
-        };
-        let (store, _) = Actor::spawn_linked(
-            None,
-            StateStoreActor::new(),
-            state.store_args(),
-            myself.get_cell(),
-        )
-        .await?;
-        let _ = args.started.send(store);
-        Ok(state)
-    }
-
-    async fn handle_supervisor_evt(
-        &self,
-        myself: ActorRef<()>,
-        event: SupervisionEvent,
-        state: &mut SupervisorState,
-    ) -> Result<(), ActorProcessingErr> {
-        if let SupervisionEvent::ActorFailed(_, error) = event {
-            let _ = state.reports.send(Report::Failed(error.to_string()));
-            let (store, _) = Actor::spawn_linked(
-                None,
-                StateStoreActor::new(),
-                state.store_args(),
-                myself.get_cell(),
-            )
-            .await?;
-            let _ = state.reports.send(Report::Restarted(store));
-        }
-        Ok(())
-    }
+/// Starts a store whose end is sent to `ends`.
+async fn spawn_reporting(
+    args: &StateStoreArgs,
+    ends: &mpsc::UnboundedSender<Ended>,
+) -> Instance<NoMsg> {
+    let ends = ends.clone();
+    let (store, _task) = spawn_consumer::<StateStore, _>(args.clone(), move |ended| {
+        let _ = ends.send(ended);
+    })
+    .await
+    .unwrap();
+    store
 }
 
 /// A store under a test supervisor that restarts it on the same inbox: the supervisor, its
-/// join handle, its reports and the first store.
+/// task, its reports and the first store.
 async fn supervised(
     state: &State,
     clock: &Arc<ManualClock>,
 ) -> (
-    ActorRef<()>,
+    TestSupervisor,
     tokio::task::JoinHandle<()>,
     mpsc::UnboundedReceiver<Report>,
-    ActorRef<InboxMsg<NoMsg>>,
+    Instance<NoMsg>,
 ) {
     let (reports_tx, reports) = mpsc::unbounded_channel();
-    let (started_tx, started) = tokio::sync::oneshot::channel();
-    let (supervisor, join) = Actor::spawn(
-        None,
-        TestSupervisor,
-        SupervisorArgs {
-            state: state.clone(),
-            clock: clock.clone(),
-            reports: reports_tx,
-            started: started_tx,
-        },
-    )
-    .await
-    .unwrap();
-    (supervisor, join, reports, started.await.unwrap())
+    let (ends_tx, mut ends) = mpsc::unbounded_channel();
+    let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel();
+    let clock: SharedClock = clock.clone();
+    let args = StateStoreArgs {
+        state: state.clone(),
+        clock,
+        mailbox: store_mailbox(),
+    };
+    let first = spawn_reporting(&args, &ends_tx).await;
+    let mut current = first.clone();
+    let join = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = &mut stop_rx => {
+                    current.stop();
+                    while let Some(ended) = ends.recv().await {
+                        if ended.instance == current.id() {
+                            return;
+                        }
+                    }
+                    return;
+                }
+                Some(ended) = ends.recv() => {
+                    if let Some(failure) = ended.failure {
+                        let _ = reports_tx.send(Report::Failed(failure));
+                        current = spawn_reporting(&args, &ends_tx).await;
+                        let _ = reports_tx.send(Report::Restarted(current.clone()));
+                    }
+                }
+            }
+        }
+    });
+    (TestSupervisor { stop: stop_tx }, join, reports, first)
 }
 
 #[tokio::test]
@@ -588,7 +552,7 @@ async fn a_panicking_modify_fails_the_store_and_a_restarted_store_continues() {
         Report::Restarted(store) => store,
         other => panic!("expected a restart, got {other:?}"),
     };
-    assert_ne!(first.get_id(), second.get_id());
+    assert_ne!(first.id(), second.id());
     assert!(state.is_attached());
 
     // The state from before the failed write is intact, and nothing was journaled for it.
@@ -638,7 +602,7 @@ async fn a_panicking_modify_fails_the_store_and_a_restarted_store_continues() {
         ]
     );
 
-    supervisor.stop(None);
+    supervisor.stop();
     supervisor_join.await.unwrap();
 }
 
@@ -769,8 +733,8 @@ async fn state_with_borrows_without_cloning() {
     assert_eq!(len, Some(3));
 }
 
-/// ractor drops a failed actor's mailbox: writes queued behind the one that fails the store
-/// must not be lost with it. Three writers queue at once behind a panicking modify; the
+/// Writes queued behind the one that fails the store must not be lost with it (they wait
+/// in the inbox, which outlives the failed instance). Three writers queue at once behind a panicking modify; the
 /// modify's writer gets the error, the other three writes are applied, in order, by the
 /// restarted store.
 #[tokio::test]
@@ -804,6 +768,6 @@ async fn a_store_failure_loses_no_other_writers_write() {
             (3, "app:c".to_owned())
         ]
     );
-    supervisor.stop(None);
+    supervisor.stop();
     supervisor_join.await.unwrap();
 }
