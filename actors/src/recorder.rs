@@ -223,11 +223,20 @@ impl RecordQueue {
         self.unflushed.swap(false, Ordering::AcqRel)
     }
 
-    /// Whether the Recorder was woken to write (which clears it, and the count of waiting
-    /// entries: those it drains now).
+    /// Whether the Recorder was woken to write; if so, clears it and the count of waiting
+    /// entries (those it drains now). A wake that writes nothing leaves the count going.
     fn take_due(&self) -> bool {
+        let due = self.due.swap(false, Ordering::AcqRel);
+        if due {
+            self.waiting.store(0, Ordering::Release);
+        }
+        due
+    }
+
+    /// The tick drains everything that waits: no wake is due, nothing counts as waiting.
+    fn drains_all(&self) {
+        self.due.store(false, Ordering::Release);
         self.waiting.store(0, Ordering::Release);
-        self.due.swap(false, Ordering::AcqRel)
     }
 
     /// Write errors so far: the recorder's own, and entries lost to a recorder that panicked.
@@ -379,7 +388,7 @@ impl Consumer for Recorder {
     ) -> Result<(), ActorProcessingErr> {
         let args = &self.args;
         if args.queue.take_unflushed() {
-            args.queue.take_due();
+            args.queue.drains_all();
             off_worker(&args.queue, |queue| {
                 while queue.drain(RECORD_CHUNK) {}
                 queue.recorder.flush();
