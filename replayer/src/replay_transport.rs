@@ -426,7 +426,18 @@ impl TapeReader {
                     self.shared.matcher.wait_all_paired(wait).await;
                 }
                 TapeItem::AppOutbound(entry) => {
-                    let handed = self.replay_app_frame(&entry).await;
+                    let message = decode_client(&entry.payload).ok();
+                    if message.as_ref().is_some_and(|m| m.client_content.is_some()) {
+                        // Live, the application sent its turn once the tree had handled
+                        // what came before (it answers the model's turn): what follows it
+                        // on the tape (the model's answer, a tool call whose tool writes
+                        // state) must not overtake that handling (the turn's pipeline and
+                        // its state writes), or the journal's order would depend on the
+                        // machine. At every pacing. Realtime input streams: no wait.
+                        self.barrier().await;
+                        in_flight = 0;
+                    }
+                    let handed = self.replay_app_frame(&entry, message).await;
                     // Input handed to a running tool: the tape waits until it has room for
                     // more (see `barrier`).
                     if handed > 0
@@ -533,15 +544,20 @@ impl TapeReader {
     /// reproduced, and its activity signals (client VAD, or `activity_end` by hand) reach
     /// the router as they did live, where the end of the user's turn starts the
     /// first-response measure. Its realtime input reaches the tools that consume input, if
-    /// the session has any: returns how many pieces were handed over.
-    async fn replay_app_frame(&self, entry: &reel_recorder::wire_log::WireEntry) -> usize {
+    /// the session has any: returns how many pieces were handed over. `message` is the
+    /// frame decoded (`None`: not a Live client frame, which only keeps its place).
+    async fn replay_app_frame(
+        &self,
+        entry: &reel_recorder::wire_log::WireEntry,
+        message: Option<ClientMessage>,
+    ) -> usize {
         let conn = *self.conn.lock().await;
         self.shared.clock.set(entry.ts_ms);
         let stamp = self
             .args
             .tap
             .stamp_out(conn, entry.binary, Origin::App, &entry.payload);
-        let Ok(message) = decode_client(&entry.payload) else {
+        let Some(message) = message else {
             return 0;
         };
         let reports = reports(&self.args);
