@@ -6,11 +6,22 @@ use crate::support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use reel_actors::testing::{SCRIPTED_API_KEY, ScriptedServer};
+use reel_actors::testing::{SCRIPTED_API_KEY, ScriptedServer, ServerConn};
+use reel_actors::{EventStream, LiveHandle};
 use reel_protocol::SessionConfig;
 use reel_recorder::wire_log::{MemoryWireRecorder, WireEntry, WireRecorder};
 use serde_json::json;
 use support::{settle, start};
+
+/// Starts a session recording its wire into `recorder`.
+async fn start_recording(
+    server: &mut ScriptedServer,
+    recorder: Arc<dyn WireRecorder>,
+    config: SessionConfig,
+) -> (LiveHandle, ServerConn, EventStream) {
+    let (handle, conn, _, events) = start(server, |b| b.record_wire(recorder), config).await;
+    (handle, conn, events)
+}
 
 fn lines(entries: &[WireEntry]) -> Vec<String> {
     entries
@@ -27,10 +38,9 @@ fn b64(text: &str) -> String {
 async fn a_session_records_every_frame_both_ways_and_where_it_ended() {
     let mut server = ScriptedServer::bind().await;
     let recorder = Arc::new(MemoryWireRecorder::new());
-    let sink = recorder.clone() as Arc<dyn WireRecorder>;
-    let (handle, mut conn, _, mut events) = start(
+    let (handle, mut conn, mut events) = start_recording(
         &mut server,
-        |b| b.record_wire(sink),
+        recorder.clone(),
         SessionConfig::default().text_only(),
     )
     .await;
@@ -82,13 +92,8 @@ async fn a_session_records_every_frame_both_ways_and_where_it_ended() {
 async fn no_credential_reaches_the_recording() {
     let mut server = ScriptedServer::bind().await;
     let recorder = Arc::new(MemoryWireRecorder::new());
-    let sink = recorder.clone() as Arc<dyn WireRecorder>;
-    let (handle, mut conn, _, mut events) = start(
-        &mut server,
-        |b| b.record_wire(sink),
-        SessionConfig::default(),
-    )
-    .await;
+    let (handle, mut conn, mut events) =
+        start_recording(&mut server, recorder.clone(), SessionConfig::default()).await;
     // The key went to the server (in the URL)…
     assert_eq!(conn.query_param("key"), Some(SCRIPTED_API_KEY));
     handle.send_text("Hi").unwrap();
@@ -128,13 +133,8 @@ async fn a_recorder_restart_loses_no_entry() {
         inner: MemoryWireRecorder::new(),
         failed: AtomicBool::new(false),
     });
-    let sink = recorder.clone() as Arc<dyn WireRecorder>;
-    let (handle, mut conn, _, mut events) = start(
-        &mut server,
-        |b| b.record_wire(sink),
-        SessionConfig::default(),
-    )
-    .await;
+    let (handle, mut conn, mut events) =
+        start_recording(&mut server, recorder.clone(), SessionConfig::default()).await;
     for i in 0..5 {
         conn.send_json(
             &json!({"serverContent": {"modelTurn": {"parts": [{"text": format!("t{i}")}]}}}),
@@ -186,13 +186,8 @@ impl WireRecorder for CountsFlushes {
 async fn lone_frames_are_written_at_the_tick_and_a_turns_end_at_once() {
     let mut server = ScriptedServer::bind().await;
     let recorder = Arc::new(CountsFlushes::default());
-    let sink = recorder.clone() as Arc<dyn WireRecorder>;
-    let (handle, mut conn, _, mut events) = start(
-        &mut server,
-        |b| b.record_wire(sink),
-        SessionConfig::default(),
-    )
-    .await;
+    let (handle, mut conn, mut events) =
+        start_recording(&mut server, recorder.clone(), SessionConfig::default()).await;
     settle(&mut events).await;
     let before = recorder.flushed_at.lock().unwrap().len();
     // 50 frames, 20 ms apart: one second of a model speaking.
