@@ -23,9 +23,10 @@
 //! than ending the session through the restart limit.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
+use memchr::memmem;
 use ractor::ActorProcessingErr;
 use reel_recorder::wire_log::{Direction, WireEntry, WireRecorder};
 
@@ -270,12 +271,23 @@ impl WireRecorder for RecordQueue {
     }
 }
 
+/// The two spellings of a turn's end, searched for in every inbound frame the session
+/// records (on the transport's path since the Recorder wakes at a turn's end): built once,
+/// not per frame as `memmem::find` builds its searcher.
+static TURN_COMPLETE: LazyLock<[memmem::Finder<'static>; 2]> = LazyLock::new(|| {
+    [
+        memmem::Finder::new("turnComplete"),
+        memmem::Finder::new("turn_complete"),
+    ]
+});
+
 /// Whether an inbound frame ends a model turn (`turnComplete`, in either spelling the
 /// protocol accepts). A frame that only mentions the word costs one flush more, never a
 /// frame less.
 fn ends_a_turn(payload: &[u8]) -> bool {
-    memchr::memmem::find(payload, b"turnComplete").is_some()
-        || memchr::memmem::find(payload, b"turn_complete").is_some()
+    TURN_COMPLETE
+        .iter()
+        .any(|finder| finder.find(payload).is_some())
 }
 
 /// Runs `work` on the queue on the session's disk (tokio's blocking pool, or a simulator's);
