@@ -405,6 +405,8 @@ function draw() {
   if (!overview) return;
   // Lanes empty because there is no journal beside the log say so (older overviews: no flag).
   state.laneNotes = {};
+  // Which call the notes (and the timeline) were last drawn for.
+  state.drawnFor = state.name;
   if (overview.journal === false) {
     for (const lane of ['phases', 'state']) {
       state.laneNotes[lane] = 'no journal';

@@ -166,8 +166,10 @@ async fn in_a_browser_a_call_has_a_legend_no_journal_notes_and_downloads_and_no_
     browser
         .eval("location.hash = '#/call/voice.wire.jsonl'")
         .await;
+    // The lanes' notes are the timeline's: wait until it was drawn for this call (it is
+    // drawn once the events are loaded, after the downloads are listed).
     browser
-        .wait_for("window.studio.state.name === 'voice.wire.jsonl' && window.studio.state.overview && document.querySelectorAll('#downloads a').length === 3")
+        .wait_for("window.studio.state.name === 'voice.wire.jsonl' && window.studio.state.overview && document.querySelectorAll('#downloads a').length === 3 && window.studio.state.drawnFor === 'voice.wire.jsonl'")
         .await;
     assert_eq!(
         browser
