@@ -2,8 +2,11 @@
 //!
 //! The Recorder writes the wire log, and the control lane, the state store and the
 //! supervisor flush the journal, off tokio's workers: a slow disk must not stall the
-//! session's actors. In use that is tokio's blocking pool ([`Disk::BlockingPool`], the
-//! default: one `spawn_blocking` per piece of work, as before the seam).
+//! session's actors. In use that is [`Disk::BlockingPool`], the default: on a multi-thread
+//! runtime the process's writer threads, shared by every session (`disk_threads`: a
+//! Recorder's tick waits up to 5 ms for other sessions' writes, so one wake writes for
+//! many; decision 0082), and on a current-thread runtime tokio's blocking pool (one
+//! `spawn_blocking` per piece of work: a paused clock holds still only for that pool's work).
 //!
 //! A simulator wants each run to be a function of its seed, and writes on the blocking pool
 //! run on threads outside its control: when they finish, relative to what the session's
@@ -22,6 +25,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::runtime::RuntimeFlavor;
+
+use crate::disk_threads::{DiskThreads, Job, Urgency};
 use crate::panic_message::panic_message;
 
 /// A piece of disk work the tree runs.
@@ -56,7 +62,9 @@ pub trait SimulatedDisk: Send + Sync + 'static {
 /// Where the tree's file writes run (see the [module docs](self)).
 #[derive(Clone, Default)]
 pub enum Disk {
-    /// Tokio's blocking pool: real files, real threads.
+    /// Real files, off the workers: the process's writer threads on a multi-thread runtime,
+    /// tokio's blocking pool on a current-thread one. (The name is the seam's first
+    /// meaning, kept: it is public, and a simulator names it.)
     #[default]
     BlockingPool,
     /// A simulator's disk: the work runs on the session's runtime, after its latency.
@@ -119,6 +127,54 @@ impl Disk {
         what: DiskWork,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, DiskFailed> {
+        self.run_with(what, Urgency::Now, work).await
+    }
+
+    /// [`Disk::run`] for work that may wait up to [`crate::disk_threads::LINGER`] for other
+    /// sessions' work to gather (a Recorder's tick), so one writer's wake writes for many.
+    pub(crate) async fn run_lingering<T: Send + 'static>(
+        &self,
+        what: DiskWork,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, DiskFailed> {
+        self.run_with(what, Urgency::Linger, work).await
+    }
+
+    /// Runs `work` off the session's workers: on a multi-thread runtime on the process's
+    /// writer threads ([`DiskThreads`]), on a current-thread runtime on tokio's blocking
+    /// pool. A current-thread runtime is where a paused clock lives (tests, a simulator),
+    /// and tokio holds its clock still only while work of its own blocking pool runs: on
+    /// threads of ours the clock would jump past timers while a write is in flight.
+    async fn run_with<T: Send + 'static>(
+        &self,
+        what: DiskWork,
+        urgency: Urgency,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, DiskFailed> {
+        let shared = matches!(self, Disk::BlockingPool)
+            && tokio::runtime::Handle::try_current()
+                .is_ok_and(|runtime| runtime.runtime_flavor() == RuntimeFlavor::MultiThread);
+        if shared {
+            let (done, outcome) = tokio::sync::oneshot::channel();
+            let job: Job = Box::new(move || {
+                let result = std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
+                    DiskFailed::Panicked {
+                        work: what,
+                        message: panic_message(payload.as_ref()),
+                    }
+                });
+                // The waiter may be gone (its session ended): the work is done either way.
+                let _ = done.send(result);
+            });
+            if let Err(job) = DiskThreads::global().submit(job, urgency) {
+                // No writer thread could be started: the blocking pool runs it (detached;
+                // it reports through `done`).
+                drop(tokio::task::spawn_blocking(job));
+            }
+            return outcome
+                .await
+                .unwrap_or(Err(DiskFailed::Cancelled { work: what }));
+        }
         match self {
             Disk::BlockingPool => tokio::task::spawn_blocking(work).await.map_err(|error| {
                 match error.try_into_panic() {
@@ -169,6 +225,45 @@ mod tests {
         assert_eq!(
             Disk::BlockingPool.run(DiskWork::JournalFlush, || 7).await,
             Ok(7)
+        );
+    }
+
+    fn thread_name() -> String {
+        std::thread::current().name().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_a_multi_thread_runtime_the_work_runs_on_the_shared_writers() {
+        let disk = Disk::BlockingPool;
+        let now = disk.run(DiskWork::WireLog, thread_name).await;
+        let lingering = disk.run_lingering(DiskWork::WireLog, thread_name).await;
+        for name in [now, lingering] {
+            assert!(
+                name.as_deref().is_ok_and(|n| n.starts_with("reel-disk-")),
+                "{name:?}"
+            );
+        }
+        let failed = disk
+            .run(DiskWork::FinalFlush, || -> () { panic!("disk on fire") })
+            .await;
+        assert_eq!(
+            failed.map_err(|e| e.to_string()),
+            Err(
+                "the final write of the recording and the journal panicked: disk on fire"
+                    .to_owned()
+            )
+        );
+        assert_eq!(disk.run(DiskWork::JournalFlush, || 7).await, Ok(7));
+    }
+
+    #[tokio::test]
+    async fn on_a_current_thread_runtime_the_work_runs_on_the_blocking_pool() {
+        let name = Disk::BlockingPool
+            .run_lingering(DiskWork::WireLog, thread_name)
+            .await;
+        assert!(
+            name.as_deref().is_ok_and(|n| !n.starts_with("reel-disk-")),
+            "{name:?}"
         );
     }
 

@@ -31,6 +31,7 @@ mod child_spec;
 pub(crate) mod control_lane;
 pub mod conversation;
 pub mod disk;
+pub(crate) mod disk_threads;
 pub mod events;
 pub mod extract;
 pub(crate) mod fast_lane;

@@ -7,13 +7,15 @@
 //! It writes when [`WAKE_AT`] entries wait or one ends a model turn (flushing once the
 //! queue is empty, so a turn's frames are on disk before the next turn), and otherwise
 //! every [`FLUSH_INTERVAL`] while entries keep coming (a voice session's frames come one at
-//! a time: a trip to the blocking pool for each was most of what recording cost with many
+//! a time: a trip to a writer thread for each was most of what recording cost with many
 //! sessions), and on stop; it reports write errors to telemetry. A
 //! `kill -9` therefore loses at most the last [`FLUSH_INTERVAL`] of frames (plus the time
 //! the process was not scheduled), and nothing from before the last finished turn.
 //!
-//! Writing happens on the session's [`Disk`] (tokio's blocking pool), never on a worker thread: a slow disk does
-//! not stall the session's actors. Draining is exclusive: the Recorder, its successor and
+//! Writing happens on the session's [`Disk`] (the process's writer threads, where a tick's
+//! write waits up to 5 ms for other sessions' to gather; tokio's blocking pool on a
+//! current-thread runtime), never on a worker thread: a slow disk does not stall the
+//! session's actors. Draining is exclusive: the Recorder, its successor and
 //! the supervisor's final drain at the end of the session take a lock around each entry's
 //! take-record-done, so no entry is written twice or out of order. If the recorder panics
 //! while writing an entry, the Recorder's successor writes that entry again first, then the
@@ -32,6 +34,7 @@ use reel_recorder::wire_log::{Direction, WireEntry, WireRecorder};
 
 use crate::child::Child;
 use crate::disk::{Disk, DiskWork};
+use crate::disk_threads::Urgency;
 use crate::events::lock;
 use crate::inbox::{Bound, Failed, Inbox};
 use crate::mailbox::{Consumer, ConsumerMailbox, Instance, Mailbox, RecorderTick};
@@ -55,7 +58,7 @@ const RECORD_CHUNK: usize = 256;
 
 /// How many entries may wait before the Recorder is woken to write them; fewer wait for
 /// its next tick ([`FLUSH_INTERVAL`]), unless one ends a model turn. Each wake costs a trip
-/// to the blocking pool (two context switches): a voice session's 100 frames a second woke
+/// to a writer thread (two context switches): a voice session's 100 frames a second woke
 /// it 100 times, and with many sessions those trips were most of recording's cost.
 const WAKE_AT: usize = 64;
 
@@ -74,7 +77,7 @@ pub struct RecordQueue {
     /// The entry a failed Recorder left, and how many successors have tried to write it.
     rewrite: Mutex<Option<(WireEntry, u32)>>,
     /// Set when an entry is queued, cleared by the flush tick that writes it out: an idle
-    /// session's tick costs no trip to the blocking pool.
+    /// session's tick costs no trip to a writer thread.
     unflushed: AtomicBool,
     /// Entries queued since the Recorder last drained.
     waiting: AtomicUsize,
@@ -110,7 +113,7 @@ impl RecordQueue {
         }
     }
 
-    /// The same queue, writing on `disk` (tokio's blocking pool by default).
+    /// The same queue, writing on `disk` (the process's writer threads by default).
     pub fn on_disk(mut self, disk: Disk) -> Self {
         self.disk = disk;
         self
@@ -133,7 +136,7 @@ impl RecordQueue {
     }
 
     /// Hands every waiting entry to the recorder, in order, and flushes it. Blocking: for
-    /// the end of a session, on the blocking pool.
+    /// the end of a session, on the session's disk.
     ///
     /// It drains under the drain lock, held throughout: a live Recorder draining at the
     /// same moment (the session's end and the Recorder's own stop both drain) waits, so no
@@ -290,17 +293,23 @@ fn ends_a_turn(payload: &[u8]) -> bool {
         .any(|finder| finder.find(payload).is_some())
 }
 
-/// Runs `work` on the queue on the session's disk (tokio's blocking pool, or a simulator's);
-/// a panic in the recorder comes back as the actor's failure, saying what failed.
+/// Runs `work` on the queue on the session's disk (the process's writer threads, tokio's
+/// blocking pool, or a simulator's); a panic in the recorder comes back as the actor's
+/// failure, saying what failed. Work of `Urgency::Linger` (a tick's) may wait a few
+/// milliseconds for other sessions' writes, so one writer's wake writes for many.
 async fn off_worker<T: Send + 'static>(
     queue: &Arc<RecordQueue>,
+    urgency: Urgency,
     work: impl FnOnce(&RecordQueue) -> T + Send + 'static,
 ) -> Result<T, ActorProcessingErr> {
     let disk = queue.disk.clone();
     let queue = Arc::clone(queue);
-    disk.run(DiskWork::WireLog, move || work(&queue))
-        .await
-        .map_err(|error| format!("the wire recorder failed: {error}").into())
+    let work = move || work(&queue);
+    match urgency {
+        Urgency::Now => disk.run(DiskWork::WireLog, work).await,
+        Urgency::Linger => disk.run_lingering(DiskWork::WireLog, work).await,
+    }
+    .map_err(|error| format!("the wire recorder failed: {error}").into())
 }
 
 /// What a Recorder starts with (each instance).
@@ -337,13 +346,16 @@ impl Consumer for Recorder {
     ) -> Result<Self, ActorProcessingErr> {
         args.queue.note_failed(failed);
         if let Some(entry) = args.queue.next_rewrite() {
-            // Written again, first, on the blocking pool. A failure here fails this
+            // Written again, first, on the session's disk. A failure here fails this
             // instance's start: the supervisor restarts it, and the next tries again.
             tracing::warn!(
                 seq = entry.seq,
                 "the wire recorder failed while writing an entry; writing it again"
             );
-            off_worker(&args.queue, move |queue| queue.recorder.record(entry)).await?;
+            off_worker(&args.queue, Urgency::Now, move |queue| {
+                queue.recorder.record(entry)
+            })
+            .await?;
             *lock(&args.queue.rewrite) = None;
             args.queue
                 .lost
@@ -353,10 +365,10 @@ impl Consumer for Recorder {
         Ok(Recorder { args })
     }
 
-    /// One entry, on the blocking pool. The Recorder drains a chunk per trip there instead
+    /// One entry, on the session's disk. The Recorder drains a chunk per trip there instead
     /// ([`Consumer::drain`] below); this is what a drain does for each entry.
     async fn handle(&mut self, entry: WireEntry) -> Result<(), ActorProcessingErr> {
-        off_worker(&self.args.queue, move |queue| {
+        off_worker(&self.args.queue, Urgency::Now, move |queue| {
             let turn_ended = entry.dir == Direction::In && ends_a_turn(&entry.payload);
             queue.recorder.record(entry);
             if turn_ended {
@@ -366,7 +378,7 @@ impl Consumer for Recorder {
         .await
     }
 
-    /// A chunk per trip to the blocking pool, each entry under the drain lock; flushed once
+    /// A chunk per trip to the session's disk, each entry under the drain lock; flushed once
     /// nothing more waits. Only when woken to write ([`WAKE_AT`] entries wait, or one ends a
     /// turn): the doorbell's wake of a few entries leaves them to the next tick, and the
     /// doorbell stays armed (nothing was taken), so the next pushes do not ring it.
@@ -377,7 +389,7 @@ impl Consumer for Recorder {
         if !self.args.queue.take_due() {
             return Ok(false);
         }
-        let more = off_worker(&self.args.queue, |queue| {
+        let more = off_worker(&self.args.queue, Urgency::Now, |queue| {
             let more = queue.drain(RECORD_CHUNK);
             if !more {
                 // Nothing more waits: write it out now, not at the next tick.
@@ -401,7 +413,7 @@ impl Consumer for Recorder {
         let args = &self.args;
         if args.queue.take_unflushed() {
             args.queue.drains_all();
-            off_worker(&args.queue, |queue| {
+            off_worker(&args.queue, Urgency::Linger, |queue| {
                 while queue.drain(RECORD_CHUNK) {}
                 queue.recorder.flush();
             })
@@ -413,7 +425,7 @@ impl Consumer for Recorder {
 
     async fn stopped(&mut self) -> Result<(), ActorProcessingErr> {
         let args = &self.args;
-        off_worker(&args.queue, RecordQueue::drain_and_flush).await?;
+        off_worker(&args.queue, Urgency::Now, RecordQueue::drain_and_flush).await?;
         args.telemetry.set_recording_errors(args.queue.errors());
         Ok(())
     }

@@ -415,8 +415,8 @@ impl State {
         self.shared.disk()
     }
 
-    /// Flushes the journal sink on the session's disk ([`crate::disk::Disk`]): tokio's
-    /// blocking pool, never a worker, or a simulator's disk — or right here when the sink's
+    /// Flushes the journal sink on the session's disk ([`crate::disk::Disk`]): the process's
+    /// writer threads, never a worker, or a simulator's disk — or right here when the sink's
     /// flush cannot block ([`Self::journal_flush_blocks`]).
     pub(crate) async fn flush_journal_on_disk(&self) -> Result<(), crate::disk::DiskFailed> {
         let state = self.clone();
