@@ -5,18 +5,28 @@
 //! [`crate::mailbox::InstanceSlot`] instead, which each new instance is put in, so a tool
 //! task that finishes after the control lane restarted still reaches the control lane.
 
+use std::sync::OnceLock;
+
 use arc_swap::ArcSwapOption;
 use ractor::ActorRef;
+
+/// What takes some of a slot's messages before they become ractor messages: given a
+/// message, `None` once it took it, or the message back for the actor.
+pub type Route<M> = Box<dyn Fn(M) -> Option<M> + Send + Sync>;
 
 /// Holds the `ActorRef` of an actor's current instance, if it is running.
 pub struct Slot<M: Send + 'static> {
     current: ArcSwapOption<ActorRef<M>>,
+    /// Set once by an actor that takes some messages another way (the live transport's
+    /// commands go to its outbox: decision 0083).
+    route: OnceLock<Route<M>>,
 }
 
 impl<M: Send + 'static> Default for Slot<M> {
     fn default() -> Self {
         Slot {
             current: ArcSwapOption::empty(),
+            route: OnceLock::new(),
         }
     }
 }
@@ -46,9 +56,23 @@ impl<M: Send + 'static> Slot<M> {
         self.current.load().as_deref().cloned()
     }
 
-    /// Sends `message` to the current instance. `false` if there is none or it no longer
-    /// takes messages (it is stopping, or failed and awaits its restart).
+    /// Sends every message `route` takes through it from now on, and the rest to the
+    /// actor. Set once: `false` (and `route` unused) if a route is already set.
+    pub fn route_through(&self, route: Route<M>) -> bool {
+        self.route.set(route).is_ok()
+    }
+
+    /// Sends `message` to the current instance (or hands it to the slot's route, if it
+    /// takes it). `false` if there is none or it no longer takes messages (it is stopping,
+    /// or failed and awaits its restart).
     pub fn cast(&self, message: M) -> bool {
+        let message = match self.route.get() {
+            Some(route) => match route(message) {
+                None => return true,
+                Some(message) => message,
+            },
+            None => message,
+        };
         match self.current.load().as_deref() {
             Some(actor) => actor.cast(message).is_ok(),
             None => false,

@@ -52,6 +52,12 @@ pub enum TransportMsg {
         /// The connection.
         conn: u32,
     },
+    /// The live transport's writer task failed (a panic while sending a command): the
+    /// transport fails with `reason`, as a panic in its own handler fails it.
+    WriterFailed {
+        /// The panic's text.
+        reason: String,
+    },
     /// Time for reconnect attempt `attempt`.
     Retry {
         /// 1-based attempt.

@@ -2,9 +2,15 @@
 //!
 //! It opens the connection through a [`Connector`] (a WebSocket live; anything that speaks
 //! the link seam in tests), sends the setup frame, waits for `setupComplete` within the setup
-//! timeout, then writes commands as frames. A reader task per connection stamps every inbound
-//! frame through the [`WireTap`] and hands it straight to the router. Commands sent while the
-//! connection is being set up or re-established wait in order and go out once it is live.
+//! timeout; its writer task then writes commands as frames. A reader task per connection
+//! stamps every inbound frame through the [`WireTap`] and hands it straight to the router.
+//! Commands do not come to the actor as messages: `SessionWriter::send` pushes them onto the
+//! transport's outbox ([`super::outbox`]), which holds them, in order, while the connection is
+//! being set up or re-established; once it is live the writer task
+//! ([`super::command_writer`]) sends them, woken by a flag and a `Notify` rather than a
+//! ractor message (decision 0083). The actor keeps the connection's lifecycle: connects,
+//! `setupComplete`, reconnects, closes, timeouts, and the disconnect, which sends what was
+//! sent before it first.
 //!
 //! Reconnects: after a `goAway`, or when the connection drops without a clean close, the
 //! transport reconnects (with backoff, up to a limit) and presents the latest resumption
@@ -13,19 +19,18 @@
 //! clean close by the server (1000) or a refusal (1007, 1008, …) ends the session, with the
 //! close code and reason delivered to the application.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use reel_protocol::{
-    ApiEndpoint, CommandEncoder, FrameKind, SessionCommand, SessionConfig, SessionError,
-};
-use tokio::sync::watch;
+use reel_protocol::{ApiEndpoint, FrameKind, SessionCommand, SessionConfig, SessionError};
+use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
-use super::link::Stamp;
-use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver, LinkSender};
+use super::command_writer::{CommandWriter, Sending, WireEnds};
+use super::link::{Connector, LinkEvent, LinkOptions, LinkReceiver};
+use super::outbox::{Flow, Outbox};
 use super::tree_reports::TreeReports;
 use super::wire_tap::WireTap;
 use crate::child::Child;
@@ -130,19 +135,34 @@ enum Link {
 /// The transport's state.
 pub struct TransportState {
     args: TransportArgs,
-    encoder: CommandEncoder,
-    frame_kind: FrameKind,
     link: Link,
     conn: u32,
-    sender: Option<Box<dyn LinkSender>>,
     reader: Option<JoinHandle<()>>,
-    queue: VecDeque<(SessionCommand, Origin)>,
+    /// The connection's sender; whoever writes holds it (the writer task, or this actor).
+    sending: Arc<Mutex<Sending>>,
+    /// The commands sent to the transport, in order (decision 0083).
+    outbox: Arc<Outbox>,
+    /// The task that writes them while the connection is live.
+    writer: Option<JoinHandle<()>>,
+    ends: WireEnds,
     /// A reconnect is under way (its `Connected` is announced as `Reconnected`).
     reconnecting: bool,
     /// The handle presented in the current connection's setup.
     presented_handle: bool,
-    /// Messages taken so far (the fault hook's item numbers).
-    taken: u64,
+    /// Items taken so far, the actor's messages and the writer's commands (the fault
+    /// hook's item numbers).
+    taken: Arc<AtomicU64>,
+}
+
+impl Drop for TransportState {
+    /// However the actor ends (stopped, failed, killed): its writer ends with it, and
+    /// commands sent after it are refused (the sender learns the session has ended).
+    fn drop(&mut self) {
+        self.outbox.set_flow(Flow::Stopped);
+        if let Some(writer) = self.writer.take() {
+            writer.abort();
+        }
+    }
 }
 
 /// The Transport actor.
@@ -155,22 +175,55 @@ impl Actor for Transport {
 
     async fn pre_start(
         &self,
-        _myself: ActorRef<TransportMsg>,
+        myself: ActorRef<TransportMsg>,
         args: TransportArgs,
     ) -> Result<TransportState, ActorProcessingErr> {
         let platform = args.endpoint.platform().clone();
+        let sending = Arc::new(Mutex::new(Sending::new(
+            args.config.command_encoder(&platform),
+            platform.frame_kind(),
+        )));
+        let outbox = Arc::new(Outbox::new(Arc::clone(&args.telemetry)));
+        let ends = WireEnds {
+            tap: Arc::clone(&args.tap),
+            telemetry: Arc::clone(&args.telemetry),
+            peers: Arc::clone(&args.peers),
+        };
+        let taken = Arc::new(AtomicU64::new(0));
+        // Commands reach the outbox without a message to this actor; a disconnect still
+        // comes here (it ends the connection, after what was sent before it).
+        let route = Arc::clone(&outbox);
+        args.peers
+            .transport
+            .route_through(Box::new(move |message| match message {
+                TransportMsg::Send(command, origin) if command != SessionCommand::Disconnect => {
+                    route
+                        .push(command, origin)
+                        .err()
+                        .map(|(command, origin)| TransportMsg::Send(command, origin))
+                }
+                other => Some(other),
+            }));
+        let writer = CommandWriter {
+            outbox: Arc::clone(&outbox),
+            sending: Arc::clone(&sending),
+            ends: ends.clone(),
+            fault: args.fault.clone(),
+            taken: Arc::clone(&taken),
+            transport: myself,
+        };
         Ok(TransportState {
-            encoder: args.config.command_encoder(&platform),
-            frame_kind: platform.frame_kind(),
             args,
             link: Link::Down,
             conn: 0,
-            sender: None,
             reader: None,
-            queue: VecDeque::new(),
+            sending,
+            outbox,
+            writer: Some(tokio::spawn(writer.run())),
+            ends,
             reconnecting: false,
             presented_handle: false,
-            taken: 0,
+            taken,
         })
     }
 
@@ -192,39 +245,32 @@ impl Actor for Transport {
         message: TransportMsg,
         state: &mut TransportState,
     ) -> Result<(), ActorProcessingErr> {
-        state.taken += 1;
+        let taken = state.taken.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(hook) = &state.args.fault {
-            hook.before(Child::Transport, state.taken);
+            hook.before(Child::Transport, taken);
         }
         match message {
             TransportMsg::Start => state.open(&myself, 0, None).await,
             TransportMsg::Send(SessionCommand::Disconnect, _) | TransportMsg::Disconnect => {
                 state.disconnect(&myself).await
             }
-            TransportMsg::Send(command, origin) => match state.link {
-                Link::Live => state.send_now(command, origin).await,
-                Link::Down | Link::AwaitingSetup => state.hold(command, origin),
-                Link::Closing | Link::Closed => {
-                    tracing::debug!(
-                        kind = command.kind(),
-                        "dropping a command sent after disconnect"
-                    )
+            // Sent before the outbox's route was in place, or refused by it: in order
+            // with the rest through the outbox.
+            TransportMsg::Send(command, origin) => {
+                if let Err((command, _)) = state.outbox.push(command, origin) {
+                    tracing::debug!(kind = command.kind(), "dropping a command: transport gone");
                 }
-            },
+            }
             TransportMsg::SetupComplete { conn } => {
                 if conn == state.conn && state.link == Link::AwaitingSetup {
-                    state.link = Link::Live;
                     if std::mem::take(&mut state.reconnecting) {
                         state.reports().reconnected(state.presented_handle);
                     }
-                    while state.link == Link::Live {
-                        let Some((command, origin)) = state.queue.pop_front() else {
-                            break;
-                        };
-                        state.send_now(command, origin).await;
-                    }
+                    // What was held goes out now, in order, on the writer.
+                    state.set_link(Link::Live);
                 }
             }
+            TransportMsg::WriterFailed { reason } => return Err(reason.into()),
             TransportMsg::Reconnect { reason } => {
                 if matches!(state.link, Link::Live | Link::AwaitingSetup) {
                     state.retire_connection(Some(1000), &reason).await;
@@ -239,7 +285,7 @@ impl Actor for Transport {
                 if state.link == Link::Down {
                     return Ok(()); // already re-establishing after this connection broke
                 }
-                state.sender = None;
+                state.sending.lock().await.sender = None;
                 state.reader = None;
                 match state.link {
                     Link::Closing | Link::Closed => state.finish(code, reason, true),
@@ -288,27 +334,14 @@ impl Actor for Transport {
 pub const HELD_AUDIO_CHUNKS: usize = 50;
 
 impl TransportState {
-    /// Holds a command until the connection is live. Audio beyond [`HELD_AUDIO_CHUNKS`]
-    /// drops the oldest held chunk; every other command is kept (text, tool responses and
-    /// control commands are never dropped).
-    fn hold(&mut self, command: SessionCommand, origin: Origin) {
-        if matches!(command, SessionCommand::SendAudio(_)) {
-            let held = self
-                .queue
-                .iter()
-                .filter(|(c, _)| matches!(c, SessionCommand::SendAudio(_)))
-                .count();
-            if held >= HELD_AUDIO_CHUNKS
-                && let Some(oldest) = self
-                    .queue
-                    .iter()
-                    .position(|(c, _)| matches!(c, SessionCommand::SendAudio(_)))
-            {
-                self.queue.remove(oldest);
-                self.args.telemetry.audio_dropped(1);
-            }
-        }
-        self.queue.push_back((command, origin));
+    /// Sets the link's state and, with it, what the outbox does with commands.
+    fn set_link(&mut self, link: Link) {
+        self.link = link;
+        self.outbox.set_flow(match link {
+            Link::Down | Link::AwaitingSetup => Flow::Hold,
+            Link::Live => Flow::Live,
+            Link::Closing | Link::Closed => Flow::Drop,
+        });
     }
 
     /// What this transport tells the tree (shared with the tape reader).
@@ -355,7 +388,9 @@ impl TransportState {
                 return;
             }
         };
-        self.sender = Some(sender);
+        let mut sending = self.sending.lock().await;
+        sending.sender = Some(sender);
+        sending.conn = conn;
         self.reader = Some(spawn_reader(
             conn,
             receiver,
@@ -368,47 +403,15 @@ impl TransportState {
         let setup = self.args.connection_setup();
         self.presented_handle = setup.presented_handle;
         let setup = setup.frame;
-        self.link = Link::AwaitingSetup;
         // Both steps carry the setup frame's time, and reach the router before the frame
         // leaves, so before anything the server answers.
-        let stamp = self.stamp(&setup, false, Origin::Runtime);
+        let stamp = sending.stamp(&self.ends, &setup, false, Origin::Runtime);
         self.reports().connecting(stamp);
-        self.send_frame(setup).await;
+        sending.send_frame(setup).await;
+        drop(sending);
+        self.set_link(Link::AwaitingSetup);
         let timeout = self.args.options.setup_timeout;
         myself.send_after(timeout, move || TransportMsg::SetupTimedOut { conn });
-    }
-
-    /// Encodes and writes a command; tells the router about the ones the phase or the
-    /// latency measure depend on.
-    async fn send_now(&mut self, command: SessionCommand, origin: Origin) {
-        let Some(bytes) = self.encoder.encode(&command) else {
-            tracing::debug!(kind = command.kind(), "command has no frame (suppressed)");
-            return;
-        };
-        let bytes = bytes::Bytes::from(bytes);
-        let audio = matches!(command, SessionCommand::SendAudio(_));
-        let stamp = self.stamp(&bytes, audio, origin);
-        // Live, the application's text is on the wire: the user's text.
-        self.reports().sent(command, origin, stamp, true);
-        self.send_frame(bytes).await;
-    }
-
-    /// Stamps and records a frame about to be sent.
-    fn stamp(&self, bytes: &bytes::Bytes, audio: bool, origin: Origin) -> Stamp {
-        let binary = self.frame_kind == FrameKind::Binary;
-        self.args.telemetry.frame_out(bytes.len(), audio);
-        self.args.tap.stamp_out(self.conn, binary, origin, bytes)
-    }
-
-    /// Writes a stamped frame.
-    async fn send_frame(&mut self, bytes: bytes::Bytes) {
-        let Some(sender) = &mut self.sender else {
-            return;
-        };
-        if let Err(error) = sender.send(LinkFrame::new(self.frame_kind, bytes)).await {
-            // The reader sees the broken connection and reports it; nothing else to do here.
-            tracing::warn!(%error, conn = self.conn, "could not write a frame");
-        }
     }
 
     fn should_reconnect(&self, code: Option<u16>) -> bool {
@@ -421,12 +424,12 @@ impl TransportState {
 
     fn begin_reconnect(&mut self, myself: &ActorRef<TransportMsg>, reason: String) {
         self.reconnecting = true;
-        self.link = Link::Down;
+        self.set_link(Link::Down);
         self.schedule_retry(myself, 1, reason);
     }
 
     fn schedule_retry(&mut self, myself: &ActorRef<TransportMsg>, attempt: u32, reason: String) {
-        self.link = Link::Down;
+        self.set_link(Link::Down);
         let delay = self.args.options.reconnect.delay(attempt);
         if delay.is_zero() {
             let _ = myself.cast(TransportMsg::Retry { attempt, reason });
@@ -440,7 +443,11 @@ impl TransportState {
         if let Some(reader) = self.reader.take() {
             reader.abort();
         }
-        if let Some(mut sender) = self.sender.take()
+        // Not live from here: what is sent meanwhile is held for the next connection (or
+        // dropped once the session's connection is over).
+        self.set_link(Link::Down);
+        let sender = self.sending.lock().await.sender.take();
+        if let Some(mut sender) = sender
             && let Some(code) = code
         {
             let _ = sender.close(code, reason.to_owned()).await;
@@ -459,8 +466,7 @@ impl TransportState {
         if self.link == Link::Closed {
             return;
         }
-        self.link = Link::Closed;
-        self.queue.clear();
+        self.set_link(Link::Closed);
         self.link_down(code, reason, true, client);
     }
 
@@ -472,13 +478,19 @@ impl TransportState {
                 self.finish(Some(1000), Some("client disconnect".to_owned()), true);
             }
             Link::AwaitingSetup | Link::Live => {
+                // What was sent before the disconnect goes out first (all of it when live;
+                // held commands of a connection still being set up are dropped, as ever).
+                let sending = Arc::clone(&self.sending);
+                let mut sending = sending.lock().await;
+                sending.send_waiting(&self.ends, &self.outbox).await;
                 self.reports().disconnecting();
-                self.link = Link::Closing;
-                if let Some(sender) = &mut self.sender
+                self.set_link(Link::Closing);
+                if let Some(sender) = &mut sending.sender
                     && let Err(error) = sender.close(1000, "client disconnect".to_owned()).await
                 {
                     tracing::debug!(%error, "close frame not sent");
                 }
+                drop(sending);
                 let conn = self.conn;
                 myself.send_after(self.args.options.close_timeout, move || {
                     TransportMsg::CloseTimedOut { conn }

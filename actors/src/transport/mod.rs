@@ -10,10 +10,12 @@
 //!   tree: [`TransportFactory`], [`TransportArgs`], [`TreeReports`],
 //!   [`TransportArgs::connection_setup`].
 
+pub(crate) mod command_writer;
 pub mod connection_setup;
 pub mod factory;
 pub mod link;
 pub mod live_transport;
+pub(crate) mod outbox;
 pub mod seam;
 pub mod tree_reports;
 pub mod websocket;

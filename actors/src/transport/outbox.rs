@@ -1,0 +1,228 @@
+//! [`Outbox`]: the commands waiting for the live transport's writer task.
+//!
+//! Every command the application and the runtime send (`SessionWriter::send`, deferred
+//! context) is pushed here, in order, instead of becoming a ractor message to the Transport
+//! actor: a voice session sends fifty audio chunks a second, and a ractor message each (a
+//! boxed message, an unbounded channel, the actor's wake and its select over four ports) was
+//! a fifth of what a session cost with thousands of sessions (decision 0083). The writer
+//! task ([`super::command_writer`]) is woken by a flag and a `Notify` and writes what waits
+//! while the connection is live. The Transport actor keeps the connection's lifecycle and
+//! says what the outbox does with a command ([`Flow`]): hold it while a connection is being
+//! set up, let the writer send it once live, drop it once the session's connection is over.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use reel_protocol::SessionCommand;
+use tokio::sync::Notify;
+
+use super::live_transport::HELD_AUDIO_CHUNKS;
+use crate::events::lock;
+use crate::mailbox::Origin;
+use crate::telemetry::TelemetryShared;
+
+/// A command and who sent it.
+pub(crate) type Queued = (SessionCommand, Origin);
+
+/// What the outbox does with the commands pushed to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Hold them until the connection is live: audio beyond [`HELD_AUDIO_CHUNKS`] drops the
+    /// oldest held chunk (counted); every other command is kept.
+    Hold,
+    /// The writer sends them.
+    Live,
+    /// The session's connection is over: dropped.
+    Drop,
+    /// The transport is gone: refused (the sender learns the session has ended).
+    Stopped,
+}
+
+struct State {
+    commands: VecDeque<Queued>,
+    flow: Flow,
+    /// The writer has been woken and has not yet found the outbox empty.
+    rung: bool,
+}
+
+/// The commands waiting for the writer (see the [module docs](self)).
+pub(crate) struct Outbox {
+    state: Mutex<State>,
+    bell: Notify,
+    telemetry: Arc<TelemetryShared>,
+}
+
+impl std::fmt::Debug for Outbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = lock(&self.state);
+        f.debug_struct("Outbox")
+            .field("waiting", &state.commands.len())
+            .field("flow", &state.flow)
+            .finish()
+    }
+}
+
+impl Outbox {
+    /// An outbox holding what is pushed until the connection is live; held audio dropped
+    /// is counted in `telemetry`.
+    pub(crate) fn new(telemetry: Arc<TelemetryShared>) -> Self {
+        Outbox {
+            state: Mutex::new(State {
+                commands: VecDeque::new(),
+                flow: Flow::Hold,
+                rung: false,
+            }),
+            bell: Notify::new(),
+            telemetry,
+        }
+    }
+
+    /// Takes `command` as its [`Flow`] says; gives it back only once the transport is gone.
+    pub(crate) fn push(&self, command: SessionCommand, origin: Origin) -> Result<(), Queued> {
+        let mut state = lock(&self.state);
+        match state.flow {
+            Flow::Stopped => return Err((command, origin)),
+            Flow::Drop => {
+                tracing::debug!(
+                    kind = command.kind(),
+                    "dropping a command sent after disconnect"
+                );
+                return Ok(());
+            }
+            Flow::Hold => {
+                if matches!(command, SessionCommand::SendAudio(_)) {
+                    self.make_room_for_audio(&mut state.commands);
+                }
+                state.commands.push_back((command, origin));
+                return Ok(());
+            }
+            Flow::Live => state.commands.push_back((command, origin)),
+        }
+        let ring = !std::mem::replace(&mut state.rung, true);
+        drop(state);
+        if ring {
+            self.bell.notify_one();
+        }
+        Ok(())
+    }
+
+    /// While holding: drops the oldest held audio chunk if [`HELD_AUDIO_CHUNKS`] wait.
+    fn make_room_for_audio(&self, commands: &mut VecDeque<Queued>) {
+        let is_audio = |(command, _): &Queued| matches!(command, SessionCommand::SendAudio(_));
+        if commands.iter().filter(|queued| is_audio(queued)).count() < HELD_AUDIO_CHUNKS {
+            return;
+        }
+        if let Some(oldest) = commands.iter().position(is_audio) {
+            commands.remove(oldest);
+            self.telemetry.audio_dropped(1);
+        }
+    }
+
+    /// The next command to send, while live. `None` when nothing waits (the next push
+    /// wakes the writer again) or the connection is not live.
+    pub(crate) fn pop(&self) -> Option<Queued> {
+        let mut state = lock(&self.state);
+        if state.flow != Flow::Live {
+            state.rung = false;
+            return None;
+        }
+        let next = state.commands.pop_front();
+        if next.is_none() {
+            state.rung = false;
+        }
+        next
+    }
+
+    /// Sets what happens to commands from now on: going live wakes the writer for what was
+    /// held; dropping or stopping discards what waits.
+    pub(crate) fn set_flow(&self, flow: Flow) {
+        let mut state = lock(&self.state);
+        if state.flow == Flow::Stopped {
+            return; // final
+        }
+        state.flow = flow;
+        match flow {
+            Flow::Live if !state.commands.is_empty() && !state.rung => {
+                state.rung = true;
+                drop(state);
+                self.bell.notify_one();
+            }
+            Flow::Drop | Flow::Stopped => state.commands.clear(),
+            _ => {}
+        }
+    }
+
+    /// Waits until the writer is woken (a push while live, or going live with commands held).
+    pub(crate) async fn rung(&self) {
+        self.bell.notified().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+
+    fn audio(n: u8) -> SessionCommand {
+        SessionCommand::SendAudio(Bytes::from(vec![n]))
+    }
+
+    fn drain(outbox: &Outbox) -> Vec<SessionCommand> {
+        std::iter::from_fn(|| outbox.pop().map(|(command, _)| command)).collect()
+    }
+
+    #[test]
+    fn held_audio_keeps_the_newest_chunks_and_every_other_command() {
+        let telemetry = Arc::new(TelemetryShared::default());
+        let outbox = Outbox::new(Arc::clone(&telemetry));
+        assert!(
+            outbox
+                .push(SessionCommand::SendText("hi".into()), Origin::App)
+                .is_ok()
+        );
+        for n in 0..(HELD_AUDIO_CHUNKS as u8 + 3) {
+            assert!(outbox.push(audio(n), Origin::App).is_ok());
+        }
+        assert_eq!(outbox.pop(), None, "held until live");
+        outbox.set_flow(Flow::Live);
+        let sent = drain(&outbox);
+        assert_eq!(sent.len(), 1 + HELD_AUDIO_CHUNKS);
+        assert_eq!(sent[0], SessionCommand::SendText("hi".into()));
+        assert_eq!(sent[1], audio(3), "the three oldest chunks were dropped");
+        assert_eq!(telemetry.snapshot().audio_dropped, 3);
+    }
+
+    #[tokio::test]
+    async fn a_push_while_live_wakes_the_writer_once_until_it_finds_the_outbox_empty() {
+        let outbox = Outbox::new(Arc::default());
+        outbox.set_flow(Flow::Live);
+        assert!(outbox.push(audio(1), Origin::App).is_ok());
+        assert!(outbox.push(audio(2), Origin::App).is_ok());
+        outbox.rung().await; // the first push's permit
+        assert_eq!(drain(&outbox), [audio(1), audio(2)]);
+        assert!(outbox.push(audio(3), Origin::App).is_ok());
+        outbox.rung().await; // rung again after the writer found it empty
+        assert_eq!(drain(&outbox), [audio(3)]);
+    }
+
+    #[test]
+    fn once_over_commands_are_dropped_and_once_stopped_refused() {
+        let outbox = Outbox::new(Arc::default());
+        assert!(outbox.push(audio(1), Origin::App).is_ok());
+        outbox.set_flow(Flow::Drop);
+        assert!(outbox.push(audio(2), Origin::App).is_ok());
+        outbox.set_flow(Flow::Live);
+        assert_eq!(drain(&outbox), Vec::<SessionCommand>::new(), "dropped");
+        outbox.set_flow(Flow::Stopped);
+        assert_eq!(
+            outbox.push(audio(3), Origin::Runtime),
+            Err((audio(3), Origin::Runtime))
+        );
+        outbox.set_flow(Flow::Live);
+        assert!(
+            outbox.push(audio(4), Origin::App).is_err(),
+            "stopped is final"
+        );
+    }
+}
