@@ -5,21 +5,24 @@
 //! [`crate::mailbox::InstanceSlot`] instead, which each new instance is put in, so a tool
 //! task that finishes after the control lane restarted still reaches the control lane.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwapOption;
 use ractor::ActorRef;
 
-/// What takes some of a slot's messages before they become ractor messages: given a
-/// message, `None` once it took it, or the message back for the actor.
-pub type Route<M> = Box<dyn Fn(M) -> Option<M> + Send + Sync>;
+/// What takes some of a slot's messages before they become ractor messages (the live
+/// transport's outbox takes its commands: decision 0083).
+pub trait Route<M>: Send + Sync {
+    /// `None` once it took `message`, or the message back for the actor.
+    fn take(&self, message: M) -> Option<M>;
+}
 
 /// Holds the `ActorRef` of an actor's current instance, if it is running.
 pub struct Slot<M: Send + 'static> {
     current: ArcSwapOption<ActorRef<M>>,
     /// Set once by an actor that takes some messages another way (the live transport's
     /// commands go to its outbox: decision 0083).
-    route: OnceLock<Route<M>>,
+    route: OnceLock<Arc<dyn Route<M>>>,
 }
 
 impl<M: Send + 'static> Default for Slot<M> {
@@ -43,7 +46,7 @@ impl<M: Send + 'static> std::fmt::Debug for Slot<M> {
 impl<M: Send + 'static> Slot<M> {
     /// Points the slot at `actor`.
     pub fn set(&self, actor: ActorRef<M>) {
-        self.current.store(Some(std::sync::Arc::new(actor)));
+        self.current.store(Some(Arc::new(actor)));
     }
 
     /// Empties the slot (the actor stopped or failed).
@@ -58,7 +61,7 @@ impl<M: Send + 'static> Slot<M> {
 
     /// Sends every message `route` takes through it from now on, and the rest to the
     /// actor. Set once: `false` (and `route` unused) if a route is already set.
-    pub fn route_through(&self, route: Route<M>) -> bool {
+    pub fn route_through(&self, route: Arc<dyn Route<M>>) -> bool {
         self.route.set(route).is_ok()
     }
 
@@ -67,7 +70,7 @@ impl<M: Send + 'static> Slot<M> {
     /// or failed and awaits its restart).
     pub fn cast(&self, message: M) -> bool {
         let message = match self.route.get() {
-            Some(route) => match route(message) {
+            Some(route) => match route.take(message) {
                 None => return true,
                 Some(message) => message,
             },

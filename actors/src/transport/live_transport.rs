@@ -192,18 +192,9 @@ impl Actor for Transport {
         let taken = Arc::new(AtomicU64::new(0));
         // Commands reach the outbox without a message to this actor; a disconnect still
         // comes here (it ends the connection, after what was sent before it).
-        let route = Arc::clone(&outbox);
         args.peers
             .transport
-            .route_through(Box::new(move |message| match message {
-                TransportMsg::Send(command, origin) if command != SessionCommand::Disconnect => {
-                    route
-                        .push(command, origin)
-                        .err()
-                        .map(|(command, origin)| TransportMsg::Send(command, origin))
-                }
-                other => Some(other),
-            }));
+            .route_through(Arc::clone(&outbox) as Arc<dyn crate::slot::Route<TransportMsg>>);
         let writer = CommandWriter {
             outbox: Arc::clone(&outbox),
             sending: Arc::clone(&sending),

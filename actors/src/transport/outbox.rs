@@ -18,7 +18,8 @@ use tokio::sync::Notify;
 
 use super::live_transport::HELD_AUDIO_CHUNKS;
 use crate::events::lock;
-use crate::mailbox::Origin;
+use crate::mailbox::{Origin, TransportMsg};
+use crate::slot::Route;
 use crate::telemetry::TelemetryShared;
 
 /// A command and who sent it.
@@ -155,6 +156,21 @@ impl Outbox {
     /// Waits until the writer is woken (a push while live, or going live with commands held).
     pub(crate) async fn rung(&self) {
         self.bell.notified().await;
+    }
+}
+
+/// The Transport actor's slot hands commands here (`Slot::route_through`): every `Send`
+/// but a disconnect, which goes to the actor (it ends the connection, after what was sent
+/// before it). A command comes back only once the transport is gone.
+impl Route<TransportMsg> for Outbox {
+    fn take(&self, message: TransportMsg) -> Option<TransportMsg> {
+        match message {
+            TransportMsg::Send(command, origin) if command != SessionCommand::Disconnect => self
+                .push(command, origin)
+                .err()
+                .map(|(command, origin)| TransportMsg::Send(command, origin)),
+            other => Some(other),
+        }
     }
 }
 
