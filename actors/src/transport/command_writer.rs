@@ -156,7 +156,12 @@ impl CommandWriter {
     }
 
     async fn send_all(&self) {
-        let mut sending = self.sending.lock().await;
+        // Uncontended but for a reconnect or a disconnect: taken without building the
+        // semaphore's future when it is free.
+        let mut sending = match self.sending.try_lock() {
+            Ok(sending) => sending,
+            Err(_) => self.sending.lock().await,
+        };
         while let Some((command, origin)) = self.outbox.pop() {
             let taken = self.taken.fetch_add(1, Ordering::Relaxed) + 1;
             if let Some(hook) = &self.fault {
