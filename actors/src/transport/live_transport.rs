@@ -276,6 +276,13 @@ impl Actor for Transport {
                 if state.link == Link::Down {
                     return Ok(()); // already re-establishing after this connection broke
                 }
+                // Not live from here, before the sender goes: the writer stops taking
+                // commands (what it took went to the broken connection, as a command sent
+                // before the reader saw the end always did), and what is sent meanwhile is
+                // held for the next connection or dropped with the session's (below).
+                if state.link == Link::Live {
+                    state.outbox.set_flow(Flow::Hold);
+                }
                 state.sending.lock().await.sender = None;
                 state.reader = None;
                 match state.link {

@@ -532,6 +532,76 @@ async fn audio_held_through_a_long_reconnect_drops_the_oldest_and_keeps_text() {
     assert_eq!(handle.telemetry().audio_dropped, 150);
 }
 
+/// The user's text of a `clientContent` frame, if it is one.
+fn turn_text(frame: &serde_json::Value) -> Option<String> {
+    frame["clientContent"]["turns"][0]["parts"][0]["text"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Decision 0083: the application keeps sending while a `goAway` moves the session to a
+/// new connection. What it sends goes out once and in order — on the old connection until
+/// the transport retires it (the writer task and the actor take the connection's sender
+/// under one lock, the next command only under it), the rest held and sent on the new one.
+#[tokio::test(start_paused = true)]
+async fn text_sent_while_a_go_away_moves_the_session_reaches_one_connection_or_the_other_in_order()
+{
+    let mut server = ScriptedServer::bind().await;
+    let config = SessionConfig::default().session_resume(true);
+    let (handle, mut conn, _, mut events) = start(&mut server, |b| b, config).await;
+    settle(&mut events).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (app, until) = (handle.clone(), Arc::clone(&stop));
+    let sending = tokio::spawn(async move {
+        let mut sent = 0u32;
+        while !until.load(Ordering::SeqCst) {
+            app.send_text(format!("t{sent}")).unwrap();
+            sent += 1;
+            tokio::task::yield_now().await;
+        }
+        sent
+    });
+    let mut received = Vec::new();
+    while received.len() < 10 {
+        received.extend(turn_text(&conn.recv_json().await));
+    }
+    conn.send_json(&json!({"goAway": {"timeLeft": "1s"}})).await;
+    // The old connection, until the transport closes it.
+    let mut on_first = 0;
+    while let Some(frame) = conn.recv().await {
+        let value: serde_json::Value = serde_json::from_slice(&frame.bytes).unwrap();
+        received.extend(turn_text(&value));
+        on_first += 1;
+    }
+    let mut conn2 = server.accept().await;
+    let _setup = conn2.recv_json().await;
+    conn2.send_json(&json!({"setupComplete": {}})).await;
+    let mut on_second = 0;
+    while on_second < 10 {
+        received.extend(turn_text(&conn2.recv_json().await));
+        on_second += 1;
+    }
+    stop.store(true, Ordering::SeqCst);
+    let sent = sending.await.unwrap();
+    // The disconnect sends what waits first, then closes: the new connection's frames end
+    // with the close, whatever was lost on the way.
+    let closing = tokio::spawn({
+        let handle = handle.clone();
+        async move { handle.disconnect().await }
+    });
+    while let Some(frame) = conn2.recv().await {
+        let value: serde_json::Value = serde_json::from_slice(&frame.bytes).unwrap();
+        received.extend(turn_text(&value));
+    }
+    closing.await.unwrap();
+    assert!(
+        on_first > 0,
+        "the application was still sending when the goAway came"
+    );
+    let expected: Vec<String> = (0..sent).map(|n| format!("t{n}")).collect();
+    assert_eq!(received, expected);
+}
+
 /// The fault hook fails a child where no application code runs: here the router on its
 /// 5th item (the session ends, naming it) and telemetry on its 1st (restarted, the item
 /// reported, the session goes on).
