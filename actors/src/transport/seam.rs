@@ -6,7 +6,9 @@
 //! the replayer's tape reader implement. The child it spawns:
 //!
 //! - takes [`TransportMsg`]s (commands to send, stamped by [`Origin`]; the end of a setup;
-//!   a disconnect);
+//!   a disconnect). A transport may take the commands another way by installing a
+//!   [`crate::slot::Route`] on its slot, as the live one does (its outbox and writer task,
+//!   decision 0083); a tape reader takes them as messages;
 //! - is given [`TransportArgs`]: the session's config and endpoint, the [`WireTap`] that
 //!   stamps and records every frame, the latest resumption handle;
 //! - opens each connection with [`TransportArgs::connection_setup`] (the setup frame and
