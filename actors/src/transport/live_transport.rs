@@ -5,9 +5,9 @@
 //! timeout; its writer task then writes commands as frames. A reader task per connection
 //! stamps every inbound frame through the [`WireTap`] and hands it straight to the router.
 //! Commands do not come to the actor as messages: `SessionWriter::send` pushes them onto the
-//! transport's outbox ([`super::outbox`]), which holds them, in order, while the connection is
+//! transport's outbox (`transport/outbox.rs`), which holds them, in order, while the connection is
 //! being set up or re-established; once it is live the writer task
-//! ([`super::command_writer`]) sends them, woken by a flag and a `Notify` rather than a
+//! (`transport/command_writer.rs`) sends them, woken by a flag and a `Notify` rather than a
 //! ractor message (decision 0083). The actor keeps the connection's lifecycle: connects,
 //! `setupComplete`, reconnects, closes, timeouts, and the disconnect, which sends what was
 //! sent before it first.
