@@ -666,6 +666,63 @@ async fn a_fault_hook_fails_children_where_no_application_code_runs() {
     );
 }
 
+/// Decision 0083: a fault while the transport's writer task sends a command (here its 6th
+/// item: the actor took `Start` and `SetupComplete`, the writer three chunks) fails the
+/// Transport actor with the panic's text, as a panic in its own handler did, while the
+/// model's frames stream in; the chunks before it went out, the one it struck did not.
+#[tokio::test(start_paused = true)]
+async fn a_fault_in_the_transports_writer_while_audio_streams_ends_the_session_naming_it() {
+    use reel_actors::Child;
+    use reel_actors::fault::FaultHook;
+
+    struct PanicAt(Child, u64);
+    impl FaultHook for PanicAt {
+        fn before(&self, child: Child, input: u64) {
+            if (child, input) == (self.0, self.1) {
+                panic!("injected fault in {child} at input {input}");
+            }
+        }
+    }
+
+    let mut server = ScriptedServer::bind().await;
+    let hook = Arc::new(PanicAt(Child::Transport, 6));
+    let (handle, mut conn, _, mut events) = start(
+        &mut server,
+        |b| b.fault_hook(hook),
+        SessionConfig::default(),
+    )
+    .await;
+    settle(&mut events).await;
+    for n in 0..10u8 {
+        conn.send_json(&text(&format!("model {n}"))).await;
+        // Refused once the transport is gone (the session has ended).
+        let _ = handle.send_audio(vec![n; 4]);
+    }
+    // Bounded (virtual time): a writer that failed without failing the actor would leave
+    // the session running, and the test would wait for ever.
+    let end = tokio::time::timeout(std::time::Duration::from_secs(60), handle.join())
+        .await
+        .expect("the session ended");
+    assert!(end.failed);
+    assert_eq!(
+        end.reason,
+        "the transport failed: injected fault in transport at input 6"
+    );
+    let mut chunks = Vec::new();
+    while let Some(frame) = conn.recv().await {
+        let value: serde_json::Value = serde_json::from_slice(&frame.bytes).unwrap();
+        chunks.extend(
+            value["realtimeInput"]["audio"]["data"]
+                .as_str()
+                .map(str::to_owned),
+        );
+    }
+    let expected: Vec<String> = (0..3u8)
+        .map(|n| reel_protocol::Base64Data(bytes::Bytes::from(vec![n; 4])).encode())
+        .collect();
+    assert_eq!(chunks, expected);
+}
+
 /// Behaviour 3 of issue 11, "memory stays flat under a 10× overload": the server sends
 /// 20,000 frames as fast as the socket takes them while the fast lane's callback does
 /// about ten times the work a frame takes to route. Nothing is dropped, every delta
