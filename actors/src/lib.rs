@@ -24,6 +24,7 @@
 // Library code never unwraps: a bad frame or a failed tool is an error value, never a panic.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub(crate) mod bell;
 pub mod callback_guard;
 pub mod callbacks;
 pub mod child;

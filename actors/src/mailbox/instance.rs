@@ -2,8 +2,8 @@
 //! doorbell rings, where its own messages wait, its timers — and [`InstanceSlot`], the
 //! current instance of a child, which the supervisor points at each new one.
 //!
-//! The doorbell is an atomic flag and a [`Notify`]: a ring allocates nothing and sends no
-//! message (the inbox itself already rings at most once until its consumer finds it empty).
+//! The doorbell is an atomic flag and a [`Bell`] (one waiter, no lock): a ring allocates
+//! nothing and sends no message (the inbox itself already rings at most once until its consumer finds it empty).
 //! Own messages (a timer's tick) are rare; they wait in a small queue beside the flag.
 
 use std::collections::VecDeque;
@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
-use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
+use crate::bell::Bell;
 use crate::events::lock;
 
 /// The instance takes rings and messages.
@@ -39,7 +39,7 @@ struct Shared<M> {
     /// Items wait in the inbox: the doorbell rang.
     rung: AtomicBool,
     /// Wakes the instance's task: a ring, an own message, a stop.
-    bell: Notify,
+    bell: Bell,
     /// Its own messages, in the order they were sent.
     own: Mutex<VecDeque<M>>,
     /// Its timers' tasks, aborted when it ends.
@@ -71,7 +71,7 @@ impl<M: Send + 'static> Instance<M> {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 state: AtomicU8::new(RUNNING),
                 rung: AtomicBool::new(false),
-                bell: Notify::new(),
+                bell: Bell::default(),
                 own: Mutex::new(VecDeque::new()),
                 timers: Mutex::new(Vec::new()),
             }),
@@ -167,7 +167,7 @@ impl<M: Send + 'static> Instance<M> {
 
     /// Waits for a ring, a message or a stop (at once if one came since the last wait).
     pub(crate) async fn wait(&self) {
-        self.shared.bell.notified().await;
+        self.shared.bell.wait().await;
     }
 
     /// Its task ended: refuses rings and messages from now on, drops what waited, ends its
@@ -193,7 +193,7 @@ impl<M> Shared<M> {
             return false;
         }
         self.rung.store(true, Ordering::Release);
-        self.bell.notify_one();
+        self.bell.ring();
         true
     }
 
@@ -203,7 +203,7 @@ impl<M> Shared<M> {
             return false;
         }
         lock(&self.own).push_back(message);
-        self.bell.notify_one();
+        self.bell.ring();
         true
     }
 }
@@ -229,7 +229,7 @@ impl<M: Send + 'static> InstanceControl for Shared<M> {
         let _ = self
             .state
             .compare_exchange(RUNNING, STOPPING, Ordering::AcqRel, Ordering::Acquire);
-        self.bell.notify_one();
+        self.bell.ring();
     }
 }
 

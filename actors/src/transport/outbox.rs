@@ -5,7 +5,7 @@
 //! actor: a voice session sends fifty audio chunks a second, and a ractor message each (a
 //! boxed message, an unbounded channel, the actor's wake and its select over four ports) was
 //! a fifth of what a session cost with thousands of sessions (decision 0083). The writer
-//! task ([`super::command_writer`]) is woken by a flag and a `Notify` and writes what waits
+//! task ([`super::command_writer`]) is woken by a flag and a [`Bell`] and writes what waits
 //! while the connection is live. The Transport actor keeps the connection's lifecycle and
 //! says what the outbox does with a command ([`Flow`]): hold it while a connection is being
 //! set up, let the writer send it once live, drop it once the session's connection is over.
@@ -14,9 +14,9 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use reel_protocol::SessionCommand;
-use tokio::sync::Notify;
 
 use super::live_transport::HELD_AUDIO_CHUNKS;
+use crate::bell::Bell;
 use crate::events::lock;
 use crate::mailbox::{Origin, TransportMsg};
 use crate::slot::Route;
@@ -49,7 +49,7 @@ struct State {
 /// The commands waiting for the writer (see the [module docs](self)).
 pub(crate) struct Outbox {
     state: Mutex<State>,
-    bell: Notify,
+    bell: Bell,
     telemetry: Arc<TelemetryShared>,
 }
 
@@ -73,7 +73,7 @@ impl Outbox {
                 flow: Flow::Hold,
                 rung: false,
             }),
-            bell: Notify::new(),
+            bell: Bell::default(),
             telemetry,
         }
     }
@@ -102,7 +102,7 @@ impl Outbox {
         let ring = !std::mem::replace(&mut state.rung, true);
         drop(state);
         if ring {
-            self.bell.notify_one();
+            self.bell.ring();
         }
         Ok(())
     }
@@ -146,7 +146,7 @@ impl Outbox {
             Flow::Live if !state.commands.is_empty() && !state.rung => {
                 state.rung = true;
                 drop(state);
-                self.bell.notify_one();
+                self.bell.ring();
             }
             Flow::Drop | Flow::Stopped => state.commands.clear(),
             _ => {}
@@ -155,7 +155,7 @@ impl Outbox {
 
     /// Waits until the writer is woken (a push while live, or going live with commands held).
     pub(crate) async fn rung(&self) {
-        self.bell.notified().await;
+        self.bell.wait().await;
     }
 }
 
