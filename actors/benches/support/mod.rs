@@ -147,6 +147,10 @@ struct LinkShared {
     frames_sent: AtomicU64,
     closed: AtomicBool,
     close_seen: Notify,
+    /// A fed link's own sender: the close is queued behind the frames fed before it (an
+    /// empty frame), so the receiver waits on its channel alone, as a socket's reader waits
+    /// on its socket, not on the channel and a `Notify` (two locks a frame).
+    fed_closer: Mutex<Option<mpsc::UnboundedSender<Fed>>>,
     /// Told the moment the session writes a `toolResponse` frame (see
     /// [`MemoryConnector::tool_responses`]).
     tool_responses: Mutex<Option<mpsc::UnboundedSender<Instant>>>,
@@ -175,6 +179,7 @@ impl MemoryConnector {
             frames_sent: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             close_seen: Notify::new(),
+            fed_closer: Mutex::new(None),
             tool_responses: Mutex::new(None),
         });
         let sender = MemorySender {
@@ -200,8 +205,7 @@ impl MemoryConnector {
 
     /// A link fed through the returned sender.
     pub fn fed(stamps: Option<Arc<Stamps>>) -> (Self, mpsc::UnboundedSender<Fed>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (MemoryConnector::new(Source::Fed { rx, stamps }), tx)
+        MemoryConnector::fed_counted(stamps, Arc::default())
     }
 
     /// A link fed through the returned sender, counting what it carries into `counters`.
@@ -210,10 +214,9 @@ impl MemoryConnector {
         counters: Arc<LinkCounters>,
     ) -> (Self, mpsc::UnboundedSender<Fed>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (
-            MemoryConnector::counted(Source::Fed { rx, stamps }, counters),
-            tx,
-        )
+        let connector = MemoryConnector::counted(Source::Fed { rx, stamps }, counters);
+        *lock(&connector.shared.fed_closer) = Some(tx.clone());
+        (connector, tx)
     }
 
     /// The times at which the session writes `toolResponse` frames to the link, from now on.
@@ -285,6 +288,13 @@ impl LinkSender for MemorySender {
     fn close(&mut self, _code: u16, _reason: String) -> BoxFuture<'_, Result<(), LinkError>> {
         self.shared.closed.store(true, Ordering::Release);
         self.shared.close_seen.notify_one();
+        if let Some(closer) = lock(&self.shared.fed_closer).take() {
+            // The receiver may be gone already; then nobody waits for the close.
+            let _ = closer.send(Fed {
+                index: None,
+                frame: LinkFrame::text(""),
+            });
+        }
         Box::pin(async { Ok(()) })
     }
 }
@@ -353,18 +363,18 @@ impl MemoryReceiver {
                 }
             }
             Source::Fed { rx, stamps } => {
-                tokio::select! {
-                    biased;
-                    fed = rx.recv() => if let Some(fed) = fed {
-                        if let (Some(index), Some(stamps)) = (fed.index, stamps.as_ref()) {
-                            stamps.record(index);
-                        }
-                        return Some(LinkEvent::Frame(fed.frame));
-                    },
-                    _ = shared.close_seen.notified() => {
+                // The close comes down the channel, behind what was fed before it (see
+                // `LinkShared::fed_closer`); the channel never ends before it does, as the
+                // link holds a sender until its close.
+                if let Some(fed) = rx.recv().await {
+                    if fed.frame.bytes.is_empty() && shared.closed.load(Ordering::Acquire) {
                         self.stage = Stage::Ended;
                         return clean_close();
                     }
+                    if let (Some(index), Some(stamps)) = (fed.index, stamps.as_ref()) {
+                        stamps.record(index);
+                    }
+                    return Some(LinkEvent::Frame(fed.frame));
                 }
             }
         }
