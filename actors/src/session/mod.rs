@@ -219,17 +219,11 @@ impl LiveSessionBuilder {
 
     /// Sends every state mutation to `sink` as well as the in-memory journal. A sink that
     /// does I/O ([`JournalSink::does_io`], e.g. a `FileJournalSink`) is put behind a
-    /// [`JournalWriter`](crate::state::JournalWriter), so its writes run on a thread of
-    /// their own, never on the state's write path or a tokio worker.
+    /// [`JournalWriter`](crate::state::JournalWriter), so its writes run on the process's
+    /// disk writer threads, never on the state's write path or a tokio worker.
     pub fn journal_sink(self, sink: Arc<dyn JournalSink>) -> Self {
         let sink = if sink.does_io() {
-            match crate::state::JournalWriter::new(Arc::clone(&sink)) {
-                Ok(writer) => Arc::new(writer) as Arc<dyn JournalSink>,
-                Err(error) => {
-                    tracing::warn!(%error, "no journal writer thread; the journal is written inline");
-                    sink
-                }
-            }
+            Arc::new(crate::state::JournalWriter::new(sink)) as Arc<dyn JournalSink>
         } else {
             sink
         };
