@@ -4,7 +4,7 @@
 //! a [`RecordQueue`] — an [`Inbox`] of entries: a push under a short lock, and a doorbell
 //! when the Recorder is not already on its way. The Recorder hands queued entries to the
 //! application's [`WireRecorder`] (the file writer, by default) in order, and flushes it.
-//! It writes when [`WAKE_AT`] entries wait or one ends a model turn (flushing once the
+//! It writes when `WAKE_AT` (64) entries wait or one ends a model turn (flushing once the
 //! queue is empty, so a turn's frames are on disk before the next turn), and otherwise
 //! every [`FLUSH_INTERVAL`] while entries keep coming (a voice session's frames come one at
 //! a time: a trip to a writer thread for each was most of what recording cost with many
@@ -379,7 +379,7 @@ impl Consumer for Recorder {
     }
 
     /// A chunk per trip to the session's disk, each entry under the drain lock; flushed once
-    /// nothing more waits. Only when woken to write ([`WAKE_AT`] entries wait, or one ends a
+    /// nothing more waits. Only when woken to write (`WAKE_AT` entries wait, or one ends a
     /// turn): the doorbell's wake of a few entries leaves them to the next tick, and the
     /// doorbell stays armed (nothing was taken), so the next pushes do not ring it.
     async fn drain(

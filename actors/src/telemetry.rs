@@ -302,7 +302,7 @@ pub struct TelemetryArgs {
     pub shared: Arc<TelemetryShared>,
     /// `on_usage`.
     pub callbacks: Arc<TelemetryCallbacks>,
-    /// The session's actors (the actor drains [`Peers::telemetry`]).
+    /// The session's actors (the actor drains the telemetry lane of their `lanes`).
     pub peers: Arc<Peers>,
 }
 

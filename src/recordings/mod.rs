@@ -1,6 +1,7 @@
 //! Where recordings live and which of them one machine replays: `s3://` URLs in object
-//! storage ([`ObjectUrl`], and with the `s3` feature the reader in `object`), the shard of
-//! a set that one machine of a CI farm takes ([`Shard`]), and [`open()`], which reads one
+//! storage ([`ObjectUrl`](crate::recordings::ObjectUrl), and with the `s3` feature the
+//! reader in `object`), the shard of a set that one machine of a CI farm takes
+//! ([`Shard`](crate::recordings::Shard)), and [`open()`](crate::recordings::open), which reads one
 //! recording file by its path or URL alike. `reel replay`, `reel show` and `reel studio`
 //! read through these; so can any tool that walks a directory or a bucket of recordings.
 //! Decision 0060.

@@ -1,7 +1,7 @@
 //! Recordings in object storage (the `s3` feature): S3 and S3-compatible servers through
 //! the `object_store` crate. A prefix is listed into [`Recording`]s (each wire log with the
 //! sidecar files found beside it, as on disk); a recording is copied, streamed chunk by
-//! chunk, to a local directory ([`fetch_recording`]) where the file readers take it; one
+//! chunk, to a local directory ([`Bucket::fetch_recording`]) where the file readers take it; one
 //! object can be read as a blocking [`std::io::Read`] that streams ([`ObjectReader`]).
 //! Nothing holds a whole object in memory. Every failure is a [`RecordingsError`] naming
 //! the URL: no such bucket, no such key, access refused, a partial object.

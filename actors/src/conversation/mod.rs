@@ -4,8 +4,8 @@
 //!
 //! Each piece is a deterministic function of the state, the phase machine and what the
 //! control lane keeps ([`ConversationData`]); nothing reads a clock or draws a number. The
-//! control lane's turn pipeline calls them ([`crate::control_lane`] lists the steps) and
-//! sends all the context of one turn boundary as one `clientContent` frame
+//! control lane's turn pipeline calls them (the crate's private `control_lane` module
+//! lists the steps) and sends all the context of one turn boundary as one `clientContent` frame
 //! ([`ContextBatch`]), at once or, under [`ContextDelivery::Deferred`], just before the
 //! application's next send ([`PendingContext`]).
 //!

@@ -233,7 +233,7 @@ pub(crate) enum Begin {
 }
 
 /// The log of a session's resolutions: passes, records or replays them (see the
-/// [module documentation](self)). Cheap to clone: clones share the log, so a chain's log
+/// [module documentation](crate::resolver)). Cheap to clone: clones share the log, so a chain's log
 /// handed to resolvers before the session starts is the one the session binds to a file.
 #[derive(Clone, Default)]
 pub struct Resolutions {
