@@ -46,6 +46,9 @@ pub const JOURNAL_FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 /// so one busy session's journal does not hold a thread the other sessions' writes share.
 const BATCHES_PER_DRAIN: usize = 4;
 
+// Nearly every job is a mutation, held by value: boxing it would add an allocation to each
+// for the sake of the rare flush.
+#[allow(clippy::large_enum_variant)]
 enum Job {
     Record(StateMutation),
     /// Flush the sink; counted in [`Pending::flushes_done`].
