@@ -40,6 +40,9 @@
 //! state (allocated before the first reading), then with N idle sessions (connected, setup
 //! answered), then at the end of the streaming period: the deltas / N.
 //!
+//! **Idle CPU**: the process's CPU over 3 s with every session connected and nothing
+//! streaming (what timers and ticks cost), printed after the idle memory reading.
+//!
 //! **Recording** (`--record`): each session writes its wire log
 //! (`record_wire(FileWireRecorder)`) and its journal (`journal_sink(FileJournalSink)`) into
 //! a temporary directory under `target/`; the write amplification is the bytes of those
@@ -90,6 +93,8 @@ const ROLE_ENV: &str = "REEL_BENCH_ROLE";
 /// session live: under `valgrind --tool=dhat` the heap at exit is the idle sessions'.
 const EXIT_IDLE_ENV: &str = "REEL_BENCH_EXIT_IDLE";
 const WARM_SESSIONS: usize = 10;
+/// How long the connected sessions are left idle, their CPU measured, before streaming.
+const IDLE_CPU_WINDOW: Duration = Duration::from_secs(3);
 const CONNECT_BATCH: usize = 100;
 /// One tick: 20 ms of audio each way.
 const TICK: Duration = Duration::from_millis(20);
@@ -622,6 +627,16 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
         mib(rss_before),
         mib(rss_idle),
         rss_idle.saturating_sub(rss_before) as f64 / 1024.0 / n as f64
+    );
+    // What connected sessions cost with nothing streaming (timers, ticks): the process's
+    // CPU over a few idle seconds.
+    let idle_cpu_start = cpu_time();
+    tokio::time::sleep(IDLE_CPU_WINDOW).await;
+    let idle_cpu = cpu_time().saturating_sub(idle_cpu_start);
+    println!(
+        "  idle for {:.0} s: {:.1} % CPU",
+        IDLE_CPU_WINDOW.as_secs_f64(),
+        100.0 * idle_cpu.as_secs_f64() / IDLE_CPU_WINDOW.as_secs_f64()
     );
     if std::env::var_os(EXIT_IDLE_ENV).is_some() {
         // For a heap profiler: what is live at exit is what the idle sessions (and the

@@ -140,6 +140,14 @@ impl Disk {
         self.run_with(what, Urgency::Linger, work).await
     }
 
+    /// Whether work runs on the process's writer threads from here: the blocking pool's
+    /// variant, on a multi-thread runtime (see [`Disk::run_with`]).
+    pub(crate) fn on_shared_threads(&self) -> bool {
+        matches!(self, Disk::BlockingPool)
+            && tokio::runtime::Handle::try_current()
+                .is_ok_and(|runtime| runtime.runtime_flavor() == RuntimeFlavor::MultiThread)
+    }
+
     /// Runs `work` off the session's workers: on a multi-thread runtime on the process's
     /// writer threads ([`DiskThreads`]), on a current-thread runtime on tokio's blocking
     /// pool. A current-thread runtime is where a paused clock lives (tests, a simulator),
@@ -151,10 +159,7 @@ impl Disk {
         urgency: Urgency,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, DiskFailed> {
-        let shared = matches!(self, Disk::BlockingPool)
-            && tokio::runtime::Handle::try_current()
-                .is_ok_and(|runtime| runtime.runtime_flavor() == RuntimeFlavor::MultiThread);
-        if shared {
+        if self.on_shared_threads() {
             let (done, outcome) = tokio::sync::oneshot::channel();
             let job: Job = Box::new(move || {
                 let result = std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {

@@ -50,6 +50,7 @@ pub mod phases;
 pub mod playback;
 pub mod reactor;
 pub mod recorder;
+pub(crate) mod recorder_ticks;
 pub mod router;
 pub mod session;
 pub mod slot;

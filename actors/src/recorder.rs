@@ -8,7 +8,10 @@
 //! queue is empty, so a turn's frames are on disk before the next turn), and otherwise
 //! every [`FLUSH_INTERVAL`] while entries keep coming (a voice session's frames come one at
 //! a time: a trip to a writer thread for each was most of what recording cost with many
-//! sessions), and on stop; it reports write errors to telemetry. A
+//! sessions), and on stop; it reports write errors to telemetry. The tick comes from one
+//! thread for every session where the disk work runs on the process's shared threads
+//! (`crate::recorder_ticks`, only to sessions that recorded something since their last
+//! one), from the Recorder's own timer elsewhere (a paused clock, a simulator's disk). A
 //! `kill -9` therefore loses at most the last [`FLUSH_INTERVAL`] of frames (plus the time
 //! the process was not scheduled), and nothing from before the last finished turn.
 //!
@@ -25,7 +28,7 @@
 //! than ending the session through the restart limit.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use memchr::memmem;
@@ -38,11 +41,13 @@ use crate::disk_threads::Urgency;
 use crate::events::lock;
 use crate::inbox::{Bound, Failed, Inbox};
 use crate::mailbox::{Consumer, ConsumerMailbox, Instance, Mailbox, RecorderTick};
+use crate::recorder_ticks::RecorderTicks;
 use crate::telemetry::TelemetryShared;
 
 /// How often the recorder is flushed while frames are being recorded, however long the
-/// queue stays busy (an idle session's tick does nothing). Half the 100 ms a crash may lose at most, so a late tick still
-/// keeps the promise.
+/// queue stays busy (an idle session is not ticked where the process's tick thread ticks
+/// the Recorders, `recorder_ticks`; elsewhere its tick does nothing). Half the
+/// 100 ms a crash may lose at most, so a late tick still keeps the promise.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
 
 /// How many entries may wait for the Recorder before the transport waits for room
@@ -87,6 +92,11 @@ pub struct RecordQueue {
     due: AtomicBool,
     /// Where the writes run.
     disk: Disk,
+    /// Set when the process's tick thread ticks this queue's Recorder
+    /// ([`RecorderTicks`]): the queue itself, to enrol.
+    ticked: OnceLock<Weak<RecordQueue>>,
+    /// Enrolled for the tick thread's next tick.
+    pub(crate) enrolled: AtomicBool,
 }
 
 impl std::fmt::Debug for RecordQueue {
@@ -110,6 +120,8 @@ impl RecordQueue {
             waiting: AtomicUsize::new(0),
             due: AtomicBool::new(false),
             disk: Disk::default(),
+            ticked: OnceLock::new(),
+            enrolled: AtomicBool::new(false),
         }
     }
 
@@ -259,6 +271,11 @@ impl WireRecorder for RecordQueue {
         }
         // After the push: a tick that clears the mark drains this entry too.
         self.unflushed.store(true, Ordering::Release);
+        if let Some(me) = self.ticked.get()
+            && !self.enrolled.load(Ordering::Acquire)
+        {
+            RecorderTicks::global().enrol(self, me);
+        }
         let waiting = self.waiting.fetch_add(1, Ordering::AcqRel) + 1;
         if (ends_a_turn || waiting >= WAKE_AT) && !self.due.swap(true, Ordering::AcqRel) {
             self.entries.actor.ring();
@@ -361,7 +378,19 @@ impl Consumer for Recorder {
                 .lost
                 .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
-        myself.send_interval(FLUSH_INTERVAL, || RecorderTick::Flush);
+        let queue = &args.queue;
+        let ticks = RecorderTicks::global();
+        if queue.disk.on_shared_threads() && ticks.available() {
+            // The process's tick thread ticks it while entries come (an idle session is
+            // not ticked); entries that came while no Recorder ran wait for the next tick.
+            let me = queue.ticked.get_or_init(|| Arc::downgrade(queue));
+            if queue.unflushed.load(Ordering::Acquire) {
+                ticks.enrol(queue, me);
+            }
+        } else {
+            // A paused clock or a simulator's disk: ticks on the session's own clock.
+            myself.send_interval(FLUSH_INTERVAL, || RecorderTick::Flush);
+        }
         Ok(Recorder { args })
     }
 
@@ -477,5 +506,70 @@ mod tests {
         assert_eq!(written, [1, 2, 3, 4], "each once, in order");
         assert_eq!(queue.errors(), 0, "written again: nothing lost");
         assert_eq!(queue.inbox().stats().failed, 1);
+    }
+
+    fn entry(seq: u64) -> WireEntry {
+        WireEntry::frame(seq, Direction::In, 0, &b"{}"[..], None, false)
+    }
+
+    /// A queue in front of a memory recorder, and a Recorder draining it.
+    async fn spawn_recorder() -> (
+        Arc<MemoryWireRecorder>,
+        Arc<RecordQueue>,
+        Instance<RecorderTick>,
+    ) {
+        let memory = Arc::new(MemoryWireRecorder::new());
+        let queue = Arc::new(RecordQueue::new(
+            Arc::clone(&memory) as Arc<dyn WireRecorder>
+        ));
+        let args = RecorderArgs {
+            queue: Arc::clone(&queue),
+            telemetry: Arc::default(),
+        };
+        let (instance, _task) = crate::mailbox::spawn_consumer::<Recorder, _>(args, |_| {})
+            .await
+            .unwrap();
+        (memory, queue, instance)
+    }
+
+    /// Waits until `memory` holds an entry; the bound fails the test rather than hang it.
+    async fn first_write(memory: &MemoryWireRecorder) -> Result<(), tokio::time::error::Elapsed> {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            while memory.entries().is_empty() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await
+    }
+
+    /// Where the disk work runs on the shared threads, the process's tick thread ticks the
+    /// Recorder: it runs no timer of its own, a lone entry (no turn's end, fewer than
+    /// `WAKE_AT`) is written at a tick, and a queue with nothing new leaves the tick list.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_the_shared_threads_the_process_tick_writes_a_lone_entry_and_leaves_an_idle_queue() {
+        let (memory, queue, recorder) = spawn_recorder().await;
+        assert_eq!(recorder.timers(), 0, "no timer of its own");
+        queue.record(entry(1));
+        // Only a tick writes it (the doorbell's wake of one entry leaves it to the tick).
+        let written = first_write(&memory).await;
+        assert!(written.is_ok(), "the tick thread's tick wrote the entry");
+        assert_eq!(
+            memory.entries().iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [1]
+        );
+        // It left the list before its Recorder was sent the tick, and nothing came since.
+        assert!(!RecorderTicks::is_enrolled(&queue));
+    }
+
+    /// On a current-thread runtime (a paused clock lives there) the Recorder keeps its own
+    /// timer on the session's clock, and its queue never enrols with the tick thread.
+    #[tokio::test(start_paused = true)]
+    async fn on_a_current_thread_runtime_the_recorder_ticks_on_its_own_clock() {
+        let (memory, queue, recorder) = spawn_recorder().await;
+        assert_eq!(recorder.timers(), 1, "its own timer");
+        queue.record(entry(1));
+        assert!(!RecorderTicks::is_enrolled(&queue));
+        let written = first_write(&memory).await;
+        assert!(written.is_ok(), "its own tick wrote the entry");
     }
 }

@@ -140,6 +140,15 @@ impl<M: Send + 'static> Instance<M> {
         timers.push(tokio::spawn(timer).abort_handle());
     }
 
+    /// How many of its timers run.
+    #[cfg(test)]
+    pub(crate) fn timers(&self) -> usize {
+        lock(&self.shared.timers)
+            .iter()
+            .filter(|timer| !timer.is_finished())
+            .count()
+    }
+
     /// Asks it to stop: it finishes what it is handling, runs `stopped`, and ends.
     pub fn stop(&self) {
         InstanceControl::stop(&*self.shared);
