@@ -26,6 +26,7 @@
 //! journal flush runs there) therefore never waits for a thread that is busy waiting.
 
 use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -176,11 +177,16 @@ impl Drain<'_> {
                 if pending.jobs.is_empty() || limit.is_some_and(|limit| batches >= limit) {
                     // Nothing waits: what was written goes out now, not with the next
                     // mutation. (Stopped at the limit: the next drain goes on, and flushes.)
-                    let flush = pending.jobs.is_empty() && pending.unflushed_since.is_some();
-                    pending.unflushed_since = None;
+                    let flush = pending.jobs.is_empty() && pending.unflushed_since.take().is_some();
                     drop(pending);
-                    if flush {
-                        sink.flush();
+                    if flush
+                        && let Err(panic) =
+                            std::panic::catch_unwind(AssertUnwindSafe(|| sink.flush()))
+                    {
+                        tracing::warn!(
+                            panic = %crate::panic_message::panic_message(panic.as_ref()),
+                            "the journal sink panicked on a flush"
+                        );
                     }
                     return;
                 }
@@ -190,33 +196,55 @@ impl Drain<'_> {
                 )
             };
             batches += 1;
-            let mut written = 0;
-            let mut flushes = 0;
-            for job in batch {
-                match job {
-                    Job::Record(mutation) => {
-                        sink.record(&mutation);
-                        written += 1;
-                        let since = *unflushed_since.get_or_insert_with(Instant::now);
-                        // A steady stream of writes never leaves the queue empty.
-                        if since.elapsed() >= JOURNAL_FLUSH_INTERVAL {
-                            sink.flush();
-                            unflushed_since = None;
-                        }
-                    }
-                    Job::Flush => {
-                        sink.flush();
-                        unflushed_since = None;
-                        flushes += 1;
-                    }
-                }
+            // Counted before it is written: a panic in the wrapped sink part-way through
+            // leaves neither the bound's count nor a waiting flush behind.
+            let records = batch
+                .iter()
+                .filter(|job| matches!(job, Job::Record(_)))
+                .count();
+            let flushes = (batch.len() - records) as u64;
+            let written = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                write_batch(sink, batch, &mut unflushed_since)
+            }));
+            if let Err(panic) = written {
+                tracing::warn!(
+                    panic = %crate::panic_message::panic_message(panic.as_ref()),
+                    "the journal sink panicked; the rest of a batch of {records} mutations \
+                     may be missing from the journal"
+                );
             }
             let mut pending = self.shared.pending();
-            pending.unwritten = pending.unwritten.saturating_sub(written);
+            pending.unwritten = pending.unwritten.saturating_sub(records);
             pending.flushes_done += flushes;
             pending.unflushed_since = unflushed_since;
             drop(pending);
             self.shared.changed.notify_all();
+        }
+    }
+}
+
+/// Writes `batch` to `sink` in order, flushing when asked and at least every
+/// [`JOURNAL_FLUSH_INTERVAL`] since the oldest unflushed write (`unflushed_since`).
+fn write_batch(
+    sink: &dyn JournalSink,
+    batch: VecDeque<Job>,
+    unflushed_since: &mut Option<Instant>,
+) {
+    for job in batch {
+        match job {
+            Job::Record(mutation) => {
+                sink.record(&mutation);
+                let since = *unflushed_since.get_or_insert_with(Instant::now);
+                // A steady stream of writes never leaves the queue empty.
+                if since.elapsed() >= JOURNAL_FLUSH_INTERVAL {
+                    sink.flush();
+                    *unflushed_since = None;
+                }
+            }
+            Job::Flush => {
+                sink.flush();
+                *unflushed_since = None;
+            }
         }
     }
 }
@@ -509,5 +537,46 @@ mod tests {
         let _ = gate_tx.send(());
         assert_eq!(written, Ok(vec![7]));
         assert!(memory.flush_count() >= 1);
+    }
+
+    /// Panics on the mutation numbered 2, once; keeps what it is given otherwise.
+    struct PanicsOnTwo {
+        panicked: std::sync::atomic::AtomicBool,
+        inner: MemoryJournalSink,
+    }
+
+    impl JournalSink for PanicsOnTwo {
+        fn record(&self, mutation: &StateMutation) {
+            if mutation.sequence == 2
+                && !self
+                    .panicked
+                    .swap(true, std::sync::atomic::Ordering::SeqCst)
+            {
+                panic!("the disk is on fire");
+            }
+            self.inner.record(mutation);
+        }
+    }
+
+    /// A panic in the wrapped sink leaves no waiter behind: the flush after it returns, the
+    /// bound's count is back to zero, and what is handed over later is written.
+    #[test]
+    fn a_panicking_sink_loses_at_most_its_batch_and_leaves_no_flush_waiting() {
+        let sink = Arc::new(PanicsOnTwo {
+            panicked: std::sync::atomic::AtomicBool::new(false),
+            inner: MemoryJournalSink::new(),
+        });
+        let writer = JournalWriter::new(sink.clone());
+        for sequence in 1..=4 {
+            writer.record(&mutation(sequence));
+        }
+        writer.flush();
+        assert_eq!(writer.unwritten(), 0);
+        let before: Vec<u64> = sink.inner.entries().iter().map(|m| m.sequence).collect();
+        assert!(!before.contains(&2), "2 panicked: {before:?}");
+        writer.record(&mutation(5));
+        writer.flush();
+        let after: Vec<u64> = sink.inner.entries().iter().map(|m| m.sequence).collect();
+        assert_eq!(after.last(), Some(&5), "written after the panic: {after:?}");
     }
 }
