@@ -3,7 +3,8 @@
 //! current instance of a child, which the supervisor points at each new one.
 //!
 //! The doorbell is an atomic flag and a [`Bell`] (one waiter, no lock): a ring allocates
-//! nothing and sends no message (the inbox itself already rings at most once until its consumer finds it empty).
+//! nothing and sends no message (the inbox itself already rings at most once until its
+//! consumer finds it empty).
 //! Own messages (a timer's tick) are rare; they wait in a small queue beside the flag.
 
 use std::collections::VecDeque;
