@@ -602,25 +602,24 @@ async fn text_sent_while_a_go_away_moves_the_session_reaches_one_connection_or_t
     assert_eq!(received, expected);
 }
 
+/// Panics in `child` on its input numbered `input` (the fault hook's count).
+struct PanicAt(reel_actors::Child, u64);
+
+impl reel_actors::fault::FaultHook for PanicAt {
+    fn before(&self, child: reel_actors::Child, input: u64) {
+        if (child, input) == (self.0, self.1) {
+            panic!("injected fault in {child} at input {input}");
+        }
+    }
+}
+
 /// The fault hook fails a child where no application code runs: here the router on its
 /// 5th item (the session ends, naming it) and telemetry on its 1st (restarted, the item
 /// reported, the session goes on).
 #[tokio::test(start_paused = true)]
 async fn a_fault_hook_fails_children_where_no_application_code_runs() {
-    use reel_actors::Child;
-    use reel_actors::fault::FaultHook;
-
-    struct PanicAt(Child, u64);
-    impl FaultHook for PanicAt {
-        fn before(&self, child: Child, input: u64) {
-            if (child, input) == (self.0, self.1) {
-                panic!("injected fault in {child} at input {input}");
-            }
-        }
-    }
-
     let mut server = ScriptedServer::bind().await;
-    let hook = Arc::new(PanicAt(Child::Telemetry, 1));
+    let hook = Arc::new(PanicAt(reel_actors::Child::Telemetry, 1));
     // A session runs a Telemetry actor only with an `on_usage` callback (decision 0075);
     // this one is never called (no usage is reported), so no application code runs there.
     let telemetry = TelemetryCallbacks {
@@ -646,7 +645,7 @@ async fn a_fault_hook_fails_children_where_no_application_code_runs() {
     assert_eq!(handle.ended(), None);
 
     let mut server = ScriptedServer::bind().await;
-    let hook = Arc::new(PanicAt(Child::Router, 5));
+    let hook = Arc::new(PanicAt(reel_actors::Child::Router, 5));
     let (handle, mut conn, _, mut events) = start(
         &mut server,
         |b| b.fault_hook(hook),
@@ -672,20 +671,8 @@ async fn a_fault_hook_fails_children_where_no_application_code_runs() {
 /// model's frames stream in; the chunks before it went out, the one it struck did not.
 #[tokio::test(start_paused = true)]
 async fn a_fault_in_the_transports_writer_while_audio_streams_ends_the_session_naming_it() {
-    use reel_actors::Child;
-    use reel_actors::fault::FaultHook;
-
-    struct PanicAt(Child, u64);
-    impl FaultHook for PanicAt {
-        fn before(&self, child: Child, input: u64) {
-            if (child, input) == (self.0, self.1) {
-                panic!("injected fault in {child} at input {input}");
-            }
-        }
-    }
-
     let mut server = ScriptedServer::bind().await;
-    let hook = Arc::new(PanicAt(Child::Transport, 6));
+    let hook = Arc::new(PanicAt(reel_actors::Child::Transport, 6));
     let (handle, mut conn, _, mut events) = start(
         &mut server,
         |b| b.fault_hook(hook),
