@@ -67,7 +67,7 @@ mod tests {
 
     use super::*;
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_ring_before_the_wait_is_kept_once() {
         let bell = Bell::default();
         bell.ring();

@@ -379,6 +379,12 @@ impl Consumer for Recorder {
                 .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
         let queue = &args.queue;
+        // Entries its predecessor left (it may have failed in a tick's drain, which had
+        // cleared the mark) are written at this one's first tick, not only once another
+        // entry comes.
+        if !queue.entries.inbox.is_empty() {
+            queue.unflushed.store(true, Ordering::Release);
+        }
         let ticks = RecorderTicks::global();
         if queue.disk.on_shared_threads() && ticks.available() {
             // The process's tick thread ticks it while entries come (an idle session is
@@ -522,20 +528,37 @@ mod tests {
         let queue = Arc::new(RecordQueue::new(
             Arc::clone(&memory) as Arc<dyn WireRecorder>
         ));
-        let args = RecorderArgs {
-            queue: Arc::clone(&queue),
-            telemetry: Arc::default(),
-        };
-        let (instance, _task) = crate::mailbox::spawn_consumer::<Recorder, _>(args, |_| {})
-            .await
-            .unwrap();
+        let (instance, _ended) = spawn_on(&queue).await;
         (memory, queue, instance)
     }
 
-    /// Waits until `memory` holds an entry; the bound fails the test rather than hang it.
-    async fn first_write(memory: &MemoryWireRecorder) -> Result<(), tokio::time::error::Elapsed> {
+    /// A Recorder draining `queue`, and what its task's end says (`Some(failure)`).
+    async fn spawn_on(
+        queue: &Arc<RecordQueue>,
+    ) -> (
+        Instance<RecorderTick>,
+        tokio::sync::oneshot::Receiver<Option<String>>,
+    ) {
+        let args = RecorderArgs {
+            queue: Arc::clone(queue),
+            telemetry: Arc::default(),
+        };
+        let (ended, end) = tokio::sync::oneshot::channel();
+        let (instance, _task) = crate::mailbox::spawn_consumer::<Recorder, _>(args, move |done| {
+            let _ = ended.send(done.failure);
+        })
+        .await
+        .unwrap();
+        (instance, end)
+    }
+
+    /// Waits until `memory` holds `n` entries; the bound fails the test rather than hang it.
+    async fn writes(
+        memory: &MemoryWireRecorder,
+        n: usize,
+    ) -> Result<(), tokio::time::error::Elapsed> {
         tokio::time::timeout(Duration::from_secs(60), async {
-            while memory.entries().is_empty() {
+            while memory.entries().len() < n {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
         })
@@ -551,7 +574,7 @@ mod tests {
         assert_eq!(recorder.timers(), 0, "no timer of its own");
         queue.record(entry(1));
         // Only a tick writes it (the doorbell's wake of one entry leaves it to the tick).
-        let written = first_write(&memory).await;
+        let written = writes(&memory, 1).await;
         assert!(written.is_ok(), "the tick thread's tick wrote the entry");
         assert_eq!(
             memory.entries().iter().map(|e| e.seq).collect::<Vec<_>>(),
@@ -569,7 +592,77 @@ mod tests {
         assert_eq!(recorder.timers(), 1, "its own timer");
         queue.record(entry(1));
         assert!(!RecorderTicks::is_enrolled(&queue));
-        let written = first_write(&memory).await;
+        let written = writes(&memory, 1).await;
         assert!(written.is_ok(), "its own tick wrote the entry");
+    }
+
+    /// On the shared threads, a Recorder that fails while entries stream in (the fault
+    /// strikes entry 2 of a drain the 64th entry woke) leaves its queue to a successor,
+    /// which writes that entry again first and enrols the queue with the tick thread for
+    /// the rest (more than the waking batch, fewer than another 64): every entry is written
+    /// once, in order, with no timer of the Recorder's own.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_the_shared_threads_a_successor_takes_the_ticks_of_a_recorder_that_failed() {
+        let memory = Arc::new(MemoryWireRecorder::new());
+        let queue = Arc::new(RecordQueue::new(
+            Arc::clone(&memory) as Arc<dyn WireRecorder>
+        ));
+        queue.inbox().set_fault_hook(
+            Child::Recorder,
+            Arc::new(FailOnce(2, AtomicBool::new(false))),
+        );
+        let (_first, ended) = spawn_on(&queue).await;
+        // Entries keep coming while the first Recorder drains and fails.
+        let feeder = {
+            let queue = Arc::clone(&queue);
+            tokio::spawn(async move {
+                for seq in 1..=100 {
+                    queue.record(entry(seq));
+                    tokio::task::yield_now().await;
+                }
+            })
+        };
+        let failure = ended.await.unwrap();
+        assert_eq!(
+            failure.as_deref(),
+            Some(
+                "the wire recorder failed: writing the wire log panicked: injected fault on entry 2"
+            ),
+            "the first Recorder failed on entry 2"
+        );
+        // The supervisor's part: a successor.
+        let (second, _ended) = spawn_on(&queue).await;
+        assert_eq!(second.timers(), 0, "ticked by the tick thread");
+        feeder.await.unwrap();
+        assert!(writes(&memory, 100).await.is_ok(), "all 100 written");
+        let written: Vec<u64> = memory.entries().iter().map(|e| e.seq).collect();
+        assert_eq!(written, (1..=100).collect::<Vec<_>>());
+        assert_eq!(queue.errors(), 0, "written again: nothing lost");
+    }
+
+    /// A Recorder that fails in its tick's drain (ten entries: no doorbell wake, only the
+    /// tick writes them) had cleared the queue's mark; its successor, with no entry coming
+    /// after, still writes the rest at its first tick: entry 2 again first, then 3 to 10.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_successor_writes_what_a_recorder_that_failed_in_its_tick_left() {
+        let memory = Arc::new(MemoryWireRecorder::new());
+        let queue = Arc::new(RecordQueue::new(
+            Arc::clone(&memory) as Arc<dyn WireRecorder>
+        ));
+        queue.inbox().set_fault_hook(
+            Child::Recorder,
+            Arc::new(FailOnce(2, AtomicBool::new(false))),
+        );
+        for seq in 1..=10 {
+            queue.record(entry(seq));
+        }
+        let (_first, ended) = spawn_on(&queue).await;
+        assert!(ended.await.unwrap().is_some(), "the first Recorder failed");
+        assert_eq!(memory.entries().len(), 1, "entry 1 only");
+        let (_second, _ended) = spawn_on(&queue).await;
+        assert!(writes(&memory, 10).await.is_ok(), "all 10 written");
+        let written: Vec<u64> = memory.entries().iter().map(|e| e.seq).collect();
+        assert_eq!(written, (1..=10).collect::<Vec<_>>());
+        assert_eq!(queue.errors(), 0);
     }
 }

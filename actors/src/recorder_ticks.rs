@@ -43,7 +43,8 @@ fn start() -> bool {
             loop {
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
                 TICKS.tick();
-                // After a late tick the next is an interval after it, not at once.
+                // After a late tick the next comes at least half an interval after it, not
+                // at once.
                 let now = Instant::now();
                 next = (next + FLUSH_INTERVAL).max(now + FLUSH_INTERVAL / 2);
             }
