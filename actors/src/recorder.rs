@@ -532,6 +532,19 @@ mod tests {
         (memory, queue, instance)
     }
 
+    /// A queue in front of a memory recorder whose Recorder fails on entry 2, once.
+    fn failing_on_entry_2() -> (Arc<MemoryWireRecorder>, Arc<RecordQueue>) {
+        let memory = Arc::new(MemoryWireRecorder::new());
+        let queue = Arc::new(RecordQueue::new(
+            Arc::clone(&memory) as Arc<dyn WireRecorder>
+        ));
+        queue.inbox().set_fault_hook(
+            Child::Recorder,
+            Arc::new(FailOnce(2, AtomicBool::new(false))),
+        );
+        (memory, queue)
+    }
+
     /// A Recorder draining `queue`, and what its task's end says (`Some(failure)`).
     async fn spawn_on(
         queue: &Arc<RecordQueue>,
@@ -603,14 +616,7 @@ mod tests {
     /// once, in order, with no timer of the Recorder's own.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn on_the_shared_threads_a_successor_takes_the_ticks_of_a_recorder_that_failed() {
-        let memory = Arc::new(MemoryWireRecorder::new());
-        let queue = Arc::new(RecordQueue::new(
-            Arc::clone(&memory) as Arc<dyn WireRecorder>
-        ));
-        queue.inbox().set_fault_hook(
-            Child::Recorder,
-            Arc::new(FailOnce(2, AtomicBool::new(false))),
-        );
+        let (memory, queue) = failing_on_entry_2();
         let (_first, ended) = spawn_on(&queue).await;
         // Entries keep coming while the first Recorder drains and fails.
         let feeder = {
@@ -645,14 +651,7 @@ mod tests {
     /// after, still writes the rest at its first tick: entry 2 again first, then 3 to 10.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_successor_writes_what_a_recorder_that_failed_in_its_tick_left() {
-        let memory = Arc::new(MemoryWireRecorder::new());
-        let queue = Arc::new(RecordQueue::new(
-            Arc::clone(&memory) as Arc<dyn WireRecorder>
-        ));
-        queue.inbox().set_fault_hook(
-            Child::Recorder,
-            Arc::new(FailOnce(2, AtomicBool::new(false))),
-        );
+        let (memory, queue) = failing_on_entry_2();
         for seq in 1..=10 {
             queue.record(entry(seq));
         }
