@@ -7,6 +7,11 @@
 //! event streams. An interruption clears both; the phase leaving `ModelSpeaking` (its turn
 //! complete, a tool call) marks the jitter buffer's stream finished, so it plays out
 //! without counting an underrun at the end.
+//!
+//! The work is [`FastWork`]'s, whoever runs it: the lane's instance on its task, or the
+//! router on its own when the lane is idle (decision 0086: it claims the lane's inbox and
+//! handles the items in place, in order; a panic there fails the lane's instance, which is
+//! restarted and reports the item as its own failure).
 
 use std::sync::Arc;
 
@@ -28,14 +33,22 @@ use crate::playback::PlaybackQueue;
 /// What the fast lane is given at start (and again at each restart).
 #[derive(Clone)]
 pub struct FastLaneArgs {
+    /// What it does with each item.
+    pub work: FastWork,
+    /// The session's actors (the lane drains [`Peers::lanes`]' `fast`).
+    pub peers: Arc<Peers>,
+}
+
+/// What the fast lane does with an item, whoever handles it (its instance, or the router
+/// in place): the application's callbacks, the playback queues, the event streams.
+#[derive(Clone)]
+pub struct FastWork {
     /// The application's callbacks.
     pub callbacks: Arc<FastCallbacks>,
     /// Where audio waits to be played, if the application asked for it.
     pub playback: Option<PlaybackQueue>,
     /// The adaptive playback buffer, if the application asked for it.
     pub jitter: Option<SharedJitterBuffer>,
-    /// The session's actors (the lane drains [`Peers::fast`]).
-    pub peers: Arc<Peers>,
 }
 
 /// The fast lane: what one instance holds.
@@ -68,29 +81,34 @@ impl Consumer for FastLane {
     }
 
     async fn handle(&mut self, item: EventItem) -> Result<(), ActorProcessingErr> {
-        match item {
-            EventItem::Event { event, ts_ms } => {
-                self.handle_event(&event, ts_ms);
-                self.args
-                    .peers
-                    .hub
-                    .publish_with(Lane::Fast, || LiveEvent::Session(event));
-            }
-            EventItem::End => drained(&self.args.peers, Child::FastLane),
-        }
+        self.args.work.handle(&self.args.peers, item);
         Ok(())
     }
 }
 
-impl FastLane {
+impl FastWork {
+    /// Handles one item of the lane's inbox: an event's callback, queues and publication,
+    /// or the end of the events (the lane reports itself drained).
+    pub fn handle(&self, peers: &Peers, item: EventItem) {
+        match item {
+            EventItem::Event { event, ts_ms } => {
+                self.handle_event(&event, ts_ms);
+                peers
+                    .hub
+                    .publish_with(Lane::Fast, || LiveEvent::Session(event));
+            }
+            EventItem::End => drained(peers, Child::FastLane),
+        }
+    }
+
     fn handle_event(&self, event: &SessionEvent, ts_ms: u64) {
-        let callbacks = &self.args.callbacks;
+        let callbacks = &self.callbacks;
         match event {
             SessionEvent::AudioData(audio) => {
-                if let Some(playback) = &self.args.playback {
+                if let Some(playback) = &self.playback {
                     playback.push(audio.clone());
                 }
-                if let Some(jitter) = &self.args.jitter {
+                if let Some(jitter) = &self.jitter {
                     jitter.push(audio.clone(), ts_ms);
                 }
                 if let Some(on_audio) = &callbacks.on_audio {
@@ -137,7 +155,7 @@ impl FastLane {
                 // no more audio is coming for this stream. The lane never sees
                 // `TurnComplete` itself, only the phase change it causes.
                 if *from == SessionPhase::ModelSpeaking
-                    && let Some(jitter) = &self.args.jitter
+                    && let Some(jitter) = &self.jitter
                 {
                     jitter.finish();
                 }
@@ -146,10 +164,10 @@ impl FastLane {
                 }
             }
             SessionEvent::Interrupted => {
-                if let Some(playback) = &self.args.playback {
+                if let Some(playback) = &self.playback {
                     playback.interrupt();
                 }
-                if let Some(jitter) = &self.args.jitter {
+                if let Some(jitter) = &self.jitter {
                     jitter.interrupt();
                 }
             }

@@ -26,6 +26,12 @@
 //! new consumer starts armed and wakes itself once: whatever was pushed while no consumer
 //! was in place is drained then.
 //!
+//! A producer may instead claim the drain while the consumer is idle (disarmed: nothing
+//! waits, nothing is handled, no wake is on its way) and handle its items on its own task
+//! ([`Inbox::claim_all`], [`Inbox::take_claimed`]; decision 0086). The same numbering,
+//! in-flight marks and fault hook apply; the consumer takes nothing while the claim holds,
+//! and a successor started meanwhile recovers nothing of the producer's.
+//!
 //! # Bounds
 //!
 //! Every inbox declares a capacity and what happens past it ([`Overflow`]): producers that
@@ -38,8 +44,8 @@
 
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use std::sync::{Arc, OnceLock};
 
@@ -109,6 +115,9 @@ pub struct InboxStats {
     /// Times its consumer was woken to drain it ([`Inbox::count_wake`]): items finished
     /// per wake is how well the consumer batches (each wake is a trip through its task).
     pub wakes: u64,
+    /// Times a producer handled its items in place, the consumer idle
+    /// ([`Inbox::claim_all`]): trips through the consumer's task saved.
+    pub in_place: u64,
 }
 
 /// An item taken from an inbox, with its number; hand the number back to
@@ -142,8 +151,16 @@ struct Queue<T, L> {
     taken: u64,
     /// The label of the last item taken, until it is finished.
     taken_label: Option<L>,
-    /// A wake is on its way to the consumer.
+    /// A wake is on its way to the consumer, or a producer drains in place.
     armed: bool,
+    /// A producer drains the inbox on its own task ([`Inbox::claim_all`]): the consumer
+    /// takes nothing until it is done.
+    claimed: bool,
+    /// Claims granted ([`InboxStats::in_place`]).
+    in_place: u64,
+    /// The consumer looked for items while a producer drained in place: the producer rings
+    /// it when it is done.
+    deferred: bool,
     /// Producers waiting for room ([`Inbox::room_for`]).
     room_waiters: usize,
     /// Pushes are refused: the consumer is gone for good.
@@ -212,6 +229,9 @@ impl<T, L> Inbox<T, L> {
                 taken_label: None,
                 // The first consumer wakes itself when it starts.
                 armed: true,
+                claimed: false,
+                in_place: 0,
+                deferred: false,
                 room_waiters: 0,
                 closed: false,
                 high_water: 0,
@@ -408,14 +428,24 @@ impl<T, L> Inbox<T, L> {
     }
 
     /// Takes the next item for the consumer, marking it in flight; `None` when the queue is
-    /// empty (which disarms the doorbell: the next push rings). The previous item taken
-    /// must have been handed to [`Inbox::done`].
+    /// empty (which disarms the doorbell: the next push rings), or while a producer drains
+    /// in place (which rings the consumer once it is done). The previous item taken must
+    /// have been handed to [`Inbox::done`].
     pub fn take(&self) -> Option<Taken<T>> {
         let mut queue = lock(&self.queue);
+        if queue.claimed {
+            queue.deferred = true;
+            return None;
+        }
         let Some(item) = queue.items.pop_front() else {
             queue.armed = false;
             return None;
         };
+        Some(self.taken(queue, item))
+    }
+
+    /// Marks `item`, just popped from `queue`, in flight and runs the fault hook for it.
+    fn taken(&self, mut queue: MutexGuard<'_, Queue<T, L>>, item: T) -> Taken<T> {
         queue.bytes -= self.weigh(&item);
         let seq = queue.head_seq;
         queue.head_seq += 1;
@@ -431,7 +461,58 @@ impl<T, L> Inbox<T, L> {
             // Marked in flight already: a panic here fails the consumer on this item.
             hook.before(*child, seq);
         }
-        Some(Taken { seq, item })
+        Taken { seq, item }
+    }
+
+    /// Pushes all of `items` (emptying it) and claims the drain for the caller, if the
+    /// consumer is idle: no wake on its way, so the inbox is empty and nobody handles an
+    /// item of it (and it is not closed). Returns whether it did; if not, `items` is left as
+    /// it was, for an ordinary push.
+    ///
+    /// A producer that claimed takes the items with [`Inbox::take_claimed`] and handles them
+    /// on its own task exactly as the consumer would (each in push order, marked done),
+    /// until that returns `None`; pushes meanwhile ring nobody, and the consumer takes
+    /// nothing. If handling one fails, it calls [`Inbox::release_failed`] and fails the
+    /// consumer's instance: the successor recovers the item in flight as its own.
+    pub fn claim_all(&self, items: &mut Vec<T>) -> bool {
+        let mut queue = lock(&self.queue);
+        if queue.armed || queue.claimed || queue.closed || items.is_empty() {
+            return false;
+        }
+        for item in items.drain(..) {
+            self.enqueue(&mut queue, item);
+        }
+        queue.armed = true;
+        queue.claimed = true;
+        queue.in_place += 1;
+        true
+    }
+
+    /// For the producer that claimed the drain ([`Inbox::claim_all`]): the next item, marked
+    /// in flight as [`Inbox::take`] marks it; `None` once the queue is empty, which ends the
+    /// claim: the doorbell is disarmed, or rung if the consumer looked for items meanwhile.
+    pub fn take_claimed(&self) -> Option<Taken<T>> {
+        let mut queue = lock(&self.queue);
+        let Some(item) = queue.items.pop_front() else {
+            queue.claimed = false;
+            let ring = std::mem::take(&mut queue.deferred);
+            queue.armed = ring;
+            drop(queue);
+            if ring {
+                (self.doorbell)();
+            }
+            return None;
+        };
+        Some(self.taken(queue, item))
+    }
+
+    /// For the producer that claimed the drain: handling the item in flight failed. Ends the
+    /// claim and leaves the doorbell armed, so nothing rings the failing instance; its
+    /// successor recovers the item ([`Inbox::recover`]) and wakes itself for the rest.
+    pub fn release_failed(&self) {
+        let mut queue = lock(&self.queue);
+        queue.claimed = false;
+        queue.deferred = false;
     }
 
     /// Takes up to `max` items at once, in order, under one lock, appending them to `out`;
@@ -494,6 +575,12 @@ impl<T, L> Inbox<T, L> {
     pub fn recover(&self) -> Option<Failed<L>> {
         let mut queue = lock(&self.queue);
         queue.armed = true;
+        if queue.claimed {
+            // The item in flight is a producer's, draining in place: not failed. The new
+            // consumer is rung once the producer is done.
+            queue.deferred = true;
+            return None;
+        }
         let label = queue.taken_label.take();
         let finished = self.finished.load(Ordering::Acquire);
         if queue.taken <= finished {
@@ -577,6 +664,7 @@ impl<T, L> Inbox<T, L> {
             failed: queue.failed,
             producers_waiting: queue.room_waiters,
             wakes: self.wakes.load(Ordering::Relaxed),
+            in_place: queue.in_place,
         }
     }
 

@@ -2,8 +2,9 @@
 //!
 //! It is the only reader of the inbound stream after the transport, so it also keeps what
 //! must see every event in order: the session phase ([`PhaseTracker`]), the latest resumption
-//! handle, and the time from the end of a user turn to the model's first output. It does no
-//! other work: no callbacks, no state.
+//! handle, and the time from the end of a user turn to the model's first output. It keeps no
+//! state of the application's; the one other work it does is the fast lane's, in place,
+//! when that lane is idle (decision 0086: the lane's callbacks then run on this task).
 //!
 //! Everything it routes arrives through its one inbox ([`Peers::router`]), in order: frames from the
 //! transport's reader, the transport's steps, reports, barriers. It pushes each lane its
@@ -21,11 +22,12 @@ use reel_protocol::{
 use tokio::sync::watch;
 
 use crate::child::Child;
+use crate::fast_lane::FastWork;
 use crate::go_away::{GoAwayStep, GoAwayTimer};
 use crate::inbox::{Failed, Inbox};
 use crate::mailbox::{
     Consumer, ConsumerMailbox, ControlItem, Instance, LaneItems, Lanes, Lifecycle, RouterMsg,
-    RouterTimer, TransportMsg,
+    RouterTimer, TransportMsg, run_in_place,
 };
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
@@ -41,6 +43,8 @@ const LANE_BATCH: usize = 64;
 pub struct RouterArgs {
     /// The session's actors.
     pub peers: Arc<Peers>,
+    /// The fast lane's work, for the items the router runs in place (decision 0086).
+    pub fast: FastWork,
     /// Frame size limit.
     pub limits: DecodeLimits,
     /// Where the phase is published.
@@ -58,6 +62,8 @@ pub struct RouterArgs {
 /// The router: what its one instance holds.
 pub struct Router {
     peers: Arc<Peers>,
+    /// The fast lane's work, run here when the lane is idle (decision 0086).
+    fast: FastWork,
     decoder: EventDecoder,
     tracker: PhaseTracker,
     limits: DecodeLimits,
@@ -109,6 +115,7 @@ impl Consumer for Router {
     ) -> Result<Self, ActorProcessingErr> {
         Ok(Router {
             peers: args.peers,
+            fast: args.fast,
             decoder: EventDecoder::new(),
             tracker: PhaseTracker::new(),
             limits: args.limits,
@@ -445,7 +452,16 @@ impl Router {
     /// Pushes each lane what was routed to it since the last flush, in order, under one
     /// lock and with at most one wake-up; waits first until the lane has room for all of it
     /// (backpressure: a slow lane slows the router).
+    ///
+    /// The fast lane's share is handled here, on the router's task, when the lane is idle
+    /// (no item waits, none is handled, no wake is on its way): a lone audio frame then
+    /// costs no wake of the lane's task (decision 0086). Otherwise it is pushed, behind
+    /// what waits.
     async fn flush(&mut self) {
+        let (fast, peers) = (&self.fast, &self.peers);
+        run_in_place(&peers.lanes.fast, &mut self.pending.fast, |item| {
+            fast.handle(peers, item)
+        });
         self.peers.lanes.push(&mut self.pending).await;
     }
 

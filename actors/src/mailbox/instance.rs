@@ -45,6 +45,11 @@ struct Shared<M> {
     own: Mutex<VecDeque<M>>,
     /// Its timers' tasks, aborted when it ends.
     timers: Mutex<Vec<AbortHandle>>,
+    /// Why it must fail, told from outside ([`InstanceSlot::fail`]): a producer that
+    /// handled its items in place failed on one.
+    failure: Mutex<Option<String>>,
+    /// `failure` holds a reason (read without its lock on every wake).
+    failing: AtomicBool,
 }
 
 impl<M: Send + 'static> Clone for Instance<M> {
@@ -75,6 +80,8 @@ impl<M: Send + 'static> Instance<M> {
                 bell: Bell::default(),
                 own: Mutex::new(VecDeque::new()),
                 timers: Mutex::new(Vec::new()),
+                failure: Mutex::new(None),
+                failing: AtomicBool::new(false),
             }),
         }
     }
@@ -168,6 +175,14 @@ impl<M: Send + 'static> Instance<M> {
     /// Leaves the doorbell rung: the instance goes on draining without waiting.
     pub(crate) fn ring_again(&self) {
         self.shared.rung.store(true, Ordering::Release);
+    }
+
+    /// Takes why it must fail, if it was told ([`InstanceSlot::fail`]).
+    pub(crate) fn take_failure(&self) -> Option<String> {
+        if !self.shared.failing.load(Ordering::Acquire) {
+            return None;
+        }
+        lock(&self.shared.failure).take()
     }
 
     /// Takes its oldest own message.
@@ -289,6 +304,21 @@ impl<M: Send + 'static> InstanceSlot<M> {
             .load()
             .as_ref()
             .is_some_and(|shared| shared.cast(message))
+    }
+
+    /// Fails the current instance with `reason`, as if handling an item had failed with it:
+    /// its task ends with that failure (its supervisor restarts it) before it takes anything
+    /// more. `false` if there is none or it ended.
+    pub fn fail(&self, reason: String) -> bool {
+        self.current.load().as_ref().is_some_and(|shared| {
+            if shared.state.load(Ordering::Acquire) == ENDED {
+                return false;
+            }
+            *lock(&shared.failure) = Some(reason);
+            shared.failing.store(true, Ordering::Release);
+            shared.bell.ring();
+            true
+        })
     }
 
     /// Rings the current instance's doorbell. `false` if there is none or it ended.

@@ -13,6 +13,7 @@
 
 mod consumer;
 mod door;
+mod in_place;
 mod instance;
 mod lanes;
 mod recorder;
@@ -23,6 +24,7 @@ mod transport;
 
 pub use consumer::{Consumer, ConsumerMailbox, NoMsg, drain_one_by_one};
 pub use door::{Door, Mailbox, doorbell};
+pub use in_place::run_in_place;
 pub(crate) use instance::InstanceControl;
 pub use instance::{Instance, InstanceSlot};
 pub use lanes::{

@@ -130,6 +130,9 @@ async fn serve<C: Consumer>(
     // Whatever waited while no instance was in place.
     myself.ring_again();
     loop {
+        if let Some(reason) = myself.take_failure() {
+            return Err(reason.into());
+        }
         if myself.stopping() {
             break;
         }

@@ -15,7 +15,7 @@ use crate::clock::{EventClock, ManualClock, SharedClock, TokioClock};
 use crate::control_lane::{ControlData, ControlLaneArgs, ControlLaneState};
 use crate::conversation::ContextDelivery;
 use crate::extract::ExtractorSet;
-use crate::fast_lane::{FastLane, FastLaneArgs};
+use crate::fast_lane::{FastLane, FastLaneArgs, FastWork};
 use crate::handle::LiveHandle;
 use crate::llm::{LlmInterceptor, PassThrough};
 use crate::mailbox::Door;
@@ -198,8 +198,16 @@ impl LiveSessionBuilder {
         if counts_telemetry {
             drop(peers.lanes.telemetry.inbox.close());
         }
+        // The fast lane's work: its instance's, and the router's when it runs the lane's
+        // items in place (decision 0086).
+        let fast_work = FastWork {
+            callbacks: Arc::new(self.fast),
+            playback: playback.clone(),
+            jitter: jitter.clone(),
+        };
         let router = RouterArgs {
             peers: Arc::clone(&peers),
+            fast: fast_work.clone(),
             limits: DecodeLimits {
                 max_frame_bytes: self.options.transport.link.max_frame_bytes,
             },
@@ -225,9 +233,7 @@ impl LiveSessionBuilder {
             }));
         }
         children.add(restartable::<FastLane>(FastLaneArgs {
-            callbacks: Arc::new(self.fast),
-            playback: playback.clone(),
-            jitter: jitter.clone(),
+            work: fast_work,
             peers: Arc::clone(&peers),
         }));
         children.add(restartable::<ControlLaneState>(control));

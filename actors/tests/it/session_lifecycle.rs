@@ -176,6 +176,15 @@ async fn a_panicking_fast_callback_restarts_the_lane_and_loses_only_its_event() 
         }]
     );
     assert_eq!(handle.telemetry().restarts, 1);
+    // The lane's instances woke only at their starts: the router ran every frame's
+    // callbacks in place (decision 0086), the panic on its own task, which failed the
+    // lane's instance; the successor took what was left.
+    let fast = handle.buffers().fast_lane;
+    assert_eq!(
+        (fast.wakes, fast.in_place, fast.failed),
+        (2, 3, 1),
+        "{fast:?}"
+    );
     assert_eq!(handle.ended(), None, "the session goes on");
 }
 
@@ -751,13 +760,14 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
     assert!(!done.failed, "{}", done.reason);
     assert_eq!(*heard.lock().unwrap(), (0..FRAMES).collect::<Vec<_>>());
     let buffers = handle.buffers();
-    // The overload really happened: the fast lane's inbox filled up…
+    // The overload really happened: the router's inbox filled up (the router runs the
+    // idle fast lane's callbacks itself, decision 0086, so the overload stops it first)…
     assert!(
-        buffers.fast_lane.high_water >= LANE_CAPACITY / 2,
+        buffers.router.high_water >= ROUTER_CAPACITY / 2,
         "{:?}",
-        buffers.fast_lane
+        buffers.router
     );
-    // …and no further than the items that may never wait nor be dropped (the session's
+    // …and the fast lane's no further than the items that may never wait nor be dropped (the session's
     // end, when `disconnect` meets a full lane), which are counted as overshoot.
     assert!(
         buffers.fast_lane.overshoot <= 1
