@@ -42,6 +42,11 @@ pub type UsageFn = Arc<dyn Fn(&UsageMetadata) + Send + Sync>;
 pub type ToolCallFn = Arc<dyn Fn(Vec<FunctionCall>, State) -> ToolCallFuture + Send + Sync>;
 
 /// Callbacks run by the fast lane, synchronously.
+///
+/// Each must return quickly and never block: push into a queue, update a meter. While the
+/// lane is idle the router runs them on its own task (decision 0086), so a callback that
+/// blocks holds the routing of the session's other events too (the control lane's among
+/// them) and a runtime worker. Anything slow belongs in a control-lane callback.
 #[derive(Clone, Default)]
 pub struct FastCallbacks {
     /// Model audio: PCM16LE mono 24 kHz.
