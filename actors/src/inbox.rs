@@ -717,7 +717,7 @@ impl Drop for ProgressWaiter<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
     use std::sync::atomic::AtomicU32;
     use std::time::Duration;
@@ -725,7 +725,7 @@ mod tests {
     use super::*;
 
     /// An inbox of numbers labelled by their value, whose doorbell counts its rings.
-    fn inbox(bound: Bound) -> (Inbox<u32, u32>, Arc<AtomicU32>) {
+    pub(crate) fn inbox(bound: Bound) -> (Inbox<u32, u32>, Arc<AtomicU32>) {
         let rings = Arc::new(AtomicU32::new(0));
         let counter = Arc::clone(&rings);
         let doorbell: Doorbell = Box::new(move || {
@@ -736,7 +736,7 @@ mod tests {
     }
 
     /// Takes and finishes everything waiting; returns the items.
-    fn drain(inbox: &Inbox<u32, u32>) -> Vec<u32> {
+    pub(crate) fn drain(inbox: &Inbox<u32, u32>) -> Vec<u32> {
         let mut seen = Vec::new();
         while let Some(taken) = inbox.take() {
             seen.push(taken.item);

@@ -57,60 +57,31 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use super::*;
+    use crate::inbox::tests::{drain, inbox};
     use crate::inbox::{Bound, Failed, Inbox};
     use crate::mailbox::{Instance, InstanceSlot, NoMsg};
 
     /// An inbox of numbers labelled by their value, whose doorbell counts its rings, with
     /// its consumer idle (its first take found it empty, which disarms the doorbell).
     fn idle_inbox() -> (Arc<Inbox<u32, u32>>, Arc<AtomicU32>) {
-        let rings = Arc::new(AtomicU32::new(0));
-        let counter = Arc::clone(&rings);
-        let inbox = Inbox::new(
-            "test",
-            Bound::wait(10),
-            |n| *n,
-            Box::new(move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-                true
-            }),
-        );
+        let (inbox, rings) = inbox(Bound::wait(10));
         assert!(inbox.take().is_none());
         (Arc::new(inbox), rings)
     }
 
-    /// Takes (as the consumer) and finishes everything waiting.
-    fn consume(inbox: &Inbox<u32, u32>) -> Vec<u32> {
-        let mut seen = Vec::new();
-        while let Some(taken) = inbox.take() {
-            seen.push(taken.item);
-            inbox.done(taken.seq);
-        }
-        seen
-    }
-
     /// Takes (as the producer that claimed) and finishes everything waiting.
     fn consume_claimed(inbox: &Inbox<u32, u32>) -> Vec<u32> {
-        let mut seen = Vec::new();
-        while let Some(taken) = inbox.take_claimed() {
-            seen.push(taken.item);
-            inbox.done(taken.seq);
-        }
-        seen
+        std::iter::from_fn(|| inbox.take_claimed())
+            .map(|taken| {
+                inbox.done(taken.seq);
+                taken.item
+            })
+            .collect()
     }
 
     #[test]
     fn a_claim_is_granted_only_while_the_consumer_is_idle() {
-        let rings = Arc::new(AtomicU32::new(0));
-        let counter = Arc::clone(&rings);
-        let inbox: Inbox<u32, u32> = Inbox::new(
-            "test",
-            Bound::wait(10),
-            |n| *n,
-            Box::new(move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-                true
-            }),
-        );
+        let (inbox, rings) = inbox(Bound::wait(10));
         // A new inbox is armed: its first consumer's wake is on its way.
         let mut items = vec![1];
         assert!(!inbox.claim_all(&mut items));
@@ -144,14 +115,14 @@ mod tests {
         // Another producer's push goes behind, ringing nobody: the claimant takes it too.
         inbox.push(3).unwrap();
         // The consumer looks (a stray wake): nothing for it, and it is owed a ring.
-        assert_eq!(consume(&inbox), Vec::<u32>::new());
+        assert_eq!(drain(&inbox), Vec::<u32>::new());
         assert_eq!(consume_claimed(&inbox), [1, 2, 3]);
         assert_eq!(rings.load(Ordering::SeqCst), 1, "rung once the claim ended");
-        assert_eq!(consume(&inbox), Vec::<u32>::new());
+        assert_eq!(drain(&inbox), Vec::<u32>::new());
         // Idle again: the next push rings as usual.
         inbox.push(4).unwrap();
         assert_eq!(rings.load(Ordering::SeqCst), 2);
-        assert_eq!(consume(&inbox), [4]);
+        assert_eq!(drain(&inbox), [4]);
         assert_eq!(inbox.finished(), 4);
     }
 
@@ -179,7 +150,7 @@ mod tests {
         inbox.done(first.seq);
         assert_eq!(consume_claimed(&inbox), [2]);
         assert_eq!(rings.load(Ordering::SeqCst), 1, "the successor is rung");
-        assert_eq!(consume(&inbox), Vec::<u32>::new());
+        assert_eq!(drain(&inbox), Vec::<u32>::new());
         assert_eq!(inbox.stats().failed, 0);
     }
 
@@ -196,7 +167,7 @@ mod tests {
         assert_eq!(rings.load(Ordering::SeqCst), 0);
         // The successor learns of item 2 and takes everything after it, in order.
         assert_eq!(inbox.recover(), Some(Failed { seq: 2, label: 2 }));
-        assert_eq!(consume(&inbox), [3, 4]);
+        assert_eq!(drain(&inbox), [3, 4]);
         assert_eq!(inbox.stats().failed, 1);
     }
 
@@ -222,7 +193,7 @@ mod tests {
         let mut items = vec![5];
         assert!(!run_in_place(&mailbox, &mut items, |n| seen.push(n)));
         assert_eq!(items, [5]);
-        assert_eq!(consume(&inbox), [4]);
+        assert_eq!(drain(&inbox), [4]);
         assert_eq!(rings.load(Ordering::SeqCst), 1);
         assert_eq!(instance.take_failure(), None);
     }
@@ -250,7 +221,7 @@ mod tests {
         assert_eq!(rings.load(Ordering::SeqCst), 0);
         // Its successor recovers item 2 and drains item 3; the claimant got none of it.
         assert_eq!(inbox.recover(), Some(Failed { seq: 2, label: 2 }));
-        assert_eq!(consume(&inbox), [3]);
+        assert_eq!(drain(&inbox), [3]);
         // With no instance in place the panic still leaves the item for the next one.
         slot.clear();
         assert!(run_in_place(&mailbox, &mut vec![4], |_| panic!("again")));
