@@ -20,7 +20,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::mailbox::Mailbox;
-use crate::panic_message::panic_message;
+use crate::mailbox::task::panic_text;
 
 /// Handles `items` with `handle` on the caller's task, in order, if `mailbox`'s consumer is
 /// idle (then `items` is emptied); otherwise leaves them for an ordinary push. Returns
@@ -45,8 +45,9 @@ where
     }));
     if let Err(panic) = drained {
         inbox.release_failed();
-        // None in place (it ended, and is being restarted): its successor recovers the item.
-        mailbox.actor.fail(panic_message(panic.as_ref()));
+        // The text the runner gives a panic on the instance's own task. None in place (it
+        // ended, and is being restarted): its successor recovers the item.
+        mailbox.actor.fail(panic_text(panic));
     }
     true
 }

@@ -163,7 +163,7 @@ impl<M: Send + 'static> Drop for EndsOnDrop<M> {
 }
 
 /// A panic's text, as a ractor actor's failure reported it.
-fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
     match panic.downcast::<String>() {
         Ok(text) => *text,
         Err(panic) => match panic.downcast::<&str>() {
