@@ -73,6 +73,10 @@ use reel_recorder::wire_log::{Direction, WireEntry};
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
+#[path = "shared/histogram.rs"]
+mod histogram;
+use histogram::Histogram;
+
 const ROLE_ENV: &str = "REEL_BENCH_ROLE";
 const URL_ENV: &str = "REEL_BENCH_SERVER_URL";
 const PID_ENV: &str = "REEL_BENCH_SERVER_PID";
@@ -92,75 +96,6 @@ const APP_PCM_BYTES: usize = 640;
 const MODEL: &str = "bench-model";
 const TARGET_P99_NS: u64 = 5_000_000;
 const TARGET_P999_NS: u64 = 20_000_000;
-
-// ---------------------------------------------------------------------------------------
-// A histogram all sessions share (log-linear: 16 buckets per power of two).
-// ---------------------------------------------------------------------------------------
-
-const SUB: u64 = 16;
-
-struct Histogram {
-    buckets: Vec<AtomicU64>,
-}
-
-impl Histogram {
-    fn new() -> Self {
-        Histogram {
-            buckets: (0..64 * SUB as usize).map(|_| AtomicU64::new(0)).collect(),
-        }
-    }
-
-    fn bucket(ns: u64) -> usize {
-        if ns < SUB {
-            return ns as usize;
-        }
-        let exp = 63 - u64::from(ns.leading_zeros());
-        let sub = (ns >> (exp - 4)) - SUB;
-        ((exp - 3) * SUB + sub) as usize
-    }
-
-    fn edge(i: usize) -> u64 {
-        let i = i as u64;
-        if i < SUB {
-            return i;
-        }
-        let exp = i / SUB + 3;
-        ((SUB + i % SUB + 1) << (exp - 4)) - 1
-    }
-
-    fn record(&self, ns: u64) {
-        if let Some(bucket) = self.buckets.get(Self::bucket(ns)) {
-            bucket.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    fn count(&self) -> u64 {
-        self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).sum()
-    }
-
-    fn percentile(&self, p: f64) -> u64 {
-        let n = self.count();
-        if n == 0 {
-            return 0;
-        }
-        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (i, bucket) in self.buckets.iter().enumerate() {
-            seen += bucket.load(Ordering::Relaxed);
-            if seen >= rank {
-                return Self::edge(i);
-            }
-        }
-        u64::MAX
-    }
-
-    fn max(&self) -> u64 {
-        self.buckets
-            .iter()
-            .rposition(|b| b.load(Ordering::Relaxed) > 0)
-            .map_or(0, Self::edge)
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // The tape.

@@ -88,6 +88,10 @@ use support::{
     Fed, LinkCounters, MemoryConnector, Stamps, cpu_time, load_average, rss_bytes, runtime,
 };
 
+#[path = "../../benches/shared/histogram.rs"]
+mod histogram;
+use histogram::Histogram;
+
 const ROLE_ENV: &str = "REEL_BENCH_ROLE";
 /// Set (to anything), the run role exits as soon as the idle reading is taken, leaving every
 /// session live: under `valgrind --tool=dhat` the heap at exit is the idle sessions'.
@@ -112,79 +116,6 @@ const TARGET_P99_NS: u64 = 5_000_000;
 const TARGET_P999_NS: u64 = 20_000_000;
 const TARGET_IDLE_BYTES: f64 = 64.0 * 1024.0;
 const TARGET_STREAMING_BYTES: f64 = 256.0 * 1024.0;
-
-// ---------------------------------------------------------------------------------------
-// A histogram all sessions share.
-// ---------------------------------------------------------------------------------------
-
-/// Log-linear buckets of nanoseconds: 16 per power of two.
-struct Histogram {
-    buckets: Vec<AtomicU64>,
-}
-
-const SUB: u64 = 16;
-
-impl Histogram {
-    fn new() -> Self {
-        Histogram {
-            buckets: (0..64 * SUB as usize).map(|_| AtomicU64::new(0)).collect(),
-        }
-    }
-
-    fn bucket(ns: u64) -> usize {
-        if ns < SUB {
-            return ns as usize;
-        }
-        let exp = 63 - u64::from(ns.leading_zeros()); // ≥ 4
-        let sub = (ns >> (exp - 4)) - SUB; // the next 4 bits
-        ((exp - 3) * SUB + sub) as usize
-    }
-
-    /// The upper edge of bucket `i`.
-    fn edge(i: usize) -> u64 {
-        let i = i as u64;
-        if i < SUB {
-            return i;
-        }
-        let exp = i / SUB + 3;
-        let sub = i % SUB;
-        ((SUB + sub + 1) << (exp - 4)) - 1
-    }
-
-    fn record(&self, ns: u64) {
-        if let Some(bucket) = self.buckets.get(Self::bucket(ns)) {
-            bucket.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    fn count(&self) -> u64 {
-        self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).sum()
-    }
-
-    /// The nearest-rank percentile `p` (upper edge of its bucket).
-    fn percentile(&self, p: f64) -> u64 {
-        let n = self.count();
-        if n == 0 {
-            return 0;
-        }
-        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (i, bucket) in self.buckets.iter().enumerate() {
-            seen += bucket.load(Ordering::Relaxed);
-            if seen >= rank {
-                return Self::edge(i);
-            }
-        }
-        u64::MAX
-    }
-
-    fn max(&self) -> u64 {
-        self.buckets
-            .iter()
-            .rposition(|b| b.load(Ordering::Relaxed) > 0)
-            .map_or(0, Self::edge)
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // Frames.
