@@ -76,6 +76,8 @@ use tokio::task::JoinSet;
 #[path = "shared/histogram.rs"]
 mod histogram;
 use histogram::Histogram;
+#[path = "shared/fleet_options.rs"]
+mod fleet_options;
 
 const ROLE_ENV: &str = "REEL_BENCH_ROLE";
 const URL_ENV: &str = "REEL_BENCH_SERVER_URL";
@@ -599,23 +601,11 @@ fn parse_options() -> Result<Options, String> {
                 let value = args
                     .next()
                     .ok_or("--sessions needs a value, e.g. 1000,2000")?;
-                options.sessions = value
-                    .split(',')
-                    .map(|n| n.trim().parse::<usize>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|error| format!("--sessions {value}: {error}"))?;
-                if options.sessions.contains(&0) {
-                    return Err("--sessions: each N must be at least 1".to_owned());
-                }
+                options.sessions = fleet_options::sessions(&value)?;
             }
             "--seconds" => {
                 let value = args.next().ok_or("--seconds needs a value")?;
-                options.seconds = value
-                    .parse()
-                    .map_err(|error| format!("--seconds {value}: {error}"))?;
-                if options.seconds == 0 {
-                    return Err("--seconds must be at least 1".to_owned());
-                }
+                options.seconds = fleet_options::seconds(&value)?;
             }
             "--bench" => {} // cargo bench passes it
             other => return Err(format!("unknown argument {other:?}")),
