@@ -3,9 +3,12 @@
 //! One table, `reel_sessions (session_id PRIMARY KEY, generation, snapshot, saved_at)`,
 //! in write-ahead-log mode so that several processes on one machine read and write it at
 //! once. A session's claim ([`SessionClaim`]) is an operating-system lock on
-//! `<db>.locks/<session_id>.lock`, taken without waiting and held until the session's
-//! last snapshot is written: the kernel drops it when the process ends, however it ends,
-//! so a session killed mid-turn can be resumed at once by another process. Each claim
+//! `<db>.locks/<session_id>.lock`, taken without waiting on its holder and held until the
+//! session's last snapshot is written: the kernel drops it when the process ends, however
+//! it ends, so a session killed mid-turn can be resumed at once by another process. A lock
+//! found held is tried again for [`LOCK_PATIENCE`]: a process this one starts holds a copy
+//! of the lock file's descriptor, and so the lock, from its fork until it runs its program,
+//! so a lock released a moment ago (a session that just ended) can still read as held. Each claim
 //! takes the id's next generation, and a save is written only while its generation is the
 //! id's latest: a stale owner is refused, never merged.
 //!
@@ -190,7 +193,11 @@ impl SessionPersistence for SqlitePersistence {
     ) -> BoxFuture<'static, Result<Box<dyn SessionClaim>, PersistenceError>> {
         Box::pin(async move {
             check_session_id(&session_id)?;
-            let lock = take_lock(&self.inner.locks, &session_id)?;
+            // On the blocking pool: a lock found held is waited for a moment, in real time.
+            let (locks, id) = (self.inner.locks.clone(), session_id.clone());
+            let lock = tokio::task::spawn_blocking(move || take_lock(&locks, &id, LOCK_PATIENCE))
+                .await
+                .unwrap_or_else(|join| Err(task_failed(&self.inner.path, &session_id, join)))?;
             let id = session_id.clone();
             let generation: i64 = self
                 .with_connection(&session_id, move |db| {
@@ -213,8 +220,17 @@ impl SessionPersistence for SqlitePersistence {
     }
 }
 
-/// Takes `<locks>/<session_id>.lock` without waiting.
-fn take_lock(locks: &Path, session_id: &str) -> Result<File, PersistenceError> {
+/// How long a claim tries again a lock it finds held before it reports the id claimed:
+/// long enough for a process forked a moment before to run its program (and so close its
+/// copy of the lock file), short beside a session's life.
+pub const LOCK_PATIENCE: Duration = Duration::from_millis(200);
+
+/// How often a lock found held is tried again.
+const LOCK_RETRY: Duration = Duration::from_millis(5);
+
+/// Takes `<locks>/<session_id>.lock`; a lock found held is tried again every
+/// [`LOCK_RETRY`] until `patience` has passed (blocks the thread meanwhile).
+fn take_lock(locks: &Path, session_id: &str, patience: Duration) -> Result<File, PersistenceError> {
     std::fs::create_dir_all(locks).map_err(|source| PersistenceError::Io {
         action: "create the directory",
         path: locks.to_path_buf(),
@@ -231,17 +247,27 @@ fn take_lock(locks: &Path, session_id: &str) -> Result<File, PersistenceError> {
             path: path.clone(),
             source,
         })?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(TryLockError::WouldBlock) => Err(PersistenceError::Claimed {
-            session_id: session_id.to_owned(),
-            holder: format!("the lock file {} is held", path.display()),
-        }),
-        Err(TryLockError::Error(source)) => Err(PersistenceError::Io {
-            action: "lock",
-            path,
-            source,
-        }),
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(TryLockError::WouldBlock) if started.elapsed() < patience => {
+                std::thread::sleep(LOCK_RETRY);
+            }
+            Err(TryLockError::WouldBlock) => {
+                return Err(PersistenceError::Claimed {
+                    session_id: session_id.to_owned(),
+                    holder: format!("the lock file {} is held", path.display()),
+                });
+            }
+            Err(TryLockError::Error(source)) => {
+                return Err(PersistenceError::Io {
+                    action: "lock",
+                    path,
+                    source,
+                });
+            }
+        }
     }
 }
 
@@ -317,5 +343,55 @@ fn task_failed(path: &Path, session_id: &str, join: tokio::task::JoinError) -> P
         backend: format!("sqlite ({})", path.display()),
         session_id: session_id.to_owned(),
         source: Box::new(join),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lock directory of this test's own.
+    fn locks(test: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("reel-sqlite-locks-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    /// What a process forked while a claim was held does to it: a copy of the descriptor
+    /// holds the lock after the claim's own is closed, until the copy closes too.
+    #[test]
+    fn a_lock_held_only_by_a_copy_of_its_descriptor_is_taken_once_the_copy_closes() {
+        let dir = locks("copy");
+        let held = take_lock(&dir, "s-1", Duration::ZERO).unwrap();
+        let copy = held.try_clone().unwrap();
+        drop(held);
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            drop(copy);
+        });
+        // Patience far beyond the copy's 30 ms, so a busy machine does not fail it.
+        let taken = take_lock(&dir, "s-1", Duration::from_secs(30));
+        closer.join().unwrap();
+        assert!(taken.is_ok(), "{taken:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_lock_still_held_after_the_patience_is_another_owners() {
+        let dir = locks("held");
+        let _held = take_lock(&dir, "s-2", Duration::ZERO).unwrap();
+        let copy = take_lock(&dir, "s-2", Duration::from_millis(20));
+        match copy {
+            Err(PersistenceError::Claimed { session_id, holder }) => {
+                assert_eq!(session_id, "s-2");
+                assert_eq!(
+                    holder,
+                    format!("the lock file {} is held", dir.join("s-2.lock").display())
+                );
+            }
+            other => panic!("expected Claimed, got {other:?}"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
