@@ -8,9 +8,9 @@
 //! it ends, so a session killed mid-turn can be resumed at once by another process. A lock
 //! found held is tried again for [`LOCK_PATIENCE`]: a process this one starts holds a copy
 //! of the lock file's descriptor, and so the lock, from its fork until it runs its program,
-//! so a lock released a moment ago (a session that just ended) can still read as held. Each claim
-//! takes the id's next generation, and a save is written only while its generation is the
-//! id's latest: a stale owner is refused, never merged.
+//! so a lock released a moment ago (a session that just ended) can still read as held.
+//! Each claim takes the id's next generation, and a save is written only while its
+//! generation is the id's latest: a stale owner is refused, never merged.
 //!
 //! The file and the lock directory must be on a local disk: network file systems do not
 //! all honour the locks (use [`PostgresPersistence`](super::PostgresPersistence) to share
@@ -247,26 +247,34 @@ fn take_lock(locks: &Path, session_id: &str, patience: Duration) -> Result<File,
             path: path.clone(),
             source,
         })?;
+    match lock_patiently(patience, || file.try_lock()) {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(PersistenceError::Claimed {
+            session_id: session_id.to_owned(),
+            holder: format!("the lock file {} is held", path.display()),
+        }),
+        Err(TryLockError::Error(source)) => Err(PersistenceError::Io {
+            action: "lock",
+            path,
+            source,
+        }),
+    }
+}
+
+/// Runs `try_lock` until it takes the lock, fails otherwise than by finding it held, or
+/// has found it held for `patience` (then its last `WouldBlock`); tries again every
+/// [`LOCK_RETRY`], and at least once.
+fn lock_patiently(
+    patience: Duration,
+    mut try_lock: impl FnMut() -> Result<(), TryLockError>,
+) -> Result<(), TryLockError> {
     let started = std::time::Instant::now();
     loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
+        match try_lock() {
             Err(TryLockError::WouldBlock) if started.elapsed() < patience => {
                 std::thread::sleep(LOCK_RETRY);
             }
-            Err(TryLockError::WouldBlock) => {
-                return Err(PersistenceError::Claimed {
-                    session_id: session_id.to_owned(),
-                    holder: format!("the lock file {} is held", path.display()),
-                });
-            }
-            Err(TryLockError::Error(source)) => {
-                return Err(PersistenceError::Io {
-                    action: "lock",
-                    path,
-                    source,
-                });
-            }
+            outcome => return outcome,
         }
     }
 }
@@ -361,20 +369,44 @@ mod tests {
     /// What a process forked while a claim was held does to it: a copy of the descriptor
     /// holds the lock after the claim's own is closed, until the copy closes too.
     #[test]
-    fn a_lock_held_only_by_a_copy_of_its_descriptor_is_taken_once_the_copy_closes() {
+    fn a_copy_of_a_released_claims_descriptor_still_holds_its_lock() {
         let dir = locks("copy");
         let held = take_lock(&dir, "s-1", Duration::ZERO).unwrap();
         let copy = held.try_clone().unwrap();
         drop(held);
-        let closer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(30));
-            drop(copy);
-        });
-        // Patience far beyond the copy's 30 ms, so a busy machine does not fail it.
-        let taken = take_lock(&dir, "s-1", Duration::from_secs(30));
-        closer.join().unwrap();
-        assert!(taken.is_ok(), "{taken:?}");
+        assert!(matches!(
+            take_lock(&dir, "s-1", Duration::ZERO),
+            Err(PersistenceError::Claimed { .. })
+        ));
+        drop(copy);
+        assert!(take_lock(&dir, "s-1", Duration::ZERO).is_ok());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_lock_found_held_is_tried_again_until_it_is_free() {
+        let mut tries = 0;
+        let outcome = lock_patiently(Duration::from_secs(30), || {
+            tries += 1;
+            if tries < 3 {
+                Err(TryLockError::WouldBlock)
+            } else {
+                Ok(())
+            }
+        });
+        assert!(outcome.is_ok());
+        assert_eq!(tries, 3);
+    }
+
+    #[test]
+    fn a_lock_that_fails_otherwise_is_not_tried_again() {
+        let mut tries = 0;
+        let outcome = lock_patiently(Duration::from_secs(30), || {
+            tries += 1;
+            Err(TryLockError::Error(std::io::Error::other("no locks here")))
+        });
+        assert!(matches!(outcome, Err(TryLockError::Error(_))));
+        assert_eq!(tries, 1);
     }
 
     #[test]
