@@ -20,8 +20,15 @@
 //! - every 50th tick (each second) an `inputTranscription` frame; every 3,000th (each
 //!   minute) a `toolCall` frame, which the session answers with a `toolResponse`.
 //!
-//! The sessions are spread over 50 pacer tasks, each ticking 0.4 ms after the previous, so
-//! the load is even over the 20 ms period rather than one burst.
+//! The sessions are spread over 50 groups, each ticking 0.4 ms after the previous, so the
+//! load is even over the 20 ms period rather than one burst. Each group has two pacer tasks,
+//! one a side: a session's chunk from the application comes half a tick after its frame
+//! from the model, as two independent streams do, so no session is woken once for both.
+//!
+//! **The floor** (`--floor`, [`floor`]): the same harness, link and callbacks, but each
+//! session one plain task that decodes and encodes with the session's own codec and nothing
+//! else — what no runtime could go below here; the tree's cost over the workload's is the
+//! difference.
 //!
 //! **Latency** (as `fast_lane_latency` measures it): from the moment the link's receiver
 //! hands a model audio frame to the transport to the session's `on_audio` callback. The
@@ -52,6 +59,7 @@
 //! cargo bench -p reel-actors --bench many_sessions                       # 1k, 2k, 5k, 10k; 20 s each
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 2000 --seconds 30
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 1000,2000 --record
+//! cargo bench -p reel-actors --bench many_sessions -- --sessions 10000 --floor
 //! ```
 //!
 //! **What an idle session holds, site by site**: with `REEL_BENCH_EXIT_IDLE` set, the run
@@ -93,6 +101,9 @@ mod histogram;
 use histogram::Histogram;
 #[path = "../../benches/shared/fleet_options.rs"]
 mod fleet_options;
+#[path = "fleet/floor.rs"]
+mod floor;
+use floor::FloorSession;
 
 const ROLE_ENV: &str = "REEL_BENCH_ROLE";
 /// Set (to anything), the run role exits as soon as the idle reading is taken, leaving every
@@ -204,9 +215,25 @@ struct Shared {
 }
 
 struct Session {
-    handle: LiveHandle,
+    side: Side,
     link: mpsc::UnboundedSender<Fed>,
     probe: Arc<Probe>,
+}
+
+/// What the application holds of a session: a tree's handle, or a floor session.
+enum Side {
+    Tree(LiveHandle),
+    Floor(FloorSession),
+}
+
+impl Side {
+    /// Hands the application's chunk over; `false` if the session refused it.
+    fn send_audio(&self, pcm: Bytes) -> bool {
+        match self {
+            Side::Tree(handle) => handle.send_audio(pcm).is_ok(),
+            Side::Floor(floor) => floor.send_audio(pcm),
+        }
+    }
 }
 
 fn echo_tools() -> ToolDispatcher {
@@ -223,18 +250,12 @@ fn echo_tools() -> ToolDispatcher {
     tools
 }
 
-fn session_builder(
-    probe: &Arc<Probe>,
-    shared: &Arc<Shared>,
-    record: Option<&PathBuf>,
-    i: usize,
-) -> (LiveSessionBuilder, mpsc::UnboundedSender<Fed>) {
-    let (connector, link) =
-        MemoryConnector::fed_counted(Some(Arc::clone(&probe.handed)), Arc::clone(&probe.counters));
-    let config = SessionConfig::new("bench-model").input_transcription();
+/// The application's callbacks of a session whose harness state is `probe`: they count
+/// what arrives and time each model audio frame.
+fn probe_callbacks(probe: &Arc<Probe>, shared: &Arc<Shared>) -> FastCallbacks {
     let (audio_probe, audio_shared) = (Arc::clone(probe), Arc::clone(shared));
     let transcript_probe = Arc::clone(probe);
-    let fast = FastCallbacks {
+    FastCallbacks {
         on_audio: Some(Arc::new(move |pcm: &Bytes| {
             audio_probe.audio_seen.fetch_add(1, Ordering::Relaxed);
             if !audio_shared.measuring.load(Ordering::Relaxed) {
@@ -257,11 +278,22 @@ fn session_builder(
                 .fetch_add(1, Ordering::Relaxed);
         })),
         ..FastCallbacks::default()
-    };
+    }
+}
+
+fn session_builder(
+    probe: &Arc<Probe>,
+    shared: &Arc<Shared>,
+    record: Option<&PathBuf>,
+    i: usize,
+) -> (LiveSessionBuilder, mpsc::UnboundedSender<Fed>) {
+    let (connector, link) =
+        MemoryConnector::fed_counted(Some(Arc::clone(&probe.handed)), Arc::clone(&probe.counters));
+    let config = SessionConfig::new("bench-model").input_transcription();
     let mut builder = LiveSessionBuilder::new(config, ApiEndpoint::google_ai("bench-key"))
         .connector(Arc::new(connector))
         .dispatcher(echo_tools())
-        .fast_callbacks(fast);
+        .fast_callbacks(probe_callbacks(probe, shared));
     if let Some(dir) = record {
         let wire = match FileWireRecorder::create(dir.join(format!("s{i}.wire.jsonl"))) {
             Ok(wire) => wire,
@@ -286,6 +318,8 @@ struct Options {
     sessions: Vec<usize>,
     seconds: u64,
     record: bool,
+    /// Run the workload's floor ([`floor`]) instead of the tree.
+    floor: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -293,6 +327,7 @@ fn parse_options() -> Result<Options, String> {
         sessions: vec![1_000, 2_000, 5_000, 10_000],
         seconds: 20,
         record: false,
+        floor: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -308,9 +343,13 @@ fn parse_options() -> Result<Options, String> {
                 options.seconds = fleet_options::seconds(&value)?;
             }
             "--record" => options.record = true,
+            "--floor" => options.floor = true,
             "--bench" => {} // cargo bench passes it
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if options.floor && options.record {
+        return Err("--floor has no tree to record: use one or the other".to_owned());
     }
     Ok(options)
 }
@@ -320,6 +359,7 @@ fn parse_options() -> Result<Options, String> {
 struct Row {
     sessions: usize,
     record: bool,
+    floor: bool,
     p50: u64,
     p99: u64,
     p999: u64,
@@ -342,7 +382,29 @@ async fn connect_all(
     probes: &[Arc<Probe>],
     shared: &Arc<Shared>,
     record: Option<&PathBuf>,
+    floor: bool,
 ) -> Vec<Session> {
+    if floor {
+        return probes
+            .iter()
+            .take(n)
+            .map(|probe| {
+                let (link, model) = mpsc::unbounded_channel();
+                let side = Side::Floor(FloorSession::spawn(
+                    link.clone(),
+                    model,
+                    Arc::clone(&probe.handed),
+                    Arc::clone(&probe.counters),
+                    probe_callbacks(probe, shared),
+                ));
+                Session {
+                    side,
+                    link,
+                    probe: Arc::clone(probe),
+                }
+            })
+            .collect();
+    }
     let mut sessions = Vec::with_capacity(n);
     let mut start = 0;
     while start < n {
@@ -356,7 +418,7 @@ async fn connect_all(
                     Ok(handle) => (
                         i,
                         Session {
-                            handle,
+                            side: Side::Tree(handle),
                             link,
                             probe,
                         },
@@ -383,10 +445,11 @@ async fn connect_on_a_worker(
     probes: &[Arc<Probe>],
     shared: &Arc<Shared>,
     record: Option<&PathBuf>,
+    floor: bool,
 ) -> Vec<Session> {
     let (probes, shared, record) = (probes.to_vec(), Arc::clone(shared), record.cloned());
     let connecting =
-        tokio::spawn(async move { connect_all(n, &probes, &shared, record.as_ref()).await });
+        tokio::spawn(async move { connect_all(n, &probes, &shared, record.as_ref(), floor).await });
     match connecting.await {
         Ok(sessions) => sessions,
         Err(error) => panic!("the sessions did not connect: {error}"),
@@ -404,13 +467,22 @@ struct Sent {
     late_ticks: AtomicU64,
 }
 
-/// Plays both sides of the sessions `group` (indices into `sessions`) for `ticks` ticks.
+/// Which side of the calls a pacer plays.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Play {
+    /// The model: audio frames, transcriptions and tool calls into the sessions' links.
+    Model,
+    /// The application: its 20 ms chunks through `send_audio`.
+    App,
+}
+
+/// Plays `play`'s side of the sessions `group` (indices into `sessions`) for `ticks` ticks.
 async fn pace(
     sessions: Arc<Vec<Session>>,
     group: Vec<usize>,
     frames: Arc<Frames>,
     sent: Arc<Sent>,
-    offset: Duration,
+    (play, offset): (Play, Duration),
     ticks: u64,
 ) {
     let start = tokio::time::Instant::now() + offset;
@@ -426,6 +498,12 @@ async fn pace(
             let Some(session) = sessions.get(i) else {
                 continue;
             };
+            if play == Play::App {
+                if session.side.send_audio(frames.app_pcm.clone()) {
+                    sent.app_audio.fetch_add(1, Ordering::Relaxed);
+                }
+                continue;
+            }
             // Each session's transcription and tool call fall on their own tick.
             let phase = (i as u64 * 7919) % TOOL_CALL_EVERY;
             session.probe.sent.record(ring);
@@ -435,9 +513,6 @@ async fn pace(
             };
             if session.link.send(fed).is_ok() {
                 sent.audio_in.fetch_add(1, Ordering::Relaxed);
-            }
-            if session.handle.send_audio(frames.app_pcm.clone()).is_ok() {
-                sent.app_audio.fetch_add(1, Ordering::Relaxed);
             }
             if (k + phase).is_multiple_of(TRANSCRIPT_EVERY) {
                 let fed = Fed {
@@ -461,13 +536,19 @@ async fn pace(
     }
 }
 
-async fn disconnect_all(handles: Vec<LiveHandle>) -> usize {
+/// Ends every session: how many ended cleanly.
+async fn disconnect_all(sides: Vec<Side>) -> usize {
     let mut set = JoinSet::new();
-    for handle in handles {
+    for side in sides {
         set.spawn(async move {
-            tokio::time::timeout(Duration::from_secs(60), handle.disconnect())
-                .await
-                .is_ok_and(|end| !end.failed)
+            match side {
+                Side::Tree(handle) => {
+                    tokio::time::timeout(Duration::from_secs(60), handle.disconnect())
+                        .await
+                        .is_ok_and(|end| !end.failed)
+                }
+                Side::Floor(floor) => floor.close().await,
+            }
         });
     }
     set.join_all().await.into_iter().filter(|c| *c).count()
@@ -496,7 +577,7 @@ fn target_dir() -> PathBuf {
         .map_or_else(std::env::temp_dir, PathBuf::from)
 }
 
-async fn run(n: usize, seconds: u64, record: bool) -> Row {
+async fn run(n: usize, seconds: u64, record: bool, floor: bool) -> Row {
     let load_before = load_average();
     let shared = Arc::new(Shared {
         base: Instant::now(),
@@ -533,14 +614,21 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
     if let Some(warm_dir) = &warm_dir {
         let _ = std::fs::create_dir_all(warm_dir);
     }
-    let warm = connect_on_a_worker(WARM_SESSIONS, &warm_probes, &shared, warm_dir.as_ref()).await;
+    let warm = connect_on_a_worker(
+        WARM_SESSIONS,
+        &warm_probes,
+        &shared,
+        warm_dir.as_ref(),
+        floor,
+    )
+    .await;
     // The harness's per-session state, before the first reading.
     let probes: Vec<Arc<Probe>> = (0..n).map(make_probe).collect();
     let sent = Arc::new(Sent::default());
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_before = rss_bytes();
 
-    let sessions = connect_on_a_worker(n, &probes, &shared, dir.as_ref()).await;
+    let sessions = connect_on_a_worker(n, &probes, &shared, dir.as_ref(), floor).await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     let rss_idle = rss_bytes();
     println!(
@@ -573,16 +661,19 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
     let started = Instant::now();
     let mut pacers = JoinSet::new();
     for p in 0..PACERS {
-        let group: Vec<usize> = (p..n).step_by(PACERS).collect();
         let offset = TICK * p as u32 / PACERS as u32;
-        pacers.spawn(pace(
-            Arc::clone(&sessions),
-            group,
-            Arc::clone(&frames),
-            Arc::clone(&sent),
-            offset,
-            ticks,
-        ));
+        // A call's two directions are not in step: the application's chunk of a session
+        // comes half a tick after the model's frame, so no session is woken once for both.
+        for play in [(Play::Model, offset), (Play::App, offset + TICK / 2)] {
+            pacers.spawn(pace(
+                Arc::clone(&sessions),
+                (p..n).step_by(PACERS).collect(),
+                Arc::clone(&frames),
+                Arc::clone(&sent),
+                play,
+                ticks,
+            ));
+        }
     }
     // The streaming reading: 1 s before the end.
     tokio::time::sleep(Duration::from_secs(seconds.saturating_sub(1).max(1))).await;
@@ -658,9 +749,8 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
         Ok(sessions) => sessions,
         Err(_) => panic!("a pacer still holds the sessions"),
     };
-    let handles: Vec<LiveHandle> = sessions.into_iter().map(|s| s.handle).collect();
-    let clean = disconnect_all(handles).await;
-    disconnect_all(warm.into_iter().map(|s| s.handle).collect()).await;
+    let clean = disconnect_all(sessions.into_iter().map(|s| s.side).collect()).await;
+    disconnect_all(warm.into_iter().map(|s| s.side).collect()).await;
     let written_bytes = dir.as_ref().map_or(0, dir_bytes);
     if let Some(dir) = &dir {
         let _ = std::fs::remove_dir_all(dir);
@@ -669,6 +759,7 @@ async fn run(n: usize, seconds: u64, record: bool) -> Row {
     Row {
         sessions: n,
         record,
+        floor,
         p50: shared.handoff.percentile(50.0),
         p99: shared.handoff.percentile(99.0),
         p999: shared.handoff.percentile(99.9),
@@ -700,9 +791,18 @@ fn ms(ns: u64) -> String {
 }
 
 impl Row {
+    /// What ran: the tree, recording or not, or the floor.
+    fn run(&self) -> &'static str {
+        match (self.floor, self.record) {
+            (true, _) => "floor",
+            (false, true) => "tree, recording",
+            (false, false) => "tree",
+        }
+    }
+
     fn to_line(&self) -> String {
         format!(
-            "ROW {} {} {} {} {} {} {} {} {} {} {:.0} {:.0} {:.1} {} {} {} {}",
+            "ROW {} {} {} {} {} {} {} {} {} {} {:.0} {:.0} {:.1} {} {} {} {} {}",
             self.sessions,
             u8::from(self.record),
             self.p50,
@@ -720,6 +820,7 @@ impl Row {
             self.written_bytes,
             self.load_before,
             self.load_after,
+            u8::from(self.floor),
         )
     }
 
@@ -745,6 +846,7 @@ impl Row {
             written_bytes: int(14)?,
             load_before: (*words.get(15)?).to_owned(),
             load_after: (*words.get(16)?).to_owned(),
+            floor: int(17)? == 1,
         })
     }
 }
@@ -756,7 +858,7 @@ fn print_table(rows: &[Row], seconds: u64) {
          second, a tool call a minute; {seconds} s per N"
     );
     println!(
-        "| N | record | p50 | p99 | p99.9 | max | p99 / p99.9 from the pacer's send | timed frames | lost | KiB idle | KiB streaming | CPU | write amp. | load before → after |"
+        "| N | run | p50 | p99 | p99.9 | max | p99 / p99.9 from the pacer's send | timed frames | lost | KiB idle | KiB streaming | CPU | write amp. | load before → after |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for row in rows {
@@ -768,7 +870,7 @@ fn print_table(rows: &[Row], seconds: u64) {
         println!(
             "| {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {:.1} | {:.1} | {:.0} % | {} | {} → {} |",
             row.sessions,
-            if row.record { "on" } else { "off" },
+            row.run(),
             ms(row.p50),
             ms(row.p99),
             ms(row.p999),
@@ -789,9 +891,9 @@ fn print_table(rows: &[Row], seconds: u64) {
     for row in rows {
         let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
         println!(
-            "N={} record {}: p99 ≤ 5 ms {}; p99.9 ≤ 20 ms {}; none lost {}; ≤ 64 KiB idle {}; ≤ 256 KiB streaming {}",
+            "N={} {}: p99 ≤ 5 ms {}; p99.9 ≤ 20 ms {}; none lost {}; ≤ 64 KiB idle {}; ≤ 256 KiB streaming {}",
             row.sessions,
-            if row.record { "on" } else { "off" },
+            row.run(),
             verdict(row.p99 <= TARGET_P99_NS),
             verdict(row.p999 <= TARGET_P999_NS),
             verdict(row.lost == 0),
@@ -881,7 +983,9 @@ fn main() {
         Ok(options) => options,
         Err(message) => {
             eprintln!("many_sessions: {message}");
-            eprintln!("usage: many_sessions [--sessions N[,N…]] [--seconds S] [--record]");
+            eprintln!(
+                "usage: many_sessions [--sessions N[,N…]] [--seconds S] [--record | --floor]"
+            );
             std::process::exit(2);
         }
     };
@@ -892,10 +996,15 @@ fn main() {
     if std::env::var(ROLE_ENV).as_deref() == Ok("run") {
         let n = options.sessions.first().copied().unwrap_or(1_000);
         println!(
-            "N={n}, record {}:",
-            if options.record { "on" } else { "off" }
+            "N={n}, record {}{}:",
+            if options.record { "on" } else { "off" },
+            if options.floor {
+                ", the floor (no tree)"
+            } else {
+                ""
+            }
         );
-        let row = runtime().block_on(run(n, options.seconds, options.record));
+        let row = runtime().block_on(run(n, options.seconds, options.record, options.floor));
         println!("{}", row.to_line());
         return;
     }
@@ -917,6 +1026,9 @@ fn main() {
         ]);
         if options.record {
             command.arg("--record");
+        }
+        if options.floor {
+            command.arg("--floor");
         }
         let output = match command.stderr(std::process::Stdio::inherit()).output() {
             Ok(output) => output,
