@@ -78,6 +78,9 @@ mod histogram;
 use histogram::Histogram;
 #[path = "shared/fleet_options.rs"]
 mod fleet_options;
+#[path = "shared/proc_stats.rs"]
+mod proc_stats;
+use proc_stats::{cpu_time_of, load_average, rss_bytes_of};
 
 const ROLE_ENV: &str = "REEL_BENCH_ROLE";
 const URL_ENV: &str = "REEL_BENCH_SERVER_URL";
@@ -178,47 +181,6 @@ fn write_tape(path: &Path, ticks: u64) {
     if let Err(error) = out.flush() {
         panic!("cannot write the tape {}: {error}", path.display());
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// /proc.
-// ---------------------------------------------------------------------------------------
-
-/// `VmRSS` of process `pid` (`self` for this one), bytes.
-fn rss_bytes(pid: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kib| kib * 1024)
-}
-
-/// CPU time (user + system) of process `pid`, from `/proc/PID/stat` (USER_HZ = 100).
-fn cpu_time(pid: &str) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i - 3)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    Duration::from_millis((ticks(14) + ticks(15)) * 10)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_else(|| "?".to_owned())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -474,21 +436,21 @@ fn client() {
         let probes: Vec<Arc<Probe>> = (0..n).map(|_| Arc::new(Probe::new())).collect();
         let chunks: Arc<Vec<Bytes>> =
             Arc::new((0..RING as u64).map(|t| Bytes::from(app_pcm(t))).collect());
-        let client_base = rss_bytes("self");
-        let server_base = rss_bytes(&server_pid);
+        let client_base = rss_bytes_of("self");
+        let server_base = rss_bytes_of(&server_pid);
 
         let connect_started = Instant::now();
         let handles = connect_all(&url, &probes, &shared).await;
         let connect_seconds = connect_started.elapsed().as_secs_f64();
-        let client_idle = rss_bytes("self");
-        let server_idle = rss_bytes(&server_pid);
+        let client_idle = rss_bytes_of("self");
+        let server_idle = rss_bytes_of(&server_pid);
 
         let sessions: Arc<Vec<(LiveHandle, Arc<Probe>)>> =
             Arc::new(handles.into_iter().zip(probes.iter().cloned()).collect());
         let sent = Arc::new(AtomicU64::new(0));
         let late = Arc::new(AtomicU64::new(0));
         let load_before = load_average();
-        let (client_cpu0, server_cpu0) = (cpu_time("self"), cpu_time(&server_pid));
+        let (client_cpu0, server_cpu0) = (cpu_time_of("self"), cpu_time_of(&server_pid));
         let started = Instant::now();
         shared.measuring.store(true, Ordering::Relaxed);
         let pacing = Pacing {
@@ -519,11 +481,11 @@ fn client() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let drained = started.elapsed().as_secs_f64() - streamed;
-        let (client_cpu1, server_cpu1) = (cpu_time("self"), cpu_time(&server_pid));
+        let (client_cpu1, server_cpu1) = (cpu_time_of("self"), cpu_time_of(&server_pid));
         let wall = started.elapsed().as_secs_f64();
         let load_after = load_average();
-        let client_streaming = rss_bytes("self");
-        let server_streaming = rss_bytes(&server_pid);
+        let client_streaming = rss_bytes_of("self");
+        let server_streaming = rss_bytes_of(&server_pid);
         shared.measuring.store(false, Ordering::Relaxed);
 
         let audio_seen: u64 = probes.iter().map(|p| p.audio_seen.load(Ordering::Relaxed)).sum();

@@ -18,6 +18,9 @@ use reel_actors::transport::{
 };
 use reel_protocol::{ApiEndpoint, ConnectRequest, SessionConfig};
 use tokio::net::{TcpListener, TcpStream};
+
+#[path = "../../../benches/shared/proc_stats.rs"]
+mod proc_stats;
 use tokio::sync::{Notify, mpsc};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::Message;
@@ -677,44 +680,19 @@ impl std::fmt::Display for Summary {
     }
 }
 
-/// This process's resident set size in bytes (`VmRSS` of `/proc/self/status`).
+/// `VmRSS` of this process, in bytes.
 pub fn rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kib| kib * 1024)
+    proc_stats::rss_bytes_of("self")
 }
 
-/// CPU time this process has used (user + system), from `/proc/self/stat` (USER_HZ = 100).
+/// CPU time this process has used (user + system).
 pub fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which is in parentheses and may hold spaces).
-    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // `rest` starts at field 3 (state); utime is field 14, stime field 15.
-    let ticks = |i: usize| {
-        fields
-            .get(i - 3)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    Duration::from_millis((ticks(14) + ticks(15)) * 10)
+    proc_stats::cpu_time_of("self")
 }
 
 /// The 1-minute load average, to judge how quiet the machine was.
 pub fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_else(|| "?".to_owned())
+    proc_stats::load_average()
 }
 
 /// Waits until `done()` holds, checking every millisecond, for at most `max`. Whether it did.
