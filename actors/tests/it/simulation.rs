@@ -12,7 +12,8 @@
 //! repeat the first's byte for byte (`sim::trace`). See `sim` for the parts.
 //!
 //! - `cargo test -p reel-actors --test it simulation:: -- --nocapture` runs 500 seeds and prints
-//!   the tally; `REEL_SIM_SEEDS=N` runs N, `REEL_SIM_SEED=S` runs seed S alone and prints
+//!   the tally; `REEL_SIM_SEEDS=N` runs N (from seed `REEL_SIM_FIRST`, default 1: a sweep
+//!   of seeds never run before), `REEL_SIM_SEED=S` runs seed S alone and prints
 //!   its plan and run (and, with `REEL_SIM_TRACE=1`, every event the session published);
 //!   `REEL_SIM_VERBOSE=1` prints every seed's plan and run, not only the failing ones'.
 //! - A failing seed prints its reproducer, its plan and its violations.
@@ -37,7 +38,8 @@ use reel_recorder::jsonl::JsonlReader;
 const DEFAULT_SEEDS: u64 = 500;
 
 /// Which seeds the environment asks for: `REEL_SIM_SEED=S` (one), else
-/// `REEL_SIM_SEEDS=N` (seeds 1..=N), else the default count.
+/// `REEL_SIM_SEEDS=N` seeds from `REEL_SIM_FIRST` (default 1), else the default count from
+/// there.
 fn selected_seeds() -> Vec<Seed> {
     let read = |name: &str| {
         std::env::var(name)
@@ -50,7 +52,9 @@ fn selected_seeds() -> Vec<Seed> {
     if let Some(seed) = read("REEL_SIM_SEED") {
         return vec![seed];
     }
-    (1..=read("REEL_SIM_SEEDS").unwrap_or(DEFAULT_SEEDS)).collect()
+    let first = read("REEL_SIM_FIRST").unwrap_or(1);
+    let count = read("REEL_SIM_SEEDS").unwrap_or(DEFAULT_SEEDS);
+    (first..first.saturating_add(count)).collect()
 }
 
 /// Runs `seeds` over `wire` on two threads (each run has its own runtime), returning
