@@ -1,19 +1,46 @@
 //! The model's side of the demo conversation, as a script: what a weather-savvy model says
 //! to each frame of the demo. It stands in for the API when the bundled tape is made (see
 //! `tests/it/demo_tape.rs`), so the tape is produced by reel itself, not written by hand.
+//! The frames' builders ([`model_text`], [`answered`], [`tool_call`]), [`first_response`]
+//! and [`play_script`] serve every scripted model of the examples' bundled tapes.
 
 use std::time::Duration;
 
 use reel_actors::testing::ServerConn;
-use reel_protocol::ClientMessage;
+use reel_protocol::{ClientMessage, FunctionResponse};
 use serde_json::{Value, json};
 
 /// How long the scripted model "thinks" before each answer (virtual time when the tape is
 /// made, so the tape has realistic gaps).
 pub const THINKING: Duration = Duration::from_millis(180);
 
-fn text(t: &str) -> Value {
-    json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}})
+/// A piece of the model's answer: a `serverContent.modelTurn` frame holding `text`.
+pub fn model_text(text: &str) -> Value {
+    json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": text}]}}})
+}
+
+/// A whole answer of the model's: `text`, then `generationComplete` and `turnComplete`.
+pub fn answered(text: &str) -> Vec<Value> {
+    vec![
+        model_text(text),
+        json!({"serverContent": {"generationComplete": true}}),
+        json!({"serverContent": {"turnComplete": true}}),
+    ]
+}
+
+/// The model calls function `name` with `args`, as call `id`: a `toolCall` frame.
+pub fn tool_call(id: &str, name: &str, args: Value) -> Value {
+    json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}})
+}
+
+/// The first function response `message` carries, if it answers a tool call.
+pub fn first_response(message: &ClientMessage) -> Option<&FunctionResponse> {
+    message
+        .tool_response
+        .as_ref()?
+        .function_responses
+        .as_ref()?
+        .first()
 }
 
 fn turn_complete(prompt: u32, response: u32) -> Value {
@@ -38,8 +65,8 @@ pub fn answer(message: &ClientMessage) -> Vec<Value> {
     }
     if message.tool_response.is_some() {
         return vec![
-            text("It's 14°C and cloudy in London right now."),
-            text(" Anything else I can help with?"),
+            model_text("It's 14°C and cloudy in London right now."),
+            model_text(" Anything else I can help with?"),
             json!({"serverContent": {"generationComplete": true}}),
             turn_complete(121, 19),
         ];
@@ -54,16 +81,16 @@ pub fn answer(message: &ClientMessage) -> Vec<Value> {
         .unwrap_or_default();
     match said.as_str() {
         "Hello!" => vec![
-            text("Hi! I'm your weather assistant."),
-            text(" Which city would you like the weather for?"),
+            model_text("Hi! I'm your weather assistant."),
+            model_text(" Which city would you like the weather for?"),
             json!({"serverContent": {"generationComplete": true}}),
             turn_complete(48, 17),
         ],
-        "What's the weather in London?" => vec![json!({"toolCall": {"functionCalls": [
-            {"id": "fc-1", "name": "get_weather", "args": {"city": "London"}}
-        ]}})],
+        "What's the weather in London?" => {
+            vec![tool_call("fc-1", "get_weather", json!({"city": "London"}))]
+        }
         "Thanks, that's all I needed." => vec![
-            text("You're welcome. Have a lovely day!"),
+            model_text("You're welcome. Have a lovely day!"),
             json!({"serverContent": {"generationComplete": true}}),
             json!({"sessionResumptionUpdate": {"newHandle": "demo-handle-2", "resumable": true}}),
             turn_complete(160, 9),

@@ -5,21 +5,13 @@
 
 use std::time::Duration;
 
-use reel::demo::model_script::play_script;
+use reel::demo::model_script::{answered, first_response, play_script};
 use reel_actors::testing::ServerConn;
 use reel_protocol::ClientMessage;
 use serde_json::{Value, json};
 
 /// How long the scripted model "thinks" before each answer.
 pub const THINKING: Duration = Duration::from_millis(210);
-
-fn answered(t: &str) -> Vec<Value> {
-    vec![
-        json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}}),
-        json!({"serverContent": {"generationComplete": true}}),
-        json!({"serverContent": {"turnComplete": true}}),
-    ]
-}
 
 fn book(id: &str, party_size: u32) -> Vec<Value> {
     vec![json!({"toolCall": {"functionCalls": [{
@@ -34,14 +26,11 @@ pub fn answer(message: &ClientMessage) -> Vec<Value> {
     if message.setup.is_some() {
         return vec![json!({"setupComplete": {}})];
     }
-    if let Some(response) = &message.tool_response {
-        let id = response
-            .function_responses
-            .as_ref()
-            .and_then(|responses| responses.first())
-            .and_then(|r| r.id.clone())
+    if message.tool_response.is_some() {
+        let id = first_response(message)
+            .and_then(|r| r.id.as_deref())
             .unwrap_or_default();
-        return match id.as_str() {
+        return match id {
             "bk-1" => answered("Happy to help! How many guests, and for when?"),
             "bk-2" => answered("Booked! Your reference is R-0412. See you tomorrow at 7pm."),
             _ => Vec::new(),

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use reel::demo::model_script::play_script;
+use reel::demo::model_script::{first_response, model_text, play_script, tool_call};
 use reel_actors::testing::ServerConn;
 use reel_protocol::ClientMessage;
 use serde_json::{Value, json};
@@ -14,13 +14,9 @@ use serde_json::{Value, json};
 /// made, so the tape has realistic gaps).
 pub const THINKING: Duration = Duration::from_millis(220);
 
-fn text(t: &str) -> Value {
-    json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}})
-}
-
 fn answered(t: &str, prompt: u32, response: u32) -> Vec<Value> {
     vec![
-        text(t),
+        model_text(t),
         json!({"serverContent": {"generationComplete": true}}),
         json!({
             "serverContent": {"turnComplete": true},
@@ -34,7 +30,7 @@ fn answered(t: &str, prompt: u32, response: u32) -> Vec<Value> {
 }
 
 fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
-    vec![json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}})]
+    vec![tool_call(id, name, args)]
 }
 
 /// What the model answers to `message`: nothing for an instruction update.
@@ -42,14 +38,11 @@ pub fn answer(message: &ClientMessage) -> Vec<Value> {
     if message.setup.is_some() {
         return vec![json!({"setupComplete": {}})];
     }
-    if let Some(response) = &message.tool_response {
-        let name = response
-            .function_responses
-            .as_ref()
-            .and_then(|responses| responses.first())
-            .and_then(|r| r.name.clone())
+    if message.tool_response.is_some() {
+        let name = first_response(message)
+            .and_then(|r| r.name.as_deref())
             .unwrap_or_default();
-        return match name.as_str() {
+        return match name {
             "note_name" => answered(
                 "Thank you, Ada! How many guests, and for what time?",
                 96,

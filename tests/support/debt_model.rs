@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use reel::demo::model_script::play_script;
+use reel::demo::model_script::{answered, first_response, model_text, play_script, tool_call};
 use reel_actors::testing::ServerConn;
 use reel_protocol::ClientMessage;
 use serde_json::{Value, json};
@@ -15,35 +15,16 @@ use serde_json::{Value, json};
 /// How long the scripted model "thinks" before each answer.
 pub const THINKING: Duration = Duration::from_millis(240);
 
-fn text(t: &str) -> Value {
-    json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}})
-}
-
-fn answered(t: &str) -> Vec<Value> {
-    vec![
-        text(t),
-        json!({"serverContent": {"generationComplete": true}}),
-        json!({"serverContent": {"turnComplete": true}}),
-    ]
-}
-
-fn call(id: &str, name: &str, args: Value) -> Value {
-    json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}})
-}
-
 /// What the model answers to `message`.
 pub fn answer(message: &ClientMessage) -> Vec<Value> {
     if message.setup.is_some() {
         return vec![json!({"setupComplete": {}})];
     }
-    if let Some(response) = &message.tool_response {
-        let id = response
-            .function_responses
-            .as_ref()
-            .and_then(|responses| responses.first())
-            .and_then(|r| r.id.clone())
+    if message.tool_response.is_some() {
+        let id = first_response(message)
+            .and_then(|r| r.id.as_deref())
             .unwrap_or_default();
-        return match id.as_str() {
+        return match id {
             "fc-1" => answered("Is now a good time to talk?"),
             "fc-2" => answered("Thank you, Ada, you're verified."),
             "fc-3" => answered("I understand, and I'm sorry this is stressful."),
@@ -65,33 +46,37 @@ pub fn answer(message: &ClientMessage) -> Vec<Value> {
     if let Some(user) = turns.iter().find(|t| t.role.as_deref() == Some("user")) {
         return match text_of(user).as_str() {
             "Hello?" => vec![
-                text(
+                model_text(
                     "Hi, this is Sam from Reel Recovery. This is an attempt to collect a debt, \
                      and any information obtained will be used for that purpose.",
                 ),
-                call(
+                tool_call(
                     "fc-1",
                     "record_fact",
                     json!({"key": "disclosure_given", "value": true}),
                 ),
             ],
-            "This is Ada Lovelace, born December 10th, 1815." => vec![call(
+            "This is Ada Lovelace, born December 10th, 1815." => vec![tool_call(
                 "fc-2",
                 "verify_identity",
                 json!({"name": "Ada Lovelace", "date_of_birth": "1815-12-10"}),
             )],
-            "This is ridiculous, I'm so angry!" => vec![call(
+            "This is ridiculous, I'm so angry!" => vec![tool_call(
                 "fc-3",
                 "record_fact",
                 json!({"key": "emotional_state", "value": "angry"}),
             )],
-            "Fine, yes, I owe it." => vec![call(
+            "Fine, yes, I owe it." => vec![tool_call(
                 "fc-4",
                 "record_fact",
                 json!({"key": "debt_acknowledged", "value": true}),
             )],
             "Can I pay over 5 months?" => {
-                vec![call("fc-5", "calculate_payment_plan", json!({"months": 5}))]
+                vec![tool_call(
+                    "fc-5",
+                    "calculate_payment_plan",
+                    json!({"months": 5}),
+                )]
             }
             _ => Vec::new(),
         };

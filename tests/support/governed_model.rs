@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use reel::demo::model_script::play_script;
+use reel::demo::model_script::{answered, first_response, play_script, tool_call};
 use reel_actors::testing::ServerConn;
 use reel_protocol::ClientMessage;
 use serde_json::{Value, json};
@@ -13,16 +13,8 @@ use serde_json::{Value, json};
 /// How long the scripted model "thinks" before each answer.
 pub const THINKING: Duration = Duration::from_millis(210);
 
-fn answered(t: &str) -> Vec<Value> {
-    vec![
-        json!({"serverContent": {"modelTurn": {"role": "model", "parts": [{"text": t}]}}}),
-        json!({"serverContent": {"generationComplete": true}}),
-        json!({"serverContent": {"turnComplete": true}}),
-    ]
-}
-
 fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
-    vec![json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": args}]}})]
+    vec![tool_call(id, name, args)]
 }
 
 /// What the model answers to `message`.
@@ -30,14 +22,11 @@ pub fn answer(message: &ClientMessage) -> Vec<Value> {
     if message.setup.is_some() {
         return vec![json!({"setupComplete": {}})];
     }
-    if let Some(response) = &message.tool_response {
-        let id = response
-            .function_responses
-            .as_ref()
-            .and_then(|responses| responses.first())
-            .and_then(|r| r.id.clone())
+    if message.tool_response.is_some() {
+        let id = first_response(message)
+            .and_then(|r| r.id.as_deref())
             .unwrap_or_default();
-        return match id.as_str() {
+        return match id {
             "gf-1" => answered(
                 "Before anything else, could you confirm your full name and date of birth?",
             ),
