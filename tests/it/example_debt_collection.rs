@@ -12,7 +12,7 @@
 #[path = "../../examples/debt_collection.rs"]
 mod debt_collection;
 
-use crate::bundled_tape;
+use crate::bundled_tape::{self, context_frames};
 use crate::scripted_call::{ScriptedCall, talk};
 
 #[path = "../support/debt_model.rs"]
@@ -21,8 +21,6 @@ mod debt_model;
 use std::collections::BTreeMap;
 
 use debt_collection::collector::{CALLER_TURNS, Call, converse, debt_collector};
-use reel_protocol::decode_client;
-use reel_recorder::wire_log::{Direction, Source, WireEntry};
 use serde_json::{Value, json};
 
 /// The tape's start time: 2025-06-02T15:00:00Z.
@@ -153,24 +151,6 @@ fn expected_context() -> Vec<(Vec<String>, bool)> {
             true,
         ),
     ]
-}
-
-/// The runtime's context frames on a recording.
-fn context_frames(entries: &[WireEntry]) -> Vec<(Vec<String>, bool)> {
-    entries
-        .iter()
-        .filter(|e| e.dir == Direction::Out && e.source == Some(Source::Runtime))
-        .filter_map(|e| decode_client(&e.payload).ok()?.client_content)
-        .map(|content| {
-            let turns = content
-                .turns
-                .unwrap_or_default()
-                .iter()
-                .map(|t| t.parts()[0].text.clone().unwrap_or_default())
-                .collect();
-            (turns, content.turn_complete == Some(true))
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
