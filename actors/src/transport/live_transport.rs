@@ -31,7 +31,7 @@ use tokio::task::JoinHandle;
 use super::command_writer::{CommandWriter, Sending, WireEnds};
 use super::link::{Connector, LinkEvent, LinkOptions, LinkReceiver};
 use super::outbox::{Flow, Outbox};
-use super::tree_reports::TreeReports;
+use super::tree_reports::{SessionOver, TreeReports};
 use super::wire_tap::WireTap;
 use crate::child::Child;
 use crate::fault::FaultHook;
@@ -326,6 +326,10 @@ impl Actor for Transport {
     }
 }
 
+/// How long a reconnect waits for the router to route what the ended connection left in
+/// its inbox (so the setup presents the latest resumption handle) before it goes on.
+pub const ROUTED_BEFORE_RECONNECT: Duration = Duration::from_secs(1);
+
 /// How many outbound audio chunks wait while the connection is being (re-)established:
 /// about 2 s of 40 ms chunks. Older ones are dropped (and counted): audio that old is stale
 /// by the time it could be sent, and the model should hear the user now, not then.
@@ -359,6 +363,19 @@ impl TransportState {
         attempt: u32,
         reason: Option<String>,
     ) {
+        if attempt > 0 {
+            // The server's latest resumption handle may still wait in the router's inbox,
+            // in a frame of the connection that ended: the setup must present it, so the
+            // router routes what it holds first (not waiting for the lanes; at most
+            // `ROUTED_BEFORE_RECONNECT`, as a router stuck behind a blocked callback would
+            // otherwise hold the reconnect too). A router that is gone has ended the
+            // session: no connection is opened for it.
+            let routed =
+                tokio::time::timeout(ROUTED_BEFORE_RECONNECT, self.reports().routed()).await;
+            if matches!(routed, Ok(Err(SessionOver))) {
+                return;
+            }
+        }
         self.conn += 1;
         let conn = self.conn;
         if attempt > 0 {

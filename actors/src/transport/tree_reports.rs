@@ -18,7 +18,7 @@ use super::link::{LinkFrame, Stamp};
 use super::live_transport::describe_close;
 use super::wire_tap::WireTap;
 use crate::events::{Lane, LiveEvent};
-use crate::mailbox::{Lifecycle, Origin, RouterMsg, SupervisorMsg};
+use crate::mailbox::{Lanes, Lifecycle, Origin, RouterMsg, SupervisorMsg};
 use crate::peers::Peers;
 use crate::telemetry::TelemetryShared;
 use crate::tools::StampedInput;
@@ -68,12 +68,25 @@ impl<'a> TreeReports<'a> {
     /// for up to that item. `Err(SessionOver)` at once once the router is gone (or if it
     /// went before answering).
     pub async fn barrier(&self) -> Result<(), SessionOver> {
+        let marks = self.routed_marks().await?;
+        self.peers.lanes.wait_finished(marks).await;
+        Ok(())
+    }
+
+    /// Waits until the router has routed everything pushed to it before this call, but
+    /// not for the lanes: what the router publishes as it routes (the phase, the latest
+    /// resumption handle) is current then. `Err(SessionOver)` at once once the router is
+    /// gone (or if it went before answering).
+    pub async fn routed(&self) -> Result<(), SessionOver> {
+        self.routed_marks().await.map(|_| ())
+    }
+
+    /// Asks the router to route what it holds and say how far each lane's inbox was pushed.
+    async fn routed_marks(&self) -> Result<Lanes<u64>, SessionOver> {
         let (reply, marks) = tokio::sync::oneshot::channel();
         // Refused only once the router is gone; the reply's sender is then dropped.
         let _ = self.peers.router.push(RouterMsg::Barrier(reply));
-        let marks = marks.await.map_err(|_| SessionOver)?;
-        self.peers.lanes.wait_finished(marks).await;
-        Ok(())
+        marks.await.map_err(|_| SessionOver)
     }
 
     /// Whether the session has tools that consume the user's input (the transport then

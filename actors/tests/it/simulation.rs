@@ -162,6 +162,50 @@ fn seed_12_restart_during_stream() {
     assert!(report.violations.is_empty(), "{report}");
 }
 
+/// Seeds 7788 and 14593 (a sweep of seeds 6,001–16,000): the link drops while the router
+/// still holds frames of the connection (the server's resumption handle among them) and the
+/// router is failed by the fault hook; the reconnect's setup, built before the router had
+/// routed that frame, presented no handle. A reconnect now first lets the router route what
+/// it holds (`TreeReports::routed`), and opens no connection for a router that is gone.
+#[test]
+fn seeds_7788_and_14593_reconnect_with_the_latest_handle() {
+    for seed in [7788, 14593] {
+        let report = run_seed(seed, Wire::Memory);
+        assert!(
+            report.plan.resumption
+                && report.plan.has(|f| matches!(f, Fault::LinkDrop { .. }))
+                && report
+                    .plan
+                    .internal(reel_actors::Child::Router)
+                    .next()
+                    .is_some(),
+            "the generator changed and seed {seed} no longer drops the link of a resuming \
+             session whose router fails: pick the regression seed again\n{report}"
+        );
+        assert!(report.violations.is_empty(), "{report}");
+    }
+}
+
+/// Seed 12745 (the same sweep): the control lane fails on the first `Connected`, so the
+/// initial phase is entered at the reconnect's, and the `with_context` modifier fails there
+/// rather than in a turn pipeline; the lane reports the `connected` item, as it should, and
+/// the checker now tells the two apart (`Observed::entry_context_panicked`).
+#[test]
+fn seed_12745_a_context_failure_at_a_late_initial_entry() {
+    let report = run_seed(12745, Wire::Memory);
+    assert!(
+        report.plan.context_panic().is_some()
+            && report
+                .plan
+                .internal(reel_actors::Child::ControlLane)
+                .next()
+                .is_some(),
+        "the generator changed and seed 12745 no longer fails the control lane and the \
+         modifier: pick the regression seed again\n{report}"
+    );
+    assert!(report.violations.is_empty(), "{report}");
+}
+
 /// Issue 11's report, as a hand-written plan: `on_text` fails 4 times while 6,000 text
 /// frames stream at a steady pace; every delta but the 4 failed ones must reach
 /// `on_text`, once, in order, and the 4 must be reported. Before the restart-safe inbox

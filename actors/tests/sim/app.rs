@@ -76,6 +76,13 @@ pub struct Observed {
     /// The boundaries whose turn pipeline the `with_context` modifier failed (by
     /// `session:turn_count` + 1 then).
     pub context_panicked: Vec<u32>,
+    /// The same, when the modifier failed the initial phase's entry instead (the control
+    /// lane enters it on a `Connected`; late, at a reconnect's, when it failed on the
+    /// first connect's): the lane reports the `connected` item, not a turn complete.
+    pub entry_context_panicked: Vec<u32>,
+    /// The initial phase's entry is under way: set by its enter hook, taken by the next
+    /// render of the modifier (which the entry's context is).
+    pub entering: bool,
 }
 
 /// What a call of the input-streaming tool heard.
@@ -526,10 +533,18 @@ impl InputStreamingTool for Listen {
 pub fn conversation(plan: &Conversation, observed: Shared) -> PhaseMachine {
     let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let panic_at = plan.context_panic;
+    let entry = Arc::clone(&observed);
     let modifier = move |s: &State| {
         let boundary = s.get::<u32>("session:turn_count").unwrap_or(0) + 1;
+        let entering = with(&observed, |o| std::mem::take(&mut o.entering));
         if panic_at == Some(boundary) && !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            with(&observed, |o| o.context_panicked.push(boundary));
+            with(&observed, |o| {
+                if entering {
+                    o.entry_context_panicked.push(boundary);
+                } else {
+                    o.context_panicked.push(boundary);
+                }
+            });
             panic!("sim fault: the with_context modifier panics at boundary {boundary}");
         }
         format!("ctx {boundary}")
@@ -544,6 +559,10 @@ pub fn conversation(plan: &Conversation, observed: Shared) -> PhaseMachine {
         .phase(
             Phase::new("open")
                 .instruction("Open.")
+                .on_enter(move |_state, _writer| {
+                    with(&entry, |o| o.entering = true);
+                    async {}
+                })
                 .needs(&["app:turn:2"])
                 .with_context(modifier)
                 .transition_with("close", |s| s.contains("app:turn:2"), "after two turns"),

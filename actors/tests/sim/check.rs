@@ -155,6 +155,7 @@ impl<'a> Checker<'a> {
         expect("telemetry", "usage", o.usage_panicked.len());
         expect("control_lane", "turn_complete", o.turn_panicked.len());
         expect("control_lane", "turn_complete", o.context_panicked.len());
+        expect("control_lane", "connected", o.entry_context_panicked.len());
         expect("control_lane", "tool_call", o.tool_callback_panicked.len());
         expected
     }
@@ -742,6 +743,7 @@ impl<'a> Checker<'a> {
                 o.observed.turn_panicked.len()
                     + o.observed.tool_callback_panicked.len()
                     + o.observed.context_panicked.len()
+                    + o.observed.entry_context_panicked.len()
                     + self.struck(Child::ControlLane),
             ),
             (

@@ -47,7 +47,7 @@ impl Tally {
             ("modify_panic (state store)", o.modify_panicked.len()),
             (
                 "context_panic (control lane, mid-pipeline)",
-                o.context_panicked.len(),
+                o.context_panicked.len() + o.entry_context_panicked.len(),
             ),
             (
                 "context frames (conversation control)",
