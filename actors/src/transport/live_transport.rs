@@ -369,7 +369,7 @@ impl TransportState {
             // router routes what it holds first (not waiting for the lanes; at most
             // `ROUTED_BEFORE_RECONNECT`, as a router stuck behind a blocked callback would
             // otherwise hold the reconnect too). A router that is gone has ended the
-            // session: no connection is opened for it.
+            // session: no connection is opened for it (decision 0088).
             let routed =
                 tokio::time::timeout(ROUTED_BEFORE_RECONNECT, self.reports().routed()).await;
             if matches!(routed, Ok(Err(SessionOver))) {
