@@ -43,6 +43,10 @@ pub struct Observed {
     pub text: Vec<u32>,
     /// The deltas `on_text` panicked on.
     pub text_panicked: Vec<u32>,
+    /// When (virtual time) each failure of the fast lane the run caused happened: its
+    /// `on_text` panics and the fault hook's strikes. The supervisor's restart limit counts
+    /// failures within a window, so whether a storm of them crosses it is a matter of time.
+    pub fast_failed_at: Vec<tokio::time::Instant>,
     /// Every `on_audio` call: the chunk numbers.
     pub audio: Vec<u32>,
     /// Every `on_usage` call (telemetry): the usage numbers.
@@ -307,7 +311,10 @@ impl App {
             };
             with(&observed, |o| o.text.push(delta));
             if faults.text_panics(delta) {
-                with(&observed, |o| o.text_panicked.push(delta));
+                with(&observed, |o| {
+                    o.text_panicked.push(delta);
+                    o.fast_failed_at.push(tokio::time::Instant::now());
+                });
                 panic!("sim fault: on_text panics on t{delta}");
             }
         };

@@ -63,6 +63,30 @@ struct Checker<'a> {
     struck: &'a [Struck],
 }
 
+/// Whether the fast lane's failures at `times` cross the session's restart limit
+/// (`RestartPolicy::default()`: more than `max_restarts` within `within`): `Some(true)` if
+/// some `max_restarts + 1` of them fall well inside one window, `Some(false)` if every such
+/// run spans well beyond it, `None` between (the supervisor counts a failure when it hears
+/// of it and restarts after a backoff, so the edge is not the application's to judge).
+fn crosses_the_limit(times: &[tokio::time::Instant]) -> Option<bool> {
+    let policy = reel_actors::RestartPolicy::default();
+    let margin = policy.max_backoff * 2;
+    let mut times = times.to_vec();
+    times.sort();
+    let over = policy.max_restarts as usize;
+    let spans: Vec<std::time::Duration> = times
+        .windows(over + 1)
+        .map(|run| run[over] - run[0])
+        .collect();
+    if spans.iter().any(|span| *span + margin <= policy.within) {
+        Some(true)
+    } else if spans.iter().all(|span| *span >= policy.within + margin) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 impl<'a> Checker<'a> {
     fn new(plan: &'a Plan, outcome: &'a Outcome) -> Self {
         let sent = outcome
@@ -71,7 +95,7 @@ impl<'a> Checker<'a> {
             .iter()
             .map(|i| &plan.script[*i])
             .collect();
-        let must_fail = plan.faults.iter().any(|f| match f {
+        let storm = plan.faults.iter().any(|f| match f {
             Fault::TextPanicStorm { from } => {
                 plan.script
                     .iter()
@@ -81,6 +105,15 @@ impl<'a> Checker<'a> {
             }
             _ => false,
         });
+        let must_fail = storm
+            && match crosses_the_limit(&outcome.observed.fast_failed_at) {
+                Some(crossed) => crossed,
+                // Too close to the window's edge to say: what the supervisor decided.
+                None => outcome
+                    .end
+                    .as_ref()
+                    .is_some_and(|end| end.failed && end.reason.contains(Child::FastLane.as_str())),
+            };
         let struck = &outcome.observed.struck[..];
         let mut fatal = Vec::new();
         if must_fail {

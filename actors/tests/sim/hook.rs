@@ -129,6 +129,9 @@ impl FaultHook for SimHook {
                 usage_seen: o.usage.len(),
             };
             o.struck.push(struck);
+            if child == Child::FastLane {
+                o.fast_failed_at.push(tokio::time::Instant::now());
+            }
         });
         panic!("sim fault: the {child} fails on its inbox item {input}");
     }

@@ -57,8 +57,10 @@ pub enum Fault {
         /// The delta.
         delta: u32,
     },
-    /// `on_text` panics on every delta from `t{from}` on: past the restart limit, so the
-    /// session must end, failed, naming the fast lane.
+    /// `on_text` panics on every delta from `t{from}` on: meant to cross the restart limit,
+    /// so that the session ends, failed, naming the fast lane — unless the panics spread over
+    /// more than the limit's window (a slow callback holding the script back), when the
+    /// supervisor rightly restarts on; the checker judges which from when they happened.
     TextPanicStorm {
         /// The first delta that panics.
         from: u32,

@@ -114,8 +114,12 @@ pub fn compare(first: &Runs, second: &Runs) -> Vec<Violation> {
 impl SeedReport {
     /// The one line that runs this seed again.
     pub fn reproducer(&self) -> String {
+        let wire = match self.wire {
+            Wire::Memory => "",
+            Wire::Loopback => "REEL_SIM_WIRE=loopback ",
+        };
         format!(
-            "REEL_SIM_SEED={} cargo test -p reel-actors --test it simulation:: -- --nocapture",
+            "{wire}REEL_SIM_SEED={} cargo test -p reel-actors --test it simulation:: -- --nocapture",
             self.plan.seed
         )
     }
