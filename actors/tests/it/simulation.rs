@@ -236,6 +236,29 @@ fn seed_32099_a_storm_spread_past_the_restart_window() {
     assert!(report.violations.is_empty(), "{report}");
 }
 
+/// Seed 42463 (a sweep of seeds 36,001–46,000): a hanging watcher and a slow
+/// `on_turn_complete` held the control lane for two callback timeouts in one stretch, 20 s
+/// with no event published, while a tool's answer waited behind them; the run took the
+/// silence for the end (it waited 12 s) and disconnected just before the answer went out.
+/// The tree was right; the run now waits a callback timeout longer for every further hold
+/// of the lane its plan has (`sim::run::quiet`), and the call is answered.
+#[test]
+fn seed_42463_two_held_callbacks_in_a_row_delay_a_tool_answer() {
+    let report = run_seed(42463, Wire::Memory);
+    let holds = |f: &Fault| {
+        matches!(
+            f,
+            Fault::HangingWatcher { .. } | Fault::SlowCallback { ms: 10_000.., .. }
+        )
+    };
+    assert!(
+        report.plan.faults.iter().filter(|f| holds(f)).count() >= 2,
+        "the generator changed and seed 42463 no longer plans two holds of the control \
+         lane: pick the regression seed again\n{report}"
+    );
+    assert!(report.violations.is_empty(), "{report}");
+}
+
 /// Issue 11's report, as a hand-written plan: `on_text` fails 4 times while 6,000 text
 /// frames stream at a steady pace; every delta but the 4 failed ones must reach
 /// `on_text`, once, in order, and the 4 must be reported. Before the restart-safe inbox

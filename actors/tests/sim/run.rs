@@ -36,8 +36,30 @@ pub const DISCONNECT_BOUND: Duration = Duration::from_secs(30);
 /// The tree counts as quiet when no event was published for this long: longer than a
 /// healthy tree may go without publishing, a lane held by a hanging callback until the
 /// callback timeout gives up on it (with a tool call queued behind it, the run must not
-/// disconnect before the call is answered).
+/// disconnect before the call is answered). A plan whose callbacks can hold the control lane
+/// more than once waits longer ([`quiet`]).
 pub const QUIET: Duration = DEFAULT_CALLBACK_TIMEOUT.saturating_add(Duration::from_secs(2));
+
+/// How long `plan`'s run waits without an event before it disconnects: [`QUIET`], plus a
+/// callback timeout for every further hold of the control lane the plan has (a hanging
+/// watcher and a slow `on_turn_complete` can fall in one stretch, and the lane publishes
+/// nothing until both have timed out: seed 42463, 20 s of silence with a tool's answer
+/// waiting behind them).
+pub fn quiet(plan: &Plan) -> Duration {
+    let holds = plan
+        .faults
+        .iter()
+        .filter(|fault| match fault {
+            Fault::HangingCallback { .. } | Fault::HangingWatcher { .. } => true,
+            Fault::SlowCallback { ms, .. } => {
+                u128::from(*ms) >= DEFAULT_CALLBACK_TIMEOUT.as_millis()
+            }
+            _ => false,
+        })
+        .count();
+    let further = u32::try_from(holds.saturating_sub(1)).unwrap_or(u32::MAX);
+    QUIET.saturating_add(DEFAULT_CALLBACK_TIMEOUT.saturating_mul(further))
+}
 
 /// Which wire the model is behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,8 +307,9 @@ async fn drive(plan: &Plan, wire: Wire, shared: &Arc<Shared>) -> Option<Hang> {
     }
     // Let tools, slow callbacks and re-sent events finish: until no event comes for a while.
     let mut seen = lock(&shared.events).len();
+    let quiet = quiet(plan);
     loop {
-        sleep(QUIET).await;
+        sleep(quiet).await;
         let now = lock(&shared.events).len();
         if now == seen {
             break;
