@@ -28,7 +28,9 @@
 //! **The floor** (`--floor`, [`floor`]): the same harness, link and callbacks, but each
 //! session one plain task that decodes and encodes with the session's own codec and nothing
 //! else — what no runtime could go below here; the tree's cost over the workload's is the
-//! difference.
+//! difference. `--floor-with stamp,route,…` (or `all`) adds the tree's per-frame guarantees
+//! to the floor one at a time, each in its leanest one-task form ([`floor::Guarantees`]), to
+//! price them at scale (decision 0089).
 //!
 //! **Latency** (as `fast_lane_latency` measures it): from the moment the link's receiver
 //! hands a model audio frame to the transport to the session's `on_audio` callback. The
@@ -60,6 +62,7 @@
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 2000 --seconds 30
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 1000,2000 --record
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 10000 --floor
+//! cargo bench -p reel-actors --bench many_sessions -- --sessions 10000 --floor-with stamp,route
 //! ```
 //!
 //! **What an idle session holds, site by site**: with `REEL_BENCH_EXIT_IDLE` set, the run
@@ -103,7 +106,7 @@ use histogram::Histogram;
 mod fleet_options;
 #[path = "fleet/floor.rs"]
 mod floor;
-use floor::FloorSession;
+use floor::{FloorSession, Guarantees};
 
 const ROLE_ENV: &str = "REEL_BENCH_ROLE";
 /// Set (to anything), the run role exits as soon as the idle reading is taken, leaving every
@@ -318,8 +321,9 @@ struct Options {
     sessions: Vec<usize>,
     seconds: u64,
     record: bool,
-    /// Run the workload's floor ([`floor`]) instead of the tree.
-    floor: bool,
+    /// Run the workload's floor ([`floor`]) instead of the tree, keeping these of the
+    /// tree's guarantees (`--floor-with`; none with `--floor`).
+    floor: Option<Guarantees>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -327,7 +331,7 @@ fn parse_options() -> Result<Options, String> {
         sessions: vec![1_000, 2_000, 5_000, 10_000],
         seconds: 20,
         record: false,
-        floor: false,
+        floor: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -343,12 +347,20 @@ fn parse_options() -> Result<Options, String> {
                 options.seconds = fleet_options::seconds(&value)?;
             }
             "--record" => options.record = true,
-            "--floor" => options.floor = true,
+            "--floor" => {
+                options.floor.get_or_insert_with(Guarantees::default);
+            }
+            "--floor-with" => {
+                let value = args
+                    .next()
+                    .ok_or("--floor-with needs a list, e.g. stamp,route (or all)")?;
+                options.floor = Some(Guarantees::parse(&value)?);
+            }
             "--bench" => {} // cargo bench passes it
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    if options.floor && options.record {
+    if options.floor.is_some() && options.record {
         return Err("--floor has no tree to record: use one or the other".to_owned());
     }
     Ok(options)
@@ -359,7 +371,8 @@ fn parse_options() -> Result<Options, String> {
 struct Row {
     sessions: usize,
     record: bool,
-    floor: bool,
+    /// The floor's guarantees when the floor ran (`None`: the tree).
+    floor: Option<Guarantees>,
     p50: u64,
     p99: u64,
     p999: u64,
@@ -382,9 +395,9 @@ async fn connect_all(
     probes: &[Arc<Probe>],
     shared: &Arc<Shared>,
     record: Option<&PathBuf>,
-    floor: bool,
+    floor: Option<Guarantees>,
 ) -> Vec<Session> {
-    if floor {
+    if let Some(kept) = floor {
         return probes
             .iter()
             .take(n)
@@ -396,6 +409,7 @@ async fn connect_all(
                     Arc::clone(&probe.handed),
                     Arc::clone(&probe.counters),
                     probe_callbacks(probe, shared),
+                    kept,
                 ));
                 Session {
                     side,
@@ -445,7 +459,7 @@ async fn connect_on_a_worker(
     probes: &[Arc<Probe>],
     shared: &Arc<Shared>,
     record: Option<&PathBuf>,
-    floor: bool,
+    floor: Option<Guarantees>,
 ) -> Vec<Session> {
     let (probes, shared, record) = (probes.to_vec(), Arc::clone(shared), record.cloned());
     let connecting =
@@ -577,7 +591,7 @@ fn target_dir() -> PathBuf {
         .map_or_else(std::env::temp_dir, PathBuf::from)
 }
 
-async fn run(n: usize, seconds: u64, record: bool, floor: bool) -> Row {
+async fn run(n: usize, seconds: u64, record: bool, floor: Option<Guarantees>) -> Row {
     let load_before = load_average();
     let shared = Arc::new(Shared {
         base: Instant::now(),
@@ -791,12 +805,13 @@ fn ms(ns: u64) -> String {
 }
 
 impl Row {
-    /// What ran: the tree, recording or not, or the floor.
-    fn run(&self) -> &'static str {
+    /// What ran: the tree, recording or not, or the floor with the guarantees it kept.
+    fn run(&self) -> String {
         match (self.floor, self.record) {
-            (true, _) => "floor",
-            (false, true) => "tree, recording",
-            (false, false) => "tree",
+            (Some(kept), _) if kept == Guarantees::default() => "floor".to_owned(),
+            (Some(kept), _) => format!("floor + {}", kept.label()),
+            (None, true) => "tree, recording".to_owned(),
+            (None, false) => "tree".to_owned(),
         }
     }
 
@@ -820,7 +835,10 @@ impl Row {
             self.written_bytes,
             self.load_before,
             self.load_after,
-            u8::from(self.floor),
+            self.floor.map_or_else(
+                || "tree".to_owned(),
+                |kept| format!("floor:{}", kept.label())
+            ),
         )
     }
 
@@ -846,7 +864,13 @@ impl Row {
             written_bytes: int(14)?,
             load_before: (*words.get(15)?).to_owned(),
             load_after: (*words.get(16)?).to_owned(),
-            floor: int(17)? == 1,
+            floor: match *words.get(17)? {
+                "tree" => None,
+                word => {
+                    let list = word.strip_prefix("floor:")?;
+                    Some(Guarantees::parse(if list == "-" { "" } else { list }).ok()?)
+                }
+            },
         })
     }
 }
@@ -984,7 +1008,8 @@ fn main() {
         Err(message) => {
             eprintln!("many_sessions: {message}");
             eprintln!(
-                "usage: many_sessions [--sessions N[,N…]] [--seconds S] [--record | --floor]"
+                "usage: many_sessions [--sessions N[,N…]] [--seconds S] \
+                 [--record | --floor | --floor-with stamp,route,phase,telemetry,backpressure,guard|all]"
             );
             std::process::exit(2);
         }
@@ -998,10 +1023,10 @@ fn main() {
         println!(
             "N={n}, record {}{}:",
             if options.record { "on" } else { "off" },
-            if options.floor {
-                ", the floor (no tree)"
-            } else {
-                ""
+            match options.floor {
+                Some(kept) if kept == Guarantees::default() => ", the floor (no tree)".to_owned(),
+                Some(kept) => format!(", the floor keeping {}", kept.label()),
+                None => String::new(),
             }
         );
         let row = runtime().block_on(run(n, options.seconds, options.record, options.floor));
@@ -1027,8 +1052,8 @@ fn main() {
         if options.record {
             command.arg("--record");
         }
-        if options.floor {
-            command.arg("--floor");
+        if let Some(kept) = options.floor {
+            command.args(["--floor-with", &kept.label().replace('-', "")]);
         }
         let output = match command.stderr(std::process::Stdio::inherit()).output() {
             Ok(output) => output,
@@ -1047,7 +1072,7 @@ fn main() {
         }
     }
     print_table(&rows, options.seconds);
-    if options.floor {
+    if options.floor.is_some() {
         return; // the calibration below breaks down a tree's memory: the floor has none
     }
     let calibration = Command::new(this_binary())

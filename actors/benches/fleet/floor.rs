@@ -11,47 +11,177 @@
 //! tap's stamps, backpressure. So the CPU it takes is what no session runtime, however
 //! lean, could go below on this machine with this harness — the bench's own link and
 //! pacers included — and the tree's overhead is the difference.
+//!
+//! **The guarantees, priced one at a time** (`--floor-with stamp,route,…`, decision 0089):
+//! each of the tree's per-frame guarantees can be added to the floor alone, implemented the
+//! leanest way a one-task session could hold it (inside the task's own state, with the
+//! tree's own structures where those are already lean: the [`WireTap`], the [`EventHub`],
+//! the [`PhaseTracker`], [`TelemetryShared`]), so what each costs at 10,000 sessions is
+//! known before a session core is built around them. See [`Guarantees`].
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
+use reel_actors::Lane;
 use reel_actors::callbacks::FastCallbacks;
+use reel_actors::clock::TokioClock;
+use reel_actors::events::{EventHub, LiveEvent};
+use reel_actors::mailbox::Origin;
+use reel_actors::router::destinations;
+use reel_actors::telemetry::TelemetryShared;
+use reel_actors::transport::WireTap;
 use reel_protocol::{
-    CommandEncoder, DecodeLimits, EventDecoder, FunctionResponse, SessionCommand, SessionEvent,
-    decode_server_partial_with,
+    CommandEncoder, DecodeLimits, EventDecoder, FunctionResponse, PhaseInput, PhaseTracker,
+    SessionCommand, SessionEvent, SessionPhase, decode_server_partial_with,
 };
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::support::{Fed, LinkCounters, Stamps};
+
+/// The application's bytes a session holds unwritten before it refuses more (what the
+/// tree's outbox bounds by bytes): 64 chunks of 20 ms.
+const OUTBOX_BYTES: usize = 64 * 640;
+
+/// Which of the tree's per-frame guarantees a floor session keeps (none: the bare floor).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Guarantees {
+    /// `stamp`: every frame both ways takes the next sequence number and the session time
+    /// from the clock, through the session's [`WireTap`] (a lock, a clock read; nothing
+    /// recorded).
+    pub stamp: bool,
+    /// `route`: every event is given its lanes ([`destinations`]) and numbered in each lane's
+    /// sequence on the session's [`EventHub`] (no subscriber, as in the bench's tree).
+    pub route: bool,
+    /// `phase`: every event and command moves the session's [`PhaseTracker`]; a change is
+    /// published on a `watch` and routed as an event, as the router does.
+    pub phase: bool,
+    /// `telemetry`: frames, bytes and counted events into the session's [`TelemetryShared`].
+    pub telemetry: bool,
+    /// `backpressure`: the application's chunks are bounded by bytes — counted in when
+    /// handed over, out when written, refused beyond [`OUTBOX_BYTES`].
+    pub backpressure: bool,
+    /// `guard`: each callback runs under `catch_unwind` with its event held in the
+    /// session's slot until it returns (what a restart recovers), after the fault hook is
+    /// asked about it.
+    pub guard: bool,
+}
+
+impl Guarantees {
+    /// The names `--floor-with` takes, in the order they are listed.
+    pub const NAMES: [&'static str; 6] = [
+        "stamp",
+        "route",
+        "phase",
+        "telemetry",
+        "backpressure",
+        "guard",
+    ];
+
+    /// Reads a comma-separated list of names (`all` for every one).
+    pub fn parse(list: &str) -> Result<Guarantees, String> {
+        let mut kept = Guarantees::default();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "all" => {
+                    kept = Guarantees {
+                        stamp: true,
+                        route: true,
+                        phase: true,
+                        telemetry: true,
+                        backpressure: true,
+                        guard: true,
+                    }
+                }
+                "stamp" => kept.stamp = true,
+                "route" => kept.route = true,
+                "phase" => kept.phase = true,
+                "telemetry" => kept.telemetry = true,
+                "backpressure" => kept.backpressure = true,
+                "guard" => kept.guard = true,
+                other => {
+                    return Err(format!(
+                        "--floor-with: no guarantee named {other:?} (known: {}, all)",
+                        Guarantees::NAMES.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(kept)
+    }
+
+    /// The names kept, comma-separated; `-` for none.
+    pub fn label(self) -> String {
+        let on = [
+            self.stamp,
+            self.route,
+            self.phase,
+            self.telemetry,
+            self.backpressure,
+            self.guard,
+        ];
+        let names: Vec<&str> = Guarantees::NAMES
+            .iter()
+            .zip(on)
+            .filter_map(|(name, on)| on.then_some(*name))
+            .collect();
+        if names.is_empty() {
+            "-".to_owned()
+        } else {
+            names.join(",")
+        }
+    }
+}
+
+/// The fault hook's question of an item, as the tree's hook is asked: `true` fails it.
+type FaultHook = Arc<dyn Fn(&SessionEvent) -> bool + Send + Sync>;
 
 /// One floor session: where the application's chunks go, and its task.
 pub struct FloorSession {
     app: mpsc::UnboundedSender<Bytes>,
     link: mpsc::UnboundedSender<Fed>,
+    /// The application's bytes handed over and not yet written (with `backpressure`).
+    queued: Option<Arc<AtomicUsize>>,
     task: JoinHandle<()>,
 }
 
 impl FloorSession {
     /// Starts a session reading the model's frames from `model` (fed through `link`),
     /// stamping timed frames' hand-off into `handed`, counting both ways into `counters`
-    /// and calling `callbacks`.
+    /// and calling `callbacks`, keeping the guarantees `kept`.
     pub fn spawn(
         link: mpsc::UnboundedSender<Fed>,
         model: mpsc::UnboundedReceiver<Fed>,
         handed: Arc<Stamps>,
         counters: Arc<LinkCounters>,
         callbacks: FastCallbacks,
+        kept: Guarantees,
     ) -> FloorSession {
         let (app, chunks) = mpsc::unbounded_channel();
-        let task = tokio::spawn(serve(model, chunks, handed, counters, callbacks));
-        FloorSession { app, link, task }
+        let queued = kept.backpressure.then(Arc::default);
+        let state = State::new(handed, counters, callbacks, kept, queued.clone());
+        let task = tokio::spawn(state.serve(model, chunks));
+        FloorSession {
+            app,
+            link,
+            queued,
+            task,
+        }
     }
 
-    /// Hands the application's 20 ms chunk to the session; `false` once it has ended.
+    /// Hands the application's 20 ms chunk to the session; `false` once it has ended, or
+    /// (with `backpressure`) when it holds its bound of unwritten bytes.
     pub fn send_audio(&self, pcm: Bytes) -> bool {
+        if let Some(queued) = &self.queued {
+            let len = pcm.len();
+            if queued.fetch_add(len, Ordering::AcqRel) + len > OUTBOX_BYTES {
+                queued.fetch_sub(len, Ordering::AcqRel);
+                return false;
+            }
+        }
         self.app.send(pcm).is_ok()
     }
 
@@ -67,100 +197,268 @@ impl FloorSession {
     }
 }
 
-fn count_out(counters: &LinkCounters, bytes: &[u8]) {
-    counters.frames_out.fetch_add(1, Ordering::Relaxed);
-    counters
-        .bytes_out
-        .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+/// A tracker taken through a connection's opening, as the tree's is before the streaming,
+/// and where its phase is published.
+fn live_phase() -> (PhaseTracker, watch::Sender<SessionPhase>) {
+    let mut tracker = PhaseTracker::new();
+    tracker.apply(PhaseInput::ConnectStarted);
+    tracker.apply(PhaseInput::SetupSent);
+    let connected = SessionEvent::Connected { session_id: None };
+    let phase = tracker
+        .apply(PhaseInput::Event(&connected))
+        .map_or(SessionPhase::Disconnected, |(_, to)| to);
+    (tracker, watch::channel(phase).0)
 }
 
-async fn serve(
-    mut model: mpsc::UnboundedReceiver<Fed>,
-    mut chunks: mpsc::UnboundedReceiver<Bytes>,
+/// What one floor session's task holds.
+struct State {
     handed: Arc<Stamps>,
     counters: Arc<LinkCounters>,
     callbacks: FastCallbacks,
-) {
-    let mut decoder = EventDecoder::new();
-    let encoder = CommandEncoder::default();
-    let limits = DecodeLimits::default();
-    let mut events = Vec::new();
-    loop {
-        tokio::select! {
-            biased;
-            fed = model.recv() => {
-                let Some(fed) = fed else { return };
-                if fed.frame.bytes.is_empty() {
-                    return;
+    decoder: EventDecoder,
+    encoder: CommandEncoder,
+    limits: DecodeLimits,
+    events: Vec<SessionEvent>,
+    kept: Guarantees,
+    /// `stamp`: the session's tap (no recorder) and the time of its last frame.
+    tap: Option<WireTap>,
+    event_time: u64,
+    /// `route`: the session's hub.
+    hub: Option<EventHub>,
+    /// `phase`: the tracker and where it is published.
+    phase: Option<(PhaseTracker, watch::Sender<SessionPhase>)>,
+    /// `telemetry`: the session's counters.
+    telemetry: Option<TelemetryShared>,
+    /// `backpressure`: the bytes handed over and not written.
+    queued: Option<Arc<AtomicUsize>>,
+    /// `guard`: the fault hook (none in the bench, as in the tree's) and the item in flight.
+    fault: Option<FaultHook>,
+    in_flight: Option<SessionEvent>,
+}
+
+impl State {
+    fn new(
+        handed: Arc<Stamps>,
+        counters: Arc<LinkCounters>,
+        callbacks: FastCallbacks,
+        kept: Guarantees,
+        queued: Option<Arc<AtomicUsize>>,
+    ) -> State {
+        State {
+            handed,
+            counters,
+            callbacks,
+            decoder: EventDecoder::new(),
+            encoder: CommandEncoder::default(),
+            limits: DecodeLimits::default(),
+            events: Vec::new(),
+            kept,
+            tap: kept
+                .stamp
+                .then(|| WireTap::new(Arc::new(TokioClock::from_wall_clock()), None)),
+            event_time: 0,
+            hub: kept.route.then(EventHub::new),
+            phase: kept.phase.then(live_phase),
+            telemetry: kept.telemetry.then(TelemetryShared::default),
+            queued,
+            fault: None,
+            in_flight: None,
+        }
+    }
+
+    async fn serve(
+        mut self,
+        mut model: mpsc::UnboundedReceiver<Fed>,
+        mut chunks: mpsc::UnboundedReceiver<Bytes>,
+    ) {
+        loop {
+            tokio::select! {
+                biased;
+                fed = model.recv() => {
+                    let Some(fed) = fed else { return };
+                    if fed.frame.bytes.is_empty() {
+                        return;
+                    }
+                    self.inbound(fed);
                 }
-                if let Some(index) = fed.index {
-                    handed.record(index);
-                }
-                counters.frames_in.fetch_add(1, Ordering::Relaxed);
-                counters
-                    .bytes_in
-                    .fetch_add(fed.frame.bytes.len() as u64, Ordering::Relaxed);
-                // As the router: the short reader takes the frames that stream, the
-                // general decoder every other.
-                if !decoder.decode_streamed(&fed.frame.bytes, limits, &mut events)
-                    && let Ok(mut message) = decode_server_partial_with(&fed.frame.bytes, limits)
-                {
-                    decoder.decode_partial_in_place(0, &mut message, &mut events);
-                }
-                for event in events.drain(..) {
-                    handle(event, &callbacks, &encoder, &counters);
-                }
-            }
-            pcm = chunks.recv() => {
-                let Some(pcm) = pcm else { return };
-                if let Some(bytes) = encoder.encode(&SessionCommand::SendAudio(pcm)) {
-                    count_out(&counters, &bytes);
-                    counters.realtime_out.fetch_add(1, Ordering::Relaxed);
+                pcm = chunks.recv() => {
+                    let Some(pcm) = pcm else { return };
+                    let len = pcm.len();
+                    self.write(SessionCommand::SendAudio(pcm), Origin::App, true);
+                    if let Some(queued) = &self.queued {
+                        queued.fetch_sub(len, Ordering::AcqRel);
+                    }
                 }
             }
         }
     }
-}
 
-fn handle(
-    event: SessionEvent,
-    callbacks: &FastCallbacks,
-    encoder: &CommandEncoder,
-    counters: &LinkCounters,
-) {
-    match event {
-        SessionEvent::AudioData(pcm) => {
-            if let Some(on_audio) = &callbacks.on_audio {
-                on_audio(&pcm);
+    fn inbound(&mut self, fed: Fed) {
+        if let Some(index) = fed.index {
+            self.handed.record(index);
+        }
+        let bytes = &fed.frame.bytes;
+        self.counters.frames_in.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .bytes_in
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        if let Some(tap) = &self.tap {
+            let stamp = tap.stamp_in(1, false, bytes);
+            self.event_time = self.event_time.max(stamp.ts_ms);
+        }
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.frame_in(bytes.len());
+        }
+        let mut events = std::mem::take(&mut self.events);
+        // As the router: the short reader takes the frames that stream, the general
+        // decoder every other.
+        if !self
+            .decoder
+            .decode_streamed(bytes, self.limits, &mut events)
+            && let Ok(mut message) = decode_server_partial_with(bytes, self.limits)
+        {
+            self.decoder
+                .decode_partial_in_place(0, &mut message, &mut events);
+        }
+        for event in events.drain(..) {
+            let change = self
+                .phase
+                .as_mut()
+                .and_then(|(tracker, _)| tracker.apply(PhaseInput::Event(&event)));
+            self.route(event);
+            if let Some((from, to)) = change {
+                if let Some((_, published)) = &self.phase {
+                    published.send_replace(to);
+                }
+                self.route(SessionEvent::PhaseChanged { from, to });
             }
         }
-        SessionEvent::InterimInputTranscription(text) => {
-            if let Some(on_transcript) = &callbacks.on_input_transcript {
-                on_transcript(&text, false);
+        self.events = events;
+    }
+
+    /// Numbers `event` on its lanes and handles it.
+    fn route(&mut self, event: SessionEvent) {
+        if let Some(telemetry) = &self.telemetry
+            && let SessionEvent::AudioData(_) = event
+        {
+            telemetry.audio_chunk_in();
+        }
+        if self.kept.route {
+            let to = destinations(&event);
+            if let Some(telemetry) = &self.telemetry
+                && to.telemetry
+            {
+                telemetry.count(&event);
+            }
+            if let Some(hub) = &self.hub {
+                if to.fast {
+                    hub.publish_with(Lane::Fast, || LiveEvent::Session(event.clone()));
+                }
+                if to.control {
+                    hub.publish_with(Lane::Control, || LiveEvent::Session(event.clone()));
+                }
             }
         }
-        SessionEvent::InputTranscription { text, is_final } => {
-            if let Some(on_transcript) = &callbacks.on_input_transcript {
-                on_transcript(&text, is_final);
+        if self.kept.guard {
+            if self.fault.as_ref().is_some_and(|hook| hook(&event)) {
+                return;
             }
-        }
-        SessionEvent::ToolCall(calls) => {
-            let responses = calls
-                .iter()
-                .map(|call| {
-                    let args = call.args.as_ref().map(|args| args.value().clone());
-                    FunctionResponse::new(
-                        call.id.clone().unwrap_or_default(),
-                        call.name.clone().unwrap_or_default(),
-                        json!({"echo": args}),
-                    )
-                })
-                .collect();
-            if let Some(bytes) = encoder.encode(&SessionCommand::SendToolResponse(responses)) {
-                count_out(counters, &bytes);
-                counters.tool_responses_out.fetch_add(1, Ordering::Relaxed);
+            self.in_flight = Some(event);
+            let handled = {
+                let state = &mut *self;
+                catch_unwind(AssertUnwindSafe(|| {
+                    state
+                        .in_flight
+                        .as_ref()
+                        .and_then(|event| state.handle(event))
+                }))
+            };
+            let reply = match handled {
+                Ok(reply) => {
+                    self.in_flight = None;
+                    reply
+                }
+                // Kept in flight: what a restart would hand the lane's successor.
+                Err(_) => None,
+            };
+            if let Some(reply) = reply {
+                self.write(reply, Origin::Runtime, false);
             }
+        } else if let Some(reply) = self.handle(&event) {
+            self.write(reply, Origin::Runtime, false);
         }
-        _ => {}
+    }
+
+    /// Calls the application back with `event`; what to send back (a tool call's answer).
+    fn handle(&self, event: &SessionEvent) -> Option<SessionCommand> {
+        match event {
+            SessionEvent::AudioData(pcm) => {
+                if let Some(on_audio) = &self.callbacks.on_audio {
+                    on_audio(pcm);
+                }
+                None
+            }
+            SessionEvent::InterimInputTranscription(text) => {
+                if let Some(on_transcript) = &self.callbacks.on_input_transcript {
+                    on_transcript(text, false);
+                }
+                None
+            }
+            SessionEvent::InputTranscription { text, is_final } => {
+                if let Some(on_transcript) = &self.callbacks.on_input_transcript {
+                    on_transcript(text, *is_final);
+                }
+                None
+            }
+            SessionEvent::ToolCall(calls) => {
+                let responses = calls
+                    .iter()
+                    .map(|call| {
+                        let args = call.args.as_ref().map(|args| args.value().clone());
+                        FunctionResponse::new(
+                            call.id.clone().unwrap_or_default(),
+                            call.name.clone().unwrap_or_default(),
+                            json!({"echo": args}),
+                        )
+                    })
+                    .collect();
+                Some(SessionCommand::SendToolResponse(responses))
+            }
+            _ => None,
+        }
+    }
+
+    /// Encodes `command` and writes it to the link (counted as the memory link's sender
+    /// counts), stamping it and moving the phase when those are kept (the phase by every
+    /// command but audio, as the tree's writer reports them).
+    fn write(&mut self, command: SessionCommand, origin: Origin, realtime: bool) {
+        let Some(bytes) = self.encoder.encode(&command) else {
+            return;
+        };
+        let bytes = Bytes::from(bytes);
+        if !matches!(command, SessionCommand::SendAudio(_))
+            && let Some((tracker, published)) = &mut self.phase
+            && let Some((from, to)) = tracker.apply(PhaseInput::Command(&command))
+        {
+            published.send_replace(to);
+            self.route(SessionEvent::PhaseChanged { from, to });
+        }
+        if let Some(tap) = &self.tap {
+            tap.stamp_out(1, false, origin, &bytes);
+        }
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.frame_out(bytes.len(), realtime);
+        }
+        self.counters.frames_out.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .bytes_out
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        if realtime {
+            self.counters.realtime_out.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.counters
+                .tool_responses_out
+                .fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
