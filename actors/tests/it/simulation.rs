@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use sim::plan::{Fault, Seed};
+use sim::plan::{Fault, Plan, Seed};
 use sim::run::Wire;
 use sim::scenarios;
 use sim::seed::{Runs, SeedReport, compare, run_plan, run_seed};
@@ -154,6 +154,18 @@ fn loopback_seeds_hold_every_invariant() {
     verdict(&reports, &tally, false);
 }
 
+/// Runs regression seed `seed` over the in-memory link: it must still plan what made it
+/// one (`planned`, which the message names as `what`), and break no invariant.
+fn regression_seed(seed: Seed, what: &str, planned: impl Fn(&Plan) -> bool) {
+    let report = run_seed(seed, Wire::Memory);
+    assert!(
+        planned(&report.plan),
+        "the generator changed and seed {seed} no longer {what}: pick the regression seed \
+         again\n{report}"
+    );
+    assert!(report.violations.is_empty(), "{report}");
+}
+
 /// The first seed that found issue 11's restart defect: `on_text` panics on `t24`, and
 /// on the code before the restart-safe inbox (8e51da1) the deltas right after it
 /// (`t25..=t27`) never reached `on_text` and were not reported: `spawn()` put the new fast
@@ -162,15 +174,9 @@ fn loopback_seeds_hold_every_invariant() {
 /// were then skipped as done.
 #[test]
 fn seed_12_restart_during_stream() {
-    let report = run_seed(12, Wire::Memory);
-    assert!(
-        report
-            .plan
-            .has(|f| matches!(f, Fault::TextPanic { delta: 24 })),
-        "the generator changed and seed 12 no longer fails on_text on t24: \
-         pick the regression seed again\n{report}"
-    );
-    assert!(report.violations.is_empty(), "{report}");
+    regression_seed(12, "fails on_text on t24", |plan| {
+        plan.has(|f| matches!(f, Fault::TextPanic { delta: 24 }))
+    });
 }
 
 /// Seeds 7788 and 14593 (a sweep of seeds 6,001–16,000): the link drops while the router
@@ -181,19 +187,15 @@ fn seed_12_restart_during_stream() {
 #[test]
 fn seeds_7788_and_14593_reconnect_with_the_latest_handle() {
     for seed in [7788, 14593] {
-        let report = run_seed(seed, Wire::Memory);
-        assert!(
-            report.plan.resumption
-                && report.plan.has(|f| matches!(f, Fault::LinkDrop { .. }))
-                && report
-                    .plan
-                    .internal(reel_actors::Child::Router)
-                    .next()
-                    .is_some(),
-            "the generator changed and seed {seed} no longer drops the link of a resuming \
-             session whose router fails: pick the regression seed again\n{report}"
+        regression_seed(
+            seed,
+            "drops the link of a resuming session whose router fails",
+            |plan| {
+                plan.resumption
+                    && plan.has(|f| matches!(f, Fault::LinkDrop { .. }))
+                    && plan.internal(reel_actors::Child::Router).next().is_some()
+            },
         );
-        assert!(report.violations.is_empty(), "{report}");
     }
 }
 
@@ -203,18 +205,13 @@ fn seeds_7788_and_14593_reconnect_with_the_latest_handle() {
 /// the checker now tells the two apart (`Observed::entry_context_panicked`).
 #[test]
 fn seed_12745_a_context_failure_at_a_late_initial_entry() {
-    let report = run_seed(12745, Wire::Memory);
-    assert!(
-        report.plan.context_panic().is_some()
-            && report
-                .plan
+    regression_seed(12745, "fails the control lane and the modifier", |plan| {
+        plan.context_panic().is_some()
+            && plan
                 .internal(reel_actors::Child::ControlLane)
                 .next()
-                .is_some(),
-        "the generator changed and seed 12745 no longer fails the control lane and the \
-         modifier: pick the regression seed again\n{report}"
-    );
-    assert!(report.violations.is_empty(), "{report}");
+                .is_some()
+    });
 }
 
 /// Seed 32099 (a sweep of seeds 26,001–36,000): a storm of `on_text` panics meant to cross
@@ -225,15 +222,9 @@ fn seed_12745_a_context_failure_at_a_late_initial_entry() {
 /// the supervisor.
 #[test]
 fn seed_32099_a_storm_spread_past_the_restart_window() {
-    let report = run_seed(32099, Wire::Memory);
-    assert!(
-        report
-            .plan
-            .has(|f| matches!(f, Fault::TextPanicStorm { .. })),
-        "the generator changed and seed 32099 no longer plans a storm of on_text panics: \
-         pick the regression seed again\n{report}"
-    );
-    assert!(report.violations.is_empty(), "{report}");
+    regression_seed(32099, "plans a storm of on_text panics", |plan| {
+        plan.has(|f| matches!(f, Fault::TextPanicStorm { .. }))
+    });
 }
 
 /// Seed 42463 (a sweep of seeds 36,001–46,000): a hanging watcher and a slow
@@ -244,19 +235,13 @@ fn seed_32099_a_storm_spread_past_the_restart_window() {
 /// of the lane its plan has (`sim::run::quiet`), and the call is answered.
 #[test]
 fn seed_42463_two_held_callbacks_in_a_row_delay_a_tool_answer() {
-    let report = run_seed(42463, Wire::Memory);
-    let holds = |f: &Fault| {
-        matches!(
-            f,
-            Fault::HangingWatcher { .. } | Fault::SlowCallback { ms: 10_000.., .. }
-        )
-    };
-    assert!(
-        report.plan.faults.iter().filter(|f| holds(f)).count() >= 2,
-        "the generator changed and seed 42463 no longer plans two holds of the control \
-         lane: pick the regression seed again\n{report}"
-    );
-    assert!(report.violations.is_empty(), "{report}");
+    regression_seed(42463, "plans two holds of the control lane", |plan| {
+        plan.faults
+            .iter()
+            .filter(|f| f.holds_the_control_lane())
+            .count()
+            >= 2
+    });
 }
 
 /// Issue 11's report, as a hand-written plan: `on_text` fails 4 times while 6,000 text

@@ -176,6 +176,19 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// Whether the fault holds the control lane until the callback timeout cuts it off (a
+    /// hanging `on_turn_complete` or watcher, a slow one past the timeout): the lane
+    /// publishes nothing meanwhile.
+    pub fn holds_the_control_lane(&self) -> bool {
+        match self {
+            Fault::HangingCallback { .. } | Fault::HangingWatcher { .. } => true,
+            Fault::SlowCallback { ms, .. } => {
+                u128::from(*ms) >= reel_actors::session::DEFAULT_CALLBACK_TIMEOUT.as_millis()
+            }
+            _ => false,
+        }
+    }
+
     /// A short, stable name of the fault's kind, for the tally.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -188,9 +201,7 @@ impl Fault {
             Fault::SlowTool { .. } => "slow_tool",
             Fault::HangingTool { .. } => "hanging_tool",
             Fault::ModifyPanic { .. } => "modify_panic (state store)",
-            Fault::SlowCallback { ms, .. }
-                if *ms >= reel_actors::session::DEFAULT_CALLBACK_TIMEOUT.as_millis() as u64 =>
-            {
+            Fault::SlowCallback { .. } if self.holds_the_control_lane() => {
                 "slow_callback (past the callback timeout)"
             }
             Fault::SlowCallback { .. } => "slow_callback",

@@ -49,13 +49,7 @@ pub fn quiet(plan: &Plan) -> Duration {
     let holds = plan
         .faults
         .iter()
-        .filter(|fault| match fault {
-            Fault::HangingCallback { .. } | Fault::HangingWatcher { .. } => true,
-            Fault::SlowCallback { ms, .. } => {
-                u128::from(*ms) >= DEFAULT_CALLBACK_TIMEOUT.as_millis()
-            }
-            _ => false,
-        })
+        .filter(|fault| fault.holds_the_control_lane())
         .count();
     let further = u32::try_from(holds.saturating_sub(1)).unwrap_or(u32::MAX);
     QUIET.saturating_add(DEFAULT_CALLBACK_TIMEOUT.saturating_mul(further))
