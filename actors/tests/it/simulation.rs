@@ -244,6 +244,24 @@ fn seed_42463_two_held_callbacks_in_a_row_delay_a_tool_answer() {
     });
 }
 
+/// Seed 97608 (a sweep of seeds 86,001–126,000): the fault hook fails the control lane on a
+/// usage report, and the transport fails a few frames later, before the successor's report
+/// of that usage event has come back through the router: the session ends failed, with the
+/// lane's restart announced and its report still on its way. The checks took that lost
+/// report for a usage event lost unreported; in a run a fatal failure ends, each of the
+/// control lane's fault-hook failures now excuses one.
+#[test]
+fn seed_97608_a_fatal_failure_overtakes_the_control_lanes_report() {
+    regression_seed(
+        97608,
+        "fails the control lane by its hook and the transport too",
+        |plan| {
+            let hook = |child| plan.internal(child).next().is_some();
+            hook(reel_actors::Child::ControlLane) && hook(reel_actors::Child::Transport)
+        },
+    );
+}
+
 /// Issue 11's report, as a hand-written plan: `on_text` fails 4 times while 6,000 text
 /// frames stream at a steady pace; every delta but the 4 failed ones must reach
 /// `on_text`, once, in order, and the 4 must be reported. Before the restart-safe inbox
