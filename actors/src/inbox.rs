@@ -398,7 +398,9 @@ impl<T, L> Inbox<T, L> {
         }
     }
 
-    fn has_room_for(&self, n: usize) -> bool {
+    /// Whether `n` more items fit now (or the inbox is empty, or closed): what
+    /// [`Inbox::room_for`] waits for, asked without waiting.
+    pub fn has_room_for(&self, n: usize) -> bool {
         let queue = lock(&self.queue);
         queue.closed
             || queue.items.is_empty()
@@ -488,22 +490,50 @@ impl<T, L> Inbox<T, L> {
         true
     }
 
+    /// [`Inbox::claim_all`] for one item: claims the drain with `item` if the consumer is
+    /// idle; hands `item` back, untouched, if not.
+    pub fn claim(&self, item: T) -> Result<(), T> {
+        let mut queue = lock(&self.queue);
+        if queue.armed || queue.claimed || queue.closed {
+            return Err(item);
+        }
+        self.enqueue(&mut queue, item);
+        queue.armed = true;
+        queue.claimed = true;
+        queue.in_place += 1;
+        Ok(())
+    }
+
     /// For the producer that claimed the drain ([`Inbox::claim_all`]): the next item, marked
     /// in flight as [`Inbox::take`] marks it; `None` once the queue is empty, which ends the
     /// claim: the doorbell is disarmed, or rung if the consumer looked for items meanwhile.
     pub fn take_claimed(&self) -> Option<Taken<T>> {
+        self.take_claimed_if(|_| true)
+    }
+
+    /// [`Inbox::take_claimed`] for a producer that handles only some kinds of item in
+    /// place: the next item if `wanted` accepts it. If the next one is not wanted, the
+    /// claim ends there and the consumer is rung for it and what follows; `None` either
+    /// way.
+    pub fn take_claimed_if(&self, wanted: impl FnOnce(&T) -> bool) -> Option<Taken<T>> {
         let mut queue = lock(&self.queue);
-        let Some(item) = queue.items.pop_front() else {
-            queue.claimed = false;
-            let ring = std::mem::take(&mut queue.deferred);
-            queue.armed = ring;
-            drop(queue);
-            if ring {
-                (self.doorbell)();
+        let ring = match queue.items.front() {
+            Some(item) if wanted(item) => {
+                let item = queue.items.pop_front()?;
+                return Some(self.taken(queue, item));
             }
-            return None;
+            // Items wait that the producer leaves: the consumer's wake is owed now.
+            Some(_) => true,
+            None => std::mem::take(&mut queue.deferred),
         };
-        Some(self.taken(queue, item))
+        queue.claimed = false;
+        queue.deferred = false;
+        queue.armed = ring;
+        drop(queue);
+        if ring {
+            (self.doorbell)();
+        }
+        None
     }
 
     /// For the producer that claimed the drain: handling the item in flight failed. Ends the

@@ -7,9 +7,10 @@
 //! `ActorRef` across a restart. The supervisor reaches each child's mailbox without its types
 //! through its table of starts (each start carries its child's `Door`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 use reel_recorder::wire_log::WireEntry;
+use tokio::sync::Mutex;
 
 use crate::clock::{Clock, EventClock, SharedClock};
 use crate::events::EventHub;
@@ -18,6 +19,7 @@ use crate::mailbox::{
     ROUTER_MAX_BYTES, RecorderTick, RouterMsg, RouterTimer, SupervisorMsg, TransportMsg,
     router_item_bytes,
 };
+use crate::router::RouterState;
 use crate::slot::Slot;
 pub use crate::state::StoreMailbox;
 use crate::state::store_mailbox;
@@ -44,6 +46,10 @@ pub struct Peers {
     pub transport: Arc<Slot<TransportMsg>>,
     /// The router.
     pub router: RouterMailbox,
+    /// The router's state, once it started: a reader routes a frame in place with it when
+    /// the router is idle (decision 0090). Weak: the state holds these peers, and goes
+    /// with the router.
+    pub router_state: OnceLock<Weak<Mutex<RouterState>>>,
     /// The lanes the router feeds: the fast lane, the control lane (finished tool calls are
     /// pushed there too), telemetry.
     pub lanes: LaneMailboxes,
@@ -89,6 +95,7 @@ impl Peers {
             store: store_mailbox(),
             transport: Arc::default(),
             router: router_mailbox(),
+            router_state: OnceLock::new(),
             lanes: LaneMailboxes::new(),
             recorder,
             supervisor: Arc::default(),

@@ -90,6 +90,15 @@ macro_rules! routed_lanes {
                 $(push_waiting(&self.$lane, &mut items.$lane).await;)+
             }
 
+            /// [`LaneMailboxes::push`] without waiting: pushes each lane its share if the
+            /// lane has room for all of it now, and leaves the shares of the lanes that
+            /// have not. Returns whether everything went.
+            pub fn try_push(&self, items: &mut LaneItems) -> bool {
+                let mut all = true;
+                $(all &= push_if_room(&self.$lane, &mut items.$lane);)+
+                all
+            }
+
             /// Tells every lane the events are over (refused only by a lane stopped for good).
             pub fn push_end(&self) {
                 $(let _ = self.$lane.push(<$item as RoutedItem>::end());)+
@@ -183,6 +192,20 @@ async fn push_waiting<T, L>(inbox: &Inbox<T, L>, pending: &mut Vec<T>) {
     inbox.room_for(pending.len()).await;
     // Refused only once the lane stopped for good (the session is over).
     let _ = inbox.push_all(pending.drain(..));
+}
+
+/// Pushes `pending` into `inbox` if it has room for all of it now; returns whether
+/// nothing is left.
+fn push_if_room<T, L>(inbox: &Inbox<T, L>, pending: &mut Vec<T>) -> bool {
+    if pending.is_empty() {
+        return true;
+    }
+    if !inbox.has_room_for(pending.len()) {
+        return false;
+    }
+    // Refused only once the lane stopped for good (the session is over): nothing waits.
+    let _ = inbox.push_all(pending.drain(..));
+    true
 }
 
 /// A finished tool call: its batch, its place in the batch, and what happened.

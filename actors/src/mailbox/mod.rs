@@ -37,5 +37,6 @@ pub use router::{
     router_item_bytes,
 };
 pub use supervisor::SupervisorMsg;
+pub(crate) use task::panic_text;
 pub use task::{Ended, StartFailed, spawn_consumer};
 pub use transport::{Origin, TransportMsg};

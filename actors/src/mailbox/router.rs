@@ -83,6 +83,17 @@ pub enum RouterMsg {
     /// received before it was routed. With [`crate::inbox::Inbox::wait_finished`] it tells
     /// when the tree has consumed those frames.
     Barrier(tokio::sync::oneshot::Sender<Lanes<u64>>),
+    /// Pushes the lanes what was routed to them and not pushed yet, waiting for their
+    /// room: left by a producer that routed frames in place and found a lane full (see
+    /// `actors/src/router/in_place.rs`).
+    Flush,
+}
+
+impl RouterMsg {
+    /// Whether this is an inbound frame: the one item a producer routes in place.
+    pub fn is_inbound(&self) -> bool {
+        matches!(self, RouterMsg::Inbound { .. })
+    }
 }
 
 /// Transport steps the phase depends on.

@@ -20,6 +20,7 @@ use super::wire_tap::WireTap;
 use crate::events::{Lane, LiveEvent};
 use crate::mailbox::{Lanes, Lifecycle, Origin, RouterMsg, SupervisorMsg};
 use crate::peers::Peers;
+use crate::router::route_in_place;
 use crate::telemetry::TelemetryShared;
 use crate::tools::StampedInput;
 
@@ -48,7 +49,8 @@ impl<'a> TreeReports<'a> {
     }
 
     /// Hands inbound frame `frame` of connection `conn`, stamped `stamp`, to the router,
-    /// waiting while its inbox is full (backpressure to whatever reads the frames).
+    /// waiting while its inbox is full (backpressure to whatever reads the frames); routes
+    /// it on the caller's task instead while the router is idle ([`route_in_place`]).
     /// `Err(SessionOver)` once the router is gone: the session is over.
     pub async fn deliver(
         &self,
@@ -57,6 +59,9 @@ impl<'a> TreeReports<'a> {
         frame: LinkFrame,
     ) -> Result<(), SessionOver> {
         let inbound = RouterMsg::Inbound { conn, stamp, frame };
+        let Err(inbound) = route_in_place(self.peers, inbound) else {
+            return Ok(());
+        };
         match self.peers.router.push_wait(inbound).await {
             Ok(_) => Ok(()),
             Err(_) => Err(SessionOver),

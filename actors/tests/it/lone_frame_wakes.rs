@@ -1,6 +1,8 @@
 //! Issue 32: what one lone frame costs the tree in wake-ups. A frame that arrives alone
-//! (the usual case for a voice session: one 20 ms chunk at a time) wakes the router once:
-//! it does not wake a second time only to find its inbox empty.
+//! (the usual case for a voice session: one 20 ms chunk at a time) is routed by the
+//! transport's reader itself while the router is idle (decision 0090), waking no task; when
+//! the router's task routes it instead, it wakes the router once: never a second time only
+//! to find its inbox empty.
 
 use crate::support;
 
@@ -16,7 +18,7 @@ use support::start;
 const FRAMES: u64 = 20;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lone_frame_wakes_the_router_once() {
+async fn a_lone_frame_is_routed_in_place_or_wakes_the_router_once() {
     let mut server = ScriptedServer::bind().await;
     let (heard, mut hearing) = tokio::sync::mpsc::unbounded_channel::<()>();
     let callbacks = FastCallbacks {
@@ -45,14 +47,17 @@ async fn a_lone_frame_wakes_the_router_once() {
         hearing.recv().await.expect("every frame is heard");
     }
     let after = handle.buffers();
-    // The router disarms its doorbell (finds its inbox empty) before it pushes the frame's
-    // event to the fast lane, so every next frame rings it anew: exactly one wake each.
-    // (The fast lane's count is not exact: it disarms after the callback, so the next
-    // frame may reach it while it is still awake.)
+    // Each frame either is routed in place by the reader (the router idle, its state free)
+    // or wakes the router exactly once: the router disarms its doorbell (finds its inbox
+    // empty) before it pushes the frame's event to the fast lane, so the next frame rings
+    // it anew. On a quiet machine every frame is routed in place; on a busy one the
+    // router's task may still be finishing the last frame's push when the next arrives.
+    let router_wakes = after.router.wakes - before.router.wakes;
+    let in_place = after.router.in_place - before.router.in_place;
     assert_eq!(
         (
             after.router.pushed - before.router.pushed,
-            after.router.wakes - before.router.wakes,
+            in_place + router_wakes,
             after.fast_lane.pushed - before.fast_lane.pushed,
         ),
         (FRAMES, FRAMES, FRAMES),

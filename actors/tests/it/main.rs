@@ -34,6 +34,7 @@ mod session_keys;
 mod session_lifecycle;
 mod session_reactive;
 mod session_recording;
+mod session_release;
 mod session_state;
 mod session_tools;
 mod session_tree;

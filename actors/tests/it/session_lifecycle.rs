@@ -176,13 +176,13 @@ async fn a_panicking_fast_callback_restarts_the_lane_and_loses_only_its_event() 
         }]
     );
     assert_eq!(handle.telemetry().restarts, 1);
-    // The lane's instances woke only at their starts: the router ran every frame's
-    // callbacks in place (decision 0086), the panic on its own task, which failed the
-    // lane's instance; the successor took what was left.
+    // The lane's instances woke only at their starts: the transport's reader routed every
+    // frame in place and ran its callbacks (decisions 0086 and 0090), the panic on its own
+    // task, which failed the lane's instance; the successor took what was left.
     let fast = handle.buffers().fast_lane;
     assert_eq!(
         (fast.wakes, fast.in_place, fast.failed),
-        (2, 3, 1),
+        (2, 4, 1),
         "{fast:?}"
     );
     assert_eq!(handle.ended(), None, "the session goes on");
@@ -760,10 +760,14 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
     assert!(!done.failed, "{}", done.reason);
     assert_eq!(*heard.lock().unwrap(), (0..FRAMES).collect::<Vec<_>>());
     let buffers = handle.buffers();
-    // The overload really happened: the router's inbox filled up (the router runs the
-    // idle fast lane's callbacks itself, decision 0086, so the overload stops it first)…
+    // The overload really happened where the fast lane's work ran: either the router's
+    // inbox filled up (the router's task runs the idle fast lane's callbacks itself,
+    // decision 0086, so the overload stops it first), or the transport's reader routed
+    // most frames itself and ran their callbacks (decision 0090), so the overload stopped
+    // the reader, and no inbox between the socket and the callback held anything…
     assert!(
-        buffers.router.high_water >= ROUTER_CAPACITY / 2,
+        buffers.router.high_water >= ROUTER_CAPACITY / 2
+            || buffers.router.in_place >= FRAMES as u64 / 2,
         "{:?}",
         buffers.router
     );
@@ -791,16 +795,22 @@ async fn a_ten_fold_overload_backs_up_into_the_socket_not_into_memory() {
 /// large audio frames backs up into the socket after about `ROUTER_MAX_BYTES` of them,
 /// far fewer than `ROUTER_CAPACITY` frames, and every chunk still arrives, in order.
 ///
-/// The fast lane's first callback holds until the transport's reader waits for room in
-/// the router's inbox, so the overload happens however fast this machine drains it (with
-/// a merely slow callback, a loaded machine sometimes sent slower than the lane drank,
-/// and the router never backed up).
+/// What holds the router is a lane it cannot push to: the first `on_usage` callback (on
+/// the Telemetry actor's own task) holds until the transport's reader waits for room in
+/// the router's inbox, and the usage frames sent first fill telemetry's inbox behind it.
+/// The router's task then waits for telemetry's room, the reader can no longer route in
+/// place (decision 0090) and pushes the audio into the router's inbox, which fills to its
+/// bytes; so the overload happens however fast this machine drains it. (A fast callback
+/// that holds would hold the reader itself, routing in place, and nothing would fill.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
-    use reel_actors::mailbox::{ROUTER_CAPACITY, ROUTER_MAX_BYTES};
+    use reel_actors::callbacks::TelemetryCallbacks;
+    use reel_actors::mailbox::{LANE_CAPACITY, ROUTER_CAPACITY, ROUTER_MAX_BYTES};
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
     const FRAMES: usize = 2_000;
+    // One usage frame held in the callback, the lane's inbox full behind it, one more.
+    const USAGE: usize = LANE_CAPACITY + 2;
     // 12,000 bytes of PCM: 16,000 of base64, ~16.1 KB a frame.
     let chunk = "A".repeat(16_000);
     let frame = json!({"serverContent": {"modelTurn": {"parts": [
@@ -813,37 +823,57 @@ async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
         "the bound in frames never came into it"
     );
     let mut server = ScriptedServer::bind().await;
-    // The first chunk waits for the gate to open (a message or its sender dropped).
+    // The first usage waits for the gate to open (a message or its sender dropped).
     let (open, gate) = std::sync::mpsc::channel::<()>();
     let gate = Mutex::new(Some(gate));
+    let usages = Arc::new(AtomicUsize::new(0));
+    let counted_usage = Arc::clone(&usages);
+    let telemetry = TelemetryCallbacks {
+        on_usage: Some(Arc::new(move |_usage: &reel_protocol::UsageMetadata| {
+            if let Some(gate) = gate.lock().unwrap().take() {
+                // Off the worker: a worker blocked here would strand the task it woke
+                // last (its LIFO slot is not stolen), which may be the server's sender.
+                tokio::task::block_in_place(|| {
+                    let _ = gate.recv();
+                });
+            }
+            counted_usage.fetch_add(1, Ordering::Relaxed);
+        })),
+    };
     let heard = Arc::new(AtomicUsize::new(0));
     let sink = Arc::clone(&heard);
     let callbacks = FastCallbacks {
         on_audio: Some(Arc::new(move |pcm: &bytes::Bytes| {
-            if let Some(gate) = gate.lock().unwrap().take() {
-                let _ = gate.recv();
-            }
             busy(pcm.len() as u64, 2_000);
             sink.fetch_add(1, Ordering::Relaxed);
         })),
         ..Default::default()
     };
-    let (handle, mut conn, _, _events) = start_fast(&mut server, callbacks).await;
+    let (handle, mut conn, _, _events) = start(
+        &mut server,
+        |b| b.fast_callbacks(callbacks).telemetry_callbacks(telemetry),
+        SessionConfig::default(),
+    )
+    .await;
     let sent = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&sent);
     let sending = tokio::spawn(async move {
+        for total in 1..=USAGE {
+            conn.send_json(&json!({"usageMetadata": {"totalTokenCount": total}}))
+                .await;
+        }
         for _ in 0..FRAMES {
             conn.send_json(&frame).await;
             counted.fetch_add(1, Ordering::Relaxed);
         }
         conn
     });
-    // The lane holds its first chunk, its inbox fills, then the router's up to its bytes;
-    // then the transport's reader waits for room and stops reading the socket. Nothing
-    // moves after that until the gate opens: the router's figures are final. A reader seen
-    // waiting is not enough: the router taking a chunk wakes it, and on a busy machine it
-    // may not have run yet (waiting, with the queue nearly empty); the fixed point is a
-    // waiting reader and a queue at its bytes.
+    // Telemetry holds its first usage, its inbox fills, the router waits for its room;
+    // the router's inbox fills up to its bytes; then the transport's reader waits for room
+    // and stops reading the socket. Nothing moves after that until the gate opens: the
+    // router's figures are final. A reader seen waiting is not enough: the router taking a
+    // chunk wakes it, and on a busy machine it may not have run yet (waiting, with the
+    // queue nearly empty); the fixed point is a waiting reader and a queue at its bytes.
     let full = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             let router = handle.buffers().router;
@@ -867,9 +897,16 @@ async fn an_audio_overload_stops_at_the_routers_bytes_not_its_frames() {
     let mut conn = sending.await.unwrap();
     let (done, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!done.failed, "{}", done.reason);
-    assert_eq!(heard.load(Ordering::Relaxed), FRAMES);
+    assert_eq!(
+        (
+            heard.load(Ordering::Relaxed),
+            usages.load(Ordering::Relaxed)
+        ),
+        (FRAMES, USAGE)
+    );
     let router = handle.buffers().router;
-    // …and no further: a frame over the bytes, a few for the transport's own items.
+    // …and no further: a frame over the bytes, a few for the usage frames and the
+    // transport's own items.
     assert!(router.high_water <= by_bytes + 8, "{router:?}");
     assert_eq!(router.dropped, 0);
 }
