@@ -14,7 +14,7 @@ use futures_util::{SinkExt, StreamExt};
 use reel_actors::LiveSessionBuilder;
 use reel_actors::transport::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
-    WebSocketConnector,
+    TrySent, WebSocketConnector,
 };
 use reel_protocol::{ApiEndpoint, ConnectRequest, SessionConfig};
 use tokio::net::{TcpListener, TcpStream};
@@ -266,6 +266,34 @@ struct MemorySender {
 
 impl LinkSender for MemorySender {
     fn send(&mut self, frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>> {
+        self.write(&frame);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// A memory link never waits: written at once, as `send` writes it.
+    fn try_send(&mut self, frame: LinkFrame) -> TrySent {
+        self.write(&frame);
+        TrySent::Sent
+    }
+
+    fn close(&mut self, _code: u16, _reason: String) -> BoxFuture<'_, Result<(), LinkError>> {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.close_seen.notify_one();
+        if let Some(closer) = lock(&self.shared.fed_closer).take() {
+            // The receiver may be gone already; then nobody waits for the close.
+            let _ = closer.send(Fed {
+                index: None,
+                frame: LinkFrame::text(""),
+            });
+        }
+        Box::pin(async { Ok(()) })
+    }
+}
+
+impl MemorySender {
+    /// Counts a frame written, notes a `toolResponse`'s time, and tells the bench the
+    /// setup went out.
+    fn write(&self, frame: &LinkFrame) {
         let counters = &self.shared.counters;
         counters.frames_out.fetch_add(1, Ordering::Relaxed);
         counters
@@ -285,20 +313,6 @@ impl LinkSender for MemorySender {
         if self.shared.frames_sent.fetch_add(1, Ordering::AcqRel) == 0 {
             self.shared.setup_seen.notify_one();
         }
-        Box::pin(async { Ok(()) })
-    }
-
-    fn close(&mut self, _code: u16, _reason: String) -> BoxFuture<'_, Result<(), LinkError>> {
-        self.shared.closed.store(true, Ordering::Release);
-        self.shared.close_seen.notify_one();
-        if let Some(closer) = lock(&self.shared.fed_closer).take() {
-            // The receiver may be gone already; then nobody waits for the close.
-            let _ = closer.send(Fed {
-                index: None,
-                frame: LinkFrame::text(""),
-            });
-        }
-        Box::pin(async { Ok(()) })
     }
 }
 

@@ -6,6 +6,12 @@
 //! setup frame, a close, and the last commands before a disconnect. So frames are stamped
 //! (sequence numbers, the wire log) in the order they go out, whoever writes them, and no
 //! command overtakes one pushed before it.
+//!
+//! The application's own task writes in place while the writer is idle
+//! ([`CommandWriter::write_in_place`], decision 0091): it takes the lock without waiting
+//! and writes what the link takes without waiting ([`LinkSender::try_send`]). What the link
+//! could not take whole (a frame not taken, a flush not finished) is kept in [`Sending`]
+//! and finished by the next writer before anything else goes out on the link.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +22,7 @@ use ractor::ActorRef;
 use reel_protocol::{CommandEncoder, FrameKind, SessionCommand};
 use tokio::sync::Mutex;
 
-use super::link::{LinkFrame, LinkSender, Stamp};
+use super::link::{LinkFrame, LinkSender, Stamp, TrySent};
 use super::outbox::Outbox;
 use super::tree_reports::TreeReports;
 use super::wire_tap::WireTap;
@@ -53,6 +59,10 @@ pub(crate) struct Sending {
     pub conn: u32,
     encoder: CommandEncoder,
     frame_kind: FrameKind,
+    /// A frame written in place that the link did not take: stamped, sent next.
+    unsent: Option<Bytes>,
+    /// A frame written in place whose flush did not finish: flushed next.
+    unflushed: bool,
 }
 
 impl Sending {
@@ -63,6 +73,35 @@ impl Sending {
             conn: 0,
             encoder,
             frame_kind,
+            unsent: None,
+            unflushed: false,
+        }
+    }
+
+    /// Sets the connection's sender (`None`: the connection is gone). What a write in
+    /// place left for the previous one goes with it, as a frame sent to a broken link does.
+    pub(crate) fn set_sender(&mut self, sender: Option<Box<dyn LinkSender>>) {
+        self.sender = sender;
+        self.unsent = None;
+        self.unflushed = false;
+    }
+
+    /// Whether nothing a write in place left waits.
+    fn is_settled(&self) -> bool {
+        self.unsent.is_none() && !self.unflushed
+    }
+
+    /// Finishes what a write in place left: the frame the link did not take, then the
+    /// flush that did not finish. Everything that writes to the link calls it first.
+    pub(crate) async fn settle(&mut self) {
+        if let Some(bytes) = self.unsent.take() {
+            self.write(bytes).await;
+        }
+        if std::mem::take(&mut self.unflushed)
+            && let Some(sender) = &mut self.sender
+            && let Err(error) = sender.flush().await
+        {
+            tracing::warn!(%error, conn = self.conn, "could not write a frame");
         }
     }
 
@@ -74,16 +113,24 @@ impl Sending {
         command: SessionCommand,
         origin: Origin,
     ) {
+        if let Some(bytes) = self.frame_of(ends, command, origin) {
+            self.send_frame(bytes).await;
+        }
+    }
+
+    /// The frame `command` goes out as, stamped, recorded and reported to the tree; `None`
+    /// if it has none (suppressed).
+    fn frame_of(&self, ends: &WireEnds, command: SessionCommand, origin: Origin) -> Option<Bytes> {
         let Some(bytes) = self.encoder.encode(&command) else {
             tracing::debug!(kind = command.kind(), "command has no frame (suppressed)");
-            return;
+            return None;
         };
         let bytes = Bytes::from(bytes);
         let audio = matches!(command, SessionCommand::SendAudio(_));
         let stamp = self.stamp(ends, &bytes, audio, origin);
         // Live, the application's text is on the wire: the user's text.
         ends.reports().sent(command, origin, stamp, true);
-        self.send_frame(bytes).await;
+        Some(bytes)
     }
 
     /// Stamps and records a frame about to be sent.
@@ -99,8 +146,13 @@ impl Sending {
         ends.tap.stamp_out(self.conn, binary, origin, bytes)
     }
 
-    /// Writes a stamped frame.
+    /// Writes a stamped frame, after what a write in place left.
     pub(crate) async fn send_frame(&mut self, bytes: Bytes) {
+        self.settle().await;
+        self.write(bytes).await;
+    }
+
+    async fn write(&mut self, bytes: Bytes) {
         let Some(sender) = &mut self.sender else {
             return;
         };
@@ -110,8 +162,44 @@ impl Sending {
         }
     }
 
-    /// Sends every command the outbox lets out now, in order (all of them while live).
+    /// [`Sending::send_command`] without waiting, for a write in place: encodes, stamps
+    /// and reports the command, and writes its frame if the link takes it now. Returns
+    /// whether it is all written; if not, what is left is kept for [`Sending::settle`].
+    /// Only while settled (nothing left from before).
+    fn send_command_now(
+        &mut self,
+        ends: &WireEnds,
+        command: SessionCommand,
+        origin: Origin,
+    ) -> bool {
+        let Some(bytes) = self.frame_of(ends, command, origin) else {
+            return true;
+        };
+        let Some(sender) = &mut self.sender else {
+            return true;
+        };
+        match sender.try_send(LinkFrame::new(self.frame_kind, bytes)) {
+            TrySent::Sent => true,
+            TrySent::Unflushed => {
+                self.unflushed = true;
+                false
+            }
+            TrySent::WouldWait(frame) => {
+                self.unsent = Some(frame.bytes);
+                false
+            }
+            TrySent::Failed(error) => {
+                // As `write`: the reader sees the broken connection and reports it.
+                tracing::warn!(%error, conn = self.conn, "could not write a frame");
+                true
+            }
+        }
+    }
+
+    /// Sends every command the outbox lets out now, in order (all of them while live),
+    /// after what a write in place left.
     pub(crate) async fn send_waiting(&mut self, ends: &WireEnds, outbox: &Outbox) {
+        self.settle().await;
         while let Some((command, origin)) = outbox.pop() {
             self.send_command(ends, command, origin).await;
         }
@@ -140,34 +228,74 @@ impl CommandWriter {
     /// Sends what the outbox lets out each time it is rung, until the session ends. A panic
     /// while sending (a bug, a simulator's fault) fails the Transport actor with its text, as
     /// a panic in the actor's handler did.
-    pub(crate) async fn run(self) {
+    pub(crate) async fn run(self: Arc<Self>) {
         loop {
             self.outbox.rung().await;
             let sent = std::panic::AssertUnwindSafe(self.send_all())
                 .catch_unwind()
                 .await;
             if let Err(payload) = sent {
-                self.outbox.set_flow(super::outbox::Flow::Stopped);
-                let reason = panic_message(payload.as_ref());
-                let _ = self.transport.cast(TransportMsg::WriterFailed { reason });
+                self.fail(payload.as_ref());
                 return;
             }
         }
     }
 
     async fn send_all(&self) {
-        // Uncontended but for a reconnect or a disconnect: taken without building the
-        // semaphore's future when it is free.
+        // Uncontended but for a reconnect, a disconnect or a write in place: taken without
+        // building the semaphore's future when it is free.
         let mut sending = match self.sending.try_lock() {
             Ok(sending) => sending,
             Err(_) => self.sending.lock().await,
         };
+        sending.settle().await;
         while let Some((command, origin)) = self.outbox.pop() {
-            let taken = self.taken.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some(hook) = &self.fault {
-                hook.before(Child::Transport, taken);
-            }
+            self.before_sending();
             sending.send_command(&self.ends, command, origin).await;
         }
+    }
+
+    /// Writes what the outbox holds on the caller's task, without waiting: called by the
+    /// outbox when a command is pushed while the writer is idle (the outbox then counts it
+    /// rung). If the connection's sender is in use, or the link cannot take a frame whole
+    /// now, the writer's task is rung for the rest, which it sends after what was left.
+    pub(crate) fn write_in_place(&self) {
+        let Ok(mut sending) = self.sending.try_lock() else {
+            self.outbox.ring();
+            return;
+        };
+        if !sending.is_settled() {
+            drop(sending);
+            self.outbox.ring();
+            return;
+        }
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            while let Some((command, origin)) = self.outbox.pop() {
+                self.before_sending();
+                if !sending.send_command_now(&self.ends, command, origin) {
+                    self.outbox.ring();
+                    return;
+                }
+            }
+        }));
+        if let Err(payload) = written {
+            self.fail(payload.as_ref());
+        }
+    }
+
+    /// Counts the transport's next item and asks the fault hook about it.
+    fn before_sending(&self) {
+        let taken = self.taken.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(hook) = &self.fault {
+            hook.before(Child::Transport, taken);
+        }
+    }
+
+    /// Sending failed with `payload` (a panic): the outbox refuses from now on, and the
+    /// Transport actor fails with its text.
+    fn fail(&self, payload: &(dyn std::any::Any + Send)) {
+        self.outbox.set_flow(super::outbox::Flow::Stopped);
+        let reason = panic_message(payload);
+        let _ = self.transport.cast(TransportMsg::WriterFailed { reason });
     }
 }

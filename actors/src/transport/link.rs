@@ -81,11 +81,40 @@ pub enum LinkEvent {
     Failed(LinkError),
 }
 
+/// What [`LinkSender::try_send`] did with a frame.
+#[derive(Debug)]
+pub enum TrySent {
+    /// Written and flushed, as [`LinkSender::send`] would have.
+    Sent,
+    /// Taken by the connection, but its flush could not finish without waiting: finish it
+    /// with [`LinkSender::flush`] before the link is used otherwise.
+    Unflushed,
+    /// Not taken: the connection could not take it without waiting. Send it with
+    /// [`LinkSender::send`].
+    WouldWait(LinkFrame),
+    /// Refused or failed, as [`LinkSender::send`] would have.
+    Failed(LinkError),
+}
+
 /// The writing half of a link.
 pub trait LinkSender: Send + 'static {
     /// Writes one frame; resolves once the frame has been handed to the connection
     /// (written and flushed, for a socket).
     fn send(&mut self, frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>>;
+
+    /// Writes one frame now if the connection takes it without waiting: the way a caller
+    /// that cannot wait (the application's `send_audio`) writes in place (decision 0091).
+    /// The default takes nothing: a link that does not say otherwise is written through
+    /// [`LinkSender::send`] only.
+    fn try_send(&mut self, frame: LinkFrame) -> TrySent {
+        TrySent::WouldWait(frame)
+    }
+
+    /// Finishes writing what [`LinkSender::try_send`] left [`TrySent::Unflushed`]. The
+    /// default has nothing to finish.
+    fn flush(&mut self) -> BoxFuture<'_, Result<(), LinkError>> {
+        Box::pin(async { Ok(()) })
+    }
 
     /// Starts the closing handshake with `code` and `reason`. The peer's answering close
     /// arrives on the receiver as [`LinkEvent::Closed`]. Closing a link the peer has

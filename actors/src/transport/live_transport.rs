@@ -195,14 +195,15 @@ impl Actor for Transport {
         args.peers
             .transport
             .route_through(Arc::clone(&outbox) as Arc<dyn crate::slot::Route<TransportMsg>>);
-        let writer = CommandWriter {
+        let writer = Arc::new(CommandWriter {
             outbox: Arc::clone(&outbox),
             sending: Arc::clone(&sending),
             ends: ends.clone(),
             fault: args.fault.clone(),
             taken: Arc::clone(&taken),
             transport: myself,
-        };
+        });
+        outbox.set_writer(&writer);
         Ok(TransportState {
             args,
             link: Link::Down,
@@ -283,7 +284,7 @@ impl Actor for Transport {
                 if state.link == Link::Live {
                     state.outbox.set_flow(Flow::Hold);
                 }
-                state.sending.lock().await.sender = None;
+                state.sending.lock().await.set_sender(None);
                 state.reader = None;
                 match state.link {
                     Link::Closing | Link::Closed => state.finish(code, reason, true),
@@ -404,7 +405,7 @@ impl TransportState {
             }
         };
         let mut sending = self.sending.lock().await;
-        sending.sender = Some(sender);
+        sending.set_sender(Some(sender));
         sending.conn = conn;
         self.reader = Some(spawn_reader(
             conn,
@@ -461,7 +462,14 @@ impl TransportState {
         // Not live from here: what is sent meanwhile is held for the next connection (or
         // dropped once the session's connection is over).
         self.set_link(Link::Down);
-        let sender = self.sending.lock().await.sender.take();
+        let sender = {
+            // What a write in place left goes out on this connection before its close.
+            let mut sending = self.sending.lock().await;
+            sending.settle().await;
+            let sender = sending.sender.take();
+            sending.set_sender(None);
+            sender
+        };
         if let Some(mut sender) = sender
             && let Some(code) = code
         {

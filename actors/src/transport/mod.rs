@@ -26,7 +26,7 @@ pub use connection_setup::ConnectionSetup;
 pub use factory::LiveTransportFactory;
 pub use link::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
-    Stamp,
+    Stamp, TrySent,
 };
 pub use live_transport::{
     HELD_AUDIO_CHUNKS, ReconnectPolicy, Transport, TransportArgs, TransportOptions, describe_close,

@@ -9,12 +9,16 @@
 //! while the connection is live. The Transport actor keeps the connection's lifecycle and
 //! says what the outbox does with a command ([`Flow`]): hold it while a connection is being
 //! set up, let the writer send it once live, drop it once the session's connection is over.
+//! A command pushed while live and the writer idle is written on the pusher's own task,
+//! in place, when the link takes it without waiting (decision 0091,
+//! [`super::command_writer::CommandWriter::write_in_place`]).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use reel_protocol::SessionCommand;
 
+use super::command_writer::CommandWriter;
 use super::live_transport::HELD_AUDIO_CHUNKS;
 use crate::bell::Bell;
 use crate::events::lock;
@@ -51,6 +55,8 @@ pub(crate) struct Outbox {
     state: Mutex<State>,
     bell: Bell,
     telemetry: Arc<TelemetryShared>,
+    /// The writer, for writes in place. Weak: the writer holds the outbox.
+    writer: OnceLock<Weak<CommandWriter>>,
 }
 
 impl std::fmt::Debug for Outbox {
@@ -75,7 +81,13 @@ impl Outbox {
             }),
             bell: Bell::default(),
             telemetry,
+            writer: OnceLock::new(),
         }
+    }
+
+    /// The writer that writes in place (set once, when the transport starts).
+    pub(crate) fn set_writer(&self, writer: &Arc<CommandWriter>) {
+        let _ = self.writer.set(Arc::downgrade(writer));
     }
 
     /// Takes `command` as its [`Flow`] says; gives it back only once the transport is gone.
@@ -102,9 +114,20 @@ impl Outbox {
         let ring = !std::mem::replace(&mut state.rung, true);
         drop(state);
         if ring {
-            self.bell.ring();
+            // Counted rung: whoever writes now (this task in place, else the writer's task)
+            // takes everything until it finds the outbox empty.
+            match self.writer.get().and_then(Weak::upgrade) {
+                Some(writer) => writer.write_in_place(),
+                None => self.bell.ring(),
+            }
         }
         Ok(())
+    }
+
+    /// Wakes the writer's task for what waits (the outbox already counts it rung): a write
+    /// in place left the rest to it.
+    pub(crate) fn ring(&self) {
+        self.bell.ring();
     }
 
     /// While holding: drops the oldest held audio chunk if [`HELD_AUDIO_CHUNKS`] wait.

@@ -23,6 +23,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -42,6 +43,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::link::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
+    TrySent,
 };
 
 /// The [`LinkError::Io`] message when the peer ends the connection without a close frame.
@@ -394,7 +396,8 @@ struct WebSocketSender {
 }
 
 impl WebSocketSender {
-    async fn send_frame(&mut self, frame: LinkFrame) -> Result<(), LinkError> {
+    /// The message `frame` goes out as, if it may.
+    fn message(&self, frame: LinkFrame) -> Result<Message, LinkError> {
         let size = frame.bytes.len();
         if size > self.limit {
             return Err(LinkError::FrameTooLarge {
@@ -402,13 +405,41 @@ impl WebSocketSender {
                 limit: self.limit,
             });
         }
-        let message = match frame.kind {
+        Ok(match frame.kind {
             FrameKind::Text => Message::Text(
                 Utf8Bytes::try_from(frame.bytes).map_err(|_| LinkError::InvalidText { size })?,
             ),
             FrameKind::Binary => Message::Binary(frame.bytes),
-        };
+        })
+    }
+
+    async fn send_frame(&mut self, frame: LinkFrame) -> Result<(), LinkError> {
+        let message = self.message(frame)?;
         self.sink.send(message).await.map_err(write_error)
+    }
+
+    /// Writes `frame` if the sink takes it without waiting, polled once with a waker that
+    /// wakes nobody: what is left waiting is finished by an awaited `flush` (the caller's
+    /// promise, [`TrySent::Unflushed`]), which polls again with a real one.
+    fn try_send_frame(&mut self, frame: LinkFrame) -> TrySent {
+        let mut cx = Context::from_waker(Waker::noop());
+        match self.sink.poll_ready_unpin(&mut cx) {
+            Poll::Pending => return TrySent::WouldWait(frame),
+            Poll::Ready(Err(error)) => return TrySent::Failed(write_error(error)),
+            Poll::Ready(Ok(())) => {}
+        }
+        let message = match self.message(frame) {
+            Ok(message) => message,
+            Err(error) => return TrySent::Failed(error),
+        };
+        if let Err(error) = self.sink.start_send_unpin(message) {
+            return TrySent::Failed(write_error(error));
+        }
+        match self.sink.poll_flush_unpin(&mut cx) {
+            Poll::Ready(Ok(())) => TrySent::Sent,
+            Poll::Ready(Err(error)) => TrySent::Failed(write_error(error)),
+            Poll::Pending => TrySent::Unflushed,
+        }
     }
 
     async fn send_close(&mut self, code: u16, reason: String) -> Result<(), LinkError> {
@@ -429,6 +460,14 @@ impl WebSocketSender {
 impl LinkSender for WebSocketSender {
     fn send(&mut self, frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>> {
         Box::pin(self.send_frame(frame))
+    }
+
+    fn try_send(&mut self, frame: LinkFrame) -> TrySent {
+        self.try_send_frame(frame)
+    }
+
+    fn flush(&mut self) -> BoxFuture<'_, Result<(), LinkError>> {
+        Box::pin(async move { self.sink.flush().await.map_err(write_error) })
     }
 
     fn close(&mut self, code: u16, reason: String) -> BoxFuture<'_, Result<(), LinkError>> {

@@ -8,6 +8,7 @@
 use futures_util::future::BoxFuture;
 use reel_actors::transport::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
+    TrySent,
 };
 use reel_protocol::ConnectRequest;
 use tokio::sync::mpsc;
@@ -60,7 +61,11 @@ impl Connector for MemoryConnector {
                     message: "the simulated model is gone".to_owned(),
                 });
             }
-            let sender: Box<dyn LinkSender> = Box::new(MemorySender { up: up_tx });
+            let sender: Box<dyn LinkSender> = Box::new(MemorySender {
+                up: up_tx,
+                tries: 0,
+                held: None,
+            });
             let receiver: Box<dyn LinkReceiver> = Box::new(MemoryReceiver {
                 down: down_rx,
                 ended: false,
@@ -70,17 +75,50 @@ impl Connector for MemoryConnector {
     }
 }
 
+/// The client's sending half. Its writes without waiting (`try_send`, the application's
+/// writes in place, decision 0091) take each of their three outcomes in turn, so every run
+/// goes through all of them: written; not taken (the writer's task must send it); taken
+/// but held until `flush` (a socket's unfinished flush: the frame reaches the model only
+/// once the writer flushes, so a writer that forgets, or writes past it, loses or reorders
+/// a frame the checks see).
 struct MemorySender {
     up: mpsc::UnboundedSender<Upstream>,
+    tries: u64,
+    held: Option<LinkFrame>,
+}
+
+impl MemorySender {
+    fn deliver(&self, frame: LinkFrame) -> Result<(), LinkError> {
+        self.up
+            .send(Upstream::Frame(frame))
+            .map_err(|_| LinkError::Closed)
+    }
 }
 
 impl LinkSender for MemorySender {
     fn send(&mut self, frame: LinkFrame) -> BoxFuture<'_, Result<(), LinkError>> {
-        let sent = self
-            .up
-            .send(Upstream::Frame(frame))
-            .map_err(|_| LinkError::Closed);
+        let sent = self.deliver(frame);
         Box::pin(async move { sent })
+    }
+
+    fn try_send(&mut self, frame: LinkFrame) -> TrySent {
+        self.tries += 1;
+        match self.tries % 3 {
+            0 => TrySent::WouldWait(frame),
+            1 => match self.deliver(frame) {
+                Ok(()) => TrySent::Sent,
+                Err(error) => TrySent::Failed(error),
+            },
+            _ => {
+                self.held = Some(frame);
+                TrySent::Unflushed
+            }
+        }
+    }
+
+    fn flush(&mut self) -> BoxFuture<'_, Result<(), LinkError>> {
+        let flushed = self.held.take().map_or(Ok(()), |frame| self.deliver(frame));
+        Box::pin(async move { flushed })
     }
 
     fn close(&mut self, code: u16, reason: String) -> BoxFuture<'_, Result<(), LinkError>> {

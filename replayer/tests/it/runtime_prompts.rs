@@ -6,12 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reel_actors::LiveSessionBuilder;
 use reel_actors::callbacks::{AsyncCallback, CallbackMode, ControlCallbacks};
 use reel_actors::clock::TokioClock;
 use reel_actors::testing::ScriptedServer;
 use reel_actors::writer::Origin;
-use reel_protocol::{ApiEndpoint, SessionConfig};
+use reel_actors::{LiveEvent, LiveSessionBuilder};
+use reel_protocol::{ApiEndpoint, SessionConfig, SessionEvent};
 use reel_recorder::wire_log::{Direction, MemoryWireRecorder, Source, WireEntry, WireRecorder};
 use reel_replayer::{Pacing, ReplayOptions, Tape, TapeItem, replay_session};
 use serde_json::json;
@@ -49,6 +49,7 @@ async fn record() -> Vec<WireEntry> {
     };
     let (handle, mut conn) = tokio::join!(builder.connect(), script);
     let handle = handle.unwrap();
+    let mut events = handle.events();
     // The runtime's prompt, then the greeting it provoked.
     assert_eq!(
         conn.recv_json().await,
@@ -57,6 +58,17 @@ async fn record() -> Vec<WireEntry> {
     conn.send_json(&text("Hello Ada!")).await;
     conn.send_json(&json!({"serverContent": {"turnComplete": true}}))
         .await;
+    // The application asks once the greeting's turn has reached it (its text is stamped
+    // as it is sent, decision 0091: asked earlier, it would go out before the greeting's
+    // frames are read).
+    while let Some(event) = events.recv().await {
+        if matches!(
+            event.event,
+            LiveEvent::Session(SessionEvent::TurnComplete { .. })
+        ) {
+            break;
+        }
+    }
     tokio::time::advance(Duration::from_millis(100)).await;
     handle.send_text("What time is it?").unwrap();
     conn.recv_json().await;
