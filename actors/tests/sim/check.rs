@@ -343,10 +343,11 @@ impl<'a> Checker<'a> {
             .collect();
         // The control lane publishes an event as it handles it: one it failed on is not
         // published; which usage report that was, the checks cannot name. Its report goes
-        // through the router and the control lane's successor; in a run a fatal failure
-        // ended, that report may still have been on its way when the tree stopped (seed
-        // 97608: the transport failed right after the lane's restart), so there each of the
-        // lane's fault-hook failures excuses one loss (each is announced by its `Restarted`).
+        // through the router and the control lane's successor; in a run that did not
+        // complete (a fatal failure ended it), that report may still have been on its way
+        // when the tree stopped (seed 97608: the transport failed right after the lane's
+        // restart), so there each of the lane's fault-hook failures excuses one loss (each
+        // is announced by its `Restarted`).
         let reported = self.hook_reports(Child::ControlLane, "usage");
         let excused = if control {
             reported
