@@ -46,6 +46,10 @@ pub fn write_entry(entry: &WireEntry, out: &mut Vec<u8>) -> Result<(), serde_jso
         Some(Source::Runtime) => out.extend_from_slice(b",\"source\":\"runtime\""),
         None => {}
     }
+    if let Some(dropped) = entry.dropped_before {
+        out.extend_from_slice(b",\"dropped_before\":");
+        out.extend_from_slice(numbers.format(dropped).as_bytes());
+    }
     if let Some(close) = &entry.close {
         // Rare (once per connection) and carries free text: serde escapes it.
         out.extend_from_slice(b",\"close\":");
@@ -69,9 +73,15 @@ mod tests {
             for dir in [Direction::In, Direction::Out] {
                 for conn in [None, Some(2), Some(u32::MAX)] {
                     for binary in [false, true] {
-                        for source in [None, Some(Source::App), Some(Source::Runtime)] {
+                        for (source, dropped_before) in [
+                            (None, None),
+                            (Some(Source::App), None),
+                            (Some(Source::App), Some(21)),
+                            (Some(Source::Runtime), Some(u64::MAX)),
+                        ] {
                             all.push(WireEntry {
                                 source,
+                                dropped_before,
                                 ..WireEntry::frame(
                                     i as u64 * 1_000_003,
                                     dir,

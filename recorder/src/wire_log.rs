@@ -15,6 +15,10 @@
 //!   itself sent (a callback's prompt through its writer), which replay expects again.
 //!   Absent: the runtime produced the frame (setup, tool responses, instruction updates), or
 //!   the log predates the mark, and readers go by the frame's kind;
+//! - `dropped_before`: on an outbound audio frame the application sent, how many of its
+//!   audio chunks the session dropped just before this one, unsent (it holds at most
+//!   `HELD_AUDIO_CHUNKS` while reconnecting and drops the oldest beyond). Running tools that
+//!   consume the user's input are told of the gap here, live and in a replay (decision 0092);
 //! - `close`: marks the end of a connection instead of carrying a frame, with an empty
 //!   payload (see [`CloseMark`] and [`WireEntry::close_mark`]):
 //!
@@ -96,6 +100,10 @@ pub struct WireEntry {
     /// Who sent an outbound frame, when it was not the runtime (absent: the runtime).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// On the application's audio: how many of its chunks the session dropped unsent just
+    /// before this one (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_before: Option<u64>,
     /// Set on a close marker: the connection ended here. Its payload is empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub close: Option<CloseMark>,
@@ -130,6 +138,7 @@ impl WireEntry {
             conn,
             binary,
             source: None,
+            dropped_before: None,
             close: None,
         }
     }
@@ -286,6 +295,7 @@ mod tests {
                 conn: None,
                 binary: false,
                 source: None,
+                dropped_before: None,
                 close: None,
             }
         );
@@ -302,6 +312,21 @@ mod tests {
         assert_eq!(
             line,
             r#"{"seq":3,"dir":"out","ts_ms":7,"payload_b64":"e30=","conn":2,"source":"app"}"#
+        );
+        assert_eq!(serde_json::from_str::<WireEntry>(&line).unwrap(), entry);
+    }
+
+    #[test]
+    fn an_app_chunk_after_a_drop_carries_the_count_after_its_source() {
+        let entry = WireEntry {
+            source: Some(Source::App),
+            dropped_before: Some(21),
+            ..WireEntry::frame(40, Direction::Out, 7, &b"{}"[..], Some(3), false)
+        };
+        let line = serde_json::to_string(&entry).unwrap();
+        assert_eq!(
+            line,
+            r#"{"seq":40,"dir":"out","ts_ms":7,"payload_b64":"e30=","conn":3,"source":"app","dropped_before":21}"#
         );
         assert_eq!(serde_json::from_str::<WireEntry>(&line).unwrap(), entry);
     }

@@ -266,7 +266,7 @@ impl ReplayTransportState {
         };
         // The application's text is not the user's here: the recording's own app frames
         // carry that (see `replay_app_frame`).
-        reports(&self.args).sent(command, origin, stamp, false);
+        reports(&self.args).sent(command, origin, stamp, false, 0);
     }
 
     /// The application ended a replay before its recording ended.
@@ -553,10 +553,15 @@ impl TapeReader {
     ) -> usize {
         let conn = *self.conn.lock().await;
         self.shared.clock.set(entry.ts_ms);
-        let stamp = self
-            .args
-            .tap
-            .stamp_out(conn, entry.binary, Origin::App, &entry.payload);
+        // The application's audio chunks dropped unsent before this one, as recorded.
+        let dropped_before = entry.dropped_before.unwrap_or(0);
+        let stamp = self.args.tap.stamp_out_dropped(
+            conn,
+            entry.binary,
+            Origin::App,
+            &entry.payload,
+            dropped_before,
+        );
         let Some(message) = message else {
             return 0;
         };
@@ -568,7 +573,8 @@ impl TapeReader {
         let mut handed = 0;
         if reports.forwards_input() {
             for (part, input) in (0..).zip(UserInput::of_message(&message)) {
-                reports.app_input(input, part, stamp);
+                let dropped_before = if part == 0 { dropped_before } else { 0 };
+                reports.app_input(input, part, stamp, dropped_before);
                 handed += 1;
             }
         }
@@ -581,7 +587,13 @@ impl TapeReader {
                 _ => None,
             })
         {
-            reports.sent(SessionCommand::SendVideo(video), Origin::App, stamp, false);
+            reports.sent(
+                SessionCommand::SendVideo(video),
+                Origin::App,
+                stamp,
+                false,
+                0,
+            );
         }
         if let Some(input) = &message.realtime_input {
             let signals = [
@@ -597,7 +609,7 @@ impl TapeReader {
             ];
             for (present, command) in signals {
                 if present {
-                    reports.sent(command, Origin::App, stamp, false);
+                    reports.sent(command, Origin::App, stamp, false, 0);
                 }
             }
         }
@@ -608,11 +620,11 @@ impl TapeReader {
             && !self.options.without_application
         {
             let command = SessionCommand::UpdateInstruction(text);
-            reports.sent(command, Origin::App, stamp, false);
+            reports.sent(command, Origin::App, stamp, false, 0);
         }
         if let Some(responses) = message.tool_response.and_then(|r| r.function_responses) {
             let command = SessionCommand::SendToolResponse(responses);
-            reports.sent(command, Origin::App, stamp, false);
+            reports.sent(command, Origin::App, stamp, false, 0);
         }
         handed
     }

@@ -77,10 +77,19 @@ pub fn describe(entry: &WireEntry) -> FrameView {
         return FrameView::new("close", format!("{code}{reason}, closed by the {by}"));
     }
     match entry.dir {
-        Direction::Out => match decode_client(&entry.payload) {
-            Ok(message) => describe_client(&message),
-            Err(error) => invalid(&entry.payload, &error.to_string()),
-        },
+        Direction::Out => {
+            let mut view = match decode_client(&entry.payload) {
+                Ok(message) => describe_client(&message),
+                Err(error) => invalid(&entry.payload, &error.to_string()),
+            };
+            if let Some(dropped) = entry.dropped_before {
+                // A gap in the caller's audio: its own row, not lost in a run.
+                view.summary
+                    .push_str(&format!(" · {dropped} chunk(s) dropped unsent before it"));
+                view.pure_audio = false;
+            }
+            view
+        }
         Direction::In => match decode_server(&entry.payload) {
             Ok(message) => describe_server(&message),
             Err(error) => invalid(&entry.payload, &error.to_string()),
@@ -526,6 +535,41 @@ mod tests {
         out.into_iter()
             .map(|r| (r.seq, r.turn, r.kind, r.summary))
             .collect()
+    }
+
+    #[test]
+    fn audio_dropped_unsent_breaks_the_run_and_says_how_much() {
+        let data = reel_protocol::Base64Data(bytes::Bytes::from(vec![0u8; 1_280])).encode();
+        let chunk = |seq: u64, dropped_before: Option<u64>| WireEntry {
+            dropped_before,
+            ..entry(
+                seq,
+                Direction::Out,
+                seq * 40,
+                &format!(
+                    r#"{{"realtimeInput":{{"audio":{{"mimeType":"audio/pcm;rate=16000","data":"{data}"}}}}}}"#
+                ),
+            )
+        };
+        let entries = [
+            chunk(1, None),
+            chunk(2, None),
+            chunk(3, Some(21)),
+            chunk(4, None),
+        ];
+        assert_eq!(
+            rows(TimelineFilter::default(), &entries),
+            [
+                (1, 1, "realtimeInput.audio".into(), "audio ×2 (0.1s)".into()),
+                (
+                    3,
+                    1,
+                    "realtimeInput.audio".into(),
+                    "audio ×1 (0.0s) · 21 chunk(s) dropped unsent before it".into()
+                ),
+                (4, 1, "realtimeInput.audio".into(), "audio ×1 (0.0s)".into()),
+            ]
+        );
     }
 
     #[test]

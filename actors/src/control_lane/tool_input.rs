@@ -89,6 +89,7 @@ mod tests {
             seq,
             part: 0,
             ts_ms: seq * 40,
+            dropped_before: 0,
             input: UserInput::Audio(Bytes::from(vec![1; 4])),
         }
     }

@@ -192,6 +192,7 @@ mod tests {
                 seq: seq as u64 + 1,
                 part: 0,
                 ts_ms: 0,
+                dropped_before: 0,
                 input,
             });
         }

@@ -47,6 +47,12 @@ pub struct StampedInput {
     pub part: u32,
     /// When it was sent, epoch milliseconds (the recorded time, in a replay).
     pub ts_ms: u64,
+    /// How many of the application's audio chunks the session dropped unsent just before
+    /// this piece: it holds at most
+    /// [`HELD_AUDIO_CHUNKS`](crate::transport::HELD_AUDIO_CHUNKS) while it reconnects and
+    /// drops the oldest beyond. A call this piece reaches is told of them first
+    /// ([`InputEvent::Missed`]). 0 almost always.
+    pub dropped_before: u64,
     /// The input.
     pub input: UserInput,
 }
@@ -57,8 +63,11 @@ pub struct StampedInput {
 pub enum InputEvent {
     /// The next piece of the user's input.
     Input(StampedInput),
-    /// `count` pieces were dropped here because the tool's queue was full: the tool did
-    /// not keep up with the live input.
+    /// `count` pieces of input were dropped here: the tool's queue was full (the tool did
+    /// not keep up with the live input), or the session dropped the user's audio it held
+    /// while reconnecting beyond
+    /// [`HELD_AUDIO_CHUNKS`](crate::transport::HELD_AUDIO_CHUNKS) (recorded, so a replay
+    /// tells the tool the same).
     Missed {
         /// How many.
         count: u64,
@@ -251,6 +260,8 @@ impl InputFeed {
             return;
         }
         self.after = place;
+        // The session's own drop is told like the queue's: in order, before this piece.
+        self.missed += input.dropped_before;
         if self.missed > 0 {
             let count = self.missed;
             match self.sender.try_send(InputEvent::Missed { count }) {
@@ -284,6 +295,7 @@ mod tests {
             seq,
             part: 0,
             ts_ms: 1_000 + seq,
+            dropped_before: 0,
             input: UserInput::Audio(Bytes::from(vec![seq as u8; 2])),
         }
     }

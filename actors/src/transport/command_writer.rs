@@ -23,7 +23,7 @@ use reel_protocol::{CommandEncoder, FrameKind, SessionCommand};
 use tokio::sync::Mutex;
 
 use super::link::{LinkFrame, LinkSender, Stamp, TrySent};
-use super::outbox::Outbox;
+use super::outbox::{Outbox, Outgoing};
 use super::tree_reports::TreeReports;
 use super::wire_tap::WireTap;
 use crate::child::Child;
@@ -107,29 +107,30 @@ impl Sending {
 
     /// Encodes and writes a command; tells the router about the ones the phase or the
     /// latency measure depend on.
-    pub(crate) async fn send_command(
-        &mut self,
-        ends: &WireEnds,
-        command: SessionCommand,
-        origin: Origin,
-    ) {
-        if let Some(bytes) = self.frame_of(ends, command, origin) {
+    pub(crate) async fn send_command(&mut self, ends: &WireEnds, out: Outgoing) {
+        if let Some(bytes) = self.frame_of(ends, out) {
             self.send_frame(bytes).await;
         }
     }
 
     /// The frame `command` goes out as, stamped, recorded and reported to the tree; `None`
     /// if it has none (suppressed).
-    fn frame_of(&self, ends: &WireEnds, command: SessionCommand, origin: Origin) -> Option<Bytes> {
+    fn frame_of(&self, ends: &WireEnds, out: Outgoing) -> Option<Bytes> {
+        let Outgoing {
+            command,
+            origin,
+            dropped_before,
+        } = out;
         let Some(bytes) = self.encoder.encode(&command) else {
             tracing::debug!(kind = command.kind(), "command has no frame (suppressed)");
             return None;
         };
         let bytes = Bytes::from(bytes);
         let audio = matches!(command, SessionCommand::SendAudio(_));
-        let stamp = self.stamp(ends, &bytes, audio, origin);
+        let stamp = self.stamp_dropped(ends, &bytes, audio, origin, dropped_before);
         // Live, the application's text is on the wire: the user's text.
-        ends.reports().sent(command, origin, stamp, true);
+        ends.reports()
+            .sent(command, origin, stamp, true, dropped_before);
         Some(bytes)
     }
 
@@ -141,9 +142,23 @@ impl Sending {
         audio: bool,
         origin: Origin,
     ) -> Stamp {
+        self.stamp_dropped(ends, bytes, audio, origin, 0)
+    }
+
+    /// [`Sending::stamp`], for a frame after which `dropped_before` of the application's
+    /// audio chunks were dropped unsent.
+    fn stamp_dropped(
+        &self,
+        ends: &WireEnds,
+        bytes: &Bytes,
+        audio: bool,
+        origin: Origin,
+        dropped_before: u64,
+    ) -> Stamp {
         let binary = self.frame_kind == FrameKind::Binary;
         ends.telemetry.frame_out(bytes.len(), audio);
-        ends.tap.stamp_out(self.conn, binary, origin, bytes)
+        ends.tap
+            .stamp_out_dropped(self.conn, binary, origin, bytes, dropped_before)
     }
 
     /// Writes a stamped frame, after what a write in place left.
@@ -166,13 +181,8 @@ impl Sending {
     /// and reports the command, and writes its frame if the link takes it now. Returns
     /// whether it is all written; if not, what is left is kept for [`Sending::settle`].
     /// Only while settled (nothing left from before).
-    fn send_command_now(
-        &mut self,
-        ends: &WireEnds,
-        command: SessionCommand,
-        origin: Origin,
-    ) -> bool {
-        let Some(bytes) = self.frame_of(ends, command, origin) else {
+    fn send_command_now(&mut self, ends: &WireEnds, out: Outgoing) -> bool {
+        let Some(bytes) = self.frame_of(ends, out) else {
             return true;
         };
         let Some(sender) = &mut self.sender else {
@@ -200,8 +210,8 @@ impl Sending {
     /// after what a write in place left.
     pub(crate) async fn send_waiting(&mut self, ends: &WireEnds, outbox: &Outbox) {
         self.settle().await;
-        while let Some((command, origin)) = outbox.pop() {
-            self.send_command(ends, command, origin).await;
+        while let Some(out) = outbox.pop() {
+            self.send_command(ends, out).await;
         }
     }
 }
@@ -249,9 +259,9 @@ impl CommandWriter {
             Err(_) => self.sending.lock().await,
         };
         sending.settle().await;
-        while let Some((command, origin)) = self.outbox.pop() {
+        while let Some(out) = self.outbox.pop() {
             self.before_sending();
-            sending.send_command(&self.ends, command, origin).await;
+            sending.send_command(&self.ends, out).await;
         }
     }
 
@@ -270,9 +280,9 @@ impl CommandWriter {
             return;
         }
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            while let Some((command, origin)) = self.outbox.pop() {
+            while let Some(out) = self.outbox.pop() {
                 self.before_sending();
-                if !sending.send_command_now(&self.ends, command, origin) {
+                if !sending.send_command_now(&self.ends, out) {
                     self.outbox.ring();
                     return;
                 }

@@ -29,6 +29,19 @@ use crate::telemetry::TelemetryShared;
 /// A command and who sent it.
 pub(crate) type Queued = (SessionCommand, Origin);
 
+/// A command the outbox lets out, with the application's audio it dropped just before.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Outgoing {
+    /// The command.
+    pub command: SessionCommand,
+    /// Who sent it.
+    pub origin: Origin,
+    /// On the application's audio chunk: how many of its chunks held before it were
+    /// dropped unsent (0 on every other command). Recorded with its frame and told to the
+    /// running tools that consume the user's input (decision 0092).
+    pub dropped_before: u64,
+}
+
 /// What the outbox does with the commands pushed to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Flow {
@@ -48,6 +61,10 @@ struct State {
     flow: Flow,
     /// The writer has been woken and has not yet found the outbox empty.
     rung: bool,
+    /// The application's audio chunks dropped since the last of its chunks was let out:
+    /// the next one carries the count. Only the oldest held audio is ever dropped, so every
+    /// chunk dropped came just before the next one of the application's that goes out.
+    dropped_unsent: u64,
 }
 
 /// The commands waiting for the writer (see the [module docs](self)).
@@ -78,6 +95,7 @@ impl Outbox {
                 commands: VecDeque::new(),
                 flow: Flow::Hold,
                 rung: false,
+                dropped_unsent: 0,
             }),
             bell: Bell::default(),
             telemetry,
@@ -104,7 +122,7 @@ impl Outbox {
             }
             Flow::Hold => {
                 if matches!(command, SessionCommand::SendAudio(_)) {
-                    self.make_room_for_audio(&mut state.commands);
+                    self.make_room_for_audio(&mut state);
                 }
                 state.commands.push_back((command, origin));
                 return Ok(());
@@ -130,31 +148,50 @@ impl Outbox {
         self.bell.ring();
     }
 
-    /// While holding: drops the oldest held audio chunk if [`HELD_AUDIO_CHUNKS`] wait.
-    fn make_room_for_audio(&self, commands: &mut VecDeque<Queued>) {
+    /// While holding: drops the oldest held audio chunk if [`HELD_AUDIO_CHUNKS`] wait;
+    /// one of the application's is counted for its next chunk to carry.
+    fn make_room_for_audio(&self, state: &mut State) {
         let is_audio = |(command, _): &Queued| matches!(command, SessionCommand::SendAudio(_));
-        if commands.iter().filter(|queued| is_audio(queued)).count() < HELD_AUDIO_CHUNKS {
+        let held = state
+            .commands
+            .iter()
+            .filter(|queued| is_audio(queued))
+            .count();
+        if held < HELD_AUDIO_CHUNKS {
             return;
         }
-        if let Some(oldest) = commands.iter().position(is_audio) {
-            commands.remove(oldest);
+        let oldest = state.commands.iter().position(is_audio);
+        if let Some((_, origin)) = oldest.and_then(|oldest| state.commands.remove(oldest)) {
             self.telemetry.audio_dropped(1);
+            if origin == Origin::App {
+                state.dropped_unsent += 1;
+            }
         }
     }
 
     /// The next command to send, while live. `None` when nothing waits (the next push
     /// wakes the writer again) or the connection is not live.
-    pub(crate) fn pop(&self) -> Option<Queued> {
+    pub(crate) fn pop(&self) -> Option<Outgoing> {
         let mut state = lock(&self.state);
         if state.flow != Flow::Live {
             state.rung = false;
             return None;
         }
-        let next = state.commands.pop_front();
-        if next.is_none() {
+        let Some((command, origin)) = state.commands.pop_front() else {
             state.rung = false;
-        }
-        next
+            return None;
+        };
+        let dropped_before =
+            if origin == Origin::App && matches!(command, SessionCommand::SendAudio(_)) {
+                std::mem::take(&mut state.dropped_unsent)
+            } else {
+                0
+            };
+        Some(Outgoing {
+            command,
+            origin,
+            dropped_before,
+        })
     }
 
     /// Sets what happens to commands from now on: going live wakes the writer for what was
@@ -171,7 +208,10 @@ impl Outbox {
                 drop(state);
                 self.bell.ring();
             }
-            Flow::Drop | Flow::Stopped => state.commands.clear(),
+            Flow::Drop | Flow::Stopped => {
+                state.commands.clear();
+                state.dropped_unsent = 0;
+            }
             _ => {}
         }
     }
@@ -208,7 +248,7 @@ mod tests {
     }
 
     fn drain(outbox: &Outbox) -> Vec<SessionCommand> {
-        std::iter::from_fn(|| outbox.pop().map(|(command, _)| command)).collect()
+        std::iter::from_fn(|| outbox.pop().map(|out| out.command)).collect()
     }
 
     #[test]
@@ -230,6 +270,37 @@ mod tests {
         assert_eq!(sent[0], SessionCommand::SendText("hi".into()));
         assert_eq!(sent[1], audio(3), "the three oldest chunks were dropped");
         assert_eq!(telemetry.snapshot().audio_dropped, 3);
+    }
+
+    #[test]
+    fn the_next_chunk_of_the_applications_carries_how_many_of_its_were_dropped() {
+        let telemetry = Arc::new(TelemetryShared::default());
+        let outbox = Outbox::new(Arc::clone(&telemetry));
+        // The runtime's chunk is dropped first (counted, not told: no tool hears the
+        // runtime's audio), then two of the application's.
+        assert!(outbox.push(audio(0), Origin::Runtime).is_ok());
+        for n in 1..(HELD_AUDIO_CHUNKS as u8 + 3) {
+            assert!(outbox.push(audio(n), Origin::App).is_ok());
+        }
+        outbox.set_flow(Flow::Live);
+        let mut dropped = Vec::new();
+        while let Some(out) = outbox.pop() {
+            dropped.push((out.command, out.dropped_before));
+        }
+        assert_eq!(dropped.len(), HELD_AUDIO_CHUNKS);
+        assert_eq!(dropped[0], (audio(3), 2));
+        assert!(dropped[1..].iter().all(|(_, n)| *n == 0), "told once");
+        assert_eq!(telemetry.snapshot().audio_dropped, 3);
+        // A push while live carries nothing; a new hold counts afresh.
+        assert!(outbox.push(audio(99), Origin::App).is_ok());
+        assert_eq!(
+            outbox.pop(),
+            Some(Outgoing {
+                command: audio(99),
+                origin: Origin::App,
+                dropped_before: 0
+            })
+        );
     }
 
     #[tokio::test]

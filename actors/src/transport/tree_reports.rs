@@ -142,8 +142,16 @@ impl<'a> TreeReports<'a> {
     /// recorded one, which reports these from the recording — it hears first of the user's
     /// text, which reaches the control lane as `SessionEvent::UserText`, and, when the
     /// session has tools that consume the user's input, of the realtime input (audio
-    /// included).
-    pub fn sent(&self, command: SessionCommand, origin: Origin, stamp: Stamp, live: bool) {
+    /// included), with how many of the application's audio chunks were dropped unsent just
+    /// before it (`dropped_before`).
+    pub fn sent(
+        &self,
+        command: SessionCommand,
+        origin: Origin,
+        stamp: Stamp,
+        live: bool,
+        dropped_before: u64,
+    ) {
         if live && origin == Origin::App {
             if let Some(text) = command.user_text() {
                 self.app_text(text, stamp);
@@ -151,7 +159,7 @@ impl<'a> TreeReports<'a> {
             if self.peers.tool_input.forwarded()
                 && let Some(input) = UserInput::of_command(&command)
             {
-                self.app_input(input, 0, stamp);
+                self.app_input(input, 0, stamp, dropped_before);
             }
         }
         if !matches!(command, SessionCommand::SendAudio(_)) {
@@ -171,14 +179,16 @@ impl<'a> TreeReports<'a> {
     }
 
     /// The application's realtime `input`, the `part`-th of its frame, went out at
-    /// `stamp`: handed to the running tools that consume input, if the session has any (a
-    /// replay reports it from the recording).
-    pub fn app_input(&self, input: UserInput, part: u32, stamp: Stamp) {
+    /// `stamp`, `dropped_before` of its audio chunks dropped unsent just before it: handed
+    /// to the running tools that consume input, if the session has any (a replay reports
+    /// it from the recording).
+    pub fn app_input(&self, input: UserInput, part: u32, stamp: Stamp, dropped_before: u64) {
         if self.peers.tool_input.forwarded() {
             self.router(RouterMsg::Input(Box::new(StampedInput {
                 seq: stamp.seq,
                 part,
                 ts_ms: stamp.ts_ms,
+                dropped_before,
                 input,
             })));
         }

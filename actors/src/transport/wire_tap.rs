@@ -70,11 +70,25 @@ impl WireTap {
 
     /// Stamps a frame received on connection `conn` (1-based) and records it.
     pub fn stamp_in(&self, conn: u32, binary: bool, payload: &Bytes) -> Stamp {
-        self.stamp(Direction::In, conn, binary, None, payload)
+        self.stamp(Direction::In, conn, binary, None, payload, 0)
     }
 
     /// Stamps a frame about to be sent on connection `conn` and records it, with who sent it.
     pub fn stamp_out(&self, conn: u32, binary: bool, origin: Origin, payload: &Bytes) -> Stamp {
+        self.stamp_out_dropped(conn, binary, origin, payload, 0)
+    }
+
+    /// [`WireTap::stamp_out`] for the application's audio chunk after which
+    /// `dropped_before` of its chunks were dropped unsent: the entry records the count
+    /// (`dropped_before`, absent when 0).
+    pub fn stamp_out_dropped(
+        &self,
+        conn: u32,
+        binary: bool,
+        origin: Origin,
+        payload: &Bytes,
+        dropped_before: u64,
+    ) -> Stamp {
         let source = match origin {
             Origin::App => Some(Source::App),
             // Readers take unmarked client content and realtime input for the application's
@@ -82,7 +96,14 @@ impl WireTap {
             Origin::Runtime if is_app_kind(payload) => Some(Source::Runtime),
             Origin::Runtime => None,
         };
-        self.stamp(Direction::Out, conn, binary, source, payload)
+        self.stamp(
+            Direction::Out,
+            conn,
+            binary,
+            source,
+            payload,
+            dropped_before,
+        )
     }
 
     fn stamp(
@@ -92,6 +113,7 @@ impl WireTap {
         binary: bool,
         source: Option<Source>,
         payload: &Bytes,
+        dropped_before: u64,
     ) -> Stamp {
         let mut next = lock(&self.next_seq);
         let seq = *next;
@@ -100,6 +122,7 @@ impl WireTap {
         if let Some(recorder) = &self.recorder {
             recorder.record(WireEntry {
                 source,
+                dropped_before: (dropped_before > 0).then_some(dropped_before),
                 ..WireEntry::frame(seq, dir, ts_ms, payload.clone(), conn_field(conn), binary)
             });
         }

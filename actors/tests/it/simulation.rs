@@ -262,6 +262,18 @@ fn seed_97608_a_fatal_failure_overtakes_the_control_lanes_report() {
     );
 }
 
+/// Seed 245755 (a sweep of seeds 206,001–246,000): a storm of 100 `goAway`s keeps the
+/// session reconnecting while the caller streams and an input-streaming call listens. The
+/// outbox dropped the held audio beyond `HELD_AUDIO_CHUNKS` and the call heard chunk 2,
+/// then chunk 24, with no `InputEvent::Missed`; the next chunk sent now carries the count
+/// to the running calls, recorded (decision 0092).
+#[test]
+fn seed_245755_audio_dropped_in_a_go_away_storm_is_told_to_the_listening_call() {
+    regression_seed(245755, "listens through a storm of goAways", |plan| {
+        plan.listens() && plan.has(|f| matches!(f, Fault::GoAwayStorm { .. }))
+    });
+}
+
 /// Issue 11's report, as a hand-written plan: `on_text` fails 4 times while 6,000 text
 /// frames stream at a steady pace; every delta but the 4 failed ones must reach
 /// `on_text`, once, in order, and the 4 must be reported. Before the restart-safe inbox

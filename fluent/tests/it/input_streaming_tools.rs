@@ -401,3 +401,139 @@ async fn a_tool_that_falls_behind_is_told_what_it_missed() {
     let (end, _) = tokio::join!(handle.disconnect(), conn.expect_closed());
     assert!(!end.failed);
 }
+
+/// Writes down what each call hears — each audio chunk by its first byte, each notice of
+/// missed input as it comes — until the audio stream ends; sends no results of its own.
+struct Note(Heard);
+
+impl InputStreamingTool for Note {
+    fn name(&self) -> &str {
+        "note"
+    }
+    fn description(&self) -> &str {
+        "Notes what the caller says."
+    }
+    fn parameters(&self) -> Option<Value> {
+        None
+    }
+    fn run(
+        &self,
+        _args: Value,
+        ctx: ToolContext,
+        mut input: ToolInput,
+        _results: ToolStream,
+    ) -> BoxFuture<'static, Result<(), ToolError>> {
+        let heard = Arc::clone(&self.0);
+        async move {
+            let mut lines = Vec::new();
+            while let Some(event) = input.recv().await {
+                match event {
+                    InputEvent::Input(piece) => match piece.input {
+                        UserInput::Audio(pcm) => lines.push(format!("audio {}", pcm[0])),
+                        UserInput::AudioStreamEnd => break,
+                        _ => {}
+                    },
+                    missed => lines.push(format!("{missed:?}")),
+                }
+            }
+            heard.lock().unwrap().push((ctx.call_id.clone(), lines));
+            Ok(())
+        }
+        .boxed()
+    }
+}
+
+/// Decision 0092: the caller keeps talking through a reconnect longer than the session
+/// holds audio for. The chunks dropped unsent are told to the listening call, in order,
+/// where they were dropped; the count is recorded on the next chunk that went out
+/// (`dropped_before`), and the replay tells the tool the same.
+#[tokio::test(start_paused = true)]
+async fn audio_dropped_during_a_reconnect_is_told_to_a_listening_call_and_replays() {
+    use reel_actors::transport::HELD_AUDIO_CHUNKS;
+    let folder = TempFolder::new("input-streaming-held");
+    let log = folder.join("held.wire.jsonl");
+    let live_heard = Heard::default();
+    let chain = Live::builder()
+        .text_only()
+        .session_resume(true)
+        .input_streaming_tool(Note(Arc::clone(&live_heard)))
+        .record_wire(&log);
+    let mut server = ScriptedServer::bind().await;
+    let (handle, mut conn, _) = accepted(chain, &mut server, Duration::ZERO).await;
+    conn.send_json(&json!({"sessionResumptionUpdate": {"newHandle": "h-1", "resumable": true}}))
+        .await;
+    conn.send_json(
+        &json!({"toolCall": {"functionCalls": [{"id": "n1", "name": "note", "args": {}}]}}),
+    )
+    .await;
+    conn.recv_json().await; // running
+    handle.send_audio(vec![200u8; 4]).unwrap();
+    conn.recv_json().await;
+
+    // The server moves the session; the caller speaks 53 chunks before the new connection
+    // is set up: the session holds the newest 50 and drops chunks 0, 1 and 2.
+    conn.send_json(&json!({"goAway": {"timeLeft": "1s"}})).await;
+    let mut conn2 = server.accept().await;
+    assert_eq!(
+        conn2.recv_json().await["setup"]["sessionResumption"]["handle"],
+        "h-1"
+    );
+    let spoken = HELD_AUDIO_CHUNKS as u8 + 3;
+    for n in 0..spoken {
+        handle.send_audio(vec![n; 4]).unwrap();
+    }
+    conn2.send_json(&json!({"setupComplete": {}})).await;
+    let mut sent = Vec::new();
+    for _ in 0..HELD_AUDIO_CHUNKS {
+        let frame = conn2.recv_json().await;
+        let data = frame["realtimeInput"]["audio"]["data"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        sent.push(reel_protocol::Base64Data::decode(&data).unwrap().0[0]);
+    }
+    assert_eq!(sent, (3..spoken).collect::<Vec<_>>());
+    handle.audio_stream_end().unwrap();
+    conn2.recv_json().await;
+    assert_eq!(
+        conn2.recv_json().await["toolResponse"]["functionResponses"][0]["response"]["status"],
+        "completed"
+    );
+    assert_eq!(handle.telemetry().audio_dropped, 3);
+    assert_eq!(handle.telemetry().tool_input_missed, 0, "the tool kept up");
+    let (end, _) = tokio::join!(handle.disconnect(), conn2.expect_closed());
+    assert!(!end.failed);
+
+    let heard = live_heard.lock().unwrap().clone();
+    let mut expected = vec!["audio 200".to_owned(), "Missed { count: 3 }".to_owned()];
+    expected.extend((3..spoken).map(|n| format!("audio {n}")));
+    assert_eq!(heard, [("n1".to_owned(), expected)]);
+
+    // The recording says where and how many: on the first chunk sent after the drop.
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let marked: Vec<(u64, u8, u64)> = lines
+        .lines()
+        .map(|line| serde_json::from_str::<reel_recorder::wire_log::WireEntry>(line).unwrap())
+        .filter_map(|entry| {
+            let dropped = entry.dropped_before?;
+            let frame: Value = serde_json::from_slice(&entry.payload).unwrap();
+            let data = frame["realtimeInput"]["audio"]["data"].as_str().unwrap();
+            let first = reel_protocol::Base64Data::decode(data).unwrap().0[0];
+            Some((entry.conn.map_or(1, u64::from), first, dropped))
+        })
+        .collect();
+    assert_eq!(marked, [(2, 3, 3)]);
+
+    let replay_heard = Heard::default();
+    let outcome = Live::builder()
+        .text_only()
+        .session_resume(true)
+        .input_streaming_tool(Note(Arc::clone(&replay_heard)))
+        .replay(&log)
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert_eq!(outcome.divergences, vec![]);
+    assert_eq!(*replay_heard.lock().unwrap(), heard);
+}
