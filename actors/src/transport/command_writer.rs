@@ -42,6 +42,9 @@ pub(crate) struct WireEnds {
     pub telemetry: Arc<TelemetryShared>,
     /// The tree the commands sent are reported to.
     pub peers: Arc<Peers>,
+    /// Whether the session has tools that consume the user's input (fixed before the
+    /// transport starts): only then is the application's audio reported to the tree.
+    pub forwards_input: bool,
 }
 
 impl WireEnds {
@@ -128,9 +131,13 @@ impl Sending {
         let bytes = Bytes::from(bytes);
         let audio = matches!(command, SessionCommand::SendAudio(_));
         let stamp = self.stamp_dropped(ends, &bytes, audio, origin, dropped_before);
-        // Live, the application's text is on the wire: the user's text.
-        ends.reports()
-            .sent(command, origin, stamp, true, dropped_before);
+        // Live, the application's text is on the wire: the user's text. Audio is reported
+        // only as the user's input to tools that consume it (the rest of the tree does
+        // not hear of it): a voice session's fifty chunks a second skip the tree then.
+        if !audio || ends.forwards_input {
+            ends.reports()
+                .sent(command, origin, stamp, true, dropped_before);
+        }
         Some(bytes)
     }
 

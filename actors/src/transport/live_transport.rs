@@ -188,6 +188,7 @@ impl Actor for Transport {
             tap: Arc::clone(&args.tap),
             telemetry: Arc::clone(&args.telemetry),
             peers: Arc::clone(&args.peers),
+            forwards_input: args.peers.tool_input.forwarded(),
         };
         let taken = Arc::new(AtomicU64::new(0));
         // Commands reach the outbox without a message to this actor; a disconnect still

@@ -16,13 +16,16 @@ use bytes::Bytes;
 use reel_recorder::wire_log::{CloseMark, Direction, Source, WireEntry, WireRecorder};
 
 use super::link::Stamp;
-use crate::clock::SharedClock;
+use crate::clock::{Clock, SharedClock, TokioClock};
 use crate::events::lock;
 use crate::mailbox::Origin;
 
 /// Stamps frames and hands them to the recorder.
 pub struct WireTap {
     next_seq: Mutex<u64>,
+    /// The session's clock, copied in when it can be ([`Clock::detached`]): read beside
+    /// the sequence number, not through its own allocation.
+    own_clock: Option<TokioClock>,
     clock: SharedClock,
     recorder: Option<Arc<dyn WireRecorder>>,
     /// The session's record queue, when it records through one: readers wait for its room.
@@ -43,6 +46,7 @@ impl WireTap {
     pub fn new(clock: SharedClock, recorder: Option<Arc<dyn WireRecorder>>) -> Self {
         WireTap {
             next_seq: Mutex::new(1),
+            own_clock: clock.detached(),
             clock,
             recorder,
             queue: None,
@@ -53,6 +57,7 @@ impl WireTap {
     pub fn with_queue(clock: SharedClock, queue: Arc<crate::recorder::RecordQueue>) -> Self {
         WireTap {
             next_seq: Mutex::new(1),
+            own_clock: clock.detached(),
             clock,
             recorder: Some(Arc::clone(&queue) as Arc<dyn WireRecorder>),
             queue: Some(queue),
@@ -65,6 +70,14 @@ impl WireTap {
     pub async fn room(&self) {
         if let Some(queue) = &self.queue {
             queue.room().await;
+        }
+    }
+
+    /// The session's time now.
+    fn now_ms(&self) -> u64 {
+        match &self.own_clock {
+            Some(clock) => clock.now_ms(),
+            None => self.clock.now_ms(),
         }
     }
 
@@ -118,7 +131,7 @@ impl WireTap {
         let mut next = lock(&self.next_seq);
         let seq = *next;
         *next += 1;
-        let ts_ms = self.clock.now_ms();
+        let ts_ms = self.now_ms();
         if let Some(recorder) = &self.recorder {
             recorder.record(WireEntry {
                 source,
@@ -142,7 +155,7 @@ impl WireTap {
         let mut next = lock(&self.next_seq);
         let seq = *next;
         *next += 1;
-        let ts_ms = self.clock.now_ms();
+        let ts_ms = self.now_ms();
         if let Some(recorder) = &self.recorder {
             let mark = CloseMark {
                 code,
