@@ -5,7 +5,7 @@
 //! [`crate::mailbox::InstanceSlot`] instead, which each new instance is put in, so a tool
 //! task that finishes after the control lane restarted still reaches the control lane.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 use arc_swap::ArcSwapOption;
 use ractor::ActorRef;
@@ -21,8 +21,10 @@ pub trait Route<M>: Send + Sync {
 pub struct Slot<M: Send + 'static> {
     current: ArcSwapOption<ActorRef<M>>,
     /// Set once by an actor that takes some messages another way (the live transport's
-    /// commands go to its outbox: decision 0083).
-    route: OnceLock<Arc<dyn Route<M>>>,
+    /// commands go to its outbox: decision 0083). Weak: the route's owner keeps it, and a
+    /// route may hold what holds the slot (the transport's writer holds the session's
+    /// peers); once it is gone, messages go to the actor, which is gone with it.
+    route: OnceLock<Weak<dyn Route<M>>>,
 }
 
 impl<M: Send + 'static> Default for Slot<M> {
@@ -61,15 +63,15 @@ impl<M: Send + 'static> Slot<M> {
 
     /// Sends every message `route` takes through it from now on, and the rest to the
     /// actor. Set once: `false` (and `route` unused) if a route is already set.
-    pub fn route_through(&self, route: Arc<dyn Route<M>>) -> bool {
-        self.route.set(route).is_ok()
+    pub fn route_through(&self, route: &Arc<dyn Route<M>>) -> bool {
+        self.route.set(Arc::downgrade(route)).is_ok()
     }
 
     /// Sends `message` to the current instance (or hands it to the slot's route, if it
     /// takes it). `false` if there is none or it no longer takes messages (it is stopping,
     /// or failed and awaits its restart).
     pub fn cast(&self, message: M) -> bool {
-        let message = match self.route.get() {
+        let message = match self.route.get().and_then(Weak::upgrade) {
             Some(route) => match route.take(message) {
                 None => return true,
                 Some(message) => message,

@@ -23,7 +23,7 @@ use reel_protocol::{CommandEncoder, FrameKind, SessionCommand};
 use tokio::sync::Mutex;
 
 use super::link::{LinkFrame, LinkSender, Stamp, TrySent};
-use super::outbox::{Outbox, Outgoing};
+use super::outbox::{Outbox, Outgoing, Queued};
 use super::tree_reports::TreeReports;
 use super::wire_tap::WireTap;
 use crate::child::Child;
@@ -31,6 +31,7 @@ use crate::fault::FaultHook;
 use crate::mailbox::{Origin, TransportMsg};
 use crate::panic_message::panic_message;
 use crate::peers::Peers;
+use crate::slot::Route;
 use crate::telemetry::TelemetryShared;
 
 /// What a frame going out is stamped, recorded and reported with.
@@ -223,12 +224,16 @@ impl Sending {
     }
 }
 
-/// What the writer task is given.
+/// The transport's writing half, one allocation a session: the outbox, the connection's
+/// sender and what stamps a frame, shared by the writer task, the application's pushes
+/// (through the transport's [`Slot`](crate::slot::Slot), which holds it weakly) and the
+/// Transport actor. A command on its way out touches this, the wire tap and the link.
 pub(crate) struct CommandWriter {
     /// What it sends.
-    pub outbox: Arc<Outbox>,
-    /// The connection's sender, shared with the Transport actor.
-    pub sending: Arc<Mutex<Sending>>,
+    pub outbox: Outbox,
+    /// The connection's sender; the Transport actor takes it too (setup, close,
+    /// reconnect).
+    pub sending: Mutex<Sending>,
     /// Stamps, records, reports.
     pub ends: WireEnds,
     /// The session's fault injector, if a simulator installed one.
@@ -236,12 +241,36 @@ pub(crate) struct CommandWriter {
     /// The transport's items taken so far (the fault hook's item numbers), shared with the
     /// actor: a command the writer sends is one of the transport's items, as it was when
     /// each came as a message.
-    pub taken: Arc<AtomicU64>,
+    pub taken: AtomicU64,
     /// Told when the writer fails.
     pub transport: ActorRef<TransportMsg>,
 }
 
+/// The Transport actor's slot hands commands here (`Slot::route_through`): every `Send`
+/// but a disconnect, which goes to the actor (it ends the connection, after what was sent
+/// before it). A command comes back only once the transport is gone.
+impl Route<TransportMsg> for CommandWriter {
+    fn take(&self, message: TransportMsg) -> Option<TransportMsg> {
+        match message {
+            TransportMsg::Send(command, origin) if command != SessionCommand::Disconnect => self
+                .push(command, origin)
+                .err()
+                .map(|(command, origin)| TransportMsg::Send(command, origin)),
+            other => Some(other),
+        }
+    }
+}
+
 impl CommandWriter {
+    /// Pushes `command` to the outbox and, if the writer was idle, writes what waits in
+    /// place; gives it back only once the transport is gone.
+    pub(crate) fn push(&self, command: SessionCommand, origin: Origin) -> Result<(), Queued> {
+        if self.outbox.push(command, origin)? {
+            self.write_in_place();
+        }
+        Ok(())
+    }
+
     /// Sends what the outbox lets out each time it is rung, until the session ends. A panic
     /// while sending (a bug, a simulator's fault) fails the Transport actor with its text, as
     /// a panic in the actor's handler did.
@@ -272,9 +301,9 @@ impl CommandWriter {
         }
     }
 
-    /// Writes what the outbox holds on the caller's task, without waiting: called by the
-    /// outbox when a command is pushed while the writer is idle (the outbox then counts it
-    /// rung). If the connection's sender is in use, or the link cannot take a frame whole
+    /// Writes what the outbox holds on the caller's task, without waiting: called by
+    /// [`CommandWriter::push`] when a command is pushed while the writer is idle (the
+    /// outbox then counts it rung). If the connection's sender is in use, or the link cannot take a frame whole
     /// now, the writer's task is rung for the rest, which it sends after what was left.
     pub(crate) fn write_in_place(&self) {
         let Ok(mut sending) = self.sending.try_lock() else {

@@ -138,27 +138,24 @@ pub struct TransportState {
     link: Link,
     conn: u32,
     reader: Option<JoinHandle<()>>,
-    /// The connection's sender; whoever writes holds it (the writer task, or this actor).
-    sending: Arc<Mutex<Sending>>,
-    /// The commands sent to the transport, in order (decision 0083).
-    outbox: Arc<Outbox>,
-    /// The task that writes them while the connection is live.
+    /// The writing half: the commands sent to the transport, in order (the outbox,
+    /// decision 0083), and the connection's sender, which whoever writes holds (the writer
+    /// task, the application in place, or this actor). It also counts the items taken.
+    commands: Arc<CommandWriter>,
+    /// The task that writes commands while the connection is live.
     writer: Option<JoinHandle<()>>,
     ends: WireEnds,
     /// A reconnect is under way (its `Connected` is announced as `Reconnected`).
     reconnecting: bool,
     /// The handle presented in the current connection's setup.
     presented_handle: bool,
-    /// Items taken so far, the actor's messages and the writer's commands (the fault
-    /// hook's item numbers).
-    taken: Arc<AtomicU64>,
 }
 
 impl Drop for TransportState {
     /// However the actor ends (stopped, failed, killed): its writer ends with it, and
     /// commands sent after it are refused (the sender learns the session has ended).
     fn drop(&mut self) {
-        self.outbox.set_flow(Flow::Stopped);
+        self.commands.outbox.set_flow(Flow::Stopped);
         if let Some(writer) = self.writer.take() {
             writer.abort();
         }
@@ -179,44 +176,39 @@ impl Actor for Transport {
         args: TransportArgs,
     ) -> Result<TransportState, ActorProcessingErr> {
         let platform = args.endpoint.platform().clone();
-        let sending = Arc::new(Mutex::new(Sending::new(
+        let sending = Mutex::new(Sending::new(
             args.config.command_encoder(&platform),
             platform.frame_kind(),
-        )));
-        let outbox = Arc::new(Outbox::new(Arc::clone(&args.telemetry)));
+        ));
+        let outbox = Outbox::new(Arc::clone(&args.telemetry));
         let ends = WireEnds {
             tap: Arc::clone(&args.tap),
             telemetry: Arc::clone(&args.telemetry),
             peers: Arc::clone(&args.peers),
             forwards_input: args.peers.tool_input.forwarded(),
         };
-        let taken = Arc::new(AtomicU64::new(0));
-        // Commands reach the outbox without a message to this actor; a disconnect still
-        // comes here (it ends the connection, after what was sent before it).
-        args.peers
-            .transport
-            .route_through(Arc::clone(&outbox) as Arc<dyn crate::slot::Route<TransportMsg>>);
-        let writer = Arc::new(CommandWriter {
-            outbox: Arc::clone(&outbox),
-            sending: Arc::clone(&sending),
+        let commands = Arc::new(CommandWriter {
+            outbox,
+            sending,
             ends: ends.clone(),
             fault: args.fault.clone(),
-            taken: Arc::clone(&taken),
+            taken: AtomicU64::new(0),
             transport: myself,
         });
-        outbox.set_writer(&writer);
+        // Commands reach the outbox without a message to this actor; a disconnect still
+        // comes here (it ends the connection, after what was sent before it).
+        let route = Arc::clone(&commands) as Arc<dyn crate::slot::Route<TransportMsg>>;
+        args.peers.transport.route_through(&route);
         Ok(TransportState {
             args,
             link: Link::Down,
             conn: 0,
             reader: None,
-            sending,
-            outbox,
-            writer: Some(tokio::spawn(writer.run())),
+            writer: Some(tokio::spawn(Arc::clone(&commands).run())),
+            commands,
             ends,
             reconnecting: false,
             presented_handle: false,
-            taken,
         })
     }
 
@@ -238,7 +230,7 @@ impl Actor for Transport {
         message: TransportMsg,
         state: &mut TransportState,
     ) -> Result<(), ActorProcessingErr> {
-        let taken = state.taken.fetch_add(1, Ordering::Relaxed) + 1;
+        let taken = state.commands.taken.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(hook) = &state.args.fault {
             hook.before(Child::Transport, taken);
         }
@@ -250,7 +242,7 @@ impl Actor for Transport {
             // Sent before the outbox's route was in place, or refused by it: in order
             // with the rest through the outbox.
             TransportMsg::Send(command, origin) => {
-                if let Err((command, _)) = state.outbox.push(command, origin) {
+                if let Err((command, _)) = state.commands.push(command, origin) {
                     tracing::debug!(kind = command.kind(), "dropping a command: transport gone");
                 }
             }
@@ -283,9 +275,9 @@ impl Actor for Transport {
                 // before the reader saw the end always did), and what is sent meanwhile is
                 // held for the next connection or dropped with the session's (below).
                 if state.link == Link::Live {
-                    state.outbox.set_flow(Flow::Hold);
+                    state.commands.outbox.set_flow(Flow::Hold);
                 }
-                state.sending.lock().await.set_sender(None);
+                state.commands.sending.lock().await.set_sender(None);
                 state.reader = None;
                 match state.link {
                     Link::Closing | Link::Closed => state.finish(code, reason, true),
@@ -341,7 +333,7 @@ impl TransportState {
     /// Sets the link's state and, with it, what the outbox does with commands.
     fn set_link(&mut self, link: Link) {
         self.link = link;
-        self.outbox.set_flow(match link {
+        self.commands.outbox.set_flow(match link {
             Link::Down | Link::AwaitingSetup => Flow::Hold,
             Link::Live => Flow::Live,
             Link::Closing | Link::Closed => Flow::Drop,
@@ -405,7 +397,7 @@ impl TransportState {
                 return;
             }
         };
-        let mut sending = self.sending.lock().await;
+        let mut sending = self.commands.sending.lock().await;
         sending.set_sender(Some(sender));
         sending.conn = conn;
         self.reader = Some(spawn_reader(
@@ -465,7 +457,7 @@ impl TransportState {
         self.set_link(Link::Down);
         let sender = {
             // What a write in place left goes out on this connection before its close.
-            let mut sending = self.sending.lock().await;
+            let mut sending = self.commands.sending.lock().await;
             sending.settle().await;
             let sender = sending.sender.take();
             sending.set_sender(None);
@@ -504,9 +496,9 @@ impl TransportState {
             Link::AwaitingSetup | Link::Live => {
                 // What was sent before the disconnect goes out first (all of it when live;
                 // held commands of a connection still being set up are dropped, as ever).
-                let sending = Arc::clone(&self.sending);
-                let mut sending = sending.lock().await;
-                sending.send_waiting(&self.ends, &self.outbox).await;
+                let commands = Arc::clone(&self.commands);
+                let mut sending = commands.sending.lock().await;
+                sending.send_waiting(&self.ends, &commands.outbox).await;
                 self.reports().disconnecting();
                 self.set_link(Link::Closing);
                 if let Some(sender) = &mut sending.sender

@@ -11,19 +11,19 @@
 //! set up, let the writer send it once live, drop it once the session's connection is over.
 //! A command pushed while live and the writer idle is written on the pusher's own task,
 //! in place, when the link takes it without waiting (decision 0091,
-//! [`super::command_writer::CommandWriter::write_in_place`]).
+//! [`super::command_writer::CommandWriter::write_in_place`]). The outbox lives inside the
+//! writer ([`super::command_writer::CommandWriter`]), one allocation with the connection's
+//! sender, so a command touches one session structure on its way out, not three.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex};
 
 use reel_protocol::SessionCommand;
 
-use super::command_writer::CommandWriter;
 use super::live_transport::HELD_AUDIO_CHUNKS;
 use crate::bell::Bell;
 use crate::events::lock;
-use crate::mailbox::{Origin, TransportMsg};
-use crate::slot::Route;
+use crate::mailbox::Origin;
 use crate::telemetry::TelemetryShared;
 
 /// A command and who sent it.
@@ -72,8 +72,6 @@ pub(crate) struct Outbox {
     state: Mutex<State>,
     bell: Bell,
     telemetry: Arc<TelemetryShared>,
-    /// The writer, for writes in place. Weak: the writer holds the outbox.
-    writer: OnceLock<Weak<CommandWriter>>,
 }
 
 impl std::fmt::Debug for Outbox {
@@ -99,17 +97,13 @@ impl Outbox {
             }),
             bell: Bell::default(),
             telemetry,
-            writer: OnceLock::new(),
         }
     }
 
-    /// The writer that writes in place (set once, when the transport starts).
-    pub(crate) fn set_writer(&self, writer: &Arc<CommandWriter>) {
-        let _ = self.writer.set(Arc::downgrade(writer));
-    }
-
     /// Takes `command` as its [`Flow`] says; gives it back only once the transport is gone.
-    pub(crate) fn push(&self, command: SessionCommand, origin: Origin) -> Result<(), Queued> {
+    /// `Ok(true)`: the writer was idle and the outbox now counts it rung — the caller writes
+    /// in place or rings the writer's task ([`Outbox::ring`]).
+    pub(crate) fn push(&self, command: SessionCommand, origin: Origin) -> Result<bool, Queued> {
         let mut state = lock(&self.state);
         match state.flow {
             Flow::Stopped => return Err((command, origin)),
@@ -118,28 +112,20 @@ impl Outbox {
                     kind = command.kind(),
                     "dropping a command sent after disconnect"
                 );
-                return Ok(());
+                return Ok(false);
             }
             Flow::Hold => {
                 if matches!(command, SessionCommand::SendAudio(_)) {
                     self.make_room_for_audio(&mut state);
                 }
                 state.commands.push_back((command, origin));
-                return Ok(());
+                return Ok(false);
             }
             Flow::Live => state.commands.push_back((command, origin)),
         }
-        let ring = !std::mem::replace(&mut state.rung, true);
-        drop(state);
-        if ring {
-            // Counted rung: whoever writes now (this task in place, else the writer's task)
-            // takes everything until it finds the outbox empty.
-            match self.writer.get().and_then(Weak::upgrade) {
-                Some(writer) => writer.write_in_place(),
-                None => self.bell.ring(),
-            }
-        }
-        Ok(())
+        // Counted rung: whoever writes now (the caller in place, else the writer's task)
+        // takes everything until it finds the outbox empty.
+        Ok(!std::mem::replace(&mut state.rung, true))
     }
 
     /// Wakes the writer's task for what waits (the outbox already counts it rung): a write
@@ -222,21 +208,6 @@ impl Outbox {
     }
 }
 
-/// The Transport actor's slot hands commands here (`Slot::route_through`): every `Send`
-/// but a disconnect, which goes to the actor (it ends the connection, after what was sent
-/// before it). A command comes back only once the transport is gone.
-impl Route<TransportMsg> for Outbox {
-    fn take(&self, message: TransportMsg) -> Option<TransportMsg> {
-        match message {
-            TransportMsg::Send(command, origin) if command != SessionCommand::Disconnect => self
-                .push(command, origin)
-                .err()
-                .map(|(command, origin)| TransportMsg::Send(command, origin)),
-            other => Some(other),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
@@ -307,12 +278,24 @@ mod tests {
     async fn a_push_while_live_wakes_the_writer_once_until_it_finds_the_outbox_empty() {
         let outbox = Outbox::new(Arc::default());
         outbox.set_flow(Flow::Live);
-        assert!(outbox.push(audio(1), Origin::App).is_ok());
-        assert!(outbox.push(audio(2), Origin::App).is_ok());
-        outbox.rung().await; // the first push's permit
+        assert_eq!(
+            outbox.push(audio(1), Origin::App),
+            Ok(true),
+            "the writer was idle"
+        );
+        assert_eq!(
+            outbox.push(audio(2), Origin::App),
+            Ok(false),
+            "already rung"
+        );
+        outbox.ring(); // what the first pusher does when it does not write in place
+        outbox.rung().await;
         assert_eq!(drain(&outbox), [audio(1), audio(2)]);
-        assert!(outbox.push(audio(3), Origin::App).is_ok());
-        outbox.rung().await; // rung again after the writer found it empty
+        assert_eq!(
+            outbox.push(audio(3), Origin::App),
+            Ok(true),
+            "rung again once the writer found it empty"
+        );
         assert_eq!(drain(&outbox), [audio(3)]);
     }
 
