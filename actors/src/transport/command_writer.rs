@@ -303,8 +303,9 @@ impl CommandWriter {
 
     /// Writes what the outbox holds on the caller's task, without waiting: called by
     /// [`CommandWriter::push`] when a command is pushed while the writer is idle (the
-    /// outbox then counts it rung). If the connection's sender is in use, or the link cannot take a frame whole
-    /// now, the writer's task is rung for the rest, which it sends after what was left.
+    /// outbox then counts it rung). If the connection's sender is in use, or the link
+    /// cannot take a frame whole now, the writer's task is rung for the rest, which it
+    /// sends after what was left.
     pub(crate) fn write_in_place(&self) {
         let Ok(mut sending) = self.sending.try_lock() else {
             self.outbox.ring();
