@@ -22,21 +22,68 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Weak;
 
+use tokio::sync::Mutex;
+
+use super::RouterState;
 use crate::mailbox::RouterMsg;
 use crate::mailbox::panic_text;
-use crate::peers::Peers;
+use crate::peers::{Peers, RouterMailbox};
 
 /// Routes `frame` (a [`RouterMsg::Inbound`]) on the caller's task if the router is idle;
 /// hands it back, untouched, if not (push it then). See the module's documentation.
 pub fn route_in_place(peers: &Peers, frame: RouterMsg) -> Result<(), RouterMsg> {
-    let Some(shared) = peers.router_state.get().and_then(Weak::upgrade) else {
+    match peers.router_state.get() {
+        Some(state) => route_with(state, &peers.router, frame),
+        None => Err(frame),
+    }
+}
+
+/// What routing in place uses, taken from the session's peers once: a reader that keeps it
+/// routes a frame without reading [`Peers`] (at thousands of sessions, a cache miss a frame).
+#[derive(Clone)]
+pub struct InPlaceRouter {
+    /// The router's state. Weak, as in [`Peers::router_state`]: it goes with the router.
+    state: Weak<Mutex<RouterState>>,
+    /// The router's inbox and instance.
+    mailbox: RouterMailbox,
+}
+
+impl std::fmt::Debug for InPlaceRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InPlaceRouter").finish_non_exhaustive()
+    }
+}
+
+impl InPlaceRouter {
+    /// The handles of `peers`' router, once it has published its state (`None` before).
+    pub fn of(peers: &Peers) -> Option<Self> {
+        Some(InPlaceRouter {
+            state: peers.router_state.get()?.clone(),
+            mailbox: peers.router.clone(),
+        })
+    }
+
+    /// [`route_in_place`] with these handles.
+    pub fn route(&self, frame: RouterMsg) -> Result<(), RouterMsg> {
+        route_with(&self.state, &self.mailbox, frame)
+    }
+}
+
+/// Routes `frame` into the router's state if it is still there and free, claiming its
+/// inbox; hands it back if not.
+fn route_with(
+    state: &Weak<Mutex<RouterState>>,
+    mailbox: &RouterMailbox,
+    frame: RouterMsg,
+) -> Result<(), RouterMsg> {
+    let Some(shared) = state.upgrade() else {
         return Err(frame);
     };
     // Held while routing: the router's task waits for it, and never holds it idle.
     let Ok(mut state) = shared.try_lock() else {
         return Err(frame);
     };
-    let inbox = &peers.router.inbox;
+    let inbox = &mailbox.inbox;
     inbox.claim(frame)?;
     let routed = catch_unwind(AssertUnwindSafe(|| {
         while let Some(taken) = inbox.take_claimed_if(RouterMsg::is_inbound) {
@@ -53,7 +100,7 @@ pub fn route_in_place(peers: &Peers, frame: RouterMsg) -> Result<(), RouterMsg> 
     }));
     if let Err(panic) = routed {
         inbox.release_failed();
-        peers.router.actor.fail(panic_text(panic));
+        mailbox.actor.fail(panic_text(panic));
     }
     Ok(())
 }

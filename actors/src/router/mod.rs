@@ -19,7 +19,7 @@
 
 mod in_place;
 
-pub use in_place::route_in_place;
+pub use in_place::{InPlaceRouter, route_in_place};
 
 use std::sync::Arc;
 

@@ -537,6 +537,8 @@ fn spawn_reader(
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let tree = TreeReports::new(&peers, &tap, &telemetry);
+        // The router's handles, kept from the first frame on (decision 0090).
+        let mut router = None;
         let (code, reason) = loop {
             match receiver.recv().await {
                 Some(LinkEvent::Frame(frame)) => {
@@ -544,7 +546,11 @@ fn spawn_reader(
                     let stamp = tap.stamp_in(conn, binary, &frame.bytes);
                     // Waits while the router or the recorder is full: backpressure to the
                     // socket.
-                    if tree.deliver(conn, stamp, frame).await.is_err() {
+                    if tree
+                        .deliver_kept(&mut router, conn, stamp, frame)
+                        .await
+                        .is_err()
+                    {
                         return; // the router is gone: the session is over
                     }
                     tap.room().await;

@@ -20,7 +20,7 @@ use super::wire_tap::WireTap;
 use crate::events::{Lane, LiveEvent};
 use crate::mailbox::{Lanes, Lifecycle, Origin, RouterMsg, SupervisorMsg};
 use crate::peers::Peers;
-use crate::router::route_in_place;
+use crate::router::{InPlaceRouter, route_in_place};
 use crate::telemetry::TelemetryShared;
 use crate::tools::StampedInput;
 
@@ -62,6 +62,34 @@ impl<'a> TreeReports<'a> {
         let Err(inbound) = route_in_place(self.peers, inbound) else {
             return Ok(());
         };
+        self.push_inbound(inbound).await
+    }
+
+    /// [`TreeReports::deliver`] for a reader that keeps the router's handles in `router`
+    /// (taken from the peers at its first frame after the router published its state): a
+    /// frame routed in place then reads nothing of the session's [`Peers`].
+    pub async fn deliver_kept(
+        &self,
+        router: &mut Option<InPlaceRouter>,
+        conn: u32,
+        stamp: Stamp,
+        frame: LinkFrame,
+    ) -> Result<(), SessionOver> {
+        if router.is_none() {
+            *router = InPlaceRouter::of(self.peers);
+        }
+        let inbound = RouterMsg::Inbound { conn, stamp, frame };
+        let Some(kept) = router else {
+            return self.push_inbound(inbound).await;
+        };
+        let Err(inbound) = kept.route(inbound) else {
+            return Ok(());
+        };
+        self.push_inbound(inbound).await
+    }
+
+    /// Pushes `inbound` to the router's inbox, waiting while it is full.
+    async fn push_inbound(&self, inbound: RouterMsg) -> Result<(), SessionOver> {
         match self.peers.router.push_wait(inbound).await {
             Ok(_) => Ok(()),
             Err(_) => Err(SessionOver),
