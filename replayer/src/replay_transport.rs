@@ -258,10 +258,15 @@ impl ReplayTransportState {
                 }
                 let conn = self.conn.lock().await;
                 let stamp = self.args.tap.stamp_out(*conn, binary, origin, &bytes);
+                // The tree hears of the frame before the tape is told it was produced: the
+                // tape then hands over the frames recorded after it, which must reach the
+                // router after this report, as live they came off the socket after it went
+                // out (the phase's move back to `Active` before the next frame's events).
+                reports(&self.args).sent(command, origin, stamp, false, 0);
                 self.shared
                     .matcher
                     .produced(self.frame_kind, bytes, expected);
-                stamp
+                return;
             }
         };
         // The application's text is not the user's here: the recording's own app frames
