@@ -334,6 +334,12 @@ impl EventHub {
         self.publish_numbered(lane, make);
     }
 
+    /// Reads what publishing an event with no subscriber reads (see
+    /// [`crate::router::InPlaceRouter::warm`]); the value means nothing.
+    pub fn warm(&self) -> u64 {
+        self.fast_seq.load(Ordering::Relaxed) ^ self.subscriber_count.load(Ordering::Relaxed) as u64
+    }
+
     /// [`EventHub::publish_with`], returning the event's number in its lane.
     fn publish_numbered(&self, lane: Lane, make: impl FnOnce() -> LiveEvent) -> u64 {
         let counter = match lane {

@@ -9,7 +9,7 @@ use crate::audio::ActivityGate;
 use crate::conversation::PendingContext;
 use crate::events::lock;
 use crate::mailbox::TransportMsg;
-use crate::slot::Slot;
+use crate::slot::{RouteCache, Slot};
 
 pub use crate::mailbox::Origin;
 
@@ -29,6 +29,9 @@ pub struct SessionClosed;
 #[derive(Debug, Clone)]
 pub struct SessionWriter {
     transport: Arc<Slot<TransportMsg>>,
+    /// The transport slot's route (its outbox), once set: a command reads nothing of the
+    /// slot then.
+    route: RouteCache<TransportMsg>,
     origin: Origin,
     gate: Option<Arc<Mutex<ActivityGate>>>,
     /// Context queued for this writer's next text, audio or video (deferred delivery).
@@ -39,6 +42,7 @@ impl SessionWriter {
     pub(crate) fn new(transport: Arc<Slot<TransportMsg>>, origin: Origin) -> Self {
         SessionWriter {
             transport,
+            route: RouteCache::default(),
             origin,
             gate: None,
             deferred: None,
@@ -79,7 +83,7 @@ impl SessionWriter {
     pub fn send(&self, command: SessionCommand) -> Result<(), SessionClosed> {
         if self
             .transport
-            .cast(TransportMsg::Send(command, self.origin))
+            .cast_cached(&self.route, TransportMsg::Send(command, self.origin))
         {
             Ok(())
         } else {

@@ -20,13 +20,15 @@
 //! [`Inbox::claim`]: crate::inbox::Inbox::claim
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 use tokio::sync::Mutex;
 
 use super::RouterState;
-use crate::mailbox::RouterMsg;
+use crate::events::EventHub;
+use crate::inbox::Inbox;
 use crate::mailbox::panic_text;
+use crate::mailbox::{EventItem, FailedItem, RouterMsg};
 use crate::peers::{Peers, RouterMailbox};
 
 /// Routes `frame` (a [`RouterMsg::Inbound`]) on the caller's task if the router is idle;
@@ -46,6 +48,10 @@ pub struct InPlaceRouter {
     state: Weak<Mutex<RouterState>>,
     /// The router's inbox and instance.
     mailbox: RouterMailbox,
+    /// The fast lane's inbox and the event hub: what a frame routed in place touches next
+    /// (only read, by [`InPlaceRouter::warm`]).
+    fast: Arc<Inbox<EventItem, FailedItem>>,
+    hub: Arc<EventHub>,
 }
 
 impl std::fmt::Debug for InPlaceRouter {
@@ -60,7 +66,20 @@ impl InPlaceRouter {
         Some(InPlaceRouter {
             state: peers.router_state.get()?.clone(),
             mailbox: peers.router.clone(),
+            fast: Arc::clone(&peers.lanes.fast.inbox),
+            hub: Arc::clone(&peers.hub),
         })
+    }
+
+    /// Reads what routing a frame in place touches first — the router's state, its inbox,
+    /// the fast lane's inbox, the hub — all at once, so that at thousands of sessions their
+    /// cache misses overlap instead of following one another along the way (decision
+    /// 0093). The value means nothing; the reads are the point.
+    pub fn warm(&self) -> u64 {
+        self.state.strong_count() as u64
+            ^ self.mailbox.inbox.finished()
+            ^ self.fast.finished()
+            ^ self.hub.warm()
     }
 
     /// [`route_in_place`] with these handles.

@@ -265,6 +265,8 @@ impl CommandWriter {
     /// Pushes `command` to the outbox and, if the writer was idle, writes what waits in
     /// place; gives it back only once the transport is gone.
     pub(crate) fn push(&self, command: SessionCommand, origin: Origin) -> Result<(), Queued> {
+        // What writing it touches, read at once (decision 0093).
+        std::hint::black_box((self.ends.tap.warm(), self.ends.telemetry.warm()));
         if self.outbox.push(command, origin)? {
             self.write_in_place();
         }

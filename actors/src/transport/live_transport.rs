@@ -37,6 +37,7 @@ use crate::child::Child;
 use crate::fault::FaultHook;
 use crate::mailbox::{Origin, TransportMsg};
 use crate::peers::Peers;
+use crate::router::InPlaceRouter;
 use crate::telemetry::TelemetryShared;
 
 /// How reconnects are paced.
@@ -542,6 +543,12 @@ fn spawn_reader(
         let (code, reason) = loop {
             match receiver.recv().await {
                 Some(LinkEvent::Frame(frame)) => {
+                    // Everything this frame touches read at once (decision 0093).
+                    std::hint::black_box((
+                        tap.warm(),
+                        telemetry.warm(),
+                        router.as_ref().map(InPlaceRouter::warm),
+                    ));
                     let binary = frame.kind == FrameKind::Binary;
                     let stamp = tap.stamp_in(conn, binary, &frame.bytes);
                     // Waits while the router or the recorder is full: backpressure to the
