@@ -153,7 +153,8 @@ impl Samples {
 
 /// The numbers, shared by everyone who counts.
 ///
-/// `repr(C)`: the wire's counters, which every frame bumps, share the first cache line.
+/// `repr(C)`: the wire's counters, which every frame bumps, are its first fields, side by
+/// side, so a frame touches one place of it (decision 0093).
 #[derive(Debug, Default)]
 #[repr(C)]
 pub struct TelemetryShared {

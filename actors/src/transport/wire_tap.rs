@@ -22,8 +22,8 @@ use crate::mailbox::Origin;
 
 /// Stamps frames and hands them to the recorder.
 ///
-/// `repr(C)`: what a stamp reads first (the lock, the recorder) lies in one cache line, the
-/// one [`WireTap::warm`] reads.
+/// `repr(C)`: what a stamp reads (the lock, the recorder, the clock) comes first, side by
+/// side, where [`WireTap::warm`] reads (decision 0093).
 #[repr(C)]
 pub struct WireTap {
     next_seq: Mutex<u64>,
