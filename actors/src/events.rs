@@ -336,7 +336,7 @@ impl EventHub {
 
     /// Reads what publishing an event with no subscriber reads (see
     /// [`crate::router::InPlaceRouter::warm`]); the value means nothing.
-    pub fn warm(&self) -> u64 {
+    pub(crate) fn warm(&self) -> u64 {
         self.fast_seq.load(Ordering::Relaxed) ^ self.subscriber_count.load(Ordering::Relaxed) as u64
     }
 

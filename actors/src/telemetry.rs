@@ -185,7 +185,7 @@ fn bump(counter: &AtomicU64, by: u64) {
 impl TelemetryShared {
     /// Reads the line the wire's counters are on (see
     /// [`crate::transport::wire_tap::WireTap::warm`]); the value means nothing.
-    pub fn warm(&self) -> u64 {
+    pub(crate) fn warm(&self) -> u64 {
         self.frames_in.load(Ordering::Relaxed)
     }
 

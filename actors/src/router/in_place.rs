@@ -75,7 +75,7 @@ impl InPlaceRouter {
     /// the fast lane's inbox, the hub — all at once, so that at thousands of sessions their
     /// cache misses overlap instead of following one another along the way (decision
     /// 0093). The value means nothing; the reads are the point.
-    pub fn warm(&self) -> u64 {
+    pub(crate) fn warm(&self) -> u64 {
         self.state.strong_count() as u64
             ^ self.mailbox.inbox.finished()
             ^ self.fast.finished()

@@ -13,7 +13,7 @@
 //! reading the socket: backpressure, never an unbounded queue and never a dropped event.
 //!
 //! Its state ([`RouterState`]) is shared with the transport's reader, which routes a frame
-//! itself, in place, when the router is idle (decision 0090, [`in_place`]): the router's
+//! itself, in place, when the router is idle (decision 0090, [`route_in_place`]): the router's
 //! task then is not woken for it. Whoever routes holds the state's lock; the inbox's claim
 //! keeps the order.
 

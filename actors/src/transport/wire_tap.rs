@@ -23,7 +23,7 @@ use crate::mailbox::Origin;
 /// Stamps frames and hands them to the recorder.
 ///
 /// `repr(C)`: what a stamp reads (the lock, the recorder, the clock) comes first, side by
-/// side, where [`WireTap::warm`] reads (decision 0093).
+/// side, where `WireTap::warm` reads (decision 0093).
 #[repr(C)]
 pub struct WireTap {
     next_seq: Mutex<u64>,
@@ -80,7 +80,7 @@ impl WireTap {
     /// Reads the line a stamp starts on, without taking the lock: a reader that has a frame
     /// reads every structure the frame will touch at once (decision 0093). The value means
     /// nothing.
-    pub fn warm(&self) -> u64 {
+    pub(crate) fn warm(&self) -> u64 {
         u64::from(self.recorder.is_some())
     }
 
