@@ -63,7 +63,15 @@
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 1000,2000 --record
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 10000 --floor
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 10000 --floor-with stamp,route
+//! cargo bench -p reel-actors --bench many_sessions -- --sessions 4000,5000,6000 --huge-pages
 //! ```
+//!
+//! **Huge pages** (`--huge-pages`): each run's process starts with glibc's tunables set so
+//! that malloc backs its heaps with transparent huge pages (`HUGE_PAGE_TUNABLES`; the
+//! kernel's mode must be `madvise` or `always`); every run prints how much of its heap was
+//! huge-page backed while streaming, so the condition is read, not assumed. At thousands of
+//! sessions a tick touches each session's structures cold, and with 4 KiB pages most of those
+//! touches also miss the TLB (decision 0094).
 //!
 //! **What an idle session holds, site by site**: with `REEL_BENCH_EXIT_IDLE` set, the run
 //! role exits right after its idle reading with every session live, so a heap profiler's
@@ -96,7 +104,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use support::{
-    Fed, LinkCounters, MemoryConnector, Stamps, cpu_time, load_average, rss_bytes, runtime,
+    Fed, LinkCounters, MemoryConnector, Stamps, anon_huge_bytes, cpu_time, load_average, rss_bytes,
+    runtime, transparent_huge_pages,
 };
 
 #[path = "../../benches/shared/histogram.rs"]
@@ -112,6 +121,21 @@ const ROLE_ENV: &str = "REEL_BENCH_ROLE";
 /// Set (to anything), the run role exits as soon as the idle reading is taken, leaving every
 /// session live: under `valgrind --tool=dhat` the heap at exit is the idle sessions'.
 const EXIT_IDLE_ENV: &str = "REEL_BENCH_EXIT_IDLE";
+
+/// glibc's tunables, read once as a process starts.
+const HUGE_PAGE_TUNABLES_ENV: &str = "GLIBC_TUNABLES";
+
+/// What `--huge-pages` gives each run's process (decision 0094): `hugetlb=1` has malloc
+/// advise the kernel to back its heaps with transparent huge pages (`MADV_HUGEPAGE`, so it
+/// works with the kernel's `madvise` mode as well as `always`), and a 64 MiB `top_pad`
+/// grows each heap by whole huge pages' worth at a time: without it the worker threads'
+/// arenas grow a few pages at a time, and almost none of them is ever huge-page backed.
+const HUGE_PAGE_TUNABLES: &str = "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864";
+
+/// Whether this process started with [`HUGE_PAGE_TUNABLES`].
+fn huge_page_tunables_set() -> bool {
+    std::env::var(HUGE_PAGE_TUNABLES_ENV).is_ok_and(|value| value.contains("malloc.hugetlb=1"))
+}
 const WARM_SESSIONS: usize = 10;
 /// How long the connected sessions are left idle, their CPU measured, before streaming.
 const IDLE_CPU_WINDOW: Duration = Duration::from_secs(3);
@@ -324,6 +348,9 @@ struct Options {
     /// Run the workload's floor ([`floor`]) instead of the tree, keeping these of the
     /// tree's guarantees (`--floor-with`; none with `--floor`).
     floor: Option<Guarantees>,
+    /// Back the heap with transparent huge pages (`--huge-pages`): each run's process gets
+    /// [`HUGE_PAGE_TUNABLES`] (decision 0094).
+    huge_pages: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -332,6 +359,7 @@ fn parse_options() -> Result<Options, String> {
         seconds: 20,
         record: false,
         floor: None,
+        huge_pages: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -347,6 +375,7 @@ fn parse_options() -> Result<Options, String> {
                 options.seconds = fleet_options::seconds(&value)?;
             }
             "--record" => options.record = true,
+            "--huge-pages" => options.huge_pages = true,
             "--floor" => {
                 options.floor.get_or_insert_with(Guarantees::default);
             }
@@ -388,6 +417,10 @@ struct Row {
     written_bytes: u64,
     load_before: String,
     load_after: String,
+    /// The process's anonymous memory in transparent huge pages at the streaming reading.
+    huge_bytes: u64,
+    /// Whether the run asked for huge pages (`--huge-pages`).
+    huge_pages: bool,
 }
 
 async fn connect_all(
@@ -591,7 +624,13 @@ fn target_dir() -> PathBuf {
         .map_or_else(std::env::temp_dir, PathBuf::from)
 }
 
-async fn run(n: usize, seconds: u64, record: bool, floor: Option<Guarantees>) -> Row {
+async fn run(
+    n: usize,
+    seconds: u64,
+    record: bool,
+    floor: Option<Guarantees>,
+    huge_pages: bool,
+) -> Row {
     let load_before = load_average();
     let shared = Arc::new(Shared {
         base: Instant::now(),
@@ -692,6 +731,7 @@ async fn run(n: usize, seconds: u64, record: bool, floor: Option<Guarantees>) ->
     // The streaming reading: 1 s before the end.
     tokio::time::sleep(Duration::from_secs(seconds.saturating_sub(1).max(1))).await;
     let rss_streaming = rss_bytes();
+    let huge_bytes = anon_huge_bytes();
     pacers.join_all().await;
     let streamed = started.elapsed();
     // Wait (at most 30 s) for every frame to arrive.
@@ -770,6 +810,14 @@ async fn run(n: usize, seconds: u64, record: bool, floor: Option<Guarantees>) ->
         let _ = std::fs::remove_dir_all(dir);
     }
     println!("  sessions ended cleanly: {clean} of {n}");
+    println!(
+        "  heap in transparent huge pages while streaming: {:.1} of {:.1} MiB (THP mode {}; \
+         GLIBC_TUNABLES {})",
+        mib(huge_bytes),
+        mib(rss_streaming),
+        transparent_huge_pages(),
+        std::env::var("GLIBC_TUNABLES").unwrap_or_else(|_| "unset".to_owned()),
+    );
     Row {
         sessions: n,
         record,
@@ -789,6 +837,8 @@ async fn run(n: usize, seconds: u64, record: bool, floor: Option<Guarantees>) ->
         written_bytes,
         load_before,
         load_after: load_average(),
+        huge_bytes,
+        huge_pages,
     }
 }
 
@@ -807,17 +857,22 @@ fn ms(ns: u64) -> String {
 impl Row {
     /// What ran: the tree, recording or not, or the floor with the guarantees it kept.
     fn run(&self) -> String {
-        match (self.floor, self.record) {
+        let run = match (self.floor, self.record) {
             (Some(kept), _) if kept == Guarantees::default() => "floor".to_owned(),
             (Some(kept), _) => format!("floor + {}", kept.label()),
             (None, true) => "tree, recording".to_owned(),
             (None, false) => "tree".to_owned(),
+        };
+        if self.huge_pages {
+            format!("{run}, huge pages")
+        } else {
+            run
         }
     }
 
     fn to_line(&self) -> String {
         format!(
-            "ROW {} {} {} {} {} {} {} {} {} {} {:.0} {:.0} {:.1} {} {} {} {} {}",
+            "ROW {} {} {} {} {} {} {} {} {} {} {:.0} {:.0} {:.1} {} {} {} {} {} {} {}",
             self.sessions,
             u8::from(self.record),
             self.p50,
@@ -839,6 +894,8 @@ impl Row {
                 || "tree".to_owned(),
                 |kept| format!("floor:{}", kept.label())
             ),
+            self.huge_bytes,
+            u8::from(self.huge_pages),
         )
     }
 
@@ -871,6 +928,8 @@ impl Row {
                     Some(Guarantees::parse(if list == "-" { "" } else { list }).ok()?)
                 }
             },
+            huge_bytes: int(18).unwrap_or(0),
+            huge_pages: int(19) == Some(1),
         })
     }
 }
@@ -882,9 +941,9 @@ fn print_table(rows: &[Row], seconds: u64) {
          second, a tool call a minute; {seconds} s per N"
     );
     println!(
-        "| N | run | p50 | p99 | p99.9 | max | p99 / p99.9 from the pacer's send | timed frames | lost | KiB idle | KiB streaming | CPU | write amp. | load before → after |"
+        "| N | run | p50 | p99 | p99.9 | max | p99 / p99.9 from the pacer's send | timed frames | lost | KiB idle | KiB streaming | CPU | write amp. | load before → after | MiB in huge pages |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for row in rows {
         let amp = if row.record && row.wire_bytes > 0 {
             format!("{:.2}", row.written_bytes as f64 / row.wire_bytes as f64)
@@ -892,7 +951,7 @@ fn print_table(rows: &[Row], seconds: u64) {
             "—".to_owned()
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {:.1} | {:.1} | {:.0} % | {} | {} → {} |",
+            "| {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {:.1} | {:.1} | {:.0} % | {} | {} → {} | {:.0} |",
             row.sessions,
             row.run(),
             ms(row.p50),
@@ -909,6 +968,7 @@ fn print_table(rows: &[Row], seconds: u64) {
             amp,
             row.load_before,
             row.load_after,
+            mib(row.huge_bytes),
         );
     }
     println!();
@@ -1008,7 +1068,7 @@ fn main() {
         Err(message) => {
             eprintln!("many_sessions: {message}");
             eprintln!(
-                "usage: many_sessions [--sessions N[,N…]] [--seconds S] \
+                "usage: many_sessions [--sessions N[,N…]] [--seconds S] [--huge-pages] \
                  [--record | --floor | --floor-with stamp,route,phase,telemetry,backpressure,guard|all]"
             );
             std::process::exit(2);
@@ -1029,7 +1089,24 @@ fn main() {
                 None => String::new(),
             }
         );
-        let row = runtime().block_on(run(n, options.seconds, options.record, options.floor));
+        if options.huge_pages && !huge_page_tunables_set() {
+            // glibc reads its tunables once, as the process starts: run again with them.
+            let status = Command::new(this_binary())
+                .args(std::env::args().skip(1))
+                .env(HUGE_PAGE_TUNABLES_ENV, HUGE_PAGE_TUNABLES)
+                .status();
+            match status {
+                Ok(status) => std::process::exit(status.code().unwrap_or(1)),
+                Err(error) => panic!("cannot run N={n} again with huge pages: {error}"),
+            }
+        }
+        let row = runtime().block_on(run(
+            n,
+            options.seconds,
+            options.record,
+            options.floor,
+            options.huge_pages,
+        ));
         println!("{}", row.to_line());
         return;
     }
@@ -1054,6 +1131,11 @@ fn main() {
         }
         if let Some(kept) = options.floor {
             command.args(["--floor-with", &kept.label().replace('-', "")]);
+        }
+        if options.huge_pages {
+            command
+                .arg("--huge-pages")
+                .env(HUGE_PAGE_TUNABLES_ENV, HUGE_PAGE_TUNABLES);
         }
         let output = match command.stderr(std::process::Stdio::inherit()).output() {
             Ok(output) => output,

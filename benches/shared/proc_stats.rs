@@ -47,3 +47,33 @@ pub fn load_average() -> String {
         .and_then(|s| s.split_whitespace().next().map(str::to_owned))
         .unwrap_or_else(|| "?".to_owned())
 }
+
+/// Anonymous memory of process `pid` (`"self"` for this one) backed by transparent huge
+/// pages (`AnonHugePages` in `/proc/PID/smaps_rollup`), in bytes; 0 if unreadable.
+pub fn anon_huge_bytes_of(pid: &str) -> u64 {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("AnonHugePages:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// The machine's transparent huge page mode (`always`, `madvise` or `never`: the bracketed
+/// word of `/sys/kernel/mm/transparent_hugepage/enabled`); "?" if unreadable.
+pub fn transparent_huge_pages() -> String {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .ok()
+        .and_then(|text| {
+            let start = text.find('[')?;
+            let end = text[start..].find(']')?;
+            Some(text[start + 1..start + end].to_owned())
+        })
+        .unwrap_or_else(|| "?".to_owned())
+}

@@ -699,6 +699,16 @@ pub fn rss_bytes() -> u64 {
     proc_stats::rss_bytes_of("self")
 }
 
+/// This process's anonymous memory backed by transparent huge pages, in bytes.
+pub fn anon_huge_bytes() -> u64 {
+    proc_stats::anon_huge_bytes_of("self")
+}
+
+/// The machine's transparent huge page mode (`always`, `madvise`, `never`).
+pub fn transparent_huge_pages() -> String {
+    proc_stats::transparent_huge_pages()
+}
+
 /// CPU time this process has used (user + system).
 pub fn cpu_time() -> Duration {
     proc_stats::cpu_time_of("self")
