@@ -9,10 +9,14 @@ use std::time::Duration;
 
 /// `VmRSS` of process `pid` (`"self"` for this one), in bytes; 0 if unreadable.
 pub fn rss_bytes_of(pid: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+    kib_field(&format!("/proc/{pid}/status"), "VmRSS:")
+}
+
+/// The `KEY  N kB` line of a `/proc` file, in bytes; 0 if the file or the line is missing.
+fn kib_field(path: &str, key: &str) -> u64 {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .find_map(|line| line.strip_prefix(key))
         .and_then(|rest| {
             rest.trim()
                 .trim_end_matches("kB")
@@ -51,18 +55,7 @@ pub fn load_average() -> String {
 /// Anonymous memory of process `pid` (`"self"` for this one) backed by transparent huge
 /// pages (`AnonHugePages` in `/proc/PID/smaps_rollup`), in bytes; 0 if unreadable.
 pub fn anon_huge_bytes_of(pid: &str) -> u64 {
-    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-    rollup
-        .lines()
-        .find_map(|line| line.strip_prefix("AnonHugePages:"))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kib| kib * 1024)
+    kib_field(&format!("/proc/{pid}/smaps_rollup"), "AnonHugePages:")
 }
 
 /// The machine's transparent huge page mode (`always`, `madvise` or `never`: the bracketed
