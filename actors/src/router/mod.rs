@@ -18,6 +18,7 @@
 //! keeps the order.
 
 mod in_place;
+mod scratch;
 
 pub use in_place::{InPlaceRouter, route_in_place};
 
@@ -95,8 +96,6 @@ pub struct RouterState {
     /// Session time of the last frame the router saw (inbound, or an outbound frame a
     /// lifecycle step reported): the time every routed event carries.
     event_time: u64,
-    /// Scratch buffer, reused for every frame.
-    events: Vec<SessionEvent>,
     /// The items taken from the inbox in one go, reused for every wake.
     batch: Vec<RouterMsg>,
     /// What is routed to each lane and not pushed yet: the router pushes each lane its
@@ -144,7 +143,6 @@ impl Consumer for Router {
             counts_telemetry: args.counts_telemetry,
             awaiting_response_since: None,
             event_time: 0,
-            events: Vec::new(),
             batch: Vec::new(),
             pending: LaneItems::default(),
             ended: false,
@@ -350,7 +348,7 @@ impl RouterState {
     fn inbound(&mut self, conn: u32, stamp: Stamp, frame: LinkFrame) {
         let ts_ms = self.advance(Some(stamp.ts_ms));
         self.telemetry.frame_in(frame.bytes.len());
-        let mut events = std::mem::take(&mut self.events);
+        let mut events = scratch::take();
         // The frames that stream (text, audio, transcription chunks) are read by the short
         // reader; every other frame, and any it does not take, by the general decoder.
         if !self
@@ -358,7 +356,7 @@ impl RouterState {
             .decode_streamed(&frame.bytes, self.limits, &mut events)
             && let Err(report) = self.decode(conn, stamp.seq, &frame.bytes, &mut events)
         {
-            self.events = events;
+            scratch::give_back(events);
             self.route([report], ts_ms);
             return;
         }
@@ -398,7 +396,7 @@ impl RouterState {
         }
         // Drained, not moved: the buffer keeps its capacity for the next frame.
         self.route(events.drain(..), ts_ms);
-        self.events = events;
+        scratch::give_back(events);
     }
 
     /// Appends the events of a frame read by the general decoder; the error event to report
