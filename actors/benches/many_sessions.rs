@@ -136,6 +136,7 @@ const HUGE_PAGE_TUNABLES: &str = "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67
 fn huge_page_tunables_set() -> bool {
     std::env::var(HUGE_PAGE_TUNABLES_ENV).is_ok_and(|value| value.contains("malloc.hugetlb=1"))
 }
+
 const WARM_SESSIONS: usize = 10;
 /// How long the connected sessions are left idle, their CPU measured, before streaming.
 const IDLE_CPU_WINDOW: Duration = Duration::from_secs(3);
@@ -1080,15 +1081,6 @@ fn main() {
     }
     if std::env::var(ROLE_ENV).as_deref() == Ok("run") {
         let n = options.sessions.first().copied().unwrap_or(1_000);
-        println!(
-            "N={n}, record {}{}:",
-            if options.record { "on" } else { "off" },
-            match options.floor {
-                Some(kept) if kept == Guarantees::default() => ", the floor (no tree)".to_owned(),
-                Some(kept) => format!(", the floor keeping {}", kept.label()),
-                None => String::new(),
-            }
-        );
         if options.huge_pages && !huge_page_tunables_set() {
             // glibc reads its tunables once, as the process starts: run again with them.
             let status = Command::new(this_binary())
@@ -1100,6 +1092,21 @@ fn main() {
                 Err(error) => panic!("cannot run N={n} again with huge pages: {error}"),
             }
         }
+        if options.huge_pages && transparent_huge_pages() == "never" {
+            eprintln!(
+                "many_sessions: --huge-pages, but the kernel's transparent huge pages are \
+                 `never`: the run's heap will have none (its row says how much it had)"
+            );
+        }
+        println!(
+            "N={n}, record {}{}:",
+            if options.record { "on" } else { "off" },
+            match options.floor {
+                Some(kept) if kept == Guarantees::default() => ", the floor (no tree)".to_owned(),
+                Some(kept) => format!(", the floor keeping {}", kept.label()),
+                None => String::new(),
+            }
+        );
         let row = runtime().block_on(run(
             n,
             options.seconds,
