@@ -59,6 +59,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -278,17 +279,15 @@ struct TimedReceiver {
 }
 
 impl LinkReceiver for TimedReceiver {
-    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
-        Box::pin(async move {
-            let event = self.inner.recv().await;
-            if let Some(LinkEvent::Frame(frame)) = &event
-                && let Some(index) = model_audio_index(&frame.bytes)
-                && let Some(slot) = self.probe.handed.get(index)
-            {
-                slot.store(self.shared.now(), Ordering::Relaxed);
-            }
-            event
-        })
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
+        let event = std::task::ready!(self.inner.poll_recv(cx));
+        if let Some(LinkEvent::Frame(frame)) = &event
+            && let Some(index) = model_audio_index(&frame.bytes)
+            && let Some(slot) = self.probe.handed.get(index)
+        {
+            slot.store(self.shared.now(), Ordering::Relaxed);
+        }
+        Poll::Ready(event)
     }
 }
 

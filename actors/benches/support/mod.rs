@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
@@ -194,6 +195,7 @@ impl MemoryConnector {
             stage: Stage::AwaitSetup,
             gated: true,
             position: 0,
+            waiting: None,
         };
         MemoryConnector {
             link: Mutex::new(Some((Box::new(sender), Box::new(receiver)))),
@@ -330,6 +332,19 @@ struct MemoryReceiver {
     /// A burst waits for its `go`.
     gated: bool,
     position: usize,
+    /// A wait that is not for a frame (the setup, a burst's `go`, the close), while it
+    /// lasts: owned, so the receiver is polled without a future of its own a frame.
+    waiting: Option<BoxFuture<'static, Woken>>,
+}
+
+/// How a wait that is not for a frame ended.
+enum Woken {
+    /// The session sent its setup.
+    Setup,
+    /// A burst's `go` came.
+    Go,
+    /// The session closed the link.
+    Closed,
 }
 
 fn clean_close() -> Option<LinkEvent> {
@@ -339,82 +354,111 @@ fn clean_close() -> Option<LinkEvent> {
     })
 }
 
-impl MemoryReceiver {
-    async fn next(&mut self) -> Option<LinkEvent> {
-        let shared = Arc::clone(&self.shared);
-        match self.stage {
-            Stage::Ended => return None,
-            Stage::AwaitSetup => {
-                tokio::select! {
-                    _ = shared.setup_seen.notified() => {
-                        self.stage = Stage::Streaming;
-                        return Some(LinkEvent::Frame(LinkFrame::text(SETUP_COMPLETE)));
-                    }
-                    _ = shared.close_seen.notified() => {
-                        self.stage = Stage::Ended;
-                        return clean_close();
-                    }
-                }
-            }
-            Stage::Streaming => {}
+/// Until the setup is sent or the link closed.
+fn wait_for_setup(shared: Arc<LinkShared>) -> BoxFuture<'static, Woken> {
+    Box::pin(async move {
+        tokio::select! {
+            _ = shared.setup_seen.notified() => Woken::Setup,
+            _ = shared.close_seen.notified() => Woken::Closed,
         }
-        if shared.closed.load(Ordering::Acquire) {
-            self.stage = Stage::Ended;
-            return clean_close();
+    })
+}
+
+/// Until a burst's `go` or the link's close.
+fn wait_for_go(go: Arc<Notify>, shared: Arc<LinkShared>) -> BoxFuture<'static, Woken> {
+    Box::pin(async move {
+        tokio::select! {
+            _ = go.notified() => Woken::Go,
+            _ = shared.close_seen.notified() => Woken::Closed,
         }
-        match &mut self.source {
-            Source::Burst { go, frames } => {
-                if self.gated {
-                    let go = Arc::clone(go);
-                    tokio::select! {
-                        _ = go.notified() => self.gated = false,
-                        _ = shared.close_seen.notified() => {
-                            self.stage = Stage::Ended;
-                            return clean_close();
-                        }
-                    }
-                }
-                if let Some(frame) = frames.get(self.position) {
-                    self.position += 1;
-                    return Some(LinkEvent::Frame(frame.clone()));
-                }
-            }
-            Source::Fed { rx, stamps } => {
-                // The close comes down the channel, behind what was fed before it (see
-                // `LinkShared::fed_closer`); the channel never ends before it does, as the
-                // link holds a sender until its close.
-                if let Some(fed) = rx.recv().await {
-                    if fed.frame.bytes.is_empty() && shared.closed.load(Ordering::Acquire) {
-                        self.stage = Stage::Ended;
-                        return clean_close();
-                    }
-                    if let (Some(index), Some(stamps)) = (fed.index, stamps.as_ref()) {
-                        stamps.record(index);
-                    }
-                    return Some(LinkEvent::Frame(fed.frame));
-                }
-            }
-        }
-        // Nothing more to yield: wait for the session to close the link.
+    })
+}
+
+/// Until the session closes the link.
+fn wait_for_close(shared: Arc<LinkShared>) -> BoxFuture<'static, Woken> {
+    Box::pin(async move {
         shared.close_seen.notified().await;
-        self.stage = Stage::Ended;
-        clean_close()
+        Woken::Closed
+    })
+}
+
+impl MemoryReceiver {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
+        loop {
+            if let Some(waiting) = &mut self.waiting {
+                let woken = std::task::ready!(waiting.as_mut().poll(cx));
+                self.waiting = None;
+                match woken {
+                    Woken::Setup => {
+                        self.stage = Stage::Streaming;
+                        return Poll::Ready(Some(LinkEvent::Frame(LinkFrame::text(
+                            SETUP_COMPLETE,
+                        ))));
+                    }
+                    Woken::Go => self.gated = false,
+                    Woken::Closed => {
+                        self.stage = Stage::Ended;
+                        return Poll::Ready(clean_close());
+                    }
+                }
+            }
+            match self.stage {
+                Stage::Ended => return Poll::Ready(None),
+                Stage::AwaitSetup => {
+                    self.waiting = Some(wait_for_setup(Arc::clone(&self.shared)));
+                    continue;
+                }
+                Stage::Streaming => {}
+            }
+            if self.shared.closed.load(Ordering::Acquire) {
+                self.stage = Stage::Ended;
+                return Poll::Ready(clean_close());
+            }
+            match &mut self.source {
+                Source::Burst { go, frames } => {
+                    if self.gated {
+                        self.waiting = Some(wait_for_go(Arc::clone(go), Arc::clone(&self.shared)));
+                        continue;
+                    }
+                    if let Some(frame) = frames.get(self.position) {
+                        self.position += 1;
+                        return Poll::Ready(Some(LinkEvent::Frame(frame.clone())));
+                    }
+                }
+                Source::Fed { rx, stamps } => {
+                    // The close comes down the channel, behind what was fed before it (see
+                    // `LinkShared::fed_closer`); the channel never ends before it does, as the
+                    // link holds a sender until its close.
+                    if let Some(fed) = std::task::ready!(rx.poll_recv(cx)) {
+                        if fed.frame.bytes.is_empty() && self.shared.closed.load(Ordering::Acquire)
+                        {
+                            self.stage = Stage::Ended;
+                            return Poll::Ready(clean_close());
+                        }
+                        if let (Some(index), Some(stamps)) = (fed.index, stamps.as_ref()) {
+                            stamps.record(index);
+                        }
+                        return Poll::Ready(Some(LinkEvent::Frame(fed.frame)));
+                    }
+                }
+            }
+            // Nothing more to yield: wait for the session to close the link.
+            self.waiting = Some(wait_for_close(Arc::clone(&self.shared)));
+        }
     }
 }
 
 impl LinkReceiver for MemoryReceiver {
-    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
-        Box::pin(async move {
-            let event = self.next().await;
-            if let Some(LinkEvent::Frame(frame)) = &event {
-                let counters = &self.shared.counters;
-                counters.frames_in.fetch_add(1, Ordering::Relaxed);
-                counters
-                    .bytes_in
-                    .fetch_add(frame.bytes.len() as u64, Ordering::Relaxed);
-            }
-            event
-        })
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
+        let event = std::task::ready!(self.poll_next(cx));
+        if let Some(LinkEvent::Frame(frame)) = &event {
+            let counters = &self.shared.counters;
+            counters.frames_in.fetch_add(1, Ordering::Relaxed);
+            counters
+                .bytes_in
+                .fetch_add(frame.bytes.len() as u64, Ordering::Relaxed);
+        }
+        Poll::Ready(event)
     }
 }
 
@@ -493,16 +537,14 @@ struct TimedReceiver {
 }
 
 impl LinkReceiver for TimedReceiver {
-    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
-        Box::pin(async move {
-            let event = self.inner.recv().await;
-            if let Some(LinkEvent::Frame(frame)) = &event
-                && frame.bytes.starts_with(b"{\"serverContent\"")
-            {
-                self.probe.handed_over();
-            }
-            event
-        })
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
+        let event = std::task::ready!(self.inner.poll_recv(cx));
+        if let Some(LinkEvent::Frame(frame)) = &event
+            && frame.bytes.starts_with(b"{\"serverContent\"")
+        {
+            self.probe.handed_over();
+        }
+        Poll::Ready(event)
     }
 }
 

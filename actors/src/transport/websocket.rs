@@ -512,23 +512,25 @@ struct WebSocketReceiver {
     stream: Option<SplitStream<Ws>>,
 }
 
-impl WebSocketReceiver {
-    async fn next_event(&mut self) -> Option<LinkEvent> {
-        let stream = self.stream.as_mut()?;
+impl LinkReceiver for WebSocketReceiver {
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
+        let Some(stream) = self.stream.as_mut() else {
+            return Poll::Ready(None);
+        };
         loop {
-            // Cancel-safe: nothing changes until `next` yields.
-            let event = match stream.next().await {
+            // Nothing changes until the stream yields: `Pending` loses nothing.
+            let event = match std::task::ready!(stream.poll_next_unpin(cx)) {
                 Some(Ok(Message::Text(text))) => {
-                    return Some(LinkEvent::Frame(LinkFrame {
+                    return Poll::Ready(Some(LinkEvent::Frame(LinkFrame {
                         kind: FrameKind::Text,
                         bytes: Bytes::from(text),
-                    }));
+                    })));
                 }
                 Some(Ok(Message::Binary(bytes))) => {
-                    return Some(LinkEvent::Frame(LinkFrame {
+                    return Poll::Ready(Some(LinkEvent::Frame(LinkFrame {
                         kind: FrameKind::Binary,
                         bytes,
-                    }));
+                    })));
                 }
                 // tungstenite queues the pong itself and sends it on the next read or write.
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
@@ -552,14 +554,8 @@ impl WebSocketReceiver {
                 }),
             };
             self.stream = None;
-            return Some(event);
+            return Poll::Ready(Some(event));
         }
-    }
-}
-
-impl LinkReceiver for WebSocketReceiver {
-    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
-        Box::pin(self.next_event())
     }
 }
 

@@ -5,6 +5,8 @@
 //! interleaving of tasks. Every `connect` opens a fresh pair and queues the server's end
 //! for the model to accept, the way a listening socket would.
 
+use std::task::{Context, Poll};
+
 use futures_util::future::BoxFuture;
 use reel_actors::transport::{
     Connector, LinkError, LinkEvent, LinkFrame, LinkHalves, LinkOptions, LinkReceiver, LinkSender,
@@ -134,22 +136,20 @@ struct MemoryReceiver {
 }
 
 impl LinkReceiver for MemoryReceiver {
-    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
-        Box::pin(async move {
-            if self.ended {
-                return None;
-            }
-            let event = match self.down.recv().await {
-                Some(event) => event,
-                // The model let go of the link without a word: a dropped connection.
-                None => LinkEvent::Failed(LinkError::Io {
-                    message: "the simulated model dropped the link".to_owned(),
-                }),
-            };
-            if !matches!(event, LinkEvent::Frame(_)) {
-                self.ended = true;
-            }
-            Some(event)
-        })
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        let event = match std::task::ready!(self.down.poll_recv(cx)) {
+            Some(event) => event,
+            // The model let go of the link without a word: a dropped connection.
+            None => LinkEvent::Failed(LinkError::Io {
+                message: "the simulated model dropped the link".to_owned(),
+            }),
+        };
+        if !matches!(event, LinkEvent::Frame(_)) {
+            self.ended = true;
+        }
+        Poll::Ready(Some(event))
     }
 }

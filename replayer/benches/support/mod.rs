@@ -14,6 +14,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -386,6 +387,7 @@ impl MemoryConnector {
             frames,
             position: 0,
             stage: Stage::SetupComplete,
+            waiting: None,
         };
         MemoryConnector {
             link: Mutex::new(Some((Box::new(sender), Box::new(receiver)))),
@@ -430,6 +432,8 @@ impl LinkSender for MemorySender {
 
 enum Stage {
     SetupComplete,
+    /// Waiting for the bench's `go` before the first frame.
+    AwaitGo,
     Frames,
     AwaitClose,
     Done,
@@ -441,39 +445,52 @@ struct MemoryReceiver {
     frames: Arc<[LinkFrame]>,
     position: usize,
     stage: Stage,
+    /// The wait for the `go` or for the close, while it lasts: owned, so the receiver is
+    /// polled without a future of its own a frame.
+    waiting: Option<BoxFuture<'static, ()>>,
+}
+
+/// Until `flag` holds (or its sender is gone).
+fn wait_until_set(mut flag: watch::Receiver<bool>) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let _ = flag.wait_for(|set| *set).await;
+    })
 }
 
 impl LinkReceiver for MemoryReceiver {
-    fn recv(&mut self) -> BoxFuture<'_, Option<LinkEvent>> {
-        Box::pin(async move {
-            loop {
-                match self.stage {
-                    Stage::SetupComplete => {
-                        self.stage = Stage::Frames;
-                        return Some(LinkEvent::Frame(LinkFrame::text(SETUP_COMPLETE)));
-                    }
-                    Stage::Frames => {
-                        if self.position == 0 {
-                            let _ = self.go.wait_for(|go| *go).await;
-                        }
-                        if let Some(frame) = self.frames.get(self.position) {
-                            self.position += 1;
-                            return Some(LinkEvent::Frame(frame.clone()));
-                        }
-                        self.stage = Stage::AwaitClose;
-                    }
-                    Stage::AwaitClose => {
-                        let mut closed = self.shared.closed.subscribe();
-                        let _ = closed.wait_for(|closed| *closed).await;
-                        self.stage = Stage::Done;
-                        return Some(LinkEvent::Closed {
-                            code: Some(1000),
-                            reason: Some("client disconnect".to_owned()),
-                        });
-                    }
-                    Stage::Done => return None,
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
+        loop {
+            if let Some(waiting) = &mut self.waiting {
+                std::task::ready!(waiting.as_mut().poll(cx));
+                self.waiting = None;
+                if matches!(self.stage, Stage::AwaitGo) {
+                    self.stage = Stage::Frames;
+                } else {
+                    self.stage = Stage::Done;
+                    return Poll::Ready(Some(LinkEvent::Closed {
+                        code: Some(1000),
+                        reason: Some("client disconnect".to_owned()),
+                    }));
                 }
             }
-        })
+            match self.stage {
+                Stage::SetupComplete => {
+                    self.stage = Stage::AwaitGo;
+                    return Poll::Ready(Some(LinkEvent::Frame(LinkFrame::text(SETUP_COMPLETE))));
+                }
+                Stage::AwaitGo => self.waiting = Some(wait_until_set(self.go.clone())),
+                Stage::Frames => {
+                    if let Some(frame) = self.frames.get(self.position) {
+                        self.position += 1;
+                        return Poll::Ready(Some(LinkEvent::Frame(frame.clone())));
+                    }
+                    self.stage = Stage::AwaitClose;
+                }
+                Stage::AwaitClose => {
+                    self.waiting = Some(wait_until_set(self.shared.closed.subscribe()));
+                }
+                Stage::Done => return Poll::Ready(None),
+            }
+        }
     }
 }
