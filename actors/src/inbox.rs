@@ -28,7 +28,7 @@
 //!
 //! A producer may instead claim the drain while the consumer is idle (disarmed: nothing
 //! waits, nothing is handled, no wake is on its way) and handle its items on its own task
-//! ([`Inbox::claim_all`], [`Inbox::take_claimed`]; decision 0086). The same numbering,
+//! ([`Inbox::claim`], [`Inbox::handle_claim`]; decisions 0086 and 0096). The same numbering,
 //! in-flight marks and fault hook apply; the consumer takes nothing while the claim holds,
 //! and a successor started meanwhile recovers nothing of the producer's.
 //!
@@ -42,8 +42,10 @@
 //! counts it. [`Inbox::stats`] reports the high-water mark, so a test can check that
 //! memory stays flat under overload.
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -116,8 +118,19 @@ pub struct InboxStats {
     /// per wake is how well the consumer batches (each wake is a trip through its task).
     pub wakes: u64,
     /// Times a producer handled its items in place, the consumer idle
-    /// ([`Inbox::claim_all`]): trips through the consumer's task saved.
+    /// ([`Inbox::claim`]): trips through the consumer's task saved.
     pub in_place: u64,
+}
+
+/// The drain of an idle consumer's inbox, claimed for a number of items the claimant holds
+/// ([`Inbox::claim`]); spent by [`Inbox::handle_claim`].
+#[must_use = "a claim holds the consumer off until it is handled"]
+#[derive(Debug)]
+pub struct Claim {
+    /// The number reserved for the first item.
+    first: u64,
+    /// How many items it was claimed for.
+    count: usize,
 }
 
 /// An item taken from an inbox, with its number; hand the number back to
@@ -153,7 +166,7 @@ struct Queue<T, L> {
     taken_label: Option<L>,
     /// A wake is on its way to the consumer, or a producer drains in place.
     armed: bool,
-    /// A producer drains the inbox on its own task ([`Inbox::claim_all`]): the consumer
+    /// A producer drains the inbox on its own task ([`Inbox::claim`]): the consumer
     /// takes nothing until it is done.
     claimed: bool,
     /// Claims granted ([`InboxStats::in_place`]).
@@ -466,68 +479,117 @@ impl<T, L> Inbox<T, L> {
         Taken { seq, item }
     }
 
-    /// Pushes all of `items` (emptying it) and claims the drain for the caller, if the
-    /// consumer is idle: no wake on its way, so the inbox is empty and nobody handles an
-    /// item of it (and it is not closed). Returns whether it did; if not, `items` is left as
-    /// it was, for an ordinary push.
+    /// Claims the drain for `count` items the caller holds, if the consumer is idle: no
+    /// wake on its way, so the inbox is empty and nobody handles an item of it (and it is
+    /// not closed). The items are numbered as if pushed now, ahead of anything pushed while
+    /// the claim holds, but never queued: the caller hands them and the claim to
+    /// [`Inbox::handle_claim`], which handles them on its own task exactly as the consumer
+    /// would. `None` (and nothing changed) if the consumer is not idle or `count` is 0.
     ///
-    /// A producer that claimed takes the items with [`Inbox::take_claimed`] and handles them
-    /// on its own task exactly as the consumer would (each in push order, marked done),
-    /// until that returns `None`; pushes meanwhile ring nobody, and the consumer takes
-    /// nothing. If handling one fails, it calls [`Inbox::release_failed`] and fails the
-    /// consumer's instance: the successor recovers the item in flight as its own.
-    pub fn claim_all(&self, items: &mut Vec<T>) -> bool {
+    /// While the claim holds, pushes ring nobody and the consumer takes nothing; a
+    /// successor started meanwhile recovers nothing of the claimant's (decision 0096).
+    pub fn claim(&self, count: usize) -> Option<Claim> {
         let mut queue = lock(&self.queue);
-        if queue.armed || queue.claimed || queue.closed || items.is_empty() {
-            return false;
+        if queue.armed || queue.claimed || queue.closed || count == 0 {
+            return None;
         }
-        for item in items.drain(..) {
-            self.enqueue(&mut queue, item);
-        }
+        // Disarmed means empty (a take disarms only on finding nothing; a push arms), so
+        // the numbers reserved here are the next ones and come before any pushed later.
+        let first = queue.head_seq;
+        queue.head_seq += count as u64;
+        queue.taken = queue.head_seq - 1;
+        queue.taken_label = None;
         queue.armed = true;
         queue.claimed = true;
         queue.in_place += 1;
-        true
+        Some(Claim { first, count })
     }
 
-    /// [`Inbox::claim_all`] for one item: claims the drain with `item` if the consumer is
-    /// idle; hands `item` back, untouched, if not.
-    pub fn claim(&self, item: T) -> Result<(), T> {
-        let mut queue = lock(&self.queue);
-        if queue.armed || queue.claimed || queue.closed {
-            return Err(item);
-        }
-        self.enqueue(&mut queue, item);
-        queue.armed = true;
-        queue.claimed = true;
-        queue.in_place += 1;
-        Ok(())
-    }
-
-    /// For the producer that claimed the drain ([`Inbox::claim_all`]): the next item, marked
-    /// in flight as [`Inbox::take`] marks it; `None` once the queue is empty, which ends the
-    /// claim: the doorbell is disarmed, or rung if the consumer looked for items meanwhile.
-    pub fn take_claimed(&self) -> Option<Taken<T>> {
-        self.take_claimed_if(|_| true)
-    }
-
-    /// [`Inbox::take_claimed`] for a producer that handles only some kinds of item in
-    /// place: the next item if `wanted` accepts it. If the next one is not wanted, the
-    /// claim ends there and the consumer is rung for it and what follows; `None` either
-    /// way.
-    pub fn take_claimed_if(&self, wanted: impl FnOnce(&T) -> bool) -> Option<Taken<T>> {
-        let mut queue = lock(&self.queue);
-        let ring = match queue.items.front() {
-            Some(item) if wanted(item) => {
-                let item = queue.items.pop_front()?;
-                return Some(self.taken(queue, item));
+    /// Handles the items of `claim` (from [`Inbox::claim`], exactly `claim`'s count of
+    /// them, in order) with `handle`, then every item pushed while the claim held; the
+    /// claim ends once nothing waits (the consumer is rung if it looked meanwhile). Each
+    /// item gets the fault hook, its in-flight mark and its finish, as the consumer's own
+    /// take would give it.
+    ///
+    /// A panic while handling one (the fault hook's or `handle`'s) ends the claim with that
+    /// item in flight, the caller's items after it queued again ahead of the rest, and the
+    /// doorbell left armed so nothing rings the failing instance: fail the consumer's
+    /// instance with the returned panic, and its successor recovers the item
+    /// ([`Inbox::recover`]) and takes what follows.
+    pub fn handle_claim<I>(
+        &self,
+        claim: Claim,
+        items: I,
+        mut handle: impl FnMut(T),
+    ) -> Result<(), Box<dyn Any + Send>>
+    where
+        I: DoubleEndedIterator<Item = T> + ExactSizeIterator,
+    {
+        debug_assert_eq!(items.len(), claim.count, "a claim's items, all of them");
+        let mut items = items;
+        let mut seq = claim.first;
+        let mut in_hand: Option<L> = None;
+        let held = catch_unwind(AssertUnwindSafe(|| {
+            for item in items.by_ref() {
+                in_hand = Some((self.label)(&item));
+                self.before_handling(seq);
+                handle(item);
+                self.done(seq);
+                seq += 1;
             }
-            // Items wait that the producer leaves: the consumer's wake is owed now.
-            Some(_) => true,
-            None => std::mem::take(&mut queue.deferred),
-        };
+        }));
+        if let Err(panic) = held {
+            self.release_failed_at(seq, in_hand, items);
+            return Err(panic);
+        }
+        catch_unwind(AssertUnwindSafe(|| {
+            while let Some(taken) = self.take_claimed() {
+                handle(taken.item);
+                self.done(taken.seq);
+            }
+        }))
+        .inspect_err(|_| self.release_failed())
+    }
+
+    /// Ends a claim whose claimant failed on its own item `seq` (labelled `label`): the
+    /// item is left in flight for the successor, and `rest` (the claimant's items after it)
+    /// goes back to the queue's front under the numbers reserved for it. A closed inbox
+    /// gets no successor: the item and the rest are counted finished instead.
+    fn release_failed_at(
+        &self,
+        seq: u64,
+        label: Option<L>,
+        rest: impl DoubleEndedIterator<Item = T>,
+    ) {
+        let mut queue = lock(&self.queue);
         queue.claimed = false;
         queue.deferred = false;
+        if queue.closed {
+            drop(queue);
+            self.done(seq + rest.count() as u64);
+            return;
+        }
+        queue.taken = seq;
+        queue.taken_label = label;
+        for item in rest.rev() {
+            queue.bytes += self.weigh(&item);
+            queue.items.push_front(item);
+            queue.head_seq -= 1;
+        }
+        queue.high_water = queue.high_water.max(queue.items.len());
+    }
+
+    /// For the claimant ([`Inbox::claim`]): the next item pushed while the claim held,
+    /// marked in flight as [`Inbox::take`] marks it. `None` once the queue is empty, which
+    /// ends the claim: the doorbell is disarmed, or rung if the consumer looked for items
+    /// meanwhile.
+    fn take_claimed(&self) -> Option<Taken<T>> {
+        let mut queue = lock(&self.queue);
+        if let Some(item) = queue.items.pop_front() {
+            return Some(self.taken(queue, item));
+        }
+        let ring = std::mem::take(&mut queue.deferred);
+        queue.claimed = false;
         queue.armed = ring;
         drop(queue);
         if ring {
@@ -536,10 +598,39 @@ impl<T, L> Inbox<T, L> {
         None
     }
 
-    /// For the producer that claimed the drain: handling the item in flight failed. Ends the
-    /// claim and leaves the doorbell armed, so nothing rings the failing instance; its
-    /// successor recovers the item ([`Inbox::recover`]) and wakes itself for the rest.
-    pub fn release_failed(&self) {
+    /// Numbers one item the caller handles itself, if the consumer is idle (as for
+    /// [`Inbox::claim`]: nothing waits, nothing is handled, no wake on its way): `None`
+    /// otherwise (push it then). For a consumer whose state the caller holds locked while
+    /// it handles the item, so that the consumer takes nothing meanwhile (the router: the
+    /// reader routes a frame with the router's state held, decision 0096): nobody is held
+    /// off, and an item pushed meanwhile rings the consumer as ever and comes after it. The
+    /// caller runs [`Inbox::before_handling`] with the number, handles the item and hands
+    /// the number to [`Inbox::done`]; if handling it fails, [`Inbox::hold_failed`].
+    pub fn reserve(&self) -> Option<u64> {
+        let mut queue = lock(&self.queue);
+        if queue.armed || queue.claimed || queue.closed {
+            return None;
+        }
+        let seq = queue.head_seq;
+        queue.head_seq += 1;
+        queue.taken = seq;
+        queue.taken_label = None;
+        queue.in_place += 1;
+        Some(seq)
+    }
+
+    /// For a producer whose work in place failed (after [`Inbox::reserve`]): arms the
+    /// doorbell, so no producer works in place any more and pushes ring nobody, as for a
+    /// consumer that failed on its own task; its successor, if it gets one, recovers the
+    /// item in flight and wakes itself.
+    pub fn hold_failed(&self) {
+        lock(&self.queue).armed = true;
+    }
+
+    /// For the claimant: handling the queued item in flight failed. Ends the claim and
+    /// leaves the doorbell armed, so nothing rings the failing instance; its successor
+    /// recovers the item ([`Inbox::recover`]) and wakes itself for the rest.
+    fn release_failed(&self) {
         let mut queue = lock(&self.queue);
         queue.claimed = false;
         queue.deferred = false;
@@ -592,8 +683,10 @@ impl<T, L> Inbox<T, L> {
     /// The consumer finished item `seq` (handled it, whatever the outcome).
     pub fn done(&self, seq: u64) {
         // SeqCst here and in `wait_finished`: a waiter that registers after this load
-        // reads the new `finished` after registering, so no wake-up is lost.
-        self.finished.store(seq, Ordering::SeqCst);
+        // reads the new `finished` after registering, so no wake-up is lost. The largest
+        // wins: a claimant may finish its item on another task after `close` counted
+        // everything finished.
+        self.finished.fetch_max(seq, Ordering::SeqCst);
         if self.progress_waiters.load(Ordering::SeqCst) > 0 {
             self.progress.notify_waiters();
         }

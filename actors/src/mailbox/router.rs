@@ -89,13 +89,6 @@ pub enum RouterMsg {
     Flush,
 }
 
-impl RouterMsg {
-    /// Whether this is an inbound frame: the one item a producer routes in place.
-    pub fn is_inbound(&self) -> bool {
-        matches!(self, RouterMsg::Inbound { .. })
-    }
-}
-
 /// Transport steps the phase depends on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Lifecycle {

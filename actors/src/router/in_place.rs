@@ -2,13 +2,14 @@
 //! idle, instead of waking the router's task for it (decision 0090).
 //!
 //! At thousands of sessions a frame's cost is mostly the tasks it crosses (decision 0089).
-//! When the router has nothing to do (its state free, its inbox idle), the reader takes the
-//! state's lock, claims the router's inbox with its frame ([`Inbox::claim`]) and routes it
-//! on its own task: the same decoding, phase, numbering, fault hook and in-flight marks as
-//! the router's task, the fast lane's share handled in place in turn when that lane is idle
-//! (decision 0086). Frames pushed behind it meanwhile are routed too; the first other item
-//! (a step, a report, a barrier) ends the claim, and the router's task takes it and what
-//! follows, after this frame's events, since they are routed into the same state.
+//! When the router has nothing to do (its state free, its inbox idle), the
+//! reader takes the state's lock, numbers its frame in the router's inbox without queueing
+//! it ([`Inbox::reserve`], decision 0096) and routes it on its own task: the same decoding,
+//! phase, numbering and fault hook as the router's task, the fast lane's share handled in
+//! place in turn when that lane is idle (decision 0086). Whatever is pushed to the router
+//! meanwhile (a step, a report, a barrier) rings its task as ever, which takes it once the
+//! reader lets go of the state: after this frame's events, since they are routed into the
+//! same state.
 //!
 //! It never waits. A lane without room for its share keeps it in the state, and the
 //! router's task is asked to push it ([`RouterMsg::Flush`]), waiting for the room; until
@@ -17,7 +18,7 @@
 //! lane to the socket. A panic while routing (the fault hook's, or a defect's) fails the
 //! router's instance with its text, as a panic on its task would: the session ends.
 //!
-//! [`Inbox::claim`]: crate::inbox::Inbox::claim
+//! [`Inbox::reserve`]: crate::inbox::Inbox::reserve
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Weak};
@@ -88,8 +89,8 @@ impl InPlaceRouter {
     }
 }
 
-/// Routes `frame` into the router's state if it is still there and free, claiming its
-/// inbox; hands it back if not.
+/// Routes `frame` into the router's state if it is still there and free and its inbox
+/// idle; hands it back if not.
 fn route_with(
     state: &Weak<Mutex<RouterState>>,
     mailbox: &RouterMailbox,
@@ -103,22 +104,25 @@ fn route_with(
         return Err(frame);
     };
     let inbox = &mailbox.inbox;
-    inbox.claim(frame)?;
+    // With the state held the router's task takes nothing of its inbox: the frame needs
+    // only its number, and the router idle.
+    let Some(seq) = inbox.reserve() else {
+        return Err(frame);
+    };
     let routed = catch_unwind(AssertUnwindSafe(|| {
-        while let Some(taken) = inbox.take_claimed_if(RouterMsg::is_inbound) {
-            // Every item taken here is a frame: the claim ends at the first that is not.
-            if let RouterMsg::Inbound { conn, stamp, frame } = taken.item {
-                state.inbound(conn, stamp, frame);
-            }
-            inbox.done(taken.seq);
+        inbox.before_handling(seq);
+        if let RouterMsg::Inbound { conn, stamp, frame } = frame {
+            state.inbound(conn, stamp, frame);
         }
+        inbox.done(seq);
         if !state.try_flush() {
             // Refused only once the router is gone: the session is over.
             let _ = inbox.push(RouterMsg::Flush);
         }
     }));
     if let Err(panic) = routed {
-        inbox.release_failed();
+        // Nothing more is routed in place into a router that failed.
+        inbox.hold_failed();
         mailbox.actor.fail(panic_text(panic));
     }
     Ok(())

@@ -23,7 +23,7 @@ use reel_protocol::{CommandEncoder, FrameKind, SessionCommand};
 use tokio::sync::Mutex;
 
 use super::link::{LinkFrame, LinkSender, Stamp, TrySent};
-use super::outbox::{Outbox, Outgoing, Queued};
+use super::outbox::{Outbox, Outgoing, Pushed, Queued};
 use super::tree_reports::TreeReports;
 use super::wire_tap::WireTap;
 use crate::child::Child;
@@ -267,8 +267,10 @@ impl CommandWriter {
     pub(crate) fn push(&self, command: SessionCommand, origin: Origin) -> Result<(), Queued> {
         // What writing it touches, read at once (decision 0093).
         std::hint::black_box((self.ends.tap.warm(), self.ends.telemetry.warm()));
-        if self.outbox.push(command, origin)? {
-            self.write_in_place();
+        match self.outbox.push(command, origin)? {
+            Pushed::Queued => {}
+            Pushed::Rung => self.write_in_place(None),
+            Pushed::Write(out) => self.write_in_place(Some(out)),
         }
         Ok(())
     }
@@ -303,23 +305,36 @@ impl CommandWriter {
         }
     }
 
-    /// Writes what the outbox holds on the caller's task, without waiting: called by
+    /// Writes `first` (a command the outbox handed out unqueued, [`Pushed::Write`]) and
+    /// what the outbox holds on the caller's task, without waiting: called by
     /// [`CommandWriter::push`] when a command is pushed while the writer is idle (the
     /// outbox then counts it rung). If the connection's sender is in use, or the link
     /// cannot take a frame whole now, the writer's task is rung for the rest, which it
-    /// sends after what was left.
-    pub(crate) fn write_in_place(&self) {
+    /// sends after what was left; `first` goes back to the outbox's front then, and if the
+    /// connection stopped being live before it could be written.
+    pub(crate) fn write_in_place(&self, first: Option<Outgoing>) {
         let Ok(mut sending) = self.sending.try_lock() else {
-            self.outbox.ring();
+            self.ring_for(first);
             return;
         };
         if !sending.is_settled() {
             drop(sending);
-            self.outbox.ring();
+            self.ring_for(first);
             return;
         }
+        // Checked under the sender's lock: the Transport actor leaves `Live` before it
+        // takes the lock to drop the connection's sender, so a command written here still
+        // goes out on a live connection's sender, as one popped just before would.
+        let first = match first {
+            Some(out) if !self.outbox.is_live() => {
+                self.outbox.unpop(out);
+                None
+            }
+            first => first,
+        };
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            while let Some(out) = self.outbox.pop() {
+            let mut next = first;
+            while let Some(out) = next.take().or_else(|| self.outbox.pop()) {
                 self.before_sending();
                 if !sending.send_command_now(&self.ends, out) {
                     self.outbox.ring();
@@ -330,6 +345,14 @@ impl CommandWriter {
         if let Err(payload) = written {
             self.fail(payload.as_ref());
         }
+    }
+
+    /// Leaves `first` (if any) and what waits to the writer's task.
+    fn ring_for(&self, first: Option<Outgoing>) {
+        if let Some(out) = first {
+            self.outbox.unpop(out);
+        }
+        self.outbox.ring();
     }
 
     /// Counts the transport's next item and asks the fault hook about it.

@@ -16,6 +16,7 @@
 //! sender, so a command touches one session structure on its way out, not three.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use reel_protocol::SessionCommand;
@@ -40,6 +41,21 @@ pub(crate) struct Outgoing {
     /// dropped unsent (0 on every other command). Recorded with its frame and told to the
     /// running tools that consume the user's input (decision 0092).
     pub dropped_before: u64,
+}
+
+/// What [`Outbox::push`] did with a command.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Pushed {
+    /// Queued, or dropped once the connection is over: nothing for the caller to do.
+    Queued,
+    /// Queued while live with the writer idle; the outbox now counts it rung: the caller
+    /// writes what waits in place, or rings the writer's task ([`Outbox::ring`]).
+    Rung,
+    /// Live, the writer idle and nothing waiting: not queued at all (decision 0096). The
+    /// outbox counts it rung; the caller writes it first, in place, if the connection is
+    /// still live then ([`Outbox::is_live`]), then what waits; or gives it back
+    /// ([`Outbox::unpop`]) and rings.
+    Write(Outgoing),
 }
 
 /// What the outbox does with the commands pushed to it.
@@ -67,9 +83,17 @@ struct State {
     dropped_unsent: u64,
 }
 
+/// Whether a queued command is audio.
+fn is_audio((command, _): &Queued) -> bool {
+    matches!(command, SessionCommand::SendAudio(_))
+}
+
 /// The commands waiting for the writer (see the [module docs](self)).
 pub(crate) struct Outbox {
     state: Mutex<State>,
+    /// Whether the flow is [`Flow::Live`], written with it: read by a pusher about to write
+    /// the command it was handed ([`Pushed::Write`]) without taking the lock again.
+    live: AtomicBool,
     bell: Bell,
     telemetry: Arc<TelemetryShared>,
 }
@@ -95,15 +119,15 @@ impl Outbox {
                 rung: false,
                 dropped_unsent: 0,
             }),
+            live: AtomicBool::new(false),
             bell: Bell::default(),
             telemetry,
         }
     }
 
-    /// Takes `command` as its [`Flow`] says; gives it back only once the transport is gone.
-    /// `Ok(true)`: the writer was idle and the outbox now counts it rung — the caller writes
-    /// in place or rings the writer's task ([`Outbox::ring`]).
-    pub(crate) fn push(&self, command: SessionCommand, origin: Origin) -> Result<bool, Queued> {
+    /// Takes `command` as its [`Flow`] says (see [`Pushed`]); gives it back only once the
+    /// transport is gone.
+    pub(crate) fn push(&self, command: SessionCommand, origin: Origin) -> Result<Pushed, Queued> {
         let mut state = lock(&self.state);
         match state.flow {
             Flow::Stopped => return Err((command, origin)),
@@ -112,20 +136,86 @@ impl Outbox {
                     kind = command.kind(),
                     "dropping a command sent after disconnect"
                 );
-                return Ok(false);
+                return Ok(Pushed::Queued);
             }
             Flow::Hold => {
                 if matches!(command, SessionCommand::SendAudio(_)) {
                     self.make_room_for_audio(&mut state);
                 }
                 state.commands.push_back((command, origin));
-                return Ok(false);
+                return Ok(Pushed::Queued);
             }
-            Flow::Live => state.commands.push_back((command, origin)),
+            Flow::Live => {}
         }
         // Counted rung: whoever writes now (the caller in place, else the writer's task)
         // takes everything until it finds the outbox empty.
-        Ok(!std::mem::replace(&mut state.rung, true))
+        if std::mem::replace(&mut state.rung, true) {
+            state.commands.push_back((command, origin));
+            return Ok(Pushed::Queued);
+        }
+        if !state.commands.is_empty() {
+            state.commands.push_back((command, origin));
+            return Ok(Pushed::Rung);
+        }
+        Ok(Pushed::Write(Self::outgoing(&mut state, command, origin)))
+    }
+
+    /// `command` let out now, carrying the count of the application's audio dropped before
+    /// it if it is the application's next chunk.
+    fn outgoing(state: &mut State, command: SessionCommand, origin: Origin) -> Outgoing {
+        let dropped_before =
+            if origin == Origin::App && matches!(command, SessionCommand::SendAudio(_)) {
+                std::mem::take(&mut state.dropped_unsent)
+            } else {
+                0
+            };
+        Outgoing {
+            command,
+            origin,
+            dropped_before,
+        }
+    }
+
+    /// Whether the connection is live now (the flow is [`Flow::Live`]).
+    pub(crate) fn is_live(&self) -> bool {
+        self.live.load(Ordering::Acquire)
+    }
+
+    /// Gives back a command [`Outbox::push`] handed out ([`Pushed::Write`]) and the caller
+    /// did not write: it goes first, ahead of everything pushed since, as if it had been
+    /// queued, and is held, dropped or refused as the flow says now. The outbox still
+    /// counts the writer rung: the caller rings it, or pops until it finds the outbox
+    /// empty.
+    pub(crate) fn unpop(&self, out: Outgoing) {
+        let Outgoing {
+            command,
+            origin,
+            dropped_before,
+        } = out;
+        let mut state = lock(&self.state);
+        match state.flow {
+            // As a push after the connection ended.
+            Flow::Drop | Flow::Stopped => return,
+            Flow::Live => {}
+            Flow::Hold => {
+                let audio = matches!(command, SessionCommand::SendAudio(_));
+                let held = state
+                    .commands
+                    .iter()
+                    .filter(|queued| is_audio(queued))
+                    .count();
+                if audio && held >= HELD_AUDIO_CHUNKS {
+                    // The oldest held chunk: dropped, and counted as a push would.
+                    self.telemetry.audio_dropped(1);
+                    if origin == Origin::App {
+                        state.dropped_unsent += 1 + dropped_before;
+                    }
+                    return;
+                }
+            }
+        }
+        state.dropped_unsent += dropped_before;
+        state.commands.push_front((command, origin));
     }
 
     /// Wakes the writer's task for what waits (the outbox already counts it rung): a write
@@ -137,7 +227,6 @@ impl Outbox {
     /// While holding: drops the oldest held audio chunk if [`HELD_AUDIO_CHUNKS`] wait;
     /// one of the application's is counted for its next chunk to carry.
     fn make_room_for_audio(&self, state: &mut State) {
-        let is_audio = |(command, _): &Queued| matches!(command, SessionCommand::SendAudio(_));
         let held = state
             .commands
             .iter()
@@ -167,17 +256,7 @@ impl Outbox {
             state.rung = false;
             return None;
         };
-        let dropped_before =
-            if origin == Origin::App && matches!(command, SessionCommand::SendAudio(_)) {
-                std::mem::take(&mut state.dropped_unsent)
-            } else {
-                0
-            };
-        Some(Outgoing {
-            command,
-            origin,
-            dropped_before,
-        })
+        Some(Self::outgoing(&mut state, command, origin))
     }
 
     /// Sets what happens to commands from now on: going live wakes the writer for what was
@@ -188,6 +267,7 @@ impl Outbox {
             return; // final
         }
         state.flow = flow;
+        self.live.store(flow == Flow::Live, Ordering::Release);
         match flow {
             Flow::Live if !state.commands.is_empty() && !state.rung => {
                 state.rung = true;
@@ -262,41 +342,118 @@ mod tests {
         assert_eq!(dropped[0], (audio(3), 2));
         assert!(dropped[1..].iter().all(|(_, n)| *n == 0), "told once");
         assert_eq!(telemetry.snapshot().audio_dropped, 3);
-        // A push while live carries nothing; a new hold counts afresh.
-        assert!(outbox.push(audio(99), Origin::App).is_ok());
+        // A push while live carries nothing.
         assert_eq!(
-            outbox.pop(),
-            Some(Outgoing {
+            outbox.push(audio(99), Origin::App),
+            Ok(Pushed::Write(Outgoing {
                 command: audio(99),
                 origin: Origin::App,
                 dropped_before: 0
-            })
+            }))
         );
     }
 
     #[tokio::test]
-    async fn a_push_while_live_wakes_the_writer_once_until_it_finds_the_outbox_empty() {
+    async fn a_push_while_live_hands_the_command_out_and_wakes_the_writer_once_until_it_finds_the_outbox_empty()
+     {
         let outbox = Outbox::new(Arc::default());
         outbox.set_flow(Flow::Live);
+        assert!(outbox.is_live());
+        let first = outbox.push(audio(1), Origin::App);
         assert_eq!(
-            outbox.push(audio(1), Origin::App),
-            Ok(true),
-            "the writer was idle"
+            first,
+            Ok(Pushed::Write(Outgoing {
+                command: audio(1),
+                origin: Origin::App,
+                dropped_before: 0
+            })),
+            "the writer was idle and nothing waited: handed out, not queued"
         );
         assert_eq!(
             outbox.push(audio(2), Origin::App),
-            Ok(false),
+            Ok(Pushed::Queued),
             "already rung"
         );
-        outbox.ring(); // what the first pusher does when it does not write in place
+        // The pusher could not write in place: it gives its command back, ahead of what
+        // came after it, and rings the writer's task.
+        if let Ok(Pushed::Write(out)) = first {
+            outbox.unpop(out);
+        }
+        outbox.ring();
         outbox.rung().await;
         assert_eq!(drain(&outbox), [audio(1), audio(2)]);
-        assert_eq!(
+        assert!(matches!(
             outbox.push(audio(3), Origin::App),
-            Ok(true),
-            "rung again once the writer found it empty"
+            Ok(Pushed::Write(_))
+        ));
+        // Rung still (the pusher has not found the outbox empty): queued behind it.
+        assert_eq!(outbox.push(audio(4), Origin::App), Ok(Pushed::Queued));
+        assert_eq!(drain(&outbox), [audio(4)]);
+        // The connection goes down with commands held, and comes back: the pusher that
+        // finds it live with them waiting is rung to write them.
+        outbox.set_flow(Flow::Hold);
+        assert!(!outbox.is_live());
+        assert_eq!(outbox.push(audio(5), Origin::App), Ok(Pushed::Queued));
+        assert_eq!(outbox.pop(), None, "held");
+        outbox.set_flow(Flow::Live);
+        outbox.rung().await;
+        assert_eq!(drain(&outbox), [audio(5)]);
+    }
+
+    #[test]
+    fn a_command_given_back_is_held_dropped_or_refused_as_the_flow_says_then() {
+        let telemetry = Arc::new(TelemetryShared::default());
+        let outbox = Outbox::new(Arc::clone(&telemetry));
+        outbox.set_flow(Flow::Live);
+        let Ok(Pushed::Write(out)) = outbox.push(audio(0), Origin::App) else {
+            panic!("handed out");
+        };
+        // The connection went down before the pusher could write it, with the hold full.
+        outbox.set_flow(Flow::Hold);
+        for n in 1..=(HELD_AUDIO_CHUNKS as u8) {
+            assert_eq!(outbox.push(audio(n), Origin::App), Ok(Pushed::Queued));
+        }
+        outbox.unpop(out);
+        outbox.set_flow(Flow::Live);
+        let mut sent = Vec::new();
+        while let Some(out) = outbox.pop() {
+            sent.push((out.command, out.dropped_before));
+        }
+        assert_eq!(sent.len(), HELD_AUDIO_CHUNKS);
+        assert_eq!(
+            sent[0],
+            (audio(1), 1),
+            "the oldest chunk (the one given back) was dropped, and told"
         );
-        assert_eq!(drain(&outbox), [audio(3)]);
+        assert_eq!(telemetry.snapshot().audio_dropped, 1);
+
+        // With room in the hold it waits at the front, keeping the count it carried.
+        let Ok(Pushed::Write(mut out)) = outbox.push(audio(7), Origin::App) else {
+            panic!("handed out");
+        };
+        out.dropped_before = 2;
+        assert_eq!(outbox.push(audio(8), Origin::App), Ok(Pushed::Queued));
+        outbox.set_flow(Flow::Hold);
+        outbox.unpop(out);
+        outbox.set_flow(Flow::Live);
+        assert_eq!(
+            outbox.pop(),
+            Some(Outgoing {
+                command: audio(7),
+                origin: Origin::App,
+                dropped_before: 2
+            })
+        );
+        assert_eq!(drain(&outbox), [audio(8)]);
+
+        // Once the connection is over, given back is dropped, as a push then would be.
+        let Ok(Pushed::Write(out)) = outbox.push(audio(9), Origin::App) else {
+            panic!("handed out");
+        };
+        outbox.set_flow(Flow::Drop);
+        outbox.unpop(out);
+        outbox.set_flow(Flow::Live);
+        assert_eq!(drain(&outbox), Vec::<SessionCommand>::new());
     }
 
     #[test]
