@@ -2,9 +2,9 @@
 //! idle, instead of waking the router's task for it (decision 0090).
 //!
 //! At thousands of sessions a frame's cost is mostly the tasks it crosses (decision 0089).
-//! When the router has nothing to do (its state free, its inbox idle), the
-//! reader takes the state's lock, numbers its frame in the router's inbox without queueing
-//! it ([`Inbox::reserve`], decision 0096) and routes it on its own task: the same decoding,
+//! When the router has nothing to do (its state free, its inbox idle), the reader takes the
+//! state's lock, numbers its frame in the router's inbox without queueing it
+//! ([`Inbox::reserve`], decision 0096) and routes it on its own task: the same decoding,
 //! phase, numbering and fault hook as the router's task, the fast lane's share handled in
 //! place in turn when that lane is idle (decision 0086). Whatever is pushed to the router
 //! meanwhile (a step, a report, a barrier) rings its task as ever, which takes it once the

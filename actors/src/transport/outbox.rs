@@ -183,9 +183,10 @@ impl Outbox {
 
     /// Gives back a command [`Outbox::push`] handed out ([`Pushed::Write`]) and the caller
     /// did not write: it goes first, ahead of everything pushed since, as if it had been
-    /// queued, and is held, dropped or refused as the flow says now. The outbox still
-    /// counts the writer rung: the caller rings it, or pops until it finds the outbox
-    /// empty.
+    /// queued, and is held (against the held audio's bound, as a push is) or dropped (the
+    /// connection over, or the transport gone: its sender was told it went) as the flow
+    /// says now. The outbox still counts the writer rung: the caller rings it, or pops
+    /// until it finds the outbox empty.
     pub(crate) fn unpop(&self, out: Outgoing) {
         let Outgoing {
             command,
