@@ -153,6 +153,9 @@ impl Outbox {
             state.commands.push_back((command, origin));
             return Ok(Pushed::Queued);
         }
+        // Not rung and live means empty (going live with commands held rings, and the
+        // writer counts itself idle only on finding nothing); should commands wait all the
+        // same, this one goes behind them, never ahead.
         if !state.commands.is_empty() {
             state.commands.push_back((command, origin));
             return Ok(Pushed::Rung);
@@ -390,8 +393,8 @@ mod tests {
         // Rung still (the pusher has not found the outbox empty): queued behind it.
         assert_eq!(outbox.push(audio(4), Origin::App), Ok(Pushed::Queued));
         assert_eq!(drain(&outbox), [audio(4)]);
-        // The connection goes down with commands held, and comes back: the pusher that
-        // finds it live with them waiting is rung to write them.
+        // The connection goes down with commands held, and comes back: going live rings the
+        // writer for them.
         outbox.set_flow(Flow::Hold);
         assert!(!outbox.is_live());
         assert_eq!(outbox.push(audio(5), Origin::App), Ok(Pushed::Queued));
@@ -402,7 +405,7 @@ mod tests {
     }
 
     #[test]
-    fn a_command_given_back_is_held_dropped_or_refused_as_the_flow_says_then() {
+    fn a_command_given_back_is_held_or_dropped_as_the_flow_says_then() {
         let telemetry = Arc::new(TelemetryShared::default());
         let outbox = Outbox::new(Arc::clone(&telemetry));
         outbox.set_flow(Flow::Live);
