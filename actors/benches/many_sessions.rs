@@ -183,6 +183,25 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// `frame` with its bytes made static: the harness's frames live as long as the process
+/// (leaked once at the start of a run), so handing one to a session is a copy of a pointer,
+/// not an atomic on a reference count every session's frame of that tick shares. Cloned
+/// from one shared `Bytes`, each frame's count was bumped by every session a pacer feeds
+/// and dropped by their readers on the other core: a line thrown between the two cores
+/// hundreds of thousands of times a second, which is the harness's cost, not the
+/// session's — a socket's frame is its reader's own.
+fn leaked(frame: LinkFrame) -> LinkFrame {
+    LinkFrame {
+        kind: frame.kind,
+        bytes: leaked_bytes(&frame.bytes),
+    }
+}
+
+/// `bytes`' content as static bytes (see [`leaked`]).
+fn leaked_bytes(bytes: &[u8]) -> Bytes {
+    Bytes::from_static(Box::leak(bytes.to_vec().into_boxed_slice()))
+}
+
 /// The model's 20 ms audio frame whose PCM starts with `seq` (a ring index).
 fn model_audio_frame(seq: u8) -> LinkFrame {
     let mut pcm = vec![0u8; MODEL_PCM_BYTES];
@@ -536,10 +555,13 @@ async fn pace(
     let start = tokio::time::Instant::now() + offset;
     let mut tick = tokio::time::interval_at(start, TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    // Counted here and added to the shared counts once, at the end: a count every pacer
+    // bumps a frame would be one more line thrown between the two cores (see [`leaked`]).
+    let mut mine = Tally::default();
     for k in 0..ticks {
         let due = tick.tick().await;
         if due.elapsed() > TICK {
-            sent.late_ticks.fetch_add(1, Ordering::Relaxed);
+            mine.late_ticks += 1;
         }
         let ring = (k % RING as u64) as usize;
         for &i in &group {
@@ -548,7 +570,7 @@ async fn pace(
             };
             if play == Play::App {
                 if session.side.send_audio(frames.app_pcm.clone()) {
-                    sent.app_audio.fetch_add(1, Ordering::Relaxed);
+                    mine.app_audio += 1;
                 }
                 continue;
             }
@@ -560,7 +582,7 @@ async fn pace(
                 frame: frames.audio[ring].clone(),
             };
             if session.link.send(fed).is_ok() {
-                sent.audio_in.fetch_add(1, Ordering::Relaxed);
+                mine.audio_in += 1;
             }
             if (k + phase).is_multiple_of(TRANSCRIPT_EVERY) {
                 let fed = Fed {
@@ -568,7 +590,7 @@ async fn pace(
                     frame: frames.transcript.clone(),
                 };
                 if session.link.send(fed).is_ok() {
-                    sent.transcripts.fetch_add(1, Ordering::Relaxed);
+                    mine.transcripts += 1;
                 }
             }
             if (k + phase).is_multiple_of(TOOL_CALL_EVERY) {
@@ -577,10 +599,34 @@ async fn pace(
                     frame: frames.tool_call.clone(),
                 };
                 if session.link.send(fed).is_ok() {
-                    sent.tool_calls.fetch_add(1, Ordering::Relaxed);
+                    mine.tool_calls += 1;
                 }
             }
         }
+    }
+    mine.add_to(&sent);
+}
+
+/// What one pacer sent, added to [`Sent`] when it ends.
+#[derive(Default)]
+struct Tally {
+    audio_in: u64,
+    app_audio: u64,
+    transcripts: u64,
+    tool_calls: u64,
+    late_ticks: u64,
+}
+
+impl Tally {
+    fn add_to(&self, sent: &Sent) {
+        sent.audio_in.fetch_add(self.audio_in, Ordering::Relaxed);
+        sent.app_audio.fetch_add(self.app_audio, Ordering::Relaxed);
+        sent.transcripts
+            .fetch_add(self.transcripts, Ordering::Relaxed);
+        sent.tool_calls
+            .fetch_add(self.tool_calls, Ordering::Relaxed);
+        sent.late_ticks
+            .fetch_add(self.late_ticks, Ordering::Relaxed);
     }
 }
 
@@ -640,10 +686,12 @@ async fn run(
         measuring: AtomicBool::new(false),
     });
     let frames = Arc::new(Frames {
-        audio: (0..RING).map(|seq| model_audio_frame(seq as u8)).collect(),
-        transcript: transcript_frame(),
-        tool_call: tool_call_frame(),
-        app_pcm: Bytes::from(vec![0u8; APP_PCM_BYTES]),
+        audio: (0..RING)
+            .map(|seq| leaked(model_audio_frame(seq as u8)))
+            .collect(),
+        transcript: leaked(transcript_frame()),
+        tool_call: leaked(tool_call_frame()),
+        app_pcm: leaked_bytes(&[0u8; APP_PCM_BYTES]),
     });
     let dir = record.then(|| {
         let dir = target_dir()

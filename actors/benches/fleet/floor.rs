@@ -5,8 +5,11 @@
 //! hand-off as the link's receiver does, decodes each frame with the session's own decoder
 //! (`EventDecoder::decode_streamed`, as the router does), calls the same `FastCallbacks`,
 //! and writes the application's chunks with the session's own encoder
-//! (`CommandEncoder::encode`, as the command writer does), counted as the memory link's
-//! sender counts them; a tool call is answered on the spot. What it leaves out is
+//! (`CommandEncoder::encode`, as the command writer does) on the application's own task,
+//! under the session's lock (as the tree writes in place, decision 0091; until 2026-11-29
+//! they went through a channel to the session's task, a second wake a chunk the tree no
+//! longer pays), counted as the memory link's sender counts them; a tool call is answered
+//! on the spot. What it leaves out is
 //! everything the tree adds: supervision, the lanes, the event hub, the phase, the wire
 //! tap's stamps, backpressure. So the CPU it takes is what no session runtime, however
 //! lean, could go below on this machine with this harness — the bench's own link and
@@ -20,8 +23,8 @@
 //! known before a session core is built around them. See [`Guarantees`].
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 use reel_actors::Lane;
@@ -139,9 +142,13 @@ impl Guarantees {
 /// The fault hook's question of an item, as the tree's hook is asked: `true` fails it.
 type FaultHook = Arc<dyn Fn(&SessionEvent) -> bool + Send + Sync>;
 
-/// One floor session: where the application's chunks go, and its task.
+/// One floor session: its state, its feed and its task.
+///
+/// The application's chunk is encoded and written on the caller's task, under the state's
+/// lock (as the tree's command writer writes in place while idle, decision 0091): a plain
+/// session needs no queue and no second wake between the application and the link.
 pub struct FloorSession {
-    app: mpsc::UnboundedSender<Bytes>,
+    state: Arc<Mutex<State>>,
     link: mpsc::UnboundedSender<Fed>,
     /// The application's bytes handed over and not yet written (with `backpressure`).
     queued: Option<Arc<AtomicUsize>>,
@@ -160,29 +167,35 @@ impl FloorSession {
         callbacks: FastCallbacks,
         kept: Guarantees,
     ) -> FloorSession {
-        let (app, chunks) = mpsc::unbounded_channel();
         let queued = kept.backpressure.then(Arc::default);
-        let state = State::new(handed, counters, callbacks, kept, queued.clone());
-        let task = tokio::spawn(state.serve(model, chunks));
+        let state = Arc::new(Mutex::new(State::new(handed, counters, callbacks, kept)));
+        let task = tokio::spawn(serve(Arc::clone(&state), model));
         FloorSession {
-            app,
+            state,
             link,
             queued,
             task,
         }
     }
 
-    /// Hands the application's 20 ms chunk to the session; `false` once it has ended, or
-    /// (with `backpressure`) when it holds its bound of unwritten bytes.
+    /// Writes the application's 20 ms chunk; `false` once the session has ended, or (with
+    /// `backpressure`) when it holds its bound of unwritten bytes.
     pub fn send_audio(&self, pcm: Bytes) -> bool {
-        if let Some(queued) = &self.queued {
-            let len = pcm.len();
-            if queued.fetch_add(len, Ordering::AcqRel) + len > OUTBOX_BYTES {
-                queued.fetch_sub(len, Ordering::AcqRel);
-                return false;
-            }
+        if self.task.is_finished() {
+            return false;
         }
-        self.app.send(pcm).is_ok()
+        let len = pcm.len();
+        if let Some(queued) = &self.queued
+            && queued.fetch_add(len, Ordering::AcqRel) + len > OUTBOX_BYTES
+        {
+            queued.fetch_sub(len, Ordering::AcqRel);
+            return false;
+        }
+        lock(&self.state).write(SessionCommand::SendAudio(pcm), Origin::App, true);
+        if let Some(queued) = &self.queued {
+            queued.fetch_sub(len, Ordering::AcqRel);
+        }
+        true
     }
 
     /// Ends the session behind what was fed before (an empty frame, as the memory link's
@@ -192,8 +205,23 @@ impl FloorSession {
             index: None,
             frame: reel_actors::transport::LinkFrame::text(""),
         });
-        drop(self.app);
         self.task.await.is_ok()
+    }
+}
+
+/// The state's lock; a panic while it was held (none is expected: the callbacks run under
+/// `catch_unwind` with `guard`, and the bench's own do not panic) leaves it usable.
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The session's task: each of the model's frames, until the feed's close.
+async fn serve(state: Arc<Mutex<State>>, mut model: mpsc::UnboundedReceiver<Fed>) {
+    while let Some(fed) = model.recv().await {
+        if fed.frame.bytes.is_empty() {
+            return;
+        }
+        lock(&state).inbound(fed);
     }
 }
 
@@ -229,8 +257,6 @@ struct State {
     phase: Option<(PhaseTracker, watch::Sender<SessionPhase>)>,
     /// `telemetry`: the session's counters.
     telemetry: Option<TelemetryShared>,
-    /// `backpressure`: the bytes handed over and not written.
-    queued: Option<Arc<AtomicUsize>>,
     /// `guard`: the fault hook (none in the bench, as in the tree's) and the item in flight.
     fault: Option<FaultHook>,
     in_flight: Option<SessionEvent>,
@@ -242,7 +268,6 @@ impl State {
         counters: Arc<LinkCounters>,
         callbacks: FastCallbacks,
         kept: Guarantees,
-        queued: Option<Arc<AtomicUsize>>,
     ) -> State {
         State {
             handed,
@@ -260,36 +285,8 @@ impl State {
             hub: kept.route.then(EventHub::new),
             phase: kept.phase.then(live_phase),
             telemetry: kept.telemetry.then(TelemetryShared::default),
-            queued,
             fault: None,
             in_flight: None,
-        }
-    }
-
-    async fn serve(
-        mut self,
-        mut model: mpsc::UnboundedReceiver<Fed>,
-        mut chunks: mpsc::UnboundedReceiver<Bytes>,
-    ) {
-        loop {
-            tokio::select! {
-                biased;
-                fed = model.recv() => {
-                    let Some(fed) = fed else { return };
-                    if fed.frame.bytes.is_empty() {
-                        return;
-                    }
-                    self.inbound(fed);
-                }
-                pcm = chunks.recv() => {
-                    let Some(pcm) = pcm else { return };
-                    let len = pcm.len();
-                    self.write(SessionCommand::SendAudio(pcm), Origin::App, true);
-                    if let Some(queued) = &self.queued {
-                        queued.fetch_sub(len, Ordering::AcqRel);
-                    }
-                }
-            }
         }
     }
 
