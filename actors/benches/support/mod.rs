@@ -148,7 +148,6 @@ pub struct LinkCounters {
 struct LinkShared {
     counters: Arc<LinkCounters>,
     setup_seen: Notify,
-    frames_sent: AtomicU64,
     closed: AtomicBool,
     close_seen: Notify,
     /// A fed link's own sender: the close is queued behind the frames fed before it (an
@@ -180,16 +179,17 @@ impl MemoryConnector {
         let shared = Arc::new(LinkShared {
             counters,
             setup_seen: Notify::new(),
-            frames_sent: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             close_seen: Notify::new(),
             fed_closer: Mutex::new(None),
             tool_responses: Mutex::new(None),
         });
         let sender = MemorySender {
+            counters: Arc::clone(&shared.counters),
             shared: Arc::clone(&shared),
         };
         let receiver = MemoryReceiver {
+            counters: Arc::clone(&shared.counters),
             shared: Arc::clone(&shared),
             source,
             stage: Stage::AwaitSetup,
@@ -238,7 +238,7 @@ impl MemoryConnector {
 
     /// Frames the session has written (the setup included).
     pub fn frames_sent(&self) -> u64 {
-        self.shared.frames_sent.load(Ordering::Acquire)
+        self.shared.counters.frames_out.load(Ordering::Acquire)
     }
 }
 
@@ -262,7 +262,11 @@ impl Connector for MemoryConnector {
     }
 }
 
+/// The counters are held beside the shared state, not read through it: a frame written
+/// touches the counters' line alone, as a socket's writer touches its own state (the
+/// shared state only for a link's first frame, a `toolResponse` and the close).
 struct MemorySender {
+    counters: Arc<LinkCounters>,
     shared: Arc<LinkShared>,
 }
 
@@ -296,8 +300,8 @@ impl MemorySender {
     /// Counts a frame written, notes a `toolResponse`'s time, and tells the bench the
     /// setup went out.
     fn write(&self, frame: &LinkFrame) {
-        let counters = &self.shared.counters;
-        counters.frames_out.fetch_add(1, Ordering::Relaxed);
+        let counters = &self.counters;
+        let first = counters.frames_out.fetch_add(1, Ordering::AcqRel) == 0;
         counters
             .bytes_out
             .fetch_add(frame.bytes.len() as u64, Ordering::Relaxed);
@@ -312,7 +316,7 @@ impl MemorySender {
             // The bench may have stopped listening; the stamp is then of no use to anyone.
             let _ = tap.send(Instant::now());
         }
-        if self.shared.frames_sent.fetch_add(1, Ordering::AcqRel) == 0 {
+        if first {
             self.shared.setup_seen.notify_one();
         }
     }
@@ -326,6 +330,9 @@ enum Stage {
 }
 
 struct MemoryReceiver {
+    /// Held beside the shared state (see [`MemorySender`]): a fed frame touches the
+    /// channel, the stamps and the counters, not the shared state.
+    counters: Arc<LinkCounters>,
     shared: Arc<LinkShared>,
     source: Source,
     stage: Stage,
@@ -410,7 +417,10 @@ impl MemoryReceiver {
                 }
                 Stage::Streaming => {}
             }
-            if self.shared.closed.load(Ordering::Acquire) {
+            // A fed link's close comes down its channel (below); a burst's is read here.
+            if matches!(self.source, Source::Burst { .. })
+                && self.shared.closed.load(Ordering::Acquire)
+            {
                 self.stage = Stage::Ended;
                 return Poll::Ready(clean_close());
             }
@@ -452,7 +462,7 @@ impl LinkReceiver for MemoryReceiver {
     fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
         let event = std::task::ready!(self.poll_next(cx));
         if let Some(LinkEvent::Frame(frame)) = &event {
-            let counters = &self.shared.counters;
+            let counters = &self.counters;
             counters.frames_in.fetch_add(1, Ordering::Relaxed);
             counters
                 .bytes_in
