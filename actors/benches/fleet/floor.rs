@@ -181,9 +181,6 @@ impl FloorSession {
     /// Writes the application's 20 ms chunk; `false` once the session has ended, or (with
     /// `backpressure`) when it holds its bound of unwritten bytes.
     pub fn send_audio(&self, pcm: Bytes) -> bool {
-        if self.task.is_finished() {
-            return false;
-        }
         let len = pcm.len();
         if let Some(queued) = &self.queued
             && queued.fetch_add(len, Ordering::AcqRel) + len > OUTBOX_BYTES
@@ -191,11 +188,18 @@ impl FloorSession {
             queued.fetch_sub(len, Ordering::AcqRel);
             return false;
         }
-        lock(&self.state).write(SessionCommand::SendAudio(pcm), Origin::App, true);
+        let written = {
+            let mut state = lock(&self.state);
+            // Read under the lock the session's own lines are: not the task's header.
+            !state.ended && {
+                state.write(SessionCommand::SendAudio(pcm), Origin::App, true);
+                true
+            }
+        };
         if let Some(queued) = &self.queued {
             queued.fetch_sub(len, Ordering::AcqRel);
         }
-        true
+        written
     }
 
     /// Ends the session behind what was fed before (an empty frame, as the memory link's
@@ -215,14 +219,16 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The session's task: each of the model's frames, until the feed's close.
+/// The session's task: each of the model's frames, until the feed's close; then the
+/// session refuses the application's chunks.
 async fn serve(state: Arc<Mutex<State>>, mut model: mpsc::UnboundedReceiver<Fed>) {
     while let Some(fed) = model.recv().await {
         if fed.frame.bytes.is_empty() {
-            return;
+            break;
         }
         lock(&state).inbound(fed);
     }
+    lock(&state).ended = true;
 }
 
 /// A tracker taken through a connection's opening, as the tree's is before the streaming,
@@ -260,6 +266,8 @@ struct State {
     /// `guard`: the fault hook (none in the bench, as in the tree's) and the item in flight.
     fault: Option<FaultHook>,
     in_flight: Option<SessionEvent>,
+    /// The feed closed: the application's chunks are refused.
+    ended: bool,
 }
 
 impl State {
@@ -287,6 +295,7 @@ impl State {
             telemetry: kept.telemetry.then(TelemetryShared::default),
             fault: None,
             in_flight: None,
+            ended: false,
         }
     }
 
