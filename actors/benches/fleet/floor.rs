@@ -65,7 +65,10 @@ pub struct Guarantees {
     /// `telemetry`: frames, bytes and counted events into the session's [`TelemetryShared`].
     pub telemetry: bool,
     /// `backpressure`: the application's chunks are bounded by bytes — counted in when
-    /// handed over, out when written, refused beyond [`OUTBOX_BYTES`].
+    /// handed over, out when written, refused beyond [`OUTBOX_BYTES`]. Since the floor
+    /// writes in place, only writers at once hold bytes unwritten, so in the bench the bound
+    /// is never reached: what this prices is the count a chunk, as the tree's outbox keeps
+    /// it.
     pub backpressure: bool,
     /// `guard`: each callback runs under `catch_unwind` with its event held in the
     /// session's slot until it returns (what a restart recovers), after the fault hook is
