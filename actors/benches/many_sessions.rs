@@ -41,7 +41,7 @@
 //! (it includes the wait for the link's reader task to be scheduled). Both time steady
 //! streaming, from the end of the streaming's first second ([`WARM_UP`]): the pacers start
 //! every session's streaming in the same 20 ms, so that second holds every session's first
-//! frames, first chunk and first phase change at once, as no fleet's calls start; its own
+//! frames, first chunk and first state writes at once, as no fleet's calls start; its own
 //! figures are printed on a line of their own ("while starting"), not hidden (decision 0097).
 //!
 //! **Events lost** counts every frame both ways: model audio frames handed over against
@@ -151,7 +151,7 @@ const TICK: Duration = Duration::from_millis(20);
 const TRANSCRIPT_EVERY: u64 = 50;
 const TOOL_CALL_EVERY: u64 = 3_000;
 /// The streaming's first stretch, timed apart from the rest (decision 0097): every session's
-/// first frames and first phase change fall in the same 20 ms, as no fleet's calls do.
+/// first frames and first state writes fall in the same 20 ms, as no fleet's calls do.
 const WARM_UP: Duration = Duration::from_secs(1);
 /// Pacer tasks; the sessions are dealt round-robin, each pacer 20 ms / 50 after the last.
 const PACERS: usize = 50;
