@@ -1057,7 +1057,9 @@ fn print_table(rows: &[Row], seconds: u64) {
     println!();
     println!(
         "many_sessions: 2 workers, in-memory links, 20 ms audio both ways, a transcription a \
-         second, a tool call a minute; {seconds} s per N"
+         second, a tool call a minute; {seconds} s per N; latencies timed from {} s after the \
+         streaming began (decision 0097)",
+        WARM_UP.as_secs()
     );
     println!(
         "| N | run | p50 | p99 | p99.9 | max | p99 / p99.9 from the pacer's send | timed frames | lost | KiB idle | KiB streaming | CPU | write amp. | load before → after | MiB in huge pages |"
