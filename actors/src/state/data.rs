@@ -105,8 +105,9 @@ impl Default for StateData {
 pub(crate) struct Applied {
     /// The state after the batch.
     pub(crate) data: StateData,
-    /// The journal entries, in order (no-op writes produce none).
-    pub(crate) mutations: Vec<StateMutation>,
+    /// The journal entries, in order (no-op writes produce none): the same allocations as
+    /// the recent-mutations ring holds, not copies of them.
+    pub(crate) mutations: Vec<Arc<StateMutation>>,
     /// One value per op: the value before it (`null` if absent); for `ClearPrefix`, an
     /// object of the removed keys and their values.
     pub(crate) olds: Vec<Value>,
@@ -135,7 +136,8 @@ impl StateData {
     pub(crate) fn apply(&self, ops: Vec<StateOp>, delta: bool, timestamp_ms: u64) -> Applied {
         let mut next = Writer {
             data: self.clone(),
-            mutations: Vec::new(),
+            // One a write at most but for `ClearPrefix`: grown once, if at all.
+            mutations: Vec::with_capacity(ops.len()),
             timestamp_ms,
             delta,
         };
@@ -151,7 +153,7 @@ impl StateData {
 /// The batch being applied.
 struct Writer {
     data: StateData,
-    mutations: Vec<StateMutation>,
+    mutations: Vec<Arc<StateMutation>>,
     timestamp_ms: u64,
     delta: bool,
 }
@@ -195,7 +197,7 @@ impl Writer {
         } else {
             self.data.map.insert(key.clone(), new.clone());
         }
-        let mutation = StateMutation {
+        let mutation = Arc::new(StateMutation {
             sequence: self.data.next_sequence,
             key,
             old: old.clone(),
@@ -203,9 +205,9 @@ impl Writer {
             origin: origin.to_owned(),
             timestamp_ms: self.timestamp_ms,
             delta: self.delta,
-        };
+        });
         self.data.next_sequence += 1;
-        self.data.recent.push_back(Arc::new(mutation.clone()));
+        self.data.recent.push_back(Arc::clone(&mutation));
         if self.data.recent.len() > RECENT_MUTATIONS {
             self.data.recent.pop_front();
         }
@@ -227,8 +229,14 @@ mod tests {
         }
     }
 
-    fn mutation(sequence: u64, key: &str, old: Value, new: Value, origin: &str) -> StateMutation {
-        StateMutation {
+    fn mutation(
+        sequence: u64,
+        key: &str,
+        old: Value,
+        new: Value,
+        origin: &str,
+    ) -> Arc<StateMutation> {
+        Arc::new(StateMutation {
             sequence,
             key: key.to_owned(),
             old,
@@ -236,7 +244,7 @@ mod tests {
             origin: origin.to_owned(),
             timestamp_ms: 42,
             delta: false,
-        }
+        })
     }
 
     #[test]
@@ -340,7 +348,7 @@ mod tests {
             mutation(6, "turn:b", json!(2), Value::Null, "clear_prefix"),
         ];
         for m in &mut expected {
-            m.delta = true;
+            Arc::make_mut(m).delta = true;
         }
         assert_eq!(applied.mutations, expected);
         assert_eq!(applied.olds, vec![json!({"turn:a": 1, "turn:b": 2})]);
