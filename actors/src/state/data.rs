@@ -136,7 +136,7 @@ impl StateData {
     pub(crate) fn apply(&self, ops: Vec<StateOp>, delta: bool, timestamp_ms: u64) -> Applied {
         let mut next = Writer {
             data: self.clone(),
-            // One a write at most but for `ClearPrefix`: grown once, if at all.
+            // At most one entry an op, but for `ClearPrefix` (one a key it removes).
             mutations: Vec::with_capacity(ops.len()),
             timestamp_ms,
             delta,
