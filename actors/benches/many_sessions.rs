@@ -77,6 +77,13 @@
 //! sessions a tick touches each session's structures cold, and with 4 KiB pages most of those
 //! touches also miss the TLB (decision 0094).
 //!
+//! **Cold lines a session-tick** (`--tick-ms`, `scripts/fleet-lines`): under valgrind's
+//! simulated caches, with the pacers' tick stretched so that the fifty-times-slower process
+//! still gets each session's frames one at a time, two runs of different lengths give what
+//! one session-tick costs in cache lines fetched cold, instructions and instruction-cache
+//! misses: counts that do not move with the machine's load, to price a change to the tree's
+//! layout in minutes where its CPU needs pairs of runs across hours.
+//!
 //! **What an idle session holds, site by site**: with `REEL_BENCH_EXIT_IDLE` set, the run
 //! role exits right after its idle reading with every session live, so a heap profiler's
 //! figures at exit are the idle sessions' (`docs/bench-log/fleet.md`, "Cut 3"):
@@ -147,6 +154,8 @@ const IDLE_CPU_WINDOW: Duration = Duration::from_secs(3);
 const CONNECT_BATCH: usize = 100;
 /// One tick: 20 ms of audio each way.
 const TICK: Duration = Duration::from_millis(20);
+/// The longest tick `--tick-ms` takes.
+const MAX_TICK_MS: u64 = 10_000;
 /// Ticks between transcriptions (1 s) and between tool calls (60 s).
 const TRANSCRIPT_EVERY: u64 = 50;
 const TOOL_CALL_EVERY: u64 = 3_000;
@@ -414,6 +423,8 @@ struct Options {
     /// Back the heap with transparent huge pages (`--huge-pages`): each run's process gets
     /// [`HUGE_PAGE_TUNABLES`] (decision 0094).
     huge_pages: bool,
+    /// The pacers' period (`--tick-ms`; [`TICK`] unless profiling).
+    tick: Duration,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -423,6 +434,7 @@ fn parse_options() -> Result<Options, String> {
         record: false,
         floor: None,
         huge_pages: false,
+        tick: TICK,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -438,6 +450,10 @@ fn parse_options() -> Result<Options, String> {
                 options.seconds = fleet_options::seconds(&value)?;
             }
             "--record" => options.record = true,
+            "--tick-ms" => {
+                let value = args.next().ok_or("--tick-ms needs a value, e.g. 400")?;
+                options.tick = tick(&value)?;
+            }
             "--huge-pages" => options.huge_pages = true,
             "--floor" => {
                 options.floor.get_or_insert_with(Guarantees::default);
@@ -456,6 +472,20 @@ fn parse_options() -> Result<Options, String> {
         return Err("--floor has no tree to record: use one or the other".to_owned());
     }
     Ok(options)
+}
+
+/// The pacers' period from `--tick-ms`: for profiling under valgrind, which runs the
+/// process some fifty times slower, a longer tick keeps each session's frames arriving one
+/// at a time, as they do at 20 ms without it (the bench log's "cold lines a session-tick").
+/// Every rate the workload has is counted in ticks, so the mix stays the same.
+fn tick(value: &str) -> Result<Duration, String> {
+    let ms: u64 = value
+        .parse()
+        .map_err(|error| format!("--tick-ms {value}: {error}"))?;
+    if !(1..=MAX_TICK_MS).contains(&ms) {
+        return Err(format!("--tick-ms {value}: must be 1 to {MAX_TICK_MS}"));
+    }
+    Ok(Duration::from_millis(ms))
 }
 
 /// What one run measured; printed as one `ROW` line for the parent's table.
@@ -593,17 +623,17 @@ async fn pace(
     frames: Arc<Frames>,
     sent: Arc<Sent>,
     (play, offset): (Play, Duration),
-    ticks: u64,
+    (period, ticks): (Duration, u64),
 ) {
     let start = tokio::time::Instant::now() + offset;
-    let mut tick = tokio::time::interval_at(start, TICK);
+    let mut tick = tokio::time::interval_at(start, period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
     // Counted here and added to the shared counts once, at the end: a count every pacer
     // bumps a frame would be one more line thrown between the two cores (see [`leaked`]).
     let mut mine = Tally::default();
     for k in 0..ticks {
         let due = tick.tick().await;
-        if due.elapsed() > TICK {
+        if due.elapsed() > period {
             mine.late_ticks += 1;
         }
         let ring = (k % RING as u64) as usize;
@@ -720,6 +750,7 @@ async fn run(
     record: bool,
     floor: Option<Guarantees>,
     huge_pages: bool,
+    period: Duration,
 ) -> Row {
     let load_before = load_average();
     let shared = Arc::new(Shared {
@@ -802,23 +833,23 @@ async fn run(
 
     // Stream.
     let sessions = Arc::new(sessions);
-    let ticks = seconds * 1_000 / TICK.as_millis() as u64;
+    let ticks = seconds * 1_000 / period.as_millis().max(1) as u64;
     shared.time(Timing::Starting);
     let cpu_start = cpu_time();
     let started = Instant::now();
     let mut pacers = JoinSet::new();
     for p in 0..PACERS {
-        let offset = TICK * p as u32 / PACERS as u32;
+        let offset = period * p as u32 / PACERS as u32;
         // A call's two directions are not in step: the application's chunk of a session
         // comes half a tick after the model's frame, so no session is woken once for both.
-        for play in [(Play::Model, offset), (Play::App, offset + TICK / 2)] {
+        for play in [(Play::Model, offset), (Play::App, offset + period / 2)] {
             pacers.spawn(pace(
                 Arc::clone(&sessions),
                 (p..n).step_by(PACERS).collect(),
                 Arc::clone(&frames),
                 Arc::clone(&sent),
                 play,
-                ticks,
+                (period, ticks),
             ));
         }
     }
@@ -880,9 +911,10 @@ async fn run(
     println!(
         "  streamed {:.2} s (+{:.2} s to drain); frames: model audio {audio}/{expect_audio}, \
          transcriptions {transcripts}/{expect_transcripts}, app audio {app}/{expect_app}, \
-         tool calls answered {tools}/{expect_tools}; pacer ticks late by > 20 ms: {}",
+         tool calls answered {tools}/{expect_tools}; pacer ticks late by > {} ms: {}",
         streamed.as_secs_f64(),
         drained.saturating_sub(streamed).as_secs_f64(),
+        period.as_millis(),
         sent.late_ticks.load(Ordering::Relaxed)
     );
     println!(
@@ -1198,6 +1230,7 @@ fn main() {
             eprintln!("many_sessions: {message}");
             eprintln!(
                 "usage: many_sessions [--sessions N[,N…]] [--seconds S] [--huge-pages] \
+                 [--tick-ms MS] \
                  [--record | --floor | --floor-with stamp,route,phase,telemetry,backpressure,guard|all]"
             );
             std::process::exit(2);
@@ -1241,6 +1274,7 @@ fn main() {
             options.record,
             options.floor,
             options.huge_pages,
+            options.tick,
         ));
         println!("{}", row.to_line());
         return;
@@ -1266,6 +1300,9 @@ fn main() {
         }
         if let Some(kept) = options.floor {
             command.args(["--floor-with", &kept.label().replace('-', "")]);
+        }
+        if options.tick != TICK {
+            command.args(["--tick-ms", &options.tick.as_millis().to_string()]);
         }
         if options.huge_pages {
             command
