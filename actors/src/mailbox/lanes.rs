@@ -127,6 +127,16 @@ macro_rules! routed_lanes {
                 Lanes { $($lane: self.$lane.len(),)+ }
             }
 
+            /// Whether no item waits for any lane.
+            pub fn is_empty(&self) -> bool {
+                $(self.$lane.is_empty())&&+
+            }
+
+            /// Drops every waiting item, keeping the buffers' capacity.
+            pub fn clear(&mut self) {
+                $(self.$lane.clear();)+
+            }
+
             /// Adds `event` to each lane `to` names: a copy to each but the last, which
             /// takes it.
             pub fn add(&mut self, to: Lanes<bool>, ts_ms: u64, event: SessionEvent) {

@@ -25,7 +25,7 @@ use std::sync::{Arc, Weak};
 
 use tokio::sync::Mutex;
 
-use super::RouterState;
+use super::{RouterState, scratch};
 use crate::events::EventHub;
 use crate::inbox::Inbox;
 use crate::mailbox::panic_text;
@@ -111,6 +111,14 @@ fn route_with(
     };
     let routed = catch_unwind(AssertUnwindSafe(|| {
         inbox.before_handling(seq);
+        // The lanes' shares gathered in this thread's buffers, warm from its last frame,
+        // not in the state's own, cold since this session's last (see `scratch`). The
+        // state's are empty whenever its router is idle; if not (a wait for room was cut
+        // short), they are used as they are.
+        let own = state
+            .pending
+            .is_empty()
+            .then(|| std::mem::replace(&mut state.pending, scratch::take_lanes()));
         if let RouterMsg::Inbound { conn, stamp, frame } = frame {
             state.inbound(conn, stamp, frame);
         }
@@ -118,6 +126,15 @@ fn route_with(
         if !state.try_flush() {
             // Refused only once the router is gone: the session is over.
             let _ = inbox.push(RouterMsg::Flush);
+        }
+        if let Some(own) = own {
+            if state.pending.is_empty() {
+                scratch::give_back_lanes(std::mem::replace(&mut state.pending, own));
+            } else {
+                // What a full lane left stays in the buffers it was gathered in, with the
+                // state; the thread takes the state's own, empty, instead.
+                scratch::give_back_lanes(own);
+            }
         }
     }));
     if let Err(panic) = routed {
