@@ -19,9 +19,9 @@ use ractor::ActorProcessingErr;
 use reel_protocol::{SessionEvent, SessionPhase};
 
 use crate::audio::SharedJitterBuffer;
-use crate::callbacks::FastCallbacks;
+use crate::callbacks::{AudioFn, FastCallbacks};
 use crate::child::Child;
-use crate::events::{Lane, LiveEvent};
+use crate::events::{EventHub, Lane, LiveEvent};
 use crate::inbox::Failed;
 use crate::lane_reports::{drained, report_failed};
 use crate::mailbox::{
@@ -44,11 +44,15 @@ pub struct FastLaneArgs {
 #[derive(Clone)]
 pub struct FastWork {
     /// The application's callbacks.
-    pub callbacks: Arc<FastCallbacks>,
+    callbacks: Arc<FastCallbacks>,
+    /// `callbacks.on_audio`, held here too: an audio frame, most of a voice session's,
+    /// then calls it without reading the callbacks' own allocation (at thousands of
+    /// sessions, a cache miss a frame).
+    on_audio: Option<AudioFn>,
     /// Where audio waits to be played, if the application asked for it.
-    pub playback: Option<PlaybackQueue>,
+    playback: Option<PlaybackQueue>,
     /// The adaptive playback buffer, if the application asked for it.
-    pub jitter: Option<SharedJitterBuffer>,
+    jitter: Option<SharedJitterBuffer>,
 }
 
 /// The fast lane: what one instance holds.
@@ -81,21 +85,36 @@ impl Consumer for FastLane {
     }
 
     async fn handle(&mut self, item: EventItem) -> Result<(), ActorProcessingErr> {
-        self.args.work.handle(&self.args.peers, item);
+        let peers = &self.args.peers;
+        self.args.work.handle(peers, &peers.hub, item);
         Ok(())
     }
 }
 
 impl FastWork {
-    /// Handles one item of the lane's inbox: an event's callback, queues and publication,
-    /// or the end of the events (the lane reports itself drained).
-    pub fn handle(&self, peers: &Peers, item: EventItem) {
+    /// The work of `callbacks`, with audio pushed to `playback` and `jitter` if given.
+    pub fn new(
+        callbacks: FastCallbacks,
+        playback: Option<PlaybackQueue>,
+        jitter: Option<SharedJitterBuffer>,
+    ) -> Self {
+        FastWork {
+            on_audio: callbacks.on_audio.clone(),
+            callbacks: Arc::new(callbacks),
+            playback,
+            jitter,
+        }
+    }
+
+    /// Handles one item of the lane's inbox: an event's callback, queues and publication
+    /// on `hub` (the session's, which a caller that routes in place keeps at hand rather
+    /// than read through `peers`), or the end of the events (the lane reports itself
+    /// drained).
+    pub fn handle(&self, peers: &Peers, hub: &EventHub, item: EventItem) {
         match item {
             EventItem::Event { event, ts_ms } => {
                 self.handle_event(&event, ts_ms);
-                peers
-                    .hub
-                    .publish_with(Lane::Fast, || LiveEvent::Session(event));
+                hub.publish_with(Lane::Fast, || LiveEvent::Session(event));
             }
             EventItem::End => drained(peers, Child::FastLane),
         }
@@ -111,7 +130,7 @@ impl FastWork {
                 if let Some(jitter) = &self.jitter {
                     jitter.push(audio.clone(), ts_ms);
                 }
-                if let Some(on_audio) = &callbacks.on_audio {
+                if let Some(on_audio) = &self.on_audio {
                     on_audio(audio);
                 }
             }

@@ -200,11 +200,7 @@ impl LiveSessionBuilder {
         }
         // The fast lane's work: its instance's, and the router's when it runs the lane's
         // items in place (decision 0086).
-        let fast_work = FastWork {
-            callbacks: Arc::new(self.fast),
-            playback: playback.clone(),
-            jitter: jitter.clone(),
-        };
+        let fast_work = FastWork::new(self.fast, playback.clone(), jitter.clone());
         let router = RouterArgs {
             peers: Arc::clone(&peers),
             fast: fast_work.clone(),
