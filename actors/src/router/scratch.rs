@@ -57,13 +57,18 @@ mod tests {
     #[test]
     fn lanes_given_back_are_taken_again_empty_with_their_capacity() {
         let mut lanes = take_lanes();
-        lanes.fast.push(EventItem::event(0, SessionEvent::Interrupted));
+        lanes
+            .fast
+            .push(EventItem::event(0, SessionEvent::Interrupted));
         lanes.control.push(ControlItem::VideoSent);
         let capacities = (lanes.fast.capacity(), lanes.control.capacity());
         give_back_lanes(lanes);
         let again = take_lanes();
         assert!(again.is_empty());
-        assert_eq!((again.fast.capacity(), again.control.capacity()), capacities);
+        assert_eq!(
+            (again.fast.capacity(), again.control.capacity()),
+            capacities
+        );
         // Taken while out: fresh ones, with no buffer.
         let other = take_lanes();
         assert_eq!(other.fast.capacity(), 0);

@@ -19,8 +19,11 @@
 //! clean close by the server (1000) or a refusal (1007, 1008, …) ends the session, with the
 //! close code and reason delivered to the application.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
@@ -29,7 +32,7 @@ use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 
 use super::command_writer::{CommandWriter, Sending, WireEnds};
-use super::link::{Connector, LinkEvent, LinkOptions, LinkReceiver};
+use super::link::{Connector, LinkEvent, LinkFrame, LinkOptions, LinkReceiver};
 use super::outbox::{Flow, Outbox};
 use super::tree_reports::{SessionOver, TreeReports};
 use super::wire_tap::WireTap;
@@ -531,44 +534,111 @@ pub fn describe_close(code: Option<u16>, reason: Option<&str>) -> String {
 /// router, then tells the transport how the connection ended.
 fn spawn_reader(
     conn: u32,
-    mut receiver: Box<dyn LinkReceiver>,
+    receiver: Box<dyn LinkReceiver>,
     tap: Arc<WireTap>,
     peers: Arc<Peers>,
     telemetry: Arc<TelemetryShared>,
 ) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let tree = TreeReports::new(&peers, &tap, &telemetry);
-        // The router's handles, kept from the first frame on (decision 0090).
-        let mut router = None;
-        let (code, reason) = loop {
-            match receiver.recv().await {
-                Some(LinkEvent::Frame(frame)) => {
-                    // Everything this frame touches read at once (decision 0093).
-                    std::hint::black_box((
-                        tap.warm(),
-                        telemetry.warm(),
-                        router.as_ref().map(InPlaceRouter::warm),
-                    ));
-                    let binary = frame.kind == FrameKind::Binary;
-                    let stamp = tap.stamp_in(conn, binary, &frame.bytes);
-                    // Waits while the router or the recorder is full: backpressure to the
-                    // socket.
-                    if tree
-                        .deliver_kept(&mut router, conn, stamp, frame)
-                        .await
-                        .is_err()
-                    {
-                        return; // the router is gone: the session is over
-                    }
-                    tap.room().await;
+    let mut reader = Reader {
+        receiver,
+        router: None,
+        tap,
+        telemetry,
+        peers,
+        conn,
+        waiting: None,
+    };
+    tokio::spawn(std::future::poll_fn(move |cx| reader.poll(cx)))
+}
+
+/// A wait of the reader's, boxed: for room in the router's inbox (then in the record
+/// queue), or for room in the record queue alone. Whether the session goes on.
+type ReaderWait = Pin<Box<dyn Future<Output = bool> + Send>>;
+
+/// The reader of one connection: what it keeps from frame to frame, side by side
+/// (`repr(C)`, in the order a frame reads them), polled by hand.
+///
+/// At thousands of sessions each line of a reader's state is cold when its next frame
+/// comes. Written as an `async` block, the reader's state was a future of 664 bytes over
+/// which the compiler spread the locals a frame reads (four lines touched a frame); here
+/// the task's state is this struct, and what waits (rarely: backpressure) is boxed.
+#[repr(C)]
+struct Reader {
+    receiver: Box<dyn LinkReceiver>,
+    /// The router's handles, kept from the first frame on (decision 0090).
+    router: Option<InPlaceRouter>,
+    tap: Arc<WireTap>,
+    telemetry: Arc<TelemetryShared>,
+    peers: Arc<Peers>,
+    conn: u32,
+    /// What the reader waits for before it reads on, if anything.
+    waiting: Option<ReaderWait>,
+}
+
+impl Reader {
+    /// Reads frames until the connection ends (`Ready` then, the transport told) or the
+    /// session is over (`Ready`, nothing told: the router is gone).
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            if let Some(waiting) = &mut self.waiting {
+                let goes_on = ready!(waiting.as_mut().poll(cx));
+                self.waiting = None;
+                if !goes_on {
+                    return Poll::Ready(()); // the router is gone: the session is over
                 }
-                Some(LinkEvent::Closed { code, reason }) => break (code, reason),
-                Some(LinkEvent::Failed(error)) => break (None, Some(error.to_string())),
-                None => break (None, None),
             }
-        };
-        peers
-            .transport
-            .cast(TransportMsg::LinkEnded { conn, code, reason });
-    })
+            let (code, reason) = match ready!(self.receiver.poll_recv(cx)) {
+                Some(LinkEvent::Frame(frame)) => {
+                    self.frame(frame);
+                    continue;
+                }
+                Some(LinkEvent::Closed { code, reason }) => (code, reason),
+                Some(LinkEvent::Failed(error)) => (None, Some(error.to_string())),
+                None => (None, None),
+            };
+            let conn = self.conn;
+            self.peers
+                .transport
+                .cast(TransportMsg::LinkEnded { conn, code, reason });
+            return Poll::Ready(());
+        }
+    }
+
+    /// Stamps and records `frame` and routes it in place if the router is idle; otherwise
+    /// sets the reader waiting to push it (backpressure to the socket: the router or the
+    /// recorder is full).
+    fn frame(&mut self, frame: LinkFrame) {
+        // Everything this frame touches read at once (decision 0093).
+        std::hint::black_box((
+            self.tap.warm(),
+            self.telemetry.warm(),
+            self.router.as_ref().map(InPlaceRouter::warm),
+        ));
+        let binary = frame.kind == FrameKind::Binary;
+        let stamp = self.tap.stamp_in(self.conn, binary, &frame.bytes);
+        let tree = TreeReports::new(&self.peers, &self.tap, &self.telemetry);
+        let unrouted = tree
+            .route_kept(&mut self.router, self.conn, stamp, frame)
+            .err();
+        if unrouted.is_none() && self.tap.room().is_none() {
+            return;
+        }
+        let (peers, tap, telemetry) = (
+            Arc::clone(&self.peers),
+            Arc::clone(&self.tap),
+            Arc::clone(&self.telemetry),
+        );
+        self.waiting = Some(Box::pin(async move {
+            if let Some(inbound) = unrouted {
+                let tree = TreeReports::new(&peers, &tap, &telemetry);
+                if tree.push_inbound(inbound).await.is_err() {
+                    return false;
+                }
+            }
+            if let Some(room) = tap.room() {
+                room.await;
+            }
+            true
+        }));
+    }
 }

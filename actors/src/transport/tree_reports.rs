@@ -65,31 +65,35 @@ impl<'a> TreeReports<'a> {
         self.push_inbound(inbound).await
     }
 
-    /// [`TreeReports::deliver`] for a reader that keeps the router's handles in `router`
-    /// (taken from the peers at its first frame after the router published its state): a
-    /// frame routed in place then reads nothing of the session's [`Peers`].
-    pub async fn deliver_kept(
+    /// The part of [`TreeReports::deliver`] that never waits, for a reader that keeps the
+    /// router's handles in `router` (taken from the peers at its first frame after the
+    /// router published its state): routes the frame in place if the router is idle,
+    /// reading nothing of the session's [`Peers`]; hands it back, as the message to push
+    /// with [`TreeReports::push_inbound`], if not.
+    ///
+    /// Not `async`: a frame routed in place then builds no future in the reader's state
+    /// (at thousands of sessions each such future is lines of the reader's task written a
+    /// frame, cold by the next).
+    pub fn route_kept(
         &self,
         router: &mut Option<InPlaceRouter>,
         conn: u32,
         stamp: Stamp,
         frame: LinkFrame,
-    ) -> Result<(), SessionOver> {
+    ) -> Result<(), RouterMsg> {
         if router.is_none() {
             *router = InPlaceRouter::of(self.peers);
         }
         let inbound = RouterMsg::Inbound { conn, stamp, frame };
-        let Some(kept) = router else {
-            return self.push_inbound(inbound).await;
-        };
-        let Err(inbound) = kept.route(inbound) else {
-            return Ok(());
-        };
-        self.push_inbound(inbound).await
+        match router {
+            Some(kept) => kept.route(inbound),
+            None => Err(inbound),
+        }
     }
 
-    /// Pushes `inbound` to the router's inbox, waiting while it is full.
-    async fn push_inbound(&self, inbound: RouterMsg) -> Result<(), SessionOver> {
+    /// Pushes `inbound` to the router's inbox, waiting while it is full. `Err(SessionOver)`
+    /// once the router is gone: the session is over.
+    pub async fn push_inbound(&self, inbound: RouterMsg) -> Result<(), SessionOver> {
         match self.peers.router.push_wait(inbound).await {
             Ok(_) => Ok(()),
             Err(_) => Err(SessionOver),

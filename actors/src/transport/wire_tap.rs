@@ -71,10 +71,14 @@ impl WireTap {
     /// Waits until the record queue has room (at once without one): the reader calls it
     /// after each frame, so a disk slower than the wire slows the reading of the wire
     /// instead of growing the queue. Nothing recorded is ever dropped.
-    pub async fn room(&self) {
-        if let Some(queue) = &self.queue {
-            queue.room().await;
-        }
+    ///
+    /// `None` when the tap records through no queue: nothing to wait for, and no future
+    /// built and polled a frame in the reader's state (at thousands of sessions each
+    /// `.await` a frame writes lines of the reader's future that are cold by the next).
+    pub fn room(&self) -> Option<impl Future<Output = ()> + Send + '_> {
+        self.queue
+            .as_deref()
+            .map(crate::recorder::RecordQueue::room)
     }
 
     /// Reads the line a stamp starts on, without taking the lock: a reader that has a frame
