@@ -560,8 +560,9 @@ type ReaderWait = Pin<Box<dyn Future<Output = bool> + Send>>;
 ///
 /// At thousands of sessions each line of a reader's state is cold when its next frame
 /// comes. Written as an `async` block, the reader's state was a future of 664 bytes over
-/// which the compiler spread the locals a frame reads (four lines touched a frame); here
-/// the task's state is this struct, and what waits (rarely: backpressure) is boxed.
+/// which the compiler spread the locals a frame reads (four lines a frame, and two more
+/// for the futures it awaited); here the task's state is this struct, two lines, and what
+/// waits (rarely: backpressure from the router or the recorder) is boxed (decision 0098).
 #[repr(C)]
 struct Reader {
     receiver: Box<dyn LinkReceiver>,

@@ -72,12 +72,14 @@ impl WireTap {
     /// after each frame, so a disk slower than the wire slows the reading of the wire
     /// instead of growing the queue. Nothing recorded is ever dropped.
     ///
-    /// `None` when the tap records through no queue: nothing to wait for, and no future
-    /// built and polled a frame in the reader's state (at thousands of sessions each
-    /// `.await` a frame writes lines of the reader's future that are cold by the next).
+    /// `None` when there is nothing to wait for — no record queue, or one with room now
+    /// (asked without waiting) —: then no future is built and polled a frame in the
+    /// reader's state (at thousands of sessions each `.await` a frame writes lines of the
+    /// reader's task that are cold by the next, and the reader boxes what it waits for).
     pub fn room(&self) -> Option<impl Future<Output = ()> + Send + '_> {
         self.queue
             .as_deref()
+            .filter(|queue| !queue.inbox().has_room_for(1))
             .map(crate::recorder::RecordQueue::room)
     }
 
