@@ -208,11 +208,9 @@ async fn push_waiting<T, L>(inbox: &Inbox<T, L>, pending: &mut Vec<T>) {
 }
 
 /// Pushes `pending` into `inbox` if it has room for all of it now; returns whether
-/// nothing is left.
+/// nothing is left. Its caller asks only with items ([`LaneMailboxes::try_push`] reads no
+/// lane it has nothing for).
 fn push_if_room<T, L>(inbox: &Inbox<T, L>, pending: &mut Vec<T>) -> bool {
-    if pending.is_empty() {
-        return true;
-    }
     if !inbox.has_room_for(pending.len()) {
         return false;
     }
