@@ -1085,12 +1085,21 @@ impl Row {
     }
 }
 
-fn print_table(rows: &[Row], seconds: u64) {
+fn print_table(rows: &[Row], seconds: u64, tick: Duration) {
     println!();
+    // At a profiling pace (`--tick-ms`) every rate is its tick's, not a call's.
+    let workload = if tick == TICK {
+        "20 ms audio both ways, a transcription a second, a tool call a minute".to_owned()
+    } else {
+        format!(
+            "20 ms of audio both ways every {} ms (--tick-ms: not real time), a transcription \
+             every {TRANSCRIPT_EVERY} ticks, a tool call every {TOOL_CALL_EVERY}",
+            tick.as_millis()
+        )
+    };
     println!(
-        "many_sessions: 2 workers, in-memory links, 20 ms audio both ways, a transcription a \
-         second, a tool call a minute; {seconds} s per N; latencies timed from {} s after the \
-         streaming began (decision 0097)",
+        "many_sessions: 2 workers, in-memory links, {workload}; {seconds} s per N; latencies \
+         timed from {} s after the streaming began (decision 0097)",
         WARM_UP.as_secs()
     );
     println!(
@@ -1325,7 +1334,7 @@ fn main() {
             println!("N={n}: the run failed ({})", output.status);
         }
     }
-    print_table(&rows, options.seconds);
+    print_table(&rows, options.seconds, options.tick);
     if options.floor.is_some() {
         return; // the calibration below breaks down a tree's memory: the floor has none
     }
