@@ -68,6 +68,7 @@
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 10000 --floor
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 10000 --floor-with stamp,route
 //! cargo bench -p reel-actors --bench many_sessions -- --sessions 4000,5000,6000 --huge-pages
+//! cargo bench --profile fleet -p reel-actors --bench many_sessions -- --sessions 4000 --huge-pages
 //! ```
 //!
 //! **Huge pages** (`--huge-pages`): each run's process starts with glibc's tunables set so
