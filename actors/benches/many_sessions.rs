@@ -9,7 +9,7 @@
 //! an earlier one freed.
 //!
 //! Each session is a real tree (`LiveSessionBuilder::connect`) over an in-memory link
-//! (`support::MemoryConnector`, fed through its channel), with input transcription on and
+//! (`support::MemoryConnector`, fed through its queue), with input transcription on and
 //! a trivial `echo` tool registered. Once all are connected, pacers on the tokio clock (real
 //! time: this is a load test) play both sides of every call, each 20 ms:
 //!
@@ -112,12 +112,11 @@ use reel_recorder::FileWireRecorder;
 use reel_recorder::journal::FileJournalSink;
 use reel_tools::{SimpleTool, ToolDispatcher};
 use serde_json::json;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use support::{
-    Fed, LinkCounters, MemoryConnector, Stamps, anon_huge_bytes, cpu_time, load_average, rss_bytes,
-    runtime, transparent_huge_pages,
+    Fed, FedSender, LinkCounters, MemoryConnector, Stamps, anon_huge_bytes, cpu_time, load_average,
+    rss_bytes, runtime, transparent_huge_pages,
 };
 
 #[path = "../../benches/shared/histogram.rs"]
@@ -316,7 +315,7 @@ impl Shared {
 
 struct Session {
     side: Side,
-    link: mpsc::UnboundedSender<Fed>,
+    link: FedSender,
     probe: Arc<Probe>,
 }
 
@@ -386,7 +385,7 @@ fn session_builder(
     shared: &Arc<Shared>,
     record: Option<&PathBuf>,
     i: usize,
-) -> (LiveSessionBuilder, mpsc::UnboundedSender<Fed>) {
+) -> (LiveSessionBuilder, FedSender) {
     let (connector, link) =
         MemoryConnector::fed_counted(Some(Arc::clone(&probe.handed)), Arc::clone(&probe.counters));
     let config = SessionConfig::new("bench-model").input_transcription();
@@ -529,7 +528,7 @@ async fn connect_all(
             .iter()
             .take(n)
             .map(|probe| {
-                let (link, model) = mpsc::unbounded_channel();
+                let (link, model) = support::fed_queue();
                 let side = Side::Floor(FloorSession::spawn(
                     link.clone(),
                     model,

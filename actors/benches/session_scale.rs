@@ -36,12 +36,12 @@ use reel_actors::LiveSessionBuilder;
 use reel_actors::callbacks::FastCallbacks;
 use reel_actors::transport::LinkFrame;
 use serde_json::json;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use support::{
-    Fed, MemoryConnector, Probe, Stamps, Summary, TimedConnector, builder, cpu_time, load_average,
-    loopback_endpoint, memory_builder, rss_bytes, runtime, serve_on_thread, summarize, wait_until,
+    Fed, FedSender, MemoryConnector, Probe, Stamps, Summary, TimedConnector, builder, cpu_time,
+    load_average, loopback_endpoint, memory_builder, rss_bytes, runtime, serve_on_thread,
+    summarize, wait_until,
 };
 
 /// Which part this process plays: `server`, `idle`, `websocket`, `memory`; unset: runs
@@ -361,7 +361,7 @@ async fn memory_load() -> Load {
 }
 
 /// Plays the server of one in-memory session: `frames` at `HZ` after `delay`.
-async fn feed(link: mpsc::UnboundedSender<Fed>, frames: Arc<[LinkFrame]>, delay: Duration) {
+async fn feed(link: FedSender, frames: Arc<[LinkFrame]>, delay: Duration) {
     tokio::time::sleep(delay).await;
     let mut tick = tokio::time::interval(Duration::from_nanos(1_000_000_000 / HZ));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -1,7 +1,7 @@
 //! The floor of `many_sessions`' workload (`--floor`): each session one plain task that does
 //! only what the wire and the application demand of a voice call, with no tree around it.
 //!
-//! It takes the model's frames from the same fed channel a memory link reads, stamps the
+//! It takes the model's frames from the same fed queue a memory link reads, stamps the
 //! hand-off as the link's receiver does, decodes each frame with the session's own decoder
 //! (`EventDecoder::decode_streamed`, as the router does), calls the same `FastCallbacks`,
 //! and writes the application's chunks with the session's own encoder
@@ -40,10 +40,10 @@ use reel_protocol::{
     SessionCommand, SessionEvent, SessionPhase, decode_server_partial_with,
 };
 use serde_json::json;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::support::{Fed, LinkCounters, Stamps};
+use crate::support::{Fed, FedReceiver, FedSender, LinkCounters, Stamps};
 
 /// The application's bytes a session holds unwritten before it refuses more (what the
 /// tree's outbox bounds by bytes): 64 chunks of 20 ms.
@@ -152,7 +152,7 @@ type FaultHook = Arc<dyn Fn(&SessionEvent) -> bool + Send + Sync>;
 /// session needs no queue and no second wake between the application and the link.
 pub struct FloorSession {
     state: Arc<Mutex<State>>,
-    link: mpsc::UnboundedSender<Fed>,
+    link: FedSender,
     /// The application's bytes handed over and not yet written (with `backpressure`).
     queued: Option<Arc<AtomicUsize>>,
     task: JoinHandle<()>,
@@ -163,8 +163,8 @@ impl FloorSession {
     /// stamping timed frames' hand-off into `handed`, counting both ways into `counters`
     /// and calling `callbacks`, keeping the guarantees `kept`.
     pub fn spawn(
-        link: mpsc::UnboundedSender<Fed>,
-        model: mpsc::UnboundedReceiver<Fed>,
+        link: FedSender,
+        model: FedReceiver,
         handed: Arc<Stamps>,
         counters: Arc<LinkCounters>,
         callbacks: FastCallbacks,
@@ -224,8 +224,9 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 
 /// The session's task: each of the model's frames, until the feed's close; then the
 /// session refuses the application's chunks.
-async fn serve(state: Arc<Mutex<State>>, mut model: mpsc::UnboundedReceiver<Fed>) {
-    while let Some(fed) = model.recv().await {
+async fn serve(state: Arc<Mutex<State>>, mut model: FedReceiver) {
+    loop {
+        let fed = model.recv().await;
         if fed.frame.bytes.is_empty() {
             break;
         }

@@ -68,6 +68,92 @@ pub struct Fed {
     pub frame: LinkFrame,
 }
 
+/// A fed link's frames on their way: one lock and one line a frame (its slot in the ring
+/// aside), as a socket's buffer is one structure of the kernel's. A channel of tokio's took
+/// five or six lines a frame at thousands of sessions — its sender's and its waker's
+/// padded lines, its block's slot and ready bits — charged to the tree and the floor alike
+/// as the bench's own cost (`docs/bench-log/fleet.md`, "a lean fed link").
+#[repr(align(64))]
+struct FedQueue {
+    state: Mutex<FedState>,
+}
+
+struct FedState {
+    /// Sent, not yet taken, in order.
+    frames: VecDeque<Fed>,
+    /// The receiver's waker while it waits for a frame.
+    waker: Option<std::task::Waker>,
+    /// The receiver dropped: sends fail, as a channel's do.
+    receiver_gone: bool,
+}
+
+/// The bench's end of a fed link: sends frames to the session's receiver (cheap to clone).
+#[derive(Clone)]
+pub struct FedSender(Arc<FedQueue>);
+
+impl FedSender {
+    /// Queues `fed` for the receiver and wakes it if it waits; gives `fed` back if the
+    /// receiver is gone (the session ended).
+    pub fn send(&self, fed: Fed) -> Result<(), Fed> {
+        let waker = {
+            let mut state = lock(&self.0.state);
+            if state.receiver_gone {
+                return Err(fed);
+            }
+            state.frames.push_back(fed);
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Ok(())
+    }
+}
+
+/// The session's end of a fed link.
+pub struct FedReceiver(Arc<FedQueue>);
+
+impl FedReceiver {
+    /// The next frame sent, in order (the floor's session task awaits it).
+    pub async fn recv(&mut self) -> Fed {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// The next frame sent, in order; pending (woken by the next send) while none waits.
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Fed> {
+        let mut state = lock(&self.0.state);
+        if let Some(fed) = state.frames.pop_front() {
+            return Poll::Ready(fed);
+        }
+        match &state.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => state.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for FedReceiver {
+    fn drop(&mut self) {
+        let mut state = lock(&self.0.state);
+        state.receiver_gone = true;
+        state.frames.clear();
+        state.waker = None;
+    }
+}
+
+/// A fed link's two ends.
+pub fn fed_queue() -> (FedSender, FedReceiver) {
+    let queue = Arc::new(FedQueue {
+        state: Mutex::new(FedState {
+            frames: VecDeque::new(),
+            waker: None,
+            receiver_gone: false,
+        }),
+    });
+    (FedSender(Arc::clone(&queue)), FedReceiver(queue))
+}
+
 /// Where a memory link's frames come from once it has answered the setup.
 pub enum Source {
     /// These frames, as fast as they are pulled, once `go` is notified.
@@ -80,7 +166,7 @@ pub enum Source {
     /// Frames the bench sends; a timed frame's hand-off time goes into `stamps`.
     Fed {
         /// The frames.
-        rx: mpsc::UnboundedReceiver<Fed>,
+        rx: FedReceiver,
         /// Hand-off times by index.
         stamps: Option<Arc<Stamps>>,
     },
@@ -151,9 +237,9 @@ struct LinkShared {
     closed: AtomicBool,
     close_seen: Notify,
     /// A fed link's own sender: the close is queued behind the frames fed before it (an
-    /// empty frame), so the receiver waits on its channel alone, as a socket's reader waits
-    /// on its socket, not on the channel and a `Notify` (two locks a frame).
-    fed_closer: Mutex<Option<mpsc::UnboundedSender<Fed>>>,
+    /// empty frame), so the receiver waits on its queue alone, as a socket's reader waits
+    /// on its socket, not on the queue and a `Notify` (two locks a frame).
+    fed_closer: Mutex<Option<FedSender>>,
     /// Told the moment the session writes a `toolResponse` frame (see
     /// [`MemoryConnector::tool_responses`]).
     tool_responses: Mutex<Option<mpsc::UnboundedSender<Instant>>>,
@@ -209,7 +295,7 @@ impl MemoryConnector {
     }
 
     /// A link fed through the returned sender.
-    pub fn fed(stamps: Option<Arc<Stamps>>) -> (Self, mpsc::UnboundedSender<Fed>) {
+    pub fn fed(stamps: Option<Arc<Stamps>>) -> (Self, FedSender) {
         MemoryConnector::fed_counted(stamps, Arc::default())
     }
 
@@ -217,8 +303,8 @@ impl MemoryConnector {
     pub fn fed_counted(
         stamps: Option<Arc<Stamps>>,
         counters: Arc<LinkCounters>,
-    ) -> (Self, mpsc::UnboundedSender<Fed>) {
-        let (tx, rx) = mpsc::unbounded_channel();
+    ) -> (Self, FedSender) {
+        let (tx, rx) = fed_queue();
         let connector = MemoryConnector::counted(Source::Fed { rx, stamps }, counters);
         *lock(&connector.shared.fed_closer) = Some(tx.clone());
         (connector, tx)
@@ -331,7 +417,7 @@ enum Stage {
 
 struct MemoryReceiver {
     /// Held beside the shared state (see [`MemorySender`]): a fed frame touches the
-    /// channel, the stamps and the counters, not the shared state.
+    /// queue, the stamps and the counters, not the shared state.
     counters: Arc<LinkCounters>,
     shared: Arc<LinkShared>,
     source: Source,
@@ -417,7 +503,7 @@ impl MemoryReceiver {
                 }
                 Stage::Streaming => {}
             }
-            // A fed link's close comes down its channel (below); a burst's is read here.
+            // A fed link's close comes down its queue (below); a burst's is read here.
             if matches!(self.source, Source::Burst { .. })
                 && self.shared.closed.load(Ordering::Acquire)
             {
@@ -436,20 +522,17 @@ impl MemoryReceiver {
                     }
                 }
                 Source::Fed { rx, stamps } => {
-                    // The close comes down the channel, behind what was fed before it (see
-                    // `LinkShared::fed_closer`); the channel never ends before it does, as the
-                    // link holds a sender until its close.
-                    if let Some(fed) = std::task::ready!(rx.poll_recv(cx)) {
-                        if fed.frame.bytes.is_empty() && self.shared.closed.load(Ordering::Acquire)
-                        {
-                            self.stage = Stage::Ended;
-                            return Poll::Ready(clean_close());
-                        }
-                        if let (Some(index), Some(stamps)) = (fed.index, stamps.as_ref()) {
-                            stamps.record(index);
-                        }
-                        return Poll::Ready(Some(LinkEvent::Frame(fed.frame)));
+                    // The close comes down the queue, behind what was fed before it (see
+                    // `LinkShared::fed_closer`).
+                    let fed = std::task::ready!(rx.poll_recv(cx));
+                    if fed.frame.bytes.is_empty() && self.shared.closed.load(Ordering::Acquire) {
+                        self.stage = Stage::Ended;
+                        return Poll::Ready(clean_close());
                     }
+                    if let (Some(index), Some(stamps)) = (fed.index, stamps.as_ref()) {
+                        stamps.record(index);
+                    }
+                    return Poll::Ready(Some(LinkEvent::Frame(fed.frame)));
                 }
             }
             // Nothing more to yield: wait for the session to close the link.
