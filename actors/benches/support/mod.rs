@@ -70,7 +70,7 @@ pub struct Fed {
 
 /// A fed link's frames on their way: one lock and one line a frame (its slot in the ring
 /// aside), as a socket's buffer is one structure of the kernel's. A channel of tokio's took
-/// five or six lines a frame at thousands of sessions — its sender's and its waker's
+/// four to six lines a frame at thousands of sessions — its sender's and its waker's
 /// padded lines, its block's slot and ready bits — charged to the tree and the floor alike
 /// as the bench's own cost (`docs/bench-log/fleet.md`, "a lean fed link").
 #[repr(align(64))]
