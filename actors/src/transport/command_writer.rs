@@ -56,17 +56,27 @@ impl WireEnds {
 }
 
 /// The current connection's sender and what a command becomes on its wire.
+///
+/// `repr(C)`, in this order: what writing an audio chunk reads (the sender, the connection's
+/// number and frame kind, whether a write in place left anything) first, so that with the
+/// lock's own fields before them they fill one cache line of the [`CommandWriter`]; the
+/// encoder, which an audio chunk does not read, and the frame left unsent after.
+#[repr(C)]
 pub(crate) struct Sending {
     /// The current connection's sender, while there is one.
     pub sender: Option<Box<dyn LinkSender>>,
     /// The current connection's number (each frame's stamp names it).
     pub conn: u32,
-    encoder: CommandEncoder,
     frame_kind: FrameKind,
-    /// A frame written in place that the link did not take: stamped, sent next.
-    unsent: Option<Bytes>,
     /// A frame written in place whose flush did not finish: flushed next.
     unflushed: bool,
+    /// Whether `unsent` holds a frame: read on every write, beside the sender, where
+    /// `unsent` itself is not.
+    unsent_waits: bool,
+    encoder: CommandEncoder,
+    /// A frame written in place that the link did not take: stamped, sent next. Boxed:
+    /// rare, and a pointer keeps the sender's lock and this struct to two lines.
+    unsent: Option<Box<Bytes>>,
 }
 
 impl Sending {
@@ -77,8 +87,9 @@ impl Sending {
             conn: 0,
             encoder,
             frame_kind,
-            unsent: None,
             unflushed: false,
+            unsent_waits: false,
+            unsent: None,
         }
     }
 
@@ -87,19 +98,22 @@ impl Sending {
     pub(crate) fn set_sender(&mut self, sender: Option<Box<dyn LinkSender>>) {
         self.sender = sender;
         self.unsent = None;
+        self.unsent_waits = false;
         self.unflushed = false;
     }
 
     /// Whether nothing a write in place left waits.
     fn is_settled(&self) -> bool {
-        self.unsent.is_none() && !self.unflushed
+        !self.unsent_waits && !self.unflushed
     }
 
     /// Finishes what a write in place left: the frame the link did not take, then the
     /// flush that did not finish. Everything that writes to the link calls it first.
     pub(crate) async fn settle(&mut self) {
-        if let Some(bytes) = self.unsent.take() {
-            self.write(bytes).await;
+        if std::mem::take(&mut self.unsent_waits)
+            && let Some(bytes) = self.unsent.take()
+        {
+            self.write(*bytes).await;
         }
         if std::mem::take(&mut self.unflushed)
             && let Some(sender) = &mut self.sender
@@ -203,7 +217,8 @@ impl Sending {
                 false
             }
             TrySent::WouldWait(frame) => {
-                self.unsent = Some(frame.bytes);
+                self.unsent = Some(Box::new(frame.bytes));
+                self.unsent_waits = true;
                 false
             }
             TrySent::Failed(error) => {
@@ -228,22 +243,31 @@ impl Sending {
 /// sender and what stamps a frame, shared by the writer task, the application's pushes
 /// (through the transport's [`Slot`](crate::slot::Slot), which holds it weakly) and the
 /// Transport actor. A command on its way out touches this, the wire tap and the link.
+///
+/// `repr(C)`, aligned to a cache line, in this order: what an audio chunk written in place
+/// reads lies in three lines — the ends, the item count and the fault hook (with the
+/// transport's handle, rarely read, filling the line); the sender's lock and [`Sending`]'s
+/// hot fields; after [`Sending`]'s cold fields, the outbox's lock, state and live flag —
+/// and the rest after. At thousands of sessions each line is a cache miss a chunk; laid
+/// out by the compiler, a chunk touched all five it spans (decision 0098). A test below
+/// holds the layout.
+#[repr(C, align(64))]
 pub(crate) struct CommandWriter {
-    /// What it sends.
-    pub outbox: Outbox,
-    /// The connection's sender; the Transport actor takes it too (setup, close,
-    /// reconnect).
-    pub sending: Mutex<Sending>,
     /// Stamps, records, reports.
     pub ends: WireEnds,
-    /// The session's fault injector, if a simulator installed one.
-    pub fault: Option<Arc<dyn FaultHook>>,
     /// The transport's items taken so far (the fault hook's item numbers), shared with the
     /// actor: a command the writer sends is one of the transport's items, as it was when
     /// each came as a message.
     pub taken: AtomicU64,
+    /// The session's fault injector, if a simulator installed one.
+    pub fault: Option<Arc<dyn FaultHook>>,
     /// Told when the writer fails.
     pub transport: ActorRef<TransportMsg>,
+    /// The connection's sender; the Transport actor takes it too (setup, close,
+    /// reconnect).
+    pub sending: Mutex<Sending>,
+    /// What it sends.
+    pub outbox: Outbox,
 }
 
 /// The Transport actor's slot hands commands here (`Slot::route_through`): every `Send`
@@ -369,5 +393,33 @@ impl CommandWriter {
         self.outbox.set_flow(super::outbox::Flow::Stopped);
         let reason = panic_message(payload);
         let _ = self.transport.cast(TransportMsg::WriterFailed { reason });
+    }
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::*;
+
+    /// What a chunk written in place reads lies in the first three of its lines: the ends,
+    /// the count and the hook in the first; the sender's lock (its fields before the
+    /// guarded value's) and [`Sending`]'s hot fields in the second; the outbox's lock,
+    /// state and live flag in the fourth. Fails if a field or a dependency's lock grows.
+    #[test]
+    fn a_chunk_written_in_place_reads_three_lines() {
+        let line = |offset: usize| offset / 64;
+        assert_eq!(line(offset_of!(CommandWriter, ends)), 0);
+        assert_eq!(line(offset_of!(CommandWriter, fault) + 15), 0);
+        let sending = offset_of!(CommandWriter, sending);
+        assert_eq!(sending, 64);
+        let lock_fields = size_of::<Mutex<Sending>>() - size_of::<Sending>();
+        assert_eq!(
+            line(sending + lock_fields + offset_of!(Sending, unsent_waits)),
+            1
+        );
+        let outbox = offset_of!(CommandWriter, outbox);
+        assert_eq!(outbox, 192);
+        assert_eq!(line(outbox + super::super::outbox::HOT_BYTES - 1), 3);
     }
 }
