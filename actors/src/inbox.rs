@@ -125,12 +125,22 @@ pub struct InboxStats {
 /// The drain of an idle consumer's inbox, claimed for a number of items the claimant holds
 /// ([`Inbox::claim`]); spent by [`Inbox::handle_claim`].
 #[must_use = "a claim holds the consumer off until it is handled"]
-#[derive(Debug)]
-pub struct Claim {
+pub struct Claim<T, L> {
     /// The number reserved for the first item.
     first: u64,
     /// How many items it was claimed for.
     count: usize,
+    /// The inbox's label function, read under the claim's lock.
+    label: fn(&T) -> L,
+}
+
+impl<T, L> std::fmt::Debug for Claim<T, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claim")
+            .field("first", &self.first)
+            .field("count", &self.count)
+            .finish_non_exhaustive()
+    }
 }
 
 /// An item taken from an inbox, with its number; hand the number back to
@@ -156,9 +166,10 @@ pub struct Failed<L> {
 /// Rings the consumer's doorbell; `false` if no consumer is in place to hear it.
 pub type Doorbell = Box<dyn Fn() -> bool + Send + Sync>;
 
-/// `repr(C)`, in this order: what every take, push and claim reads and writes first, side by
-/// side (the flags, the numbers, the queue's own fields, the counts bumped with them); the
-/// label of the item in flight and the rare counts after (see [`Inbox`]).
+/// `repr(C)`, in this order: what every take, push, claim and reservation reads and writes
+/// first (the flags, the low half of the claims' count, the numbers), in the line the
+/// [`Inbox`]'s own hot fields start; the queue's own fields, the counts bumped with them,
+/// the label of the item in flight and the rare counts after (see [`Inbox`]).
 #[repr(C)]
 struct Queue<T, L> {
     /// A wake is on its way to the consumer, or a producer drains in place.
@@ -171,13 +182,20 @@ struct Queue<T, L> {
     deferred: bool,
     /// Pushes are refused: the consumer is gone for good.
     closed: bool,
+    /// Claims and reservations granted ([`InboxStats::in_place`]): the low 32 bits, here
+    /// beside the flags a claim reads anyway; the high ones in `in_place_high`.
+    in_place_low: u32,
     /// The number of `items[0]` (of the next item pushed, when empty).
     head_seq: u64,
     /// The number of the last item taken.
     taken: u64,
     items: VecDeque<T>,
-    /// Claims granted ([`InboxStats::in_place`]).
-    in_place: u64,
+    /// What the inbox's label function says of an item (see [`Inbox::new`]): read with the
+    /// items, under the lock, so that a claimant's first item reads the line its last one
+    /// reads anyway.
+    label: fn(&T) -> L,
+    /// The high 32 bits of the claims' count.
+    in_place_high: u32,
     /// Producers waiting for room ([`Inbox::room_for`]).
     room_waiters: usize,
     /// What the waiting items weigh ([`Inbox::weighed`]; 0 when not weighed).
@@ -192,23 +210,39 @@ struct Queue<T, L> {
     failed: u64,
 }
 
+impl<T, L> Queue<T, L> {
+    /// Counts a claim or a reservation granted.
+    fn count_in_place(&mut self) {
+        self.in_place_low = self.in_place_low.wrapping_add(1);
+        if self.in_place_low == 0 {
+            self.in_place_high += 1;
+        }
+    }
+
+    /// Claims and reservations granted so far.
+    fn in_place(&self) -> u64 {
+        (u64::from(self.in_place_high) << 32) | u64::from(self.in_place_low)
+    }
+}
+
 /// A queue outside the actor that drains it: see the module documentation.
 ///
-/// `repr(C)`, in this order: what handling an item in place touches (the finished count,
-/// the label function, the fault hook, then the queue's lock and hot fields) in the first
-/// two cache lines of the inbox, the rest after. At thousands of sessions each line an item
-/// touches is a cache miss; laid out by the compiler, a claim touched five of an inbox's six
-/// (decision 0096). Aligned to a line, so that those two are two and not three wherever the
-/// allocator puts the inbox: two lines fewer a session-tick for the router's inbox and the
-/// fast lane's, counted (decision 0098), for half a KiB more an idle session.
+/// `repr(C)`, in this order: what numbering an item in place and finishing it touches (the
+/// finished count, the count of those waiting for progress, the fault hook, then the
+/// queue's lock, flags and numbers) in the inbox's first cache line, the rest after. At
+/// thousands of sessions each line an item touches is a cache miss; laid out by the
+/// compiler, a claim touched five of an inbox's six (decision 0096); in two lines, a frame
+/// the reader routed in place still touched both of the router's. Aligned to a line, so
+/// that the first is one line wherever the allocator puts the inbox. A test holds the
+/// layout.
 #[repr(C, align(64))]
 pub struct Inbox<T, L = ()> {
     /// The number of the last item finished. Only the consumer writes it.
     finished: AtomicU64,
     progress_waiters: AtomicUsize,
-    label: fn(&T) -> L,
-    /// A fault injector and the child it speaks for, if one is installed.
-    fault: OnceLock<(Child, Arc<dyn FaultHook>)>,
+    /// A fault injector and the child it speaks for, if one is installed. Boxed: a pointer
+    /// keeps the line's other fields in it.
+    fault: OnceLock<Box<(Child, Arc<dyn FaultHook>)>>,
     queue: Mutex<Queue<T, L>>,
     bound: Bound,
     /// A bound in bytes besides the bound in items, and what an item weighs
@@ -252,13 +286,15 @@ impl<T, L> Inbox<T, L> {
             bound,
             queue: Mutex::new(Queue {
                 items: VecDeque::new(),
+                label,
                 head_seq: 1,
                 taken: 0,
                 taken_label: None,
                 // The first consumer wakes itself when it starts.
                 armed: true,
                 claimed: false,
-                in_place: 0,
+                in_place_low: 0,
+                in_place_high: 0,
                 deferred: false,
                 room_waiters: 0,
                 closed: false,
@@ -269,7 +305,6 @@ impl<T, L> Inbox<T, L> {
                 bytes: 0,
             }),
             finished: AtomicU64::new(0),
-            label,
             doorbell,
             room: Notify::new(),
             progress: Notify::new(),
@@ -312,7 +347,7 @@ impl<T, L> Inbox<T, L> {
     /// Installs a fault injector, called for `child` on every take (see
     /// [`crate::fault`]). Only the first one installed counts.
     pub fn set_fault_hook(&self, child: Child, hook: Arc<dyn FaultHook>) {
-        let _ = self.fault.set((child, hook));
+        let _ = self.fault.set(Box::new((child, hook)));
     }
 
     /// Pushes `item` now, whatever the fill: see [`Overflow`] for what happens when the
@@ -480,14 +515,14 @@ impl<T, L> Inbox<T, L> {
         let seq = queue.head_seq;
         queue.head_seq += 1;
         queue.taken = seq;
-        queue.taken_label = Some((self.label)(&item));
+        queue.taken_label = Some((queue.label)(&item));
         // Producers waiting for room are woken at the low-water mark (half the capacity).
         let wake_producers = queue.room_waiters > 0 && self.is_at_low_water(&queue);
         drop(queue);
         if wake_producers {
             self.room.notify_waiters();
         }
-        if let Some((child, hook)) = self.fault.get() {
+        if let Some((child, hook)) = self.fault.get().map(|fault| &**fault) {
             // Marked in flight already: a panic here fails the consumer on this item.
             hook.before(*child, seq);
         }
@@ -503,7 +538,7 @@ impl<T, L> Inbox<T, L> {
     ///
     /// While the claim holds, pushes ring nobody and the consumer takes nothing; a
     /// successor started meanwhile recovers nothing of the claimant's (decision 0096).
-    pub fn claim(&self, count: usize) -> Option<Claim> {
+    pub fn claim(&self, count: usize) -> Option<Claim<T, L>> {
         let mut queue = lock(&self.queue);
         if queue.armed || queue.claimed || queue.closed || count == 0 {
             return None;
@@ -515,8 +550,12 @@ impl<T, L> Inbox<T, L> {
         queue.taken = queue.head_seq - 1;
         queue.armed = true;
         queue.claimed = true;
-        queue.in_place += 1;
-        Some(Claim { first, count })
+        queue.count_in_place();
+        Some(Claim {
+            first,
+            count,
+            label: queue.label,
+        })
     }
 
     /// Handles the items of `claim` (from [`Inbox::claim`], exactly `claim`'s count of
@@ -532,7 +571,7 @@ impl<T, L> Inbox<T, L> {
     /// ([`Inbox::recover`]) and takes what follows.
     pub fn handle_claim<I>(
         &self,
-        claim: Claim,
+        claim: Claim<T, L>,
         items: I,
         mut handle: impl FnMut(T),
     ) -> Result<(), Box<dyn Any + Send>>
@@ -545,7 +584,7 @@ impl<T, L> Inbox<T, L> {
         let mut in_hand: Option<L> = None;
         let held = catch_unwind(AssertUnwindSafe(|| {
             for item in items.by_ref() {
-                in_hand = Some((self.label)(&item));
+                in_hand = Some((claim.label)(&item));
                 self.before_handling(seq);
                 handle(item);
                 self.done(seq);
@@ -628,7 +667,7 @@ impl<T, L> Inbox<T, L> {
         let seq = queue.head_seq;
         queue.head_seq += 1;
         queue.taken = seq;
-        queue.in_place += 1;
+        queue.count_in_place();
         Some(seq)
     }
 
@@ -691,7 +730,7 @@ impl<T, L> Inbox<T, L> {
     /// an injected failure then strikes with the items before it handled, as it would had
     /// they been taken one at a time.
     pub fn before_handling(&self, seq: u64) {
-        if let Some((child, hook)) = self.fault.get() {
+        if let Some((child, hook)) = self.fault.get().map(|fault| &**fault) {
             hook.before(*child, seq);
         }
     }
@@ -803,7 +842,7 @@ impl<T, L> Inbox<T, L> {
             failed: queue.failed,
             producers_waiting: queue.room_waiters,
             wakes: self.wakes.load(Ordering::Relaxed),
-            in_place: queue.in_place,
+            in_place: queue.in_place(),
         }
     }
 
@@ -1156,5 +1195,46 @@ pub(crate) mod tests {
         assert_eq!(inbox.push(3), Err(Closed(3)));
         assert_eq!(inbox.push_all([4]), Err(Closed(vec![4])));
         assert_eq!(inbox.finished(), 2);
+    }
+
+    /// Numbering an item in place and finishing it reads one line of the inbox: the
+    /// finished count, the waiters' count, the fault hook and the queue's lock, flags and
+    /// numbers all lie in its first; a claim reads one more, the items' and the label
+    /// function's. Fails if a field or the lock grows.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn an_item_numbered_in_place_reads_one_line() {
+        use std::mem::{offset_of, size_of};
+        type Router = Inbox<u32, u32>;
+        assert_eq!(std::mem::align_of::<Router>(), 64);
+        assert_eq!(offset_of!(Router, finished), 0);
+        let queue = offset_of!(Router, queue);
+        let lock_fields = size_of::<Mutex<Queue<u32, u32>>>() - size_of::<Queue<u32, u32>>();
+        let last_hot = queue + lock_fields + offset_of!(Queue<u32, u32>, taken) + 7;
+        assert!(last_hot < 64, "the hot fields end at byte {last_hot}");
+        // A claim reads the label function with the lock, and its end finds the items
+        // empty: one more line, the same one.
+        let items = queue + lock_fields + offset_of!(Queue<u32, u32>, items);
+        let label_end = queue + lock_fields + offset_of!(Queue<u32, u32>, label) + 7;
+        assert_eq!((items / 64, label_end / 64), (1, 1));
+    }
+
+    /// The count of claims and reservations is exact past 32 bits.
+    #[test]
+    fn the_in_place_count_carries_into_its_high_half() {
+        let (inbox, _) = inbox(Bound::wait(2));
+        assert!(
+            inbox.take().is_none(),
+            "an empty take disarms: the consumer is idle"
+        );
+        {
+            let mut queue = lock(&inbox.queue);
+            queue.in_place_low = u32::MAX - 1;
+            queue.count_in_place();
+            assert_eq!(queue.in_place(), u64::from(u32::MAX));
+        }
+        let seq = inbox.reserve().expect("idle");
+        inbox.done(seq);
+        assert_eq!(inbox.stats().in_place, 1 << 32);
     }
 }
