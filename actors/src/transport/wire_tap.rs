@@ -22,18 +22,20 @@ use crate::mailbox::Origin;
 
 /// Stamps frames and hands them to the recorder.
 ///
-/// `repr(C)`: what a stamp reads (the lock, the recorder, the clock) comes first, side by
-/// side, where `WireTap::warm` reads (decision 0093).
-#[repr(C)]
+/// `repr(C)`, aligned to a cache line: what a frame reads (the lock, the recorder, the
+/// copied clock, the record queue) fills its first line, where `WireTap::warm` reads
+/// (decision 0093); the shared clock, read only when there is no copy, after. A test holds
+/// the layout.
+#[repr(C, align(64))]
 pub struct WireTap {
     next_seq: Mutex<u64>,
     recorder: Option<Arc<dyn WireRecorder>>,
     /// The session's clock, copied in when it can be ([`Clock::detached`]): read beside
     /// the sequence number, not through its own allocation.
     own_clock: Option<TokioClock>,
-    clock: SharedClock,
     /// The session's record queue, when it records through one: readers wait for its room.
     queue: Option<Arc<crate::recorder::RecordQueue>>,
+    clock: SharedClock,
 }
 
 impl std::fmt::Debug for WireTap {
@@ -210,4 +212,20 @@ fn is_app_kind(payload: &Bytes) -> bool {
     reel_protocol::client_frame_may_be(payload, &[ClientContent, RealtimeInput])
         && reel_protocol::decode_client(payload)
             .is_ok_and(|m| m.client_content.is_some() || m.realtime_input.is_some())
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use std::mem::offset_of;
+
+    use super::*;
+
+    /// What stamping a frame and asking for the record queue's room read lies in the tap's
+    /// first line. Fails if a field grows.
+    #[test]
+    fn a_frame_reads_one_line_of_the_tap() {
+        assert_eq!(std::mem::align_of::<WireTap>(), 64);
+        let end = offset_of!(WireTap, queue) + 8;
+        assert!(end <= 64, "the hot fields end at byte {end}");
+    }
 }
