@@ -136,7 +136,7 @@ async fn scenario(name: &'static str, loaded: bool, frames: &[LinkFrame]) -> Out
         ..FastCallbacks::default()
     };
 
-    let (connector, link) = MemoryConnector::fed(Some(Arc::clone(&handed)));
+    let (connector, link) = MemoryConnector::fed(Some(Arc::clone(&handed) as _));
     let mut session = memory_builder(connector).fast_callbacks(fast);
     let tool = Arc::new(ToolTimes::default());
     let turns_done = Arc::new(AtomicU64::new(0));

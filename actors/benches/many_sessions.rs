@@ -115,7 +115,7 @@ use serde_json::json;
 use tokio::task::JoinSet;
 
 use support::{
-    Fed, FedSender, LinkCounters, MemoryConnector, Stamps, anon_huge_bytes, cpu_time, load_average,
+    Fed, FedSender, LinkCounters, MemoryConnector, anon_huge_bytes, cpu_time, load_average,
     rss_bytes, runtime, transparent_huge_pages,
 };
 
@@ -258,15 +258,59 @@ struct Frames {
 // One session and what the bench keeps of it.
 // ---------------------------------------------------------------------------------------
 
-/// The harness's per-session state, allocated before the first `VmRSS` reading.
+/// The harness's per-session state, allocated before the first `VmRSS` reading: one
+/// allocation, the counts first, then each ring index's send and hand-off times side by
+/// side (nanoseconds since `base`, 0 = not yet).
+///
+/// One allocation, not a probe pointing at two arrays of stamps: a pacer's send, the link's
+/// hand-off and the callback's reading each chased two pointers to their slot, three cold
+/// lines one after the other a frame, and the send and the hand-off of a frame were two
+/// lines. That is the harness's cost, not the session's (`docs/bench-log/fleet.md`).
+#[repr(C, align(64))]
 struct Probe {
-    /// Hand-off times by ring index (written by the link's receiver).
-    handed: Arc<Stamps>,
-    /// Pacer send times by ring index.
-    sent: Arc<Stamps>,
     audio_seen: AtomicU64,
     transcripts_seen: AtomicU64,
+    base: Instant,
     counters: Arc<LinkCounters>,
+    /// `[sent, handed]` by ring index.
+    times: [[AtomicU64; 2]; RING],
+}
+
+/// Which of a ring index's two times.
+const SENT: usize = 0;
+const HANDED: usize = 1;
+
+impl Probe {
+    fn new(base: Instant) -> Self {
+        Probe {
+            audio_seen: AtomicU64::new(0),
+            transcripts_seen: AtomicU64::new(0),
+            base,
+            counters: Arc::default(),
+            times: std::array::from_fn(|_| [AtomicU64::new(0), AtomicU64::new(0)]),
+        }
+    }
+
+    /// Writes now as ring index `index`'s time `which` ([`SENT`] or [`HANDED`]).
+    fn record(&self, index: usize, which: usize) {
+        if let Some(slot) = self.times.get(index).and_then(|pair| pair.get(which)) {
+            slot.store(support::nanos_since(self.base), Ordering::Release);
+        }
+    }
+
+    /// Ring index `index`'s time `which` (0 if never written).
+    fn time(&self, index: usize, which: usize) -> u64 {
+        self.times
+            .get(index)
+            .and_then(|pair| pair.get(which))
+            .map_or(0, |slot| slot.load(Ordering::Acquire))
+    }
+}
+
+impl support::HandOff for Probe {
+    fn handed(&self, index: usize) {
+        self.record(index, HANDED);
+    }
 }
 
 struct Shared {
@@ -362,8 +406,8 @@ fn probe_callbacks(probe: &Arc<Probe>, shared: &Arc<Shared>) -> FastCallbacks {
             };
             let Some(&seq) = pcm.first() else { return };
             let now = support::nanos_since(audio_shared.base);
-            let handed = audio_probe.handed.get(usize::from(seq));
-            let sent = audio_probe.sent.get(usize::from(seq));
+            let handed = audio_probe.time(usize::from(seq), HANDED);
+            let sent = audio_probe.time(usize::from(seq), SENT);
             if handed != 0 {
                 handoff.record(now.saturating_sub(handed));
             }
@@ -387,7 +431,7 @@ fn session_builder(
     i: usize,
 ) -> (LiveSessionBuilder, FedSender) {
     let (connector, link) =
-        MemoryConnector::fed_counted(Some(Arc::clone(&probe.handed)), Arc::clone(&probe.counters));
+        MemoryConnector::fed_counted(Some(Arc::clone(probe) as _), Arc::clone(&probe.counters));
     let config = SessionConfig::new("bench-model").input_transcription();
     let mut builder = LiveSessionBuilder::new(config, ApiEndpoint::google_ai("bench-key"))
         .connector(Arc::new(connector))
@@ -532,7 +576,7 @@ async fn connect_all(
                 let side = Side::Floor(FloorSession::spawn(
                     link.clone(),
                     model,
-                    Arc::clone(&probe.handed),
+                    Arc::clone(probe) as _,
                     Arc::clone(&probe.counters),
                     probe_callbacks(probe, shared),
                     kept,
@@ -649,7 +693,7 @@ async fn pace(
             }
             // Each session's transcription and tool call fall on their own tick.
             let phase = (i as u64 * 7919) % TOOL_CALL_EVERY;
-            session.probe.sent.record(ring);
+            session.probe.record(ring, SENT);
             let fed = Fed {
                 index: Some(ring),
                 frame: frames.audio[ring].clone(),
@@ -778,15 +822,7 @@ async fn run(
         }
         dir
     });
-    let make_probe = |_| {
-        Arc::new(Probe {
-            handed: Arc::new(Stamps::new(shared.base, RING)),
-            sent: Arc::new(Stamps::new(shared.base, RING)),
-            audio_seen: AtomicU64::new(0),
-            transcripts_seen: AtomicU64::new(0),
-            counters: Arc::default(),
-        })
-    };
+    let make_probe = |_| Arc::new(Probe::new(shared.base));
     let warm_probes: Vec<Arc<Probe>> = (0..WARM_SESSIONS).map(make_probe).collect();
     let warm_dir = dir.as_ref().map(|d| d.join("warm"));
     if let Some(warm_dir) = &warm_dir {

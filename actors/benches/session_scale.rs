@@ -287,7 +287,7 @@ async fn memory_load() -> Load {
         let handed = Arc::new(Stamps::new(base, FRAMES_PER_SESSION));
         let called = Arc::new(Stamps::new(base, FRAMES_PER_SESSION));
         let count = Arc::new(AtomicU64::new(0));
-        let (connector, link) = MemoryConnector::fed(Some(Arc::clone(&handed)));
+        let (connector, link) = MemoryConnector::fed(Some(Arc::clone(&handed) as _));
         let (stamps, seen) = (Arc::clone(&called), Arc::clone(&count));
         let fast = FastCallbacks {
             on_text: Some(Arc::new(move |text: &str| {

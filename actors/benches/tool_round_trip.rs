@@ -45,7 +45,7 @@ fn main() {
     let summary = runtime.block_on(async {
         let base = Instant::now();
         let handed = Arc::new(Stamps::new(base, TOTAL));
-        let (connector, link) = MemoryConnector::fed(Some(Arc::clone(&handed)));
+        let (connector, link) = MemoryConnector::fed(Some(Arc::clone(&handed) as _));
         let mut responses = connector.tool_responses();
         let mut tools = ToolDispatcher::new();
         let registered = tools.register(SimpleTool::new(

@@ -43,7 +43,7 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::support::{Fed, FedReceiver, FedSender, LinkCounters, Stamps};
+use crate::support::{Fed, FedReceiver, FedSender, HandOff, LinkCounters};
 
 /// The application's bytes a session holds unwritten before it refuses more (what the
 /// tree's outbox bounds by bytes): 64 chunks of 20 ms.
@@ -165,7 +165,7 @@ impl FloorSession {
     pub fn spawn(
         link: FedSender,
         model: FedReceiver,
-        handed: Arc<Stamps>,
+        handed: Arc<dyn HandOff>,
         counters: Arc<LinkCounters>,
         callbacks: FastCallbacks,
         kept: Guarantees,
@@ -250,7 +250,7 @@ fn live_phase() -> (PhaseTracker, watch::Sender<SessionPhase>) {
 
 /// What one floor session's task holds.
 struct State {
-    handed: Arc<Stamps>,
+    handed: Arc<dyn HandOff>,
     counters: Arc<LinkCounters>,
     callbacks: FastCallbacks,
     decoder: EventDecoder,
@@ -276,7 +276,7 @@ struct State {
 
 impl State {
     fn new(
-        handed: Arc<Stamps>,
+        handed: Arc<dyn HandOff>,
         counters: Arc<LinkCounters>,
         callbacks: FastCallbacks,
         kept: Guarantees,
@@ -305,7 +305,7 @@ impl State {
 
     fn inbound(&mut self, fed: Fed) {
         if let Some(index) = fed.index {
-            self.handed.record(index);
+            self.handed.handed(index);
         }
         let bytes = &fed.frame.bytes;
         self.counters.frames_in.fetch_add(1, Ordering::Relaxed);

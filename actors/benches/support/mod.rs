@@ -167,9 +167,21 @@ pub enum Source {
     Fed {
         /// The frames.
         rx: FedReceiver,
-        /// Hand-off times by index.
-        stamps: Option<Arc<Stamps>>,
+        /// Where a timed frame's hand-off is noted.
+        stamps: Option<Arc<dyn HandOff>>,
     },
+}
+
+/// Where a link notes the moment it hands a timed frame (by its index) to the session.
+pub trait HandOff: Send + Sync {
+    /// Frame `index` is being handed over now.
+    fn handed(&self, index: usize);
+}
+
+impl HandOff for Stamps {
+    fn handed(&self, index: usize) {
+        self.record(index);
+    }
 }
 
 /// Nanoseconds since a common base, by frame index (0 = not yet).
@@ -295,13 +307,13 @@ impl MemoryConnector {
     }
 
     /// A link fed through the returned sender.
-    pub fn fed(stamps: Option<Arc<Stamps>>) -> (Self, FedSender) {
+    pub fn fed(stamps: Option<Arc<dyn HandOff>>) -> (Self, FedSender) {
         MemoryConnector::fed_counted(stamps, Arc::default())
     }
 
     /// A link fed through the returned sender, counting what it carries into `counters`.
     pub fn fed_counted(
-        stamps: Option<Arc<Stamps>>,
+        stamps: Option<Arc<dyn HandOff>>,
         counters: Arc<LinkCounters>,
     ) -> (Self, FedSender) {
         let (tx, rx) = fed_queue();
@@ -415,19 +427,22 @@ enum Stage {
     Ended,
 }
 
+/// `repr(C)`, aligned to a line: what a fed frame reads (the wait, the stage, the source,
+/// the counters) in its first line, wherever the allocator puts it.
+#[repr(C, align(64))]
 struct MemoryReceiver {
+    /// A wait that is not for a frame (the setup, a burst's `go`, the close), while it
+    /// lasts: owned, so the receiver is polled without a future of its own a frame.
+    waiting: Option<BoxFuture<'static, Woken>>,
+    stage: Stage,
+    /// A burst waits for its `go`.
+    gated: bool,
+    source: Source,
     /// Held beside the shared state (see [`MemorySender`]): a fed frame touches the
     /// queue, the stamps and the counters, not the shared state.
     counters: Arc<LinkCounters>,
     shared: Arc<LinkShared>,
-    source: Source,
-    stage: Stage,
-    /// A burst waits for its `go`.
-    gated: bool,
     position: usize,
-    /// A wait that is not for a frame (the setup, a burst's `go`, the close), while it
-    /// lasts: owned, so the receiver is polled without a future of its own a frame.
-    waiting: Option<BoxFuture<'static, Woken>>,
 }
 
 /// How a wait that is not for a frame ended.
@@ -530,7 +545,7 @@ impl MemoryReceiver {
                         return Poll::Ready(clean_close());
                     }
                     if let (Some(index), Some(stamps)) = (fed.index, stamps.as_ref()) {
-                        stamps.record(index);
+                        stamps.handed(index);
                     }
                     return Poll::Ready(Some(LinkEvent::Frame(fed.frame)));
                 }
