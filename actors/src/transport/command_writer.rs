@@ -249,8 +249,8 @@ impl Sending {
 /// transport's handle, rarely read, filling the line); the sender's lock and [`Sending`]'s
 /// hot fields; after [`Sending`]'s cold fields, the outbox's lock, state and live flag —
 /// and the rest after. At thousands of sessions each line is a cache miss a chunk; laid
-/// out by the compiler, a chunk touched all five it spans (decision 0098). A test below
-/// holds the layout.
+/// out by the compiler, a chunk touched four or five of the six it spanned (decision 0098).
+/// A test below holds the layout.
 #[repr(C, align(64))]
 pub(crate) struct CommandWriter {
     /// Stamps, records, reports.
@@ -402,10 +402,11 @@ mod tests {
 
     use super::*;
 
-    /// What a chunk written in place reads lies in the first three of its lines: the ends,
+    /// What a chunk written in place reads lies in three of the writer's lines: the ends,
     /// the count and the hook in the first; the sender's lock (its fields before the
     /// guarded value's) and [`Sending`]'s hot fields in the second; the outbox's lock,
-    /// state and live flag in the fourth. Fails if a field or a dependency's lock grows.
+    /// state and live flag in the fourth (the third holds [`Sending`]'s cold fields).
+    /// Fails if a field or a dependency's lock grows.
     #[test]
     fn a_chunk_written_in_place_reads_three_lines() {
         let line = |offset: usize| offset / 64;
