@@ -98,8 +98,8 @@ mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -115,8 +115,8 @@ use serde_json::json;
 use tokio::task::JoinSet;
 
 use support::{
-    Fed, FedSender, LinkCounters, MemoryConnector, anon_huge_bytes, cpu_time, load_average,
-    rss_bytes, runtime, transparent_huge_pages,
+    Fed, FedSender, LinkCounters, MemoryConnector, PerThread, anon_huge_bytes, cpu_time,
+    load_average, rss_bytes, runtime, transparent_huge_pages,
 };
 
 #[path = "../../benches/shared/histogram.rs"]
@@ -258,20 +258,18 @@ struct Frames {
 // One session and what the bench keeps of it.
 // ---------------------------------------------------------------------------------------
 
-/// The harness's per-session state, allocated before the first `VmRSS` reading: one
-/// allocation, the counts first, then each ring index's send and hand-off times side by
-/// side (nanoseconds since `base`, 0 = not yet).
+/// The harness's per-session state, allocated before the first `VmRSS` reading: each ring
+/// index's send and hand-off times side by side (nanoseconds since [`now_ns`]'s start, 0 =
+/// not yet), in one allocation.
 ///
 /// One allocation, not a probe pointing at two arrays of stamps: a pacer's send, the link's
 /// hand-off and the callback's reading each chased two pointers to their slot, three cold
 /// lines one after the other a frame, and the send and the hand-off of a frame were two
-/// lines. That is the harness's cost, not the session's (`docs/bench-log/fleet.md`).
+/// lines. Nothing else: the counts a frame bumps are the run's, a copy a thread ([`Counted`]),
+/// and the clock's start is the process's, so a frame reads no line of the probe but its
+/// ring index's. That is the harness's cost, not the session's (`docs/bench-log/fleet.md`).
 #[repr(C, align(64))]
 struct Probe {
-    audio_seen: AtomicU64,
-    transcripts_seen: AtomicU64,
-    base: Instant,
-    counters: Arc<LinkCounters>,
     /// `[sent, handed]` by ring index.
     times: [[AtomicU64; 2]; RING],
 }
@@ -281,20 +279,17 @@ const SENT: usize = 0;
 const HANDED: usize = 1;
 
 impl Probe {
-    fn new(base: Instant) -> Self {
+    fn new() -> Self {
         Probe {
-            audio_seen: AtomicU64::new(0),
-            transcripts_seen: AtomicU64::new(0),
-            base,
-            counters: Arc::default(),
             times: std::array::from_fn(|_| [AtomicU64::new(0), AtomicU64::new(0)]),
         }
     }
 
-    /// Writes now as ring index `index`'s time `which` ([`SENT`] or [`HANDED`]).
-    fn record(&self, index: usize, which: usize) {
+    /// Writes `now` (a [`now_ns`] reading) as ring index `index`'s time `which` ([`SENT`] or
+    /// [`HANDED`]).
+    fn record(&self, index: usize, which: usize, now: u64) {
         if let Some(slot) = self.times.get(index).and_then(|pair| pair.get(which)) {
-            slot.store(support::nanos_since(self.base), Ordering::Release);
+            slot.store(now, Ordering::Release);
         }
     }
 
@@ -309,12 +304,47 @@ impl Probe {
 
 impl support::HandOff for Probe {
     fn handed(&self, index: usize) {
-        self.record(index, HANDED);
+        self.record(index, HANDED, now_ns());
+    }
+}
+
+/// The process's clock start for the probes' times: one line every core reads and none
+/// writes once set.
+static START: OnceLock<Instant> = OnceLock::new();
+
+/// Nanoseconds since [`START`] (at least 1: 0 means "not yet" in a [`Probe`]).
+fn now_ns() -> u64 {
+    support::nanos_since(*START.get_or_init(Instant::now))
+}
+
+/// What a group of sessions' links and callbacks counted, added up over the threads that
+/// counted it: the measured sessions have one, the warm-up's theirs.
+#[derive(Default)]
+struct Counted {
+    link: Arc<LinkCounters>,
+    seen: PerThread<Seen>,
+}
+
+/// One thread's count of the fast callbacks that ran.
+#[derive(Default)]
+struct Seen {
+    audio: AtomicU64,
+    transcripts: AtomicU64,
+}
+
+impl Counted {
+    /// Model audio frames and transcriptions the callbacks saw.
+    fn seen(&self) -> (u64, u64) {
+        self.seen.each().fold((0, 0), |(audio, transcripts), seen| {
+            (
+                audio + seen.audio.load(Ordering::Acquire),
+                transcripts + seen.transcripts.load(Ordering::Acquire),
+            )
+        })
     }
 }
 
 struct Shared {
-    base: Instant,
     /// Steady streaming, from [`WARM_UP`] after the pacers start: the figures the row
     /// reports and the targets are judged on.
     handoff: Histogram,
@@ -395,17 +425,26 @@ fn echo_tools() -> ToolDispatcher {
 
 /// The application's callbacks of a session whose harness state is `probe`: they count
 /// what arrives and time each model audio frame.
-fn probe_callbacks(probe: &Arc<Probe>, shared: &Arc<Shared>) -> FastCallbacks {
-    let (audio_probe, audio_shared) = (Arc::clone(probe), Arc::clone(shared));
-    let transcript_probe = Arc::clone(probe);
+fn probe_callbacks(
+    probe: &Arc<Probe>,
+    shared: &Arc<Shared>,
+    tally: &Arc<Counted>,
+) -> FastCallbacks {
+    let (audio_probe, audio_shared, audio_tally) =
+        (Arc::clone(probe), Arc::clone(shared), Arc::clone(tally));
+    let transcript_tally = Arc::clone(tally);
     FastCallbacks {
         on_audio: Some(Arc::new(move |pcm: &Bytes| {
-            audio_probe.audio_seen.fetch_add(1, Ordering::Relaxed);
+            audio_tally
+                .seen
+                .mine()
+                .audio
+                .fetch_add(1, Ordering::Relaxed);
             let Some((handoff, from_send)) = audio_shared.timing_into() else {
                 return;
             };
             let Some(&seq) = pcm.first() else { return };
-            let now = support::nanos_since(audio_shared.base);
+            let now = now_ns();
             let handed = audio_probe.time(usize::from(seq), HANDED);
             let sent = audio_probe.time(usize::from(seq), SENT);
             if handed != 0 {
@@ -416,8 +455,10 @@ fn probe_callbacks(probe: &Arc<Probe>, shared: &Arc<Shared>) -> FastCallbacks {
             }
         })),
         on_input_transcript: Some(Arc::new(move |_text: &str, _finished: bool| {
-            transcript_probe
-                .transcripts_seen
+            transcript_tally
+                .seen
+                .mine()
+                .transcripts
                 .fetch_add(1, Ordering::Relaxed);
         })),
         ..FastCallbacks::default()
@@ -426,17 +467,17 @@ fn probe_callbacks(probe: &Arc<Probe>, shared: &Arc<Shared>) -> FastCallbacks {
 
 fn session_builder(
     probe: &Arc<Probe>,
-    shared: &Arc<Shared>,
+    (shared, tally): (&Arc<Shared>, &Arc<Counted>),
     record: Option<&PathBuf>,
     i: usize,
 ) -> (LiveSessionBuilder, FedSender) {
     let (connector, link) =
-        MemoryConnector::fed_counted(Some(Arc::clone(probe) as _), Arc::clone(&probe.counters));
+        MemoryConnector::fed_counted(Some(Arc::clone(probe) as _), Arc::clone(&tally.link));
     let config = SessionConfig::new("bench-model").input_transcription();
     let mut builder = LiveSessionBuilder::new(config, ApiEndpoint::google_ai("bench-key"))
         .connector(Arc::new(connector))
         .dispatcher(echo_tools())
-        .fast_callbacks(probe_callbacks(probe, shared));
+        .fast_callbacks(probe_callbacks(probe, shared, tally));
     if let Some(dir) = record {
         let wire = match FileWireRecorder::create(dir.join(format!("s{i}.wire.jsonl"))) {
             Ok(wire) => wire,
@@ -563,7 +604,7 @@ struct Row {
 async fn connect_all(
     n: usize,
     probes: &[Arc<Probe>],
-    shared: &Arc<Shared>,
+    (shared, tally): (&Arc<Shared>, &Arc<Counted>),
     record: Option<&PathBuf>,
     floor: Option<Guarantees>,
 ) -> Vec<Session> {
@@ -577,8 +618,8 @@ async fn connect_all(
                     link.clone(),
                     model,
                     Arc::clone(probe) as _,
-                    Arc::clone(&probe.counters),
-                    probe_callbacks(probe, shared),
+                    Arc::clone(&tally.link),
+                    probe_callbacks(probe, shared, tally),
                     kept,
                 ));
                 Session {
@@ -595,7 +636,7 @@ async fn connect_all(
         let end = (start + CONNECT_BATCH).min(n);
         let mut batch = JoinSet::new();
         for (i, probe) in probes.iter().enumerate().take(end).skip(start) {
-            let (builder, link) = session_builder(probe, shared, record, i);
+            let (builder, link) = session_builder(probe, (shared, tally), record, i);
             let probe = Arc::clone(probe);
             batch.spawn(async move {
                 match builder.connect().await {
@@ -627,13 +668,19 @@ async fn connect_all(
 async fn connect_on_a_worker(
     n: usize,
     probes: &[Arc<Probe>],
-    shared: &Arc<Shared>,
+    (shared, tally): (&Arc<Shared>, &Arc<Counted>),
     record: Option<&PathBuf>,
     floor: Option<Guarantees>,
 ) -> Vec<Session> {
-    let (probes, shared, record) = (probes.to_vec(), Arc::clone(shared), record.cloned());
-    let connecting =
-        tokio::spawn(async move { connect_all(n, &probes, &shared, record.as_ref(), floor).await });
+    let (probes, shared, tally, record) = (
+        probes.to_vec(),
+        Arc::clone(shared),
+        Arc::clone(tally),
+        record.cloned(),
+    );
+    let connecting = tokio::spawn(async move {
+        connect_all(n, &probes, (&shared, &tally), record.as_ref(), floor).await
+    });
     match connecting.await {
         Ok(sessions) => sessions,
         Err(error) => panic!("the sessions did not connect: {error}"),
@@ -660,10 +707,9 @@ enum Play {
     App,
 }
 
-/// Plays `play`'s side of the sessions `group` (indices into `sessions`) for `ticks` ticks.
+/// Plays `play`'s side of the sessions of `group` (each with its number) for `ticks` ticks.
 async fn pace(
-    sessions: Arc<Vec<Session>>,
-    group: Vec<usize>,
+    group: Arc<Vec<(usize, Session)>>,
     frames: Arc<Frames>,
     sent: Arc<Sent>,
     (play, offset): (Play, Duration),
@@ -681,10 +727,7 @@ async fn pace(
             mine.late_ticks += 1;
         }
         let ring = (k % RING as u64) as usize;
-        for &i in &group {
-            let Some(session) = sessions.get(i) else {
-                continue;
-            };
+        for &(i, ref session) in group.iter() {
             if play == Play::App {
                 if session.side.send_audio(frames.app_pcm.clone()) {
                     mine.app_audio += 1;
@@ -693,7 +736,7 @@ async fn pace(
             }
             // Each session's transcription and tool call fall on their own tick.
             let phase = (i as u64 * 7919) % TOOL_CALL_EVERY;
-            session.probe.record(ring, SENT);
+            session.probe.record(ring, SENT, now_ns());
             let fed = Fed {
                 index: Some(ring),
                 frame: frames.audio[ring].clone(),
@@ -798,7 +841,6 @@ async fn run(
 ) -> Row {
     let load_before = load_average();
     let shared = Arc::new(Shared {
-        base: Instant::now(),
         handoff: Histogram::new(),
         from_send: Histogram::new(),
         starting_handoff: Histogram::new(),
@@ -822,7 +864,8 @@ async fn run(
         }
         dir
     });
-    let make_probe = |_| Arc::new(Probe::new(shared.base));
+    let make_probe = |_| Arc::new(Probe::new());
+    let (warm_tally, tally) = (Arc::new(Counted::default()), Arc::new(Counted::default()));
     let warm_probes: Vec<Arc<Probe>> = (0..WARM_SESSIONS).map(make_probe).collect();
     let warm_dir = dir.as_ref().map(|d| d.join("warm"));
     if let Some(warm_dir) = &warm_dir {
@@ -831,7 +874,7 @@ async fn run(
     let warm = connect_on_a_worker(
         WARM_SESSIONS,
         &warm_probes,
-        &shared,
+        (&shared, &warm_tally),
         warm_dir.as_ref(),
         floor,
     )
@@ -842,7 +885,7 @@ async fn run(
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_before = rss_bytes();
 
-    let sessions = connect_on_a_worker(n, &probes, &shared, dir.as_ref(), floor).await;
+    let sessions = connect_on_a_worker(n, &probes, (&shared, &tally), dir.as_ref(), floor).await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     let rss_idle = rss_bytes();
     println!(
@@ -867,21 +910,28 @@ async fn run(
         std::process::exit(0);
     }
 
-    // Stream.
-    let sessions = Arc::new(sessions);
+    // Stream. Each pacer's sessions in a table of its own, in the order it feeds them: the
+    // harness's table read as it is walked, a line for several sessions, while what each
+    // session holds stays where it was allocated (every 50th session a pacer's).
+    let mut groups: Vec<Vec<(usize, Session)>> = (0..PACERS).map(|_| Vec::new()).collect();
+    for (i, session) in sessions.into_iter().enumerate() {
+        if let Some(group) = groups.get_mut(i % PACERS) {
+            group.push((i, session));
+        }
+    }
+    let groups: Vec<Arc<Vec<(usize, Session)>>> = groups.into_iter().map(Arc::new).collect();
     let ticks = seconds * 1_000 / period.as_millis().max(1) as u64;
     shared.time(Timing::Starting);
     let cpu_start = cpu_time();
     let started = Instant::now();
     let mut pacers = JoinSet::new();
-    for p in 0..PACERS {
+    for (p, group) in groups.iter().enumerate() {
         let offset = period * p as u32 / PACERS as u32;
         // A call's two directions are not in step: the application's chunk of a session
         // comes half a tick after the model's frame, so no session is woken once for both.
         for play in [(Play::Model, offset), (Play::App, offset + period / 2)] {
             pacers.spawn(pace(
-                Arc::clone(&sessions),
-                (p..n).step_by(PACERS).collect(),
+                Arc::clone(group),
                 Arc::clone(&frames),
                 Arc::clone(&sent),
                 play,
@@ -906,21 +956,20 @@ async fn run(
     // Wait (at most 30 s) for every frame to arrive.
     let expect_audio = sent.audio_in.load(Ordering::Acquire);
     let expect_transcripts = sent.transcripts.load(Ordering::Acquire);
-    let seen = |sessions: &[Session]| -> (u64, u64, u64, u64) {
-        sessions.iter().fold((0, 0, 0, 0), |acc, s| {
-            (
-                acc.0 + s.probe.audio_seen.load(Ordering::Acquire),
-                acc.1 + s.probe.transcripts_seen.load(Ordering::Acquire),
-                acc.2 + s.probe.counters.realtime_out.load(Ordering::Acquire),
-                acc.3 + s.probe.counters.tool_responses_out.load(Ordering::Acquire),
-            )
-        })
+    let seen = |tally: &Counted| -> (u64, u64, u64, u64) {
+        let (audio, transcripts) = tally.seen();
+        (
+            audio,
+            transcripts,
+            tally.link.realtime_out(),
+            tally.link.tool_responses_out(),
+        )
     };
     let expect_app = sent.app_audio.load(Ordering::Acquire);
     let expect_tools = sent.tool_calls.load(Ordering::Acquire);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let (audio, transcripts, app, tools) = seen(&sessions);
+        let (audio, transcripts, app, tools) = seen(&tally);
         let done = audio >= expect_audio
             && transcripts >= expect_transcripts
             && app >= expect_app
@@ -932,18 +981,12 @@ async fn run(
     }
     let cpu = cpu_time().saturating_sub(cpu_start);
     let drained = started.elapsed();
-    let (audio, transcripts, app, tools) = seen(&sessions);
+    let (audio, transcripts, app, tools) = seen(&tally);
     let lost = expect_audio.saturating_sub(audio)
         + expect_transcripts.saturating_sub(transcripts)
         + expect_app.saturating_sub(app)
         + expect_tools.saturating_sub(tools);
-    let wire_bytes: u64 = sessions
-        .iter()
-        .map(|s| {
-            s.probe.counters.bytes_in.load(Ordering::Acquire)
-                + s.probe.counters.bytes_out.load(Ordering::Acquire)
-        })
-        .sum();
+    let wire_bytes = tally.link.bytes_in() + tally.link.bytes_out();
     println!(
         "  streamed {:.2} s (+{:.2} s to drain); frames: model audio {audio}/{expect_audio}, \
          transcriptions {transcripts}/{expect_transcripts}, app audio {app}/{expect_app}, \
@@ -986,11 +1029,14 @@ async fn run(
         ms(shared.starting_from_send.max()),
     );
 
-    let sessions = match Arc::try_unwrap(sessions) {
-        Ok(sessions) => sessions,
-        Err(_) => panic!("a pacer still holds the sessions"),
-    };
-    let clean = disconnect_all(sessions.into_iter().map(|s| s.side).collect()).await;
+    let mut sides = Vec::with_capacity(n);
+    for group in groups {
+        match Arc::try_unwrap(group) {
+            Ok(group) => sides.extend(group.into_iter().map(|(_, s)| s.side)),
+            Err(_) => panic!("a pacer still holds its sessions"),
+        }
+    }
+    let clean = disconnect_all(sides).await;
     disconnect_all(warm.into_iter().map(|s| s.side).collect()).await;
     let written_bytes = dir.as_ref().map_or(0, dir_bytes);
     if let Some(dir) = &dir {

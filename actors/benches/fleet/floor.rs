@@ -308,10 +308,7 @@ impl State {
             self.handed.handed(index);
         }
         let bytes = &fed.frame.bytes;
-        self.counters.frames_in.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .bytes_in
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.counters.handed(bytes.len());
         if let Some(tap) = &self.tap {
             let stamp = tap.stamp_in(1, false, bytes);
             self.event_time = self.event_time.max(stamp.ts_ms);
@@ -459,16 +456,6 @@ impl State {
         if let Some(telemetry) = &self.telemetry {
             telemetry.frame_out(bytes.len(), realtime);
         }
-        self.counters.frames_out.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .bytes_out
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        if realtime {
-            self.counters.realtime_out.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.counters
-                .tool_responses_out
-                .fetch_add(1, Ordering::Relaxed);
-        }
+        self.counters.wrote(bytes.len(), realtime, !realtime);
     }
 }

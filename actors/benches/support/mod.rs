@@ -22,6 +22,12 @@ use tokio::net::{TcpListener, TcpStream};
 
 #[path = "../../../benches/shared/proc_stats.rs"]
 mod proc_stats;
+// A bench that includes this and the histogram (or the link) compiles the module twice, each
+// copy with its own threads' numbers: the same code, no shared state between them.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../../benches/shared/per_thread.rs"]
+mod per_thread;
+pub use per_thread::PerThread;
 use tokio::sync::{Notify, mpsc};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::Message;
@@ -68,23 +74,28 @@ pub struct Fed {
     pub frame: LinkFrame,
 }
 
-/// A fed link's frames on their way: one lock and one line a frame (its slot in the ring
-/// aside), as a socket's buffer is one structure of the kernel's. A channel of tokio's took
-/// four to six lines a frame at thousands of sessions — its sender's and its waker's
-/// padded lines, its block's slot and ready bits — charged to the tree and the floor alike
-/// as the bench's own cost (`docs/bench-log/fleet.md`, "a lean fed link").
-#[repr(align(64))]
+/// A fed link's frames on their way: one lock and one pair of lines a frame, as a socket's
+/// buffer is one structure of the kernel's. A channel of tokio's took four to six lines a
+/// frame at thousands of sessions — its sender's and its waker's padded lines, its block's
+/// slot and ready bits — charged to the tree and the floor alike as the bench's own cost
+/// (`docs/bench-log/fleet.md`, "a lean fed link"). The frame at the head waits in the
+/// queue's own lines, not in a buffer allocated elsewhere (a voice session's link holds one
+/// frame at a time); aligned to the pair of lines a core fetches together.
+#[repr(C, align(128))]
 struct FedQueue {
     state: Mutex<FedState>,
 }
 
+#[repr(C)]
 struct FedState {
-    /// Sent, not yet taken, in order.
-    frames: VecDeque<Fed>,
     /// The receiver's waker while it waits for a frame.
     waker: Option<std::task::Waker>,
     /// The receiver dropped: sends fail, as a channel's do.
     receiver_gone: bool,
+    /// The oldest frame sent and not yet taken; `None` only while `later` is empty too.
+    first: Option<Fed>,
+    /// Sent after `first`, not yet taken, in order.
+    later: VecDeque<Fed>,
 }
 
 /// The bench's end of a fed link: sends frames to the session's receiver (cheap to clone).
@@ -100,7 +111,11 @@ impl FedSender {
             if state.receiver_gone {
                 return Err(fed);
             }
-            state.frames.push_back(fed);
+            if state.first.is_none() {
+                state.first = Some(fed);
+            } else {
+                state.later.push_back(fed);
+            }
             state.waker.take()
         };
         if let Some(waker) = waker {
@@ -122,7 +137,8 @@ impl FedReceiver {
     /// The next frame sent, in order; pending (woken by the next send) while none waits.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Fed> {
         let mut state = lock(&self.0.state);
-        if let Some(fed) = state.frames.pop_front() {
+        if let Some(fed) = state.first.take() {
+            state.first = state.later.pop_front();
             return Poll::Ready(fed);
         }
         match &state.waker {
@@ -137,7 +153,8 @@ impl Drop for FedReceiver {
     fn drop(&mut self) {
         let mut state = lock(&self.0.state);
         state.receiver_gone = true;
-        state.frames.clear();
+        state.first = None;
+        state.later.clear();
         state.waker = None;
     }
 }
@@ -146,9 +163,10 @@ impl Drop for FedReceiver {
 pub fn fed_queue() -> (FedSender, FedReceiver) {
     let queue = Arc::new(FedQueue {
         state: Mutex::new(FedState {
-            frames: VecDeque::new(),
             waker: None,
             receiver_gone: false,
+            first: None,
+            later: VecDeque::new(),
         }),
     });
     (FedSender(Arc::clone(&queue)), FedReceiver(queue))
@@ -226,21 +244,87 @@ pub fn nanos_since(base: Instant) -> u64 {
         .max(1)
 }
 
-/// What one in-memory link carried, both ways (every frame and byte, the setup included).
+/// What in-memory links carried, both ways (every frame and byte, the setup included): one
+/// link's, or every link's of a run when the run hands them all the same counters.
+///
+/// Counted a copy a thread and added up when read: a session's writes and its reads run on
+/// either core, and counts on lines both cores bump moved between them a frame — a cost of
+/// the bench's bookkeeping, not of the session (`docs/bench-log/fleet.md`, "the harness's
+/// shared lines").
 #[derive(Default)]
 pub struct LinkCounters {
+    copies: PerThread<Counts>,
+}
+
+/// One thread's counts of a [`LinkCounters`].
+#[derive(Default)]
+struct Counts {
+    frames_out: AtomicU64,
+    bytes_out: AtomicU64,
+    realtime_out: AtomicU64,
+    tool_responses_out: AtomicU64,
+    frames_in: AtomicU64,
+    bytes_in: AtomicU64,
+}
+
+impl LinkCounters {
+    /// Counts a frame of `bytes` bytes the session wrote; `realtime` for the application's
+    /// audio (`realtimeInput`), `tool_response` for a `toolResponse`.
+    pub fn wrote(&self, bytes: usize, realtime: bool, tool_response: bool) {
+        let mine = self.copies.mine();
+        mine.frames_out.fetch_add(1, Ordering::Relaxed);
+        mine.bytes_out.fetch_add(bytes as u64, Ordering::Relaxed);
+        if realtime {
+            mine.realtime_out.fetch_add(1, Ordering::Relaxed);
+        }
+        if tool_response {
+            mine.tool_responses_out.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a frame of `bytes` bytes the link handed to the session.
+    pub fn handed(&self, bytes: usize) {
+        let mine = self.copies.mine();
+        mine.frames_in.fetch_add(1, Ordering::Relaxed);
+        mine.bytes_in.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    fn sum(&self, field: impl Fn(&Counts) -> &AtomicU64) -> u64 {
+        self.copies
+            .each()
+            .map(|counts| field(counts).load(Ordering::Acquire))
+            .sum()
+    }
+
     /// Frames the session wrote to the link.
-    pub frames_out: AtomicU64,
+    pub fn frames_out(&self) -> u64 {
+        self.sum(|c| &c.frames_out)
+    }
+
     /// Bytes of those frames.
-    pub bytes_out: AtomicU64,
+    pub fn bytes_out(&self) -> u64 {
+        self.sum(|c| &c.bytes_out)
+    }
+
     /// `realtimeInput` frames the session wrote (the application's audio).
-    pub realtime_out: AtomicU64,
+    pub fn realtime_out(&self) -> u64 {
+        self.sum(|c| &c.realtime_out)
+    }
+
     /// `toolResponse` frames the session wrote.
-    pub tool_responses_out: AtomicU64,
+    pub fn tool_responses_out(&self) -> u64 {
+        self.sum(|c| &c.tool_responses_out)
+    }
+
     /// Frames the link handed to the session (the `setupComplete` included).
-    pub frames_in: AtomicU64,
+    pub fn frames_in(&self) -> u64 {
+        self.sum(|c| &c.frames_in)
+    }
+
     /// Bytes of those frames.
-    pub bytes_in: AtomicU64,
+    pub fn bytes_in(&self) -> u64 {
+        self.sum(|c| &c.bytes_in)
+    }
 }
 
 struct LinkShared {
@@ -285,6 +369,7 @@ impl MemoryConnector {
         let sender = MemorySender {
             counters: Arc::clone(&shared.counters),
             shared: Arc::clone(&shared),
+            set_up: false,
         };
         let receiver = MemoryReceiver {
             counters: Arc::clone(&shared.counters),
@@ -336,7 +421,7 @@ impl MemoryConnector {
 
     /// Frames the session has written (the setup included).
     pub fn frames_sent(&self) -> u64 {
-        self.shared.counters.frames_out.load(Ordering::Acquire)
+        self.shared.counters.frames_out()
     }
 }
 
@@ -361,11 +446,13 @@ impl Connector for MemoryConnector {
 }
 
 /// The counters are held beside the shared state, not read through it: a frame written
-/// touches the counters' line alone, as a socket's writer touches its own state (the
-/// shared state only for a link's first frame, a `toolResponse` and the close).
+/// touches the counters alone, as a socket's writer touches its own state (the shared state
+/// only for a link's first frame, a `toolResponse` and the close).
 struct MemorySender {
     counters: Arc<LinkCounters>,
     shared: Arc<LinkShared>,
+    /// The setup (the first frame) is written.
+    set_up: bool,
 }
 
 impl LinkSender for MemorySender {
@@ -397,24 +484,17 @@ impl LinkSender for MemorySender {
 impl MemorySender {
     /// Counts a frame written, notes a `toolResponse`'s time, and tells the bench the
     /// setup went out.
-    fn write(&self, frame: &LinkFrame) {
-        let counters = &self.counters;
-        let first = counters.frames_out.fetch_add(1, Ordering::AcqRel) == 0;
-        counters
-            .bytes_out
-            .fetch_add(frame.bytes.len() as u64, Ordering::Relaxed);
-        if frame.bytes.starts_with(b"{\"realtimeInput\"") {
-            counters.realtime_out.fetch_add(1, Ordering::Relaxed);
-        } else if frame.bytes.starts_with(b"{\"toolResponse\"") {
-            counters.tool_responses_out.fetch_add(1, Ordering::Relaxed);
-        }
-        if frame.bytes.starts_with(b"{\"toolResponse\"")
-            && let Some(tap) = lock(&self.shared.tool_responses).as_ref()
-        {
+    fn write(&mut self, frame: &LinkFrame) {
+        let realtime = frame.bytes.starts_with(b"{\"realtimeInput\"");
+        let tool_response = !realtime && frame.bytes.starts_with(b"{\"toolResponse\"");
+        self.counters
+            .wrote(frame.bytes.len(), realtime, tool_response);
+        if tool_response && let Some(tap) = lock(&self.shared.tool_responses).as_ref() {
             // The bench may have stopped listening; the stamp is then of no use to anyone.
             let _ = tap.send(Instant::now());
         }
-        if first {
+        if !self.set_up {
+            self.set_up = true;
             self.shared.setup_seen.notify_one();
         }
     }
@@ -560,11 +640,7 @@ impl LinkReceiver for MemoryReceiver {
     fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<LinkEvent>> {
         let event = std::task::ready!(self.poll_next(cx));
         if let Some(LinkEvent::Frame(frame)) = &event {
-            let counters = &self.counters;
-            counters.frames_in.fetch_add(1, Ordering::Relaxed);
-            counters
-                .bytes_in
-                .fetch_add(frame.bytes.len() as u64, Ordering::Relaxed);
+            self.counters.handed(frame.bytes.len());
         }
         Poll::Ready(event)
     }
