@@ -162,8 +162,11 @@ const TOOL_CALL_EVERY: u64 = 3_000;
 /// The streaming's first stretch, timed apart from the rest (decision 0097): every session's
 /// first frames and first state writes fall in the same 20 ms, as no fleet's calls do.
 const WARM_UP: Duration = Duration::from_secs(1);
-/// Pacer tasks; the sessions are dealt round-robin, each pacer 20 ms / 50 after the last.
+/// Pacer tasks a side (`--phases`' default): the sessions are dealt round-robin, each
+/// pacer a tick / 50 after the last.
 const PACERS: usize = 50;
+/// The most pacers a side `--phases` takes.
+const MAX_PHASES: usize = 2_000;
 /// Slots of a session's hand-off ring (5.12 s of frames at 50/s).
 const RING: usize = 256;
 /// 20 ms of 24 kHz PCM16 (model audio) and of 16 kHz PCM16 (the application's).
@@ -510,6 +513,9 @@ struct Options {
     huge_pages: bool,
     /// The pacers' period (`--tick-ms`; [`TICK`] unless profiling).
     tick: Duration,
+    /// Pacers a side (`--phases`; [`PACERS`] by default): the instants of a tick at which
+    /// the sessions' frames arrive, each pacer's sessions' together.
+    phases: usize,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -520,6 +526,7 @@ fn parse_options() -> Result<Options, String> {
         floor: None,
         huge_pages: false,
         tick: TICK,
+        phases: PACERS,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -540,6 +547,10 @@ fn parse_options() -> Result<Options, String> {
                 options.tick = tick(&value)?;
             }
             "--huge-pages" => options.huge_pages = true,
+            "--phases" => {
+                let value = args.next().ok_or("--phases needs a value, e.g. 200")?;
+                options.phases = phases(&value)?;
+            }
             "--floor" => {
                 options.floor.get_or_insert_with(Guarantees::default);
             }
@@ -571,6 +582,19 @@ fn tick(value: &str) -> Result<Duration, String> {
         return Err(format!("--tick-ms {value}: must be 1 to {MAX_TICK_MS}"));
     }
     Ok(Duration::from_millis(ms))
+}
+
+/// The pacers a side from `--phases`: how many instants of a tick the sessions' frames
+/// arrive at (a pacer's sessions' frames come together). Independent calls' ticks fall
+/// anywhere in 20 ms; 50 instants put 200 sessions' frames in one at 10,000 sessions.
+fn phases(value: &str) -> Result<usize, String> {
+    let phases: usize = value
+        .parse()
+        .map_err(|error| format!("--phases {value}: {error}"))?;
+    if !(1..=MAX_PHASES).contains(&phases) {
+        return Err(format!("--phases {value}: must be 1 to {MAX_PHASES}"));
+    }
+    Ok(phases)
 }
 
 /// What one run measured; printed as one `ROW` line for the parent's table.
@@ -837,7 +861,7 @@ async fn run(
     record: bool,
     floor: Option<Guarantees>,
     huge_pages: bool,
-    period: Duration,
+    (period, phases): (Duration, usize),
 ) -> Row {
     let load_before = load_average();
     let shared = Arc::new(Shared {
@@ -913,9 +937,9 @@ async fn run(
     // Stream. Each pacer's sessions in a table of its own, in the order it feeds them: the
     // harness's table read as it is walked, a line for several sessions, while what each
     // session holds stays where it was allocated (every 50th session a pacer's).
-    let mut groups: Vec<Vec<(usize, Session)>> = (0..PACERS).map(|_| Vec::new()).collect();
+    let mut groups: Vec<Vec<(usize, Session)>> = (0..phases).map(|_| Vec::new()).collect();
     for (i, session) in sessions.into_iter().enumerate() {
-        if let Some(group) = groups.get_mut(i % PACERS) {
+        if let Some(group) = groups.get_mut(i % phases) {
             group.push((i, session));
         }
     }
@@ -926,7 +950,7 @@ async fn run(
     let started = Instant::now();
     let mut pacers = JoinSet::new();
     for (p, group) in groups.iter().enumerate() {
-        let offset = period * p as u32 / PACERS as u32;
+        let offset = period * p as u32 / phases as u32;
         // A call's two directions are not in step: the application's chunk of a session
         // comes half a tick after the model's frame, so no session is woken once for both.
         for play in [(Play::Model, offset), (Play::App, offset + period / 2)] {
@@ -1321,7 +1345,7 @@ fn main() {
             eprintln!("many_sessions: {message}");
             eprintln!(
                 "usage: many_sessions [--sessions N[,N…]] [--seconds S] [--huge-pages] \
-                 [--tick-ms MS] \
+                 [--tick-ms MS] [--phases N] \
                  [--record | --floor | --floor-with stamp,route,phase,telemetry,backpressure,guard|all]"
             );
             std::process::exit(2);
@@ -1365,7 +1389,7 @@ fn main() {
             options.record,
             options.floor,
             options.huge_pages,
-            options.tick,
+            (options.tick, options.phases),
         ));
         println!("{}", row.to_line());
         return;
@@ -1394,6 +1418,9 @@ fn main() {
         }
         if options.tick != TICK {
             command.args(["--tick-ms", &options.tick.as_millis().to_string()]);
+        }
+        if options.phases != PACERS {
+            command.args(["--phases", &options.phases.to_string()]);
         }
         if options.huge_pages {
             command
