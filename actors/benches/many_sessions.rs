@@ -20,8 +20,9 @@
 //! - every 50th tick (each second) an `inputTranscription` frame; every 3,000th (each
 //!   minute) a `toolCall` frame, which the session answers with a `toolResponse`.
 //!
-//! The sessions are spread over 50 groups, each ticking 0.4 ms after the previous, so the
-//! load is even over the 20 ms period rather than one burst. Each group has two pacer tasks,
+//! The sessions are spread over 50 groups (`--phases N`: N), each ticking 0.4 ms after the
+//! previous, so the load is even over the 20 ms period rather than one burst; each group's
+//! pacers walk a table of the group's own sessions. Each group has two pacer tasks,
 //! one a side: a session's chunk from the application comes half a tick after its frame
 //! from the model, as two independent streams do, so no session is woken once for both.
 //!
@@ -37,7 +38,8 @@
 //! frame's sequence number is the first byte of its PCM; the receiver writes the hand-off
 //! time in the session's ring of 256 slots at that index, the callback reads it back. The
 //! latencies go into one log-linear histogram (16 steps per power of two: ≤ 6.25 % error)
-//! shared by all sessions. A second histogram times from the pacer's send to the callback
+//! shared by all sessions, each thread counting into its own copy of the buckets (as every
+//! count the harness keeps a frame: `benches/shared/per_thread.rs`). A second histogram times from the pacer's send to the callback
 //! (it includes the wait for the link's reader task to be scheduled). Both time steady
 //! streaming, from the end of the streaming's first second ([`WARM_UP`]): the pacers start
 //! every session's streaming in the same 20 ms, so that second holds every session's first
