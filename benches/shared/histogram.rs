@@ -11,8 +11,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-// A bench that includes this and the histogram (or the link) compiles the module twice, each
-// copy with its own threads' numbers: the same code, no shared state between them.
+// `many_sessions` includes both this file and the other that includes `per_thread.rs` (the
+// histogram, the link's support): the module is compiled twice there, each copy numbering
+// the threads on its own — the same code, no state shared between the copies.
 #[allow(clippy::duplicate_mod)]
 #[path = "per_thread.rs"]
 mod per_thread;

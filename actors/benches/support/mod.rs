@@ -22,8 +22,9 @@ use tokio::net::{TcpListener, TcpStream};
 
 #[path = "../../../benches/shared/proc_stats.rs"]
 mod proc_stats;
-// A bench that includes this and the histogram (or the link) compiles the module twice, each
-// copy with its own threads' numbers: the same code, no shared state between them.
+// `many_sessions` includes both this file and the other that includes `per_thread.rs` (the
+// histogram, the link's support): the module is compiled twice there, each copy numbering
+// the threads on its own — the same code, no state shared between the copies.
 #[allow(clippy::duplicate_mod)]
 #[path = "../../../benches/shared/per_thread.rs"]
 mod per_thread;
