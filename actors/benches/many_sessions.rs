@@ -26,6 +26,10 @@
 //! one a side: a session's chunk from the application comes half a tick after its frame
 //! from the model, as two independent streams do, so no session is woken once for both.
 //!
+//! **One runtime a core** (`--cores K`, [`shards`]): instead of the benches' runtime of two
+//! workers, K current-thread runtimes on threads of their own, session `i` and its pacers on
+//! runtime `i % K` — one process, sharded by core.
+//!
 //! **The floor** (`--floor`, [`floor`]): the same harness, link and callbacks, but each
 //! session one plain task that decodes and encodes with the session's own codec and nothing
 //! else — what no runtime could go below here; the tree's cost over the workload's is the
@@ -105,6 +109,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use reel_actors::LiveHandle;
 use reel_actors::LiveSessionBuilder;
 use reel_actors::callbacks::FastCallbacks;
@@ -126,6 +131,9 @@ mod histogram;
 use histogram::Histogram;
 #[path = "../../benches/shared/fleet_options.rs"]
 mod fleet_options;
+#[path = "fleet/shards.rs"]
+mod shards;
+use shards::Shards;
 #[path = "fleet/floor.rs"]
 mod floor;
 use floor::{FloorSession, Guarantees};
@@ -518,6 +526,9 @@ struct Options {
     /// Pacers a side (`--phases`; [`PACERS`] by default): the instants of a tick at which
     /// the sessions' frames arrive, each pacer's sessions' together.
     phases: usize,
+    /// One current-thread runtime a core, sessions sharded over them (`--cores K`; 0: the
+    /// benches' runtime of two workers).
+    cores: usize,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -529,6 +540,7 @@ fn parse_options() -> Result<Options, String> {
         huge_pages: false,
         tick: TICK,
         phases: PACERS,
+        cores: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -553,6 +565,14 @@ fn parse_options() -> Result<Options, String> {
                 let value = args.next().ok_or("--phases needs a value, e.g. 200")?;
                 options.phases = phases(&value)?;
             }
+            "--cores" => {
+                let value = args.next().ok_or("--cores needs a value, e.g. 2")?;
+                options.cores = value
+                    .parse()
+                    .ok()
+                    .filter(|k| (1..=64).contains(k))
+                    .ok_or(format!("--cores {value}: must be 1 to 64"))?;
+            }
             "--floor" => {
                 options.floor.get_or_insert_with(Guarantees::default);
             }
@@ -565,6 +585,12 @@ fn parse_options() -> Result<Options, String> {
             "--bench" => {} // cargo bench passes it
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if options.cores > 0 && !options.phases.is_multiple_of(options.cores) {
+        return Err(format!(
+            "--cores {} must divide the phases ({}): a pacer's sessions share a shard",
+            options.cores, options.phases
+        ));
     }
     if options.floor.is_some() && options.record {
         return Err("--floor has no tree to record: use one or the other".to_owned());
@@ -627,18 +653,23 @@ struct Row {
     huge_pages: bool,
 }
 
+/// Connects the sessions `i < n` with `i % of == shard` (all of them with `(0, 1)`), each
+/// with its number.
 async fn connect_all(
     n: usize,
     probes: &[Arc<Probe>],
     (shared, tally): (&Arc<Shared>, &Arc<Counted>),
     record: Option<&PathBuf>,
-    floor: Option<Guarantees>,
-) -> Vec<Session> {
+    (floor, (shard, of)): (Option<Guarantees>, (usize, usize)),
+) -> Vec<(usize, Session)> {
+    let mine = |i: &usize| *i % of.max(1) == shard;
     if let Some(kept) = floor {
         return probes
             .iter()
             .take(n)
-            .map(|probe| {
+            .enumerate()
+            .filter(|(i, _)| mine(i))
+            .map(|(i, probe)| {
                 let (link, model) = support::fed_queue();
                 let side = Side::Floor(FloorSession::spawn(
                     link.clone(),
@@ -648,11 +679,12 @@ async fn connect_all(
                     probe_callbacks(probe, shared, tally),
                     kept,
                 ));
-                Session {
+                let session = Session {
                     side,
                     link,
                     probe: Arc::clone(probe),
-                }
+                };
+                (i, session)
             })
             .collect();
     }
@@ -662,6 +694,9 @@ async fn connect_all(
         let end = (start + CONNECT_BATCH).min(n);
         let mut batch = JoinSet::new();
         for (i, probe) in probes.iter().enumerate().take(end).skip(start) {
+            if !mine(&i) {
+                continue;
+            }
             let (builder, link) = session_builder(probe, (shared, tally), record, i);
             let probe = Arc::clone(probe);
             batch.spawn(async move {
@@ -680,7 +715,7 @@ async fn connect_all(
         }
         let mut done = batch.join_all().await;
         done.sort_by_key(|(i, _)| *i);
-        sessions.extend(done.into_iter().map(|(_, session)| session));
+        sessions.extend(done);
         start = end;
     }
     sessions
@@ -691,26 +726,46 @@ async fn connect_all(
 /// each connecting session's task (its `connect` future, 13.7 KiB) and its builder were
 /// allocated in that thread's own malloc arena, between the long-lived parts of the sessions
 /// before it, which cost 8 KiB of RSS a session that no session holds (fleet.md, "Cut 3").
+///
+/// With `shards`, each shard connects its own sessions (session `i` on shard `i % K`), so
+/// their tasks are that shard's.
 async fn connect_on_a_worker(
     n: usize,
     probes: &[Arc<Probe>],
     (shared, tally): (&Arc<Shared>, &Arc<Counted>),
     record: Option<&PathBuf>,
-    floor: Option<Guarantees>,
-) -> Vec<Session> {
-    let (probes, shared, tally, record) = (
-        probes.to_vec(),
-        Arc::clone(shared),
-        Arc::clone(tally),
-        record.cloned(),
-    );
-    let connecting = tokio::spawn(async move {
-        connect_all(n, &probes, (&shared, &tally), record.as_ref(), floor).await
-    });
-    match connecting.await {
-        Ok(sessions) => sessions,
-        Err(error) => panic!("the sessions did not connect: {error}"),
+    (floor, shards): (Option<Guarantees>, Option<&Shards>),
+) -> Vec<(usize, Session)> {
+    let of = shards.map_or(1, Shards::count);
+    let mut connecting = Vec::new();
+    for shard in 0..of {
+        let (probes, shared, tally, record) = (
+            probes.to_vec(),
+            Arc::clone(shared),
+            Arc::clone(tally),
+            record.cloned(),
+        );
+        let connect = async move {
+            let kept = (floor, (shard, of));
+            connect_all(n, &probes, (&shared, &tally), record.as_ref(), kept).await
+        };
+        connecting.push(match shards {
+            Some(shards) => Box::pin(shards.run(shard, connect)) as BoxFuture<'static, _>,
+            None => Box::pin(async move {
+                match tokio::spawn(connect).await {
+                    Ok(sessions) => sessions,
+                    Err(error) => panic!("the sessions did not connect: {error}"),
+                }
+            }),
+        });
     }
+    let mut sessions: Vec<(usize, Session)> = futures_util::future::join_all(connecting)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    sessions.sort_by_key(|(i, _)| *i);
+    sessions
 }
 
 /// What the pacers sent.
@@ -863,7 +918,7 @@ async fn run(
     record: bool,
     floor: Option<Guarantees>,
     huge_pages: bool,
-    (period, phases): (Duration, usize),
+    (period, phases, cores): (Duration, usize, usize),
 ) -> Row {
     let load_before = load_average();
     let shared = Arc::new(Shared {
@@ -902,7 +957,7 @@ async fn run(
         &warm_probes,
         (&shared, &warm_tally),
         warm_dir.as_ref(),
-        floor,
+        (floor, None),
     )
     .await;
     // The harness's per-session state, before the first reading.
@@ -911,7 +966,15 @@ async fn run(
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_before = rss_bytes();
 
-    let sessions = connect_on_a_worker(n, &probes, (&shared, &tally), dir.as_ref(), floor).await;
+    let shards = (cores > 0).then(|| Shards::start(cores));
+    let sessions = connect_on_a_worker(
+        n,
+        &probes,
+        (&shared, &tally),
+        dir.as_ref(),
+        (floor, shards.as_ref()),
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     let rss_idle = rss_bytes();
     println!(
@@ -940,7 +1003,7 @@ async fn run(
     // harness's table read as it is walked, a line for several sessions, while what each
     // session holds stays where it was allocated (every 50th session a pacer's).
     let mut groups: Vec<Vec<(usize, Session)>> = (0..phases).map(|_| Vec::new()).collect();
-    for (i, session) in sessions.into_iter().enumerate() {
+    for (i, session) in sessions {
         if let Some(group) = groups.get_mut(i % phases) {
             group.push((i, session));
         }
@@ -950,19 +1013,32 @@ async fn run(
     shared.time(Timing::Starting);
     let cpu_start = cpu_time();
     let started = Instant::now();
-    let mut pacers = JoinSet::new();
+    // On the shards, each pacer runs where its sessions are (`--cores` divides the phases, so
+    // a group's sessions are all on shard `p % K`).
+    let mut pacers: Vec<BoxFuture<'static, ()>> = Vec::new();
     for (p, group) in groups.iter().enumerate() {
         let offset = period * p as u32 / phases as u32;
         // A call's two directions are not in step: the application's chunk of a session
         // comes half a tick after the model's frame, so no session is woken once for both.
         for play in [(Play::Model, offset), (Play::App, offset + period / 2)] {
-            pacers.spawn(pace(
+            let pacer = pace(
                 Arc::clone(group),
                 Arc::clone(&frames),
                 Arc::clone(&sent),
                 play,
                 (period, ticks),
-            ));
+            );
+            pacers.push(match &shards {
+                Some(shards) => Box::pin(shards.run(p, pacer)),
+                None => {
+                    let pacer = tokio::spawn(pacer);
+                    Box::pin(async move {
+                        if let Err(error) = pacer.await {
+                            panic!("a pacer failed: {error}");
+                        }
+                    })
+                }
+            });
         }
     }
     // The steady figures from the end of the warm-up (a run no longer than it has none); the
@@ -977,7 +1053,7 @@ async fn run(
     tokio::time::sleep(reading_at.saturating_sub(waited)).await;
     let rss_streaming = rss_bytes();
     let huge_bytes = anon_huge_bytes();
-    pacers.join_all().await;
+    futures_util::future::join_all(pacers).await;
     let streamed = started.elapsed();
     // Wait (at most 30 s) for every frame to arrive.
     let expect_audio = sent.audio_in.load(Ordering::Acquire);
@@ -1055,15 +1131,29 @@ async fn run(
         ms(shared.starting_from_send.max()),
     );
 
-    let mut sides = Vec::with_capacity(n);
+    // Each session ended on the shard it lives on (all on this runtime without shards).
+    let of = shards.as_ref().map_or(1, Shards::count);
+    let mut sides: Vec<Vec<Side>> = (0..of).map(|_| Vec::new()).collect();
     for group in groups {
         match Arc::try_unwrap(group) {
-            Ok(group) => sides.extend(group.into_iter().map(|(_, s)| s.side)),
+            Ok(group) => {
+                for (i, session) in group {
+                    if let Some(shard) = sides.get_mut(i % of) {
+                        shard.push(session.side);
+                    }
+                }
+            }
             Err(_) => panic!("a pacer still holds its sessions"),
         }
     }
-    let clean = disconnect_all(sides).await;
-    disconnect_all(warm.into_iter().map(|s| s.side).collect()).await;
+    let mut clean = 0;
+    for (k, shard) in sides.into_iter().enumerate() {
+        clean += match &shards {
+            Some(shards) => shards.run(k, disconnect_all(shard)).await,
+            None => disconnect_all(shard).await,
+        };
+    }
+    disconnect_all(warm.into_iter().map(|(_, s)| s.side).collect()).await;
     let written_bytes = dir.as_ref().map_or(0, dir_bytes);
     if let Some(dir) = &dir {
         let _ = std::fs::remove_dir_all(dir);
@@ -1347,7 +1437,7 @@ fn main() {
             eprintln!("many_sessions: {message}");
             eprintln!(
                 "usage: many_sessions [--sessions N[,N…]] [--seconds S] [--huge-pages] \
-                 [--tick-ms MS] [--phases N] \
+                 [--tick-ms MS] [--phases N] [--cores K] \
                  [--record | --floor | --floor-with stamp,route,phase,telemetry,backpressure,guard|all]"
             );
             std::process::exit(2);
@@ -1391,7 +1481,7 @@ fn main() {
             options.record,
             options.floor,
             options.huge_pages,
-            (options.tick, options.phases),
+            (options.tick, options.phases, options.cores),
         ));
         println!("{}", row.to_line());
         return;
@@ -1423,6 +1513,9 @@ fn main() {
         }
         if options.phases != PACERS {
             command.args(["--phases", &options.phases.to_string()]);
+        }
+        if options.cores > 0 {
+            command.args(["--cores", &options.cores.to_string()]);
         }
         if options.huge_pages {
             command
