@@ -43,8 +43,9 @@
 //! time in the session's ring of 256 slots at that index, the callback reads it back. The
 //! latencies go into one log-linear histogram (16 steps per power of two: ≤ 6.25 % error)
 //! shared by all sessions, each thread counting into its own copy of the buckets (as every
-//! count the harness keeps a frame: `benches/shared/per_thread.rs`). A second histogram times from the pacer's send to the callback
-//! (it includes the wait for the link's reader task to be scheduled). Both time steady
+//! count the harness keeps a frame: `benches/shared/per_thread.rs`). A second histogram
+//! times from the pacer's send to the callback (it includes the wait for the link's reader
+//! task to be scheduled). Both time steady
 //! streaming, from the end of the streaming's first second ([`WARM_UP`]): the pacers start
 //! every session's streaming in the same 20 ms, so that second holds every session's first
 //! frames, first chunk and first state writes at once, as no fleet's calls start; its own
