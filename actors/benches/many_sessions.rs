@@ -103,6 +103,7 @@
 
 mod support;
 
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -178,6 +179,8 @@ const WARM_UP: Duration = Duration::from_secs(1);
 const PACERS: usize = 50;
 /// The most pacers a side `--phases` takes.
 const MAX_PHASES: usize = 2_000;
+/// The most runtimes `--cores` starts.
+const MAX_CORES: u64 = 64;
 /// Slots of a session's hand-off ring (5.12 s of frames at 50/s).
 const RING: usize = 256;
 /// 20 ms of 24 kHz PCM16 (model audio) and of 16 kHz PCM16 (the application's).
@@ -568,11 +571,7 @@ fn parse_options() -> Result<Options, String> {
             }
             "--cores" => {
                 let value = args.next().ok_or("--cores needs a value, e.g. 2")?;
-                options.cores = value
-                    .parse()
-                    .ok()
-                    .filter(|k| (1..=64).contains(k))
-                    .ok_or(format!("--cores {value}: must be 1 to 64"))?;
+                options.cores = bounded("--cores", &value, 1..=MAX_CORES)? as usize;
             }
             "--floor" => {
                 options.floor.get_or_insert_with(Guarantees::default);
@@ -604,26 +603,29 @@ fn parse_options() -> Result<Options, String> {
 /// at a time, as they do at 20 ms without it (the bench log's "cold lines a session-tick").
 /// Every rate the workload has is counted in ticks, so the mix stays the same.
 fn tick(value: &str) -> Result<Duration, String> {
-    let ms: u64 = value
-        .parse()
-        .map_err(|error| format!("--tick-ms {value}: {error}"))?;
-    if !(1..=MAX_TICK_MS).contains(&ms) {
-        return Err(format!("--tick-ms {value}: must be 1 to {MAX_TICK_MS}"));
-    }
-    Ok(Duration::from_millis(ms))
+    bounded("--tick-ms", value, 1..=MAX_TICK_MS).map(Duration::from_millis)
 }
 
 /// The pacers a side from `--phases`: how many instants of a tick the sessions' frames
 /// arrive at (a pacer's sessions' frames come together). Independent calls' ticks fall
 /// anywhere in 20 ms; 50 instants put 200 sessions' frames in one at 10,000 sessions.
 fn phases(value: &str) -> Result<usize, String> {
-    let phases: usize = value
+    bounded("--phases", value, 1..=MAX_PHASES as u64).map(|phases| phases as usize)
+}
+
+/// The value of option `flag`, a whole number in `range`.
+fn bounded(flag: &str, value: &str, range: RangeInclusive<u64>) -> Result<u64, String> {
+    let n: u64 = value
         .parse()
-        .map_err(|error| format!("--phases {value}: {error}"))?;
-    if !(1..=MAX_PHASES).contains(&phases) {
-        return Err(format!("--phases {value}: must be 1 to {MAX_PHASES}"));
+        .map_err(|error| format!("{flag} {value}: {error}"))?;
+    if !range.contains(&n) {
+        return Err(format!(
+            "{flag} {value}: must be {} to {}",
+            range.start(),
+            range.end()
+        ));
     }
-    Ok(phases)
+    Ok(n)
 }
 
 /// What one run measured; printed as one `ROW` line for the parent's table.
