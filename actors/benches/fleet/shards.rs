@@ -28,13 +28,7 @@ impl Shards {
             let thread = std::thread::Builder::new()
                 .name(format!("shard-{k}"))
                 .spawn(move || {
-                    let runtime = match tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                    {
-                        Ok(runtime) => runtime,
-                        Err(error) => panic!("cannot build shard {k}'s runtime: {error}"),
-                    };
+                    let runtime = crate::support::current_thread_runtime(&format!("shard {k}"));
                     runtime.block_on(async move {
                         while let Some(job) = rx.recv().await {
                             tokio::spawn(job);

@@ -52,6 +52,18 @@ pub fn runtime() -> tokio::runtime::Runtime {
     }
 }
 
+/// A current-thread tokio runtime for a thread of its own (`what` names it in the panic
+/// if it cannot be built).
+pub fn current_thread_runtime(what: &str) -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("cannot build {what}'s runtime: {error}"),
+    }
+}
+
 /// A text-only session at `endpoint` through `connector`.
 pub fn builder(endpoint: ApiEndpoint, connector: Arc<dyn Connector>) -> LiveSessionBuilder {
     LiveSessionBuilder::new(SessionConfig::new("bench-model").text_only(), endpoint)
@@ -245,8 +257,9 @@ pub fn nanos_since(base: Instant) -> u64 {
         .max(1)
 }
 
-/// What in-memory links carried, both ways (every frame and byte, the setup included): one
-/// link's, or every link's of a run when the run hands them all the same counters.
+/// What in-memory links carried: the frames and bytes the session wrote, by kind, and the
+/// bytes it was handed (the setup included) — what the benches read; one link's, or every
+/// link's of a run when the run hands them all the same counters.
 ///
 /// Counted a copy a thread and added up when read: a session's writes and its reads run on
 /// either core, and counts on lines both cores bump moved between them a frame — a cost of
@@ -264,7 +277,6 @@ struct Counts {
     bytes_out: AtomicU64,
     realtime_out: AtomicU64,
     tool_responses_out: AtomicU64,
-    frames_in: AtomicU64,
     bytes_in: AtomicU64,
 }
 
@@ -285,9 +297,10 @@ impl LinkCounters {
 
     /// Counts a frame of `bytes` bytes the link handed to the session.
     pub fn handed(&self, bytes: usize) {
-        let mine = self.copies.mine();
-        mine.frames_in.fetch_add(1, Ordering::Relaxed);
-        mine.bytes_in.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.copies
+            .mine()
+            .bytes_in
+            .fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
     fn sum(&self, field: impl Fn(&Counts) -> &AtomicU64) -> u64 {
@@ -315,11 +328,6 @@ impl LinkCounters {
     /// `toolResponse` frames the session wrote.
     pub fn tool_responses_out(&self) -> u64 {
         self.sum(|c| &c.tool_responses_out)
-    }
-
-    /// Frames the link handed to the session (the `setupComplete` included).
-    pub fn frames_in(&self) -> u64 {
-        self.sum(|c| &c.frames_in)
     }
 
     /// Bytes of those frames.
@@ -841,14 +849,7 @@ pub fn serve_on_thread() -> String {
         panic!("cannot make the listener non-blocking: {error}");
     }
     std::thread::spawn(move || {
-        let runtime = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(runtime) => runtime,
-            Err(error) => panic!("cannot build the server runtime: {error}"),
-        };
-        runtime.block_on(async move {
+        current_thread_runtime("the server").block_on(async move {
             match TcpListener::from_std(listener) {
                 Ok(listener) => serve(listener).await,
                 Err(error) => panic!("cannot adopt the listener: {error}"),
